@@ -1,0 +1,1 @@
+//! Runnable examples of jrpc: see the `[[example]]` targets.

@@ -1,0 +1,182 @@
+//! What a handler knows about the request it serves.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::Id;
+
+/// The kind of transport a request arrived on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Transport {
+    /// Standard input and output, or a child process's pipes.
+    Stdio,
+    /// HTTP `POST`.
+    Http,
+    /// A WebSocket connection.
+    WebSocket,
+    /// A direct call of [`Methods::handle`](crate::Methods::handle) or a stub over `Methods`.
+    InProcess,
+    /// Any other byte stream served as a peer.
+    Stream,
+}
+
+impl Transport {
+    /// The transport's short name: `"stdio"`, `"http"`, `"ws"`, `"in-process"` or `"stream"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Http => "http",
+            Self::WebSocket => "ws",
+            Self::InProcess => "in-process",
+            Self::Stream => "stream",
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a handler knows about its request: the transport, the request id, the peer's address,
+/// HTTP headers, per-connection extensions, and the connection's peer handle where the transport
+/// stays open.
+///
+/// Transports build one `Context` per connection (or per HTTP request) and the dispatcher stamps
+/// each request's id on a cheap clone. A method takes it as `ctx: &Context`:
+///
+/// ```
+/// use jrpc_runtime::{Context, Transport};
+///
+/// #[derive(Clone)]
+/// struct User(&'static str);
+///
+/// let ctx = Context::new(Transport::Http).with_extension(User("ada"));
+/// assert_eq!(ctx.transport().as_str(), "http");
+/// assert_eq!(ctx.extension::<User>().map(|u| u.0), Some("ada"));
+/// assert!(ctx.id().is_none());
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    id: Option<Id>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Clone)]
+struct Shared {
+    transport: Transport,
+    peer_addr: Option<SocketAddr>,
+    headers: Option<http::HeaderMap>,
+    request_tag: Option<Arc<str>>,
+    extensions: http::Extensions,
+    peer: Option<crate::Peer>,
+}
+
+impl Context {
+    /// A context for requests arriving on `transport`.
+    pub fn new(transport: Transport) -> Self {
+        Self {
+            id: None,
+            shared: Arc::new(Shared {
+                transport,
+                peer_addr: None,
+                headers: None,
+                request_tag: None,
+                extensions: http::Extensions::new(),
+                peer: None,
+            }),
+        }
+    }
+
+    /// Sets the peer's network address.
+    #[must_use]
+    pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
+        Arc::make_mut(&mut self.shared).peer_addr = Some(addr);
+        self
+    }
+
+    /// Sets the HTTP headers of the request (or of the WebSocket upgrade).
+    #[must_use]
+    pub fn with_headers(mut self, headers: http::HeaderMap) -> Self {
+        Arc::make_mut(&mut self.shared).headers = Some(headers);
+        self
+    }
+
+    /// Sets the request tag (HTTP `x-request-id`) that logs and replies carry.
+    #[must_use]
+    pub fn with_request_tag(mut self, tag: impl Into<Arc<str>>) -> Self {
+        Arc::make_mut(&mut self.shared).request_tag = Some(tag.into());
+        self
+    }
+
+    /// Adds a typed value, such as the authenticated user of a connection; one value per type.
+    #[must_use]
+    pub fn with_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.shared).extensions.insert(value);
+        self
+    }
+
+    #[must_use]
+    pub(crate) fn with_peer(mut self, peer: crate::Peer) -> Self {
+        Arc::make_mut(&mut self.shared).peer = Some(peer);
+        self
+    }
+
+    /// This context stamped with a request's id.
+    pub(crate) fn for_request(&self, id: Option<Id>) -> Self {
+        Self { id, shared: Arc::clone(&self.shared) }
+    }
+
+    /// The transport the request arrived on.
+    pub fn transport(&self) -> Transport {
+        self.shared.transport
+    }
+
+    /// The request's id; `None` for a notification.
+    pub fn id(&self) -> Option<&Id> {
+        self.id.as_ref()
+    }
+
+    /// The peer's network address, where the transport has one.
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.shared.peer_addr
+    }
+
+    /// The HTTP headers of the request (or of the WebSocket upgrade).
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        self.shared.headers.as_ref()
+    }
+
+    /// The request tag (HTTP `x-request-id`, taken from the request or made up).
+    pub fn request_tag(&self) -> Option<&str> {
+        self.shared.request_tag.as_deref()
+    }
+
+    /// The value of type `T` that the transport or the application attached.
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.shared.extensions.get::<T>()
+    }
+
+    /// The other side of the connection, to notify or call it from inside a handler; `None` on
+    /// transports that do not stay open (HTTP, in-process).
+    ///
+    /// A notification handler must not await a call on its own connection: incoming messages are
+    /// read only after it finishes, so the answer would never be read. Spawn the call instead.
+    pub fn peer(&self) -> Option<&crate::Peer> {
+        self.shared.peer.as_ref()
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("transport", &self.shared.transport)
+            .field("id", &self.id)
+            .field("peer_addr", &self.shared.peer_addr)
+            .field("request_tag", &self.shared.request_tag)
+            .finish_non_exhaustive()
+    }
+}

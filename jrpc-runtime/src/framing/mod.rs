@@ -1,0 +1,1 @@
+//! Message framing on byte streams.

@@ -1,0 +1,178 @@
+//! Request ids.
+
+use std::fmt;
+use std::io::Write as _;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// The `id` of a request: a number, a string, or `null`.
+///
+/// A number id keeps the text it was written with, so it is echoed byte for byte (`1.0`, `1e3` and
+/// `12345678901234567890123` come back as sent); integers that fit an `i64` are stored without
+/// allocating.
+///
+/// ```
+/// use jrpc_runtime::Id;
+///
+/// assert_eq!(Id::from(7).to_string(), "7");
+/// assert_eq!(Id::from("a").as_str(), Some("a"));
+/// assert_eq!(Id::from_json("1e3").map(|id| id.to_string()), Some("1e3".to_owned()));
+/// assert!(Id::from_json("true").is_none());
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Id(Repr);
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Repr {
+    Null,
+    Int(i64),
+    /// A number not written as a plain `i64`, kept as written.
+    Number(Box<str>),
+    Str(Box<str>),
+}
+
+impl Id {
+    /// The `null` id.
+    pub const NULL: Self = Self(Repr::Null);
+
+    /// Reads an id from its JSON text; `None` when the text is not a number, a string or `null`.
+    pub fn from_json(raw: &str) -> Option<Self> {
+        let first = *raw.as_bytes().first()?;
+        match first {
+            b'"' => match raw.get(1..raw.len() - 1) {
+                Some(inner) if raw.len() >= 2 && !inner.contains(['\\', '"']) => {
+                    Some(Self(Repr::Str(inner.into())))
+                }
+                _ => serde_json::from_str::<String>(raw).ok().map(Self::from),
+            },
+            b'n' if raw == "null" => Some(Self::NULL),
+            b'-' | b'0'..=b'9' => {
+                // `-0` parses as an i64 but must be echoed as written.
+                match raw.parse::<i64>() {
+                    Ok(n) if raw != "-0" => Some(Self(Repr::Int(n))),
+                    _ => serde_json::from_str::<&RawValue>(raw)
+                        .ok()
+                        .map(|_| Self(Repr::Number(raw.into()))),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether this is the `null` id.
+    pub fn is_null(&self) -> bool {
+        matches!(self.0, Repr::Null)
+    }
+
+    /// The id as an integer, when it is one.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.0 {
+            Repr::Int(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The id as a string, when it is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Appends the id's JSON text to `out`.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        match &self.0 {
+            Repr::Null => out.extend_from_slice(b"null"),
+            Repr::Int(n) => {
+                // Writing into a Vec cannot fail.
+                let _ = write!(out, "{n}");
+            }
+            Repr::Number(raw) => out.extend_from_slice(raw.as_bytes()),
+            Repr::Str(s) => {
+                // Writing a string into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *out, &**s);
+            }
+        }
+    }
+}
+
+impl From<i64> for Id {
+    fn from(n: i64) -> Self {
+        Self(Repr::Int(n))
+    }
+}
+
+impl From<i32> for Id {
+    fn from(n: i32) -> Self {
+        Self(Repr::Int(n.into()))
+    }
+}
+
+impl From<u32> for Id {
+    fn from(n: u32) -> Self {
+        Self(Repr::Int(n.into()))
+    }
+}
+
+impl From<u64> for Id {
+    fn from(n: u64) -> Self {
+        match i64::try_from(n) {
+            Ok(n) => Self(Repr::Int(n)),
+            Err(_) => Self(Repr::Number(n.to_string().into())),
+        }
+    }
+}
+
+impl From<&str> for Id {
+    fn from(s: &str) -> Self {
+        Self(Repr::Str(s.into()))
+    }
+}
+
+impl From<String> for Id {
+    fn from(s: String) -> Self {
+        Self(Repr::Str(s.into()))
+    }
+}
+
+impl fmt::Display for Id {
+    /// The id's JSON text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::Null => f.write_str("null"),
+            Repr::Int(n) => fmt::Display::fmt(n, f),
+            Repr::Number(raw) => f.write_str(raw),
+            Repr::Str(s) => fmt::Debug::fmt(&**s, f),
+        }
+    }
+}
+
+impl fmt::Debug for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Id({self})")
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Null => serializer.serialize_unit(),
+            Repr::Int(n) => serializer.serialize_i64(*n),
+            Repr::Number(raw) => RawValue::from_string(raw.to_string())
+                .map_err(serde::ser::Error::custom)?
+                .serialize(serializer),
+            Repr::Str(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        Self::from_json(raw.get()).ok_or_else(|| {
+            serde::de::Error::custom("an id must be a number, a string or null")
+        })
+    }
+}

@@ -1,0 +1,56 @@
+//! # jrpc
+//!
+//! JSON-RPC 2.0 services in Rust: write a trait, put [`rpc_service`] on it, implement it, and
+//! serve it; the same attribute gives a typed client stub.
+//!
+//! - [`Methods`] is the method table and dispatcher: one body in, one body out.
+//! - [`Context`] is what a handler knows about its request.
+//! - [`Caller`] is what stubs call through; [`Methods`] itself is one, for in-process calls.
+//! - [`framing`] reads and writes messages on byte streams (newline-delimited, or LSP's
+//!   `Content-Length`).
+//!
+//! ## Wire semantics
+//!
+//! | input | answer |
+//! | --- | --- |
+//! | not JSON (a BOM, an empty body included) | -32700, id null |
+//! | JSON but not a request object | -32600, with the id when it is a valid id, else null |
+//! | id an object, array or boolean | -32600, id null |
+//! | `"id": null` | a call: answered, id null |
+//! | no `id` member | a notification: never answered |
+//! | number id | echoed byte for byte as written |
+//! | unknown method | -32601 |
+//! | a call to a `#[notification]` method | runs it; answered `null` |
+//! | `[]` | one -32600 |
+//! | batch | each element answered in request order; elements run concurrently under one deadline; all notifications: nothing; refused or over the cap: one -32600 |
+//! | handler error with a reserved code | replaced by -32603 |
+//! | handler panic, timeout, unencodable result | -32603 "Internal error", no detail; the reason goes to `tracing` and [`Methods::on_error`] |
+#![warn(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
+mod caller;
+mod context;
+mod error;
+pub mod framing;
+mod id;
+mod message;
+mod methods;
+mod params;
+mod peer;
+mod request;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use caller::{Caller, ParamEncoding};
+pub use context::{Context, Transport};
+pub use error::{ClientError, ErrorCode, RegisterError, RpcError};
+pub use id::Id;
+pub use message::Message;
+pub use methods::{Batches, ErrorReport, Methods};
+pub use params::{FromParams, Params, Whole};
+pub use peer::Peer;
+
+#[cfg(feature = "macros")]
+pub use jrpc_macros::rpc_service;

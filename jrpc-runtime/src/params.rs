@@ -1,0 +1,360 @@
+//! Decoding `params` straight into Rust types, by position or by name.
+//!
+//! [`FromParams`] is implemented for tuples of up to 16 owned, deserializable types (one element
+//! per parameter), for [`Whole`] (the whole `params` value into one type) and for [`Params`] (the
+//! raw value, decoded by the handler). The rules:
+//!
+//! - an array fills the parameters by position; trailing parameters that accept a missing value
+//!   (`Option<T>`) may be left out; more values than parameters is an error;
+//! - an object fills them by name; unknown members are ignored; `Option<T>` may be left out;
+//! - absent `params` count as an empty array.
+//!
+//! Every failure is `-32602 Invalid params` whose `data` names the parameter and gives serde's
+//! reason, e.g. `parameter "b": invalid type: string "x", expected i64`.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserializer as _;
+use serde_json::value::RawValue;
+
+use crate::RpcError;
+
+/// A parameter list that can be decoded from a request's `params`.
+///
+/// `names` are the wire names of the elements, in order: they match members of a by-name `params`
+/// object and name the parameter in error messages.
+pub trait FromParams: Sized + Send + 'static {
+    /// Decodes `params` (`None` when the request has none).
+    ///
+    /// # Errors
+    ///
+    /// `-32602 Invalid params`, naming the parameter at fault.
+    fn from_params(params: Option<&RawValue>, names: &'static [&'static str]) -> Result<Self, RpcError>;
+}
+
+/// The raw `params` of a request, decoded by the handler itself.
+///
+/// ```
+/// use jrpc_runtime::Params;
+///
+/// let params = Params::from_json(r#"[1, 2]"#).unwrap();
+/// let (a, b): (i64, i64) = params.parse().unwrap();
+/// assert_eq!(a + b, 3);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Params(Option<Box<RawValue>>);
+
+impl Params {
+    /// Params from their JSON text.
+    ///
+    /// # Errors
+    ///
+    /// When `json` is not valid JSON.
+    pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
+        RawValue::from_string(json.to_owned()).map(|raw| Self(Some(raw)))
+    }
+
+    /// The params' JSON text, `None` when the request had none.
+    pub fn get(&self) -> Option<&str> {
+        self.0.as_deref().map(RawValue::get)
+    }
+
+    /// Whether the request had no params.
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// Decodes the whole params value into `T` (absent params decode as `null`).
+    ///
+    /// # Errors
+    ///
+    /// `-32602 Invalid params` with serde's reason.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, RpcError> {
+        serde_json::from_str(self.get().unwrap_or("null"))
+            .map_err(|err| RpcError::invalid_params(strip_position(&err.to_string())))
+    }
+
+    /// The raw value, when there is one.
+    pub fn into_raw(self) -> Option<Box<RawValue>> {
+        self.0
+    }
+}
+
+impl FromParams for Params {
+    fn from_params(params: Option<&RawValue>, _names: &'static [&'static str]) -> Result<Self, RpcError> {
+        Ok(Self(params.map(ToOwned::to_owned)))
+    }
+}
+
+/// The whole `params` value decoded into one type (`#[rpc(params = whole)]`).
+///
+/// Absent params decode as a missing value (`None` for an `Option`), else as `[]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Whole<T>(pub T);
+
+impl<T: DeserializeOwned + Send + 'static> FromParams for Whole<T> {
+    fn from_params(params: Option<&RawValue>, names: &'static [&'static str]) -> Result<Self, RpcError> {
+        let name = name_at(names, 0);
+        let text = match params {
+            Some(raw) => raw.get(),
+            None => match missing::<T>(name) {
+                Ok(value) => return Ok(Self(value)),
+                Err(_) => "[]",
+            },
+        };
+        serde_json::from_str(text).map(Self).map_err(|err| {
+            RpcError::invalid_params(format!("parameter \"{name}\": {}", strip_position(&err.to_string())))
+        })
+    }
+}
+
+impl FromParams for () {
+    fn from_params(params: Option<&RawValue>, _names: &'static [&'static str]) -> Result<Self, RpcError> {
+        match params.map(RawValue::get) {
+            Some(text) if text.starts_with('[') => {
+                match serde_json::from_str::<[IgnoredAny; 0]>(text) {
+                    Ok(_) => Ok(()),
+                    Err(_) => Err(RpcError::invalid_params("too many parameters: expected none")),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Runs `visitor` over `text`.
+fn decode_any<'de, V: Visitor<'de>>(text: &'de str, visitor: V) -> Result<V::Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    (&mut de).deserialize_any(visitor)
+}
+
+/// The `-32602` for a failed decode: the parameter-specific reason when one was recorded.
+fn params_error(err: &serde_json::Error, reason: Option<String>) -> RpcError {
+    RpcError::invalid_params(reason.unwrap_or_else(|| strip_position(&err.to_string()).to_owned()))
+}
+
+fn name_at(names: &'static [&'static str], index: usize) -> &'static str {
+    names.get(index).copied().unwrap_or("?")
+}
+
+/// serde_json appends ` at line L column C`; the position means nothing to a client that sent the
+/// params as part of a larger body.
+fn strip_position(message: &str) -> &str {
+    match message.rfind(" at line ") {
+        Some(at)
+            if message[at + 9..]
+                .split_once(" column ")
+                .is_some_and(|(l, c)| is_digits(l) && is_digits(c)) =>
+        {
+            &message[..at]
+        }
+        _ => message,
+    }
+}
+
+fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A parameter that was not given: `Option<T>` (and anything else that accepts a missing value)
+/// takes its empty value, everything else is an error.
+fn missing<T: DeserializeOwned>(name: &str) -> Result<T, String> {
+    T::deserialize(Missing).map_err(|_: de::value::Error| format!("parameter \"{name}\" is missing"))
+}
+
+struct Missing;
+
+impl<'de> de::Deserializer<'de> for Missing {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("missing"))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// One parameter's value; a failure records which parameter it was.
+struct Slot<'r, T> {
+    name: &'static str,
+    reason: &'r mut Option<String>,
+    marker: PhantomData<T>,
+}
+
+impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for Slot<'_, T> {
+    type Value = T;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize(deserializer).map_err(|err| {
+            *self.reason = Some(format!("parameter \"{}\": {}", self.name, strip_position(&err.to_string())));
+            err
+        })
+    }
+}
+
+macro_rules! tuple_params {
+    ($len:literal; $($idx:tt $T:ident),+) => {
+        impl<$($T: DeserializeOwned + Send + 'static),+> FromParams for ($($T,)+) {
+            fn from_params(params: Option<&RawValue>, names: &'static [&'static str]) -> Result<Self, RpcError> {
+                struct TupleVisitor<'r, $($T),+> {
+                    names: &'static [&'static str],
+                    reason: &'r mut Option<String>,
+                    marker: PhantomData<($($T,)+)>,
+                }
+
+                impl<'de, $($T: DeserializeOwned),+> Visitor<'de> for TupleVisitor<'_, $($T),+> {
+                    type Value = ($(Option<$T>,)+);
+
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("an array or an object of parameters")
+                    }
+
+                    fn visit_seq<SeqA: SeqAccess<'de>>(self, mut seq: SeqA) -> Result<Self::Value, SeqA::Error> {
+                        let mut slots: Self::Value = ($(None::<$T>,)+);
+                        $(
+                            match seq.next_element_seed(Slot::<$T> {
+                                name: name_at(self.names, $idx),
+                                reason: &mut *self.reason,
+                                marker: PhantomData,
+                            })? {
+                                Some(value) => slots.$idx = Some(value),
+                                None => return Ok(slots),
+                            }
+                        )+
+                        if seq.next_element::<IgnoredAny>()?.is_some() {
+                            let message = format!("too many parameters: expected at most {}", $len);
+                            *self.reason = Some(message.clone());
+                            return Err(de::Error::custom(message));
+                        }
+                        Ok(slots)
+                    }
+
+                    fn visit_map<MapA: MapAccess<'de>>(self, mut map: MapA) -> Result<Self::Value, MapA::Error> {
+                        let mut slots: Self::Value = ($(None::<$T>,)+);
+                        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                            match self.names.iter().position(|name| *name == key) {
+                                $(
+                                    Some($idx) => {
+                                        slots.$idx = Some(map.next_value_seed(Slot::<$T> {
+                                            name: name_at(self.names, $idx),
+                                            reason: &mut *self.reason,
+                                            marker: PhantomData,
+                                        })?);
+                                    }
+                                )+
+                                _ => {
+                                    map.next_value::<IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        Ok(slots)
+                    }
+                }
+
+                let mut reason = None;
+                let slots: ($(Option<$T>,)+) = match params {
+                    Some(raw) => {
+                        let visitor = TupleVisitor { names, reason: &mut reason, marker: PhantomData };
+                        decode_any(raw.get(), visitor).map_err(|err| params_error(&err, reason.take()))?
+                    }
+                    None => ($(None::<$T>,)+),
+                };
+                Ok(($(
+                    match slots.$idx {
+                        Some(value) => value,
+                        None => missing::<$T>(name_at(names, $idx)).map_err(RpcError::invalid_params)?,
+                    },
+                )+))
+            }
+        }
+    };
+}
+
+tuple_params!(1; 0 A);
+tuple_params!(2; 0 A, 1 B);
+tuple_params!(3; 0 A, 1 B, 2 C);
+tuple_params!(4; 0 A, 1 B, 2 C, 3 D);
+tuple_params!(5; 0 A, 1 B, 2 C, 3 D, 4 E);
+tuple_params!(6; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
+tuple_params!(7; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
+tuple_params!(8; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
+tuple_params!(9; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
+tuple_params!(10; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
+tuple_params!(11; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
+tuple_params!(12; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
+tuple_params!(13; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M);
+tuple_params!(14; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N);
+tuple_params!(15; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O);
+tuple_params!(16; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode<P: FromParams>(json: Option<&str>, names: &'static [&'static str]) -> Result<P, String> {
+        let raw = json.map(|j| serde_json::from_str::<&RawValue>(j).unwrap());
+        P::from_params(raw, names).map_err(|e| e.data().map(|d| d.get().to_owned()).unwrap_or_default())
+    }
+
+    #[test]
+    fn positional_and_named() {
+        let names = &["a", "b"];
+        assert_eq!(decode::<(i64, i64)>(Some("[1, 2]"), names), Ok((1, 2)));
+        assert_eq!(decode::<(i64, i64)>(Some(r#"{"b": 2, "a": 1, "c": 3}"#), names), Ok((1, 2)));
+    }
+
+    #[test]
+    fn wrong_type_names_the_parameter() {
+        let err = decode::<(i64, i64)>(Some(r#"[1, "x"]"#), &["a", "b"]).unwrap_err();
+        assert_eq!(err, r#""parameter \"b\": invalid type: string \"x\", expected i64""#);
+        let err = decode::<(i64, i64)>(Some(r#"{"a": 1, "b": "x"}"#), &["a", "b"]).unwrap_err();
+        assert_eq!(err, r#""parameter \"b\": invalid type: string \"x\", expected i64""#);
+    }
+
+    #[test]
+    fn options_may_be_left_out_but_nothing_else() {
+        let names = &["a", "b"];
+        assert_eq!(decode::<(i64, Option<i64>)>(Some("[1]"), names), Ok((1, None)));
+        assert_eq!(decode::<(i64, Option<i64>)>(Some(r#"{"a":1}"#), names), Ok((1, None)));
+        assert_eq!(decode::<(Option<i64>,)>(None, names), Ok((None,)));
+        let err = decode::<(i64, i64)>(Some("[1]"), names).unwrap_err();
+        assert_eq!(err, r#""parameter \"b\" is missing""#);
+        let err = decode::<(i64, i64)>(None, names).unwrap_err();
+        assert_eq!(err, r#""parameter \"a\" is missing""#);
+    }
+
+    #[test]
+    fn too_many_positional_values() {
+        let err = decode::<(i64,)>(Some("[1, 2]"), &["a"]).unwrap_err();
+        assert_eq!(err, r#""too many parameters: expected at most 1""#);
+        assert!(decode::<()>(Some("[1]"), &[]).is_err());
+        assert_eq!(decode::<()>(Some("[]"), &[]), Ok(()));
+        assert_eq!(decode::<()>(Some(r#"{"x":1}"#), &[]), Ok(()));
+    }
+
+    #[test]
+    fn whole_params() {
+        assert_eq!(decode::<Whole<Vec<i64>>>(Some("[1,2,3]"), &["n"]), Ok(Whole(vec![1, 2, 3])));
+        assert_eq!(decode::<Whole<Vec<i64>>>(None, &["n"]), Ok(Whole(vec![])));
+        assert_eq!(decode::<Whole<Option<Vec<i64>>>>(None, &["n"]), Ok(Whole(None)));
+        let err = decode::<Whole<Vec<i64>>>(Some(r#"{"a":1}"#), &["n"]).unwrap_err();
+        assert!(err.starts_with(r#""parameter \"n\": invalid type: map"#), "{err}");
+    }
+
+    #[test]
+    fn strips_only_positions() {
+        assert_eq!(strip_position("bad at line 1 column 7"), "bad");
+        assert_eq!(strip_position("bad at line one"), "bad at line one");
+    }
+}

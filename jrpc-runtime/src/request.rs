@@ -1,0 +1,170 @@
+//! Reading one request object out of a body, borrowing from its text.
+//!
+//! The envelope is read once into borrowed [`RawValue`]s; `params` is decoded later, by the
+//! handler, straight into its Rust types. Nothing goes through `serde_json::Value`.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use crate::Id;
+
+/// The members of a request object as written, each kept as raw JSON text.
+///
+/// A member that is present is `Some` even when it is `null`, so `"id": null` (a call) differs from
+/// no `id` (a notification).
+#[derive(Deserialize)]
+pub(crate) struct Envelope<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A request object that passed validation.
+pub(crate) struct Request<'a> {
+    pub(crate) method: Cow<'a, str>,
+    pub(crate) params: Option<&'a RawValue>,
+    /// `None` for a notification; the id's raw text otherwise.
+    pub(crate) id: Option<&'a RawValue>,
+}
+
+/// Why a body or an element is not a request, and the id to answer it with.
+pub(crate) enum Rejection<'a> {
+    /// Not JSON at all: `-32700`, id `null`.
+    Parse,
+    /// JSON, but not a valid request: `-32600`, with the id when it is a valid one.
+    Invalid { id: Option<&'a RawValue> },
+}
+
+/// Reads one request object (never a batch) from `text`.
+pub(crate) fn parse(text: &str) -> Result<Request<'_>, Rejection<'_>> {
+    match serde_json::from_str::<Envelope<'_>>(text) {
+        Ok(envelope) => validate(envelope),
+        Err(err) if err.is_data() => {
+            // The text may still be broken further on (`1 x`): only valid JSON is "Invalid Request".
+            if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+                Err(Rejection::Invalid { id: None })
+            } else {
+                Err(Rejection::Parse)
+            }
+        }
+        Err(_) => Err(Rejection::Parse),
+    }
+}
+
+/// Reads a batch element, already known to be valid JSON.
+pub(crate) fn parse_element(raw: &RawValue) -> Result<Request<'_>, Rejection<'_>> {
+    match serde_json::from_str::<Envelope<'_>>(raw.get()) {
+        Ok(envelope) => validate(envelope),
+        Err(_) => Err(Rejection::Invalid { id: None }),
+    }
+}
+
+fn validate(envelope: Envelope<'_>) -> Result<Request<'_>, Rejection<'_>> {
+    let id = match envelope.id {
+        None => None,
+        Some(raw) if is_valid_id(raw) => Some(raw),
+        Some(_) => return Err(Rejection::Invalid { id: None }),
+    };
+    let invalid = Rejection::Invalid { id };
+    match envelope.jsonrpc {
+        Some(v) if v.get() == r#""2.0""# => {}
+        Some(v) if v.get().contains('\\') && serde_json::from_str::<Cow<'_, str>>(v.get()).is_ok_and(|s| s == "2.0") => {}
+        _ => return Err(invalid),
+    }
+    let Some(method) = envelope.method.and_then(string_of) else {
+        return Err(invalid);
+    };
+    if let Some(params) = envelope.params {
+        if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
+            return Err(invalid);
+        }
+    }
+    Ok(Request { method, params: envelope.params, id })
+}
+
+/// A JSON string's contents, borrowed when it has no escapes.
+fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    if !text.starts_with('"') {
+        return None;
+    }
+    match text.get(1..text.len() - 1) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        _ => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
+    }
+}
+
+/// Ids are numbers, strings or `null`; objects, arrays and booleans are not.
+fn is_valid_id(raw: &RawValue) -> bool {
+    matches!(raw.get().as_bytes().first(), Some(b'"' | b'n' | b'-' | b'0'..=b'9'))
+}
+
+/// Whether a body is a batch: its first non-blank character is `[`.
+pub(crate) fn is_batch(text: &str) -> bool {
+    text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('[')
+}
+
+/// Turns a validated raw id into an [`Id`].
+pub(crate) fn id_of(raw: &RawValue) -> Id {
+    Id::from_json(raw.get()).unwrap_or(Id::NULL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejected_id(text: &str) -> Option<Option<String>> {
+        match parse(text) {
+            Ok(_) => None,
+            Err(Rejection::Parse) => Some(Some("parse".into())),
+            Err(Rejection::Invalid { id }) => Some(id.map(|id| id.get().to_owned())),
+        }
+    }
+
+    #[test]
+    fn reads_a_call() {
+        let req = parse(r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7}"#).ok().unwrap();
+        assert_eq!(req.method, "add");
+        assert_eq!(req.params.map(RawValue::get), Some("[1,2]"));
+        assert_eq!(req.id.map(RawValue::get), Some("7"));
+    }
+
+    #[test]
+    fn null_id_is_a_call_and_absent_id_a_notification() {
+        let call = parse(r#"{"jsonrpc":"2.0","method":"a","id":null}"#).ok().unwrap();
+        assert_eq!(call.id.map(RawValue::get), Some("null"));
+        let note = parse(r#"{"jsonrpc":"2.0","method":"a"}"#).ok().unwrap();
+        assert!(note.id.is_none());
+    }
+
+    #[test]
+    fn escaped_method_is_decoded() {
+        let req = parse(r#"{"jsonrpc":"2\u002e0","method":"a\u0062","id":1}"#).ok().unwrap();
+        assert_eq!(req.method, "ab");
+    }
+
+    #[test]
+    fn rejections_carry_the_id_when_valid() {
+        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":1,"id":5}"#), Some(Some("5".into())));
+        assert_eq!(rejected_id(r#"{"jsonrpc":"1.0","method":"a","id":"x"}"#), Some(Some(r#""x""#.into())));
+        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":{}}"#), Some(None));
+        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":true}"#), Some(None));
+        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":null,"id":1}"#), Some(Some("1".into())));
+        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":3,"id":1}"#), Some(Some("1".into())));
+        assert_eq!(rejected_id("1"), Some(None));
+        assert_eq!(rejected_id("1 x"), Some(Some("parse".into())));
+        assert_eq!(rejected_id("\u{feff}{}"), Some(Some("parse".into())));
+        assert_eq!(rejected_id(""), Some(Some("parse".into())));
+    }
+}
