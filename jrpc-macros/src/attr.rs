@@ -1,0 +1,365 @@
+//! Attribute parsing: the `#[rpc_service(...)]` options and the helper
+//! attributes `#[rpc(...)]` and `#[notification]` on methods and parameters.
+//!
+//! Parsing never stops at the first problem: a malformed or unknown key is
+//! reported into the [`Ctxt`] and the rest of the attribute is still read.
+
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, Path, Token};
+
+use crate::case::{RULES, RenameRule};
+use crate::ctxt::Ctxt;
+
+/// The keys `#[rpc_service(...)]` accepts.
+const SERVICE_KEYS: &[&str] = &["namespace", "separator", "rename_all", "crate"];
+/// The keys `#[rpc(...)]` accepts on a method.
+const METHOD_KEYS: &[&str] = &["name", "params"];
+/// The keys `#[rpc(...)]` accepts on a parameter.
+const PARAM_KEYS: &[&str] = &["name"];
+
+/// The options of `#[rpc_service(...)]`.
+pub(crate) struct ServiceArgs {
+    /// The path of the runtime crate, spanned at the call site.
+    pub(crate) krate: Path,
+    /// `namespace = "calc"`: prefixed to every wire name.
+    pub(crate) namespace: Option<LitStr>,
+    /// `separator = "/"`: between the namespace and the method name.
+    pub(crate) separator: String,
+    /// `rename_all = "camelCase"`: applied to method names that are not
+    /// given by `#[rpc(name = "...")]`.
+    pub(crate) rename_all: Option<RenameRule>,
+}
+
+impl ServiceArgs {
+    pub(crate) fn parse(args: TokenStream, cx: &mut Ctxt) -> Self {
+        let mut out = Self {
+            krate: syn::parse_quote!(::jrpc_runtime),
+            namespace: None,
+            separator: ".".to_owned(),
+            rename_all: None,
+        };
+        let mut seen = Seen::default();
+        for meta in parse_metas(args, cx) {
+            let Some(key) = key_of(&meta, SERVICE_KEYS, "#[rpc_service]", cx) else {
+                continue;
+            };
+            if !seen.first(&meta, &key, cx) {
+                continue;
+            }
+            match key.as_str() {
+                "namespace" => out.namespace = string_value(&meta, &key, cx),
+                "separator" => {
+                    if let Some(lit) = string_value(&meta, &key, cx) {
+                        out.separator = lit.value();
+                    }
+                }
+                "rename_all" => {
+                    if let Some(lit) = string_value(&meta, &key, cx) {
+                        out.rename_all = rename_rule(&lit, cx);
+                    }
+                }
+                "crate" => {
+                    if let Some(path) = crate_path(&meta, cx) {
+                        out.krate = path;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// What the helper attributes on one method say.
+#[derive(Default)]
+pub(crate) struct MethodAttrs {
+    /// `#[rpc(name = "...")]`: the wire name, used as written.
+    pub(crate) name: Option<LitStr>,
+    /// `#[rpc(params = whole)]`, kept for its span.
+    pub(crate) whole: Option<Meta>,
+    /// `#[notification]`, kept for its span.
+    pub(crate) notification: Option<Attribute>,
+}
+
+impl MethodAttrs {
+    /// Takes the helper attributes out of `attrs` and parses them.
+    pub(crate) fn take(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> Self {
+        let mut out = Self::default();
+        let mut seen = Seen::default();
+        for attr in take_helpers(attrs) {
+            if attr.path().is_ident("notification") {
+                if let Meta::Path(_) = attr.meta {
+                    if out.notification.is_some() {
+                        cx.error_spanned(&attr, "duplicate `#[notification]` attribute");
+                    } else {
+                        out.notification = Some(attr);
+                    }
+                } else {
+                    cx.error_spanned(
+                        &attr.meta,
+                        "`#[notification]` takes no arguments: write `#[notification]`",
+                    );
+                }
+                continue;
+            }
+            for meta in rpc_metas(&attr, METHOD_KEYS, cx) {
+                let Some(key) = key_of(&meta, METHOD_KEYS, "#[rpc]", cx) else {
+                    continue;
+                };
+                if !seen.first(&meta, &key, cx) {
+                    continue;
+                }
+                match key.as_str() {
+                    "name" => out.name = string_value(&meta, &key, cx),
+                    "params" if whole_value(&meta, cx) => out.whole = Some(meta),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What the helper attributes on one parameter say.
+#[derive(Default)]
+pub(crate) struct ParamAttrs {
+    /// `#[rpc(name = "...")]`: the parameter's wire name.
+    pub(crate) name: Option<LitStr>,
+}
+
+impl ParamAttrs {
+    /// Takes the helper attributes out of `attrs` and parses them.
+    pub(crate) fn take(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> Self {
+        let mut out = Self::default();
+        let mut seen = Seen::default();
+        for attr in take_helpers(attrs) {
+            if attr.path().is_ident("notification") {
+                cx.error_spanned(
+                    &attr,
+                    "`#[notification]` goes on a method, not on a parameter",
+                );
+                continue;
+            }
+            for meta in rpc_metas(&attr, PARAM_KEYS, cx) {
+                let Some(key) = key_of(&meta, PARAM_KEYS, "#[rpc]", cx) else {
+                    continue;
+                };
+                if seen.first(&meta, &key, cx) && key == "name" {
+                    out.name = string_value(&meta, &key, cx);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Removes `#[rpc(...)]` and `#[notification]` from `attrs`, returning them.
+pub(crate) fn take_helpers(attrs: &mut Vec<Attribute>) -> Vec<Attribute> {
+    let (helpers, rest) = std::mem::take(attrs).into_iter().partition(is_helper);
+    *attrs = rest;
+    helpers
+}
+
+fn is_helper(attr: &Attribute) -> bool {
+    let path = attr.path();
+    path.is_ident("rpc") || path.is_ident("notification")
+}
+
+/// The comma-separated keys of `#[rpc(...)]`.
+fn rpc_metas(attr: &Attribute, keys: &[&str], cx: &mut Ctxt) -> Vec<Meta> {
+    match &attr.meta {
+        Meta::List(list) => parse_metas(list.tokens.clone(), cx),
+        _ => {
+            cx.error_spanned(
+                &attr.meta,
+                format_args!("expected `#[rpc(...)]` with {}", one_of(keys)),
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn parse_metas(tokens: TokenStream, cx: &mut Ctxt) -> Vec<Meta> {
+    match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
+        Ok(metas) => metas.into_iter().collect(),
+        Err(error) => {
+            cx.push(error);
+            Vec::new()
+        }
+    }
+}
+
+/// The key of one `key = value` entry, if it is one of `keys`.
+fn key_of(meta: &Meta, keys: &[&str], attr: &str, cx: &mut Ctxt) -> Option<String> {
+    let path = meta.path();
+    let key = path
+        .get_ident()
+        .map(ToString::to_string)
+        .filter(|key| keys.contains(&key.as_str()));
+    if key.is_none() {
+        cx.error_spanned(
+            path,
+            format_args!(
+                "unknown `{attr}` key `{}`, expected {}",
+                path_to_string(path),
+                one_of(keys)
+            ),
+        );
+    }
+    key
+}
+
+/// Keys already given in one attribute (or one method's attributes).
+#[derive(Default)]
+struct Seen(Vec<String>);
+
+impl Seen {
+    /// Whether this is the first `key`; a repeat is an error at the repeat.
+    fn first(&mut self, meta: &Meta, key: &str, cx: &mut Ctxt) -> bool {
+        if self.0.iter().any(|k| k == key) {
+            cx.error_spanned(meta.path(), format_args!("duplicate `{key}` key"));
+            false
+        } else {
+            self.0.push(key.to_owned());
+            true
+        }
+    }
+}
+
+/// The value of `key = "..."`.
+fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
+    if let Meta::NameValue(nv) = meta {
+        if let Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) = &nv.value
+        {
+            return Some(lit.clone());
+        }
+        cx.error_spanned(
+            &nv.value,
+            format_args!("expected a string literal: `{key} = \"...\"`"),
+        );
+    } else {
+        cx.error_spanned(meta, format_args!("expected `{key} = \"...\"`"));
+    }
+    None
+}
+
+/// `params = whole`, the only value `params` takes.
+fn whole_value(meta: &Meta, cx: &mut Ctxt) -> bool {
+    if let Meta::NameValue(nv) = meta {
+        if let Expr::Path(path) = &nv.value {
+            if path.path.is_ident("whole") {
+                return true;
+            }
+        }
+        cx.error_spanned(
+            &nv.value,
+            format_args!(
+                "unknown `params` value `{}`, expected `whole`",
+                nv.value.to_token_stream()
+            ),
+        );
+    } else {
+        cx.error_spanned(meta, "expected `params = whole`");
+    }
+    false
+}
+
+fn rename_rule(lit: &LitStr, cx: &mut Ctxt) -> Option<RenameRule> {
+    let value = lit.value();
+    let rule = RenameRule::from_name(&value);
+    if rule.is_none() {
+        let names: Vec<&str> = RULES.iter().map(|(name, _)| *name).collect();
+        let mut message = format!(
+            "unknown `rename_all` value `{value}`, expected {}",
+            one_of(&names)
+        );
+        if let Some(suggestion) = RenameRule::suggest(&value) {
+            message = format!("{message}: did you mean `{suggestion}`?");
+        }
+        cx.error_spanned(lit, message);
+    }
+    rule
+}
+
+/// `crate = "path"` (as serde takes it), or `crate = path`.
+fn crate_path(meta: &Meta, cx: &mut Ctxt) -> Option<Path> {
+    let Meta::NameValue(nv) = meta else {
+        cx.error_spanned(meta, "expected `crate = \"path\"`");
+        return None;
+    };
+    let path = match &nv.value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => match lit.parse_with(Path::parse_mod_style) {
+            Ok(path) => path,
+            Err(_) => {
+                cx.error_spanned(
+                    lit,
+                    format_args!(
+                        "`crate` must be a path such as `::jrpc_runtime`, found `{}`",
+                        lit.value()
+                    ),
+                );
+                return None;
+            }
+        },
+        Expr::Path(path) if path.qself.is_none() => path.path.clone(),
+        other => {
+            cx.error_spanned(other, "expected `crate = \"path\"`");
+            return None;
+        }
+    };
+    // The path is pasted into generated code: give it the call site's
+    // hygiene, not the span of a string literal inside the attribute.
+    syn::parse2(respan(path.to_token_stream(), Span::call_site())).ok()
+}
+
+/// `tokens` with every span (recursively) set to `span`.
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let TokenTree::Group(group) = &tree {
+                let mut inner = Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
+}
+
+fn path_to_string(path: &Path) -> String {
+    let mut out = String::new();
+    if path.leading_colon.is_some() {
+        out.push_str("::");
+    }
+    for (i, segment) in path.segments.iter().enumerate() {
+        if i > 0 {
+            out.push_str("::");
+        }
+        out.push_str(&segment.ident.to_string());
+    }
+    out
+}
+
+/// "`a`", "`a` or `b`", "one of `a`, `b`, `c`".
+pub(crate) fn one_of(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => format!("`{one}`"),
+        [a, b] => format!("`{a}` or `{b}`"),
+        many => {
+            let quoted: Vec<String> = many.iter().map(|item| format!("`{item}`")).collect();
+            format!("one of {}", quoted.join(", "))
+        }
+    }
+}

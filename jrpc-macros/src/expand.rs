@@ -1,0 +1,142 @@
+//! Code generation. Every rule was checked in [`crate::valid`], so nothing
+//! here can fail: each function renders tokens from the model.
+
+mod client;
+mod server;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::token::Brace;
+use syn::{Block, Expr, Ident, Item, ItemTrait, ReturnType, Stmt, TraitItem, Type};
+
+use crate::ast::{Kind, Service};
+use crate::attr::{ServiceArgs, respan};
+
+/// The generated items for a valid service. `item` is the user's item with
+/// the helper attributes taken out.
+pub(crate) fn expand(item: Item, service: &Service, args: &ServiceArgs) -> TokenStream {
+    match (item, &service.kind) {
+        (Item::Trait(mut item), Kind::Trait { ident, vis, .. }) => {
+            make_futures_send(&mut item);
+            let into_methods = server::into_methods(service, args);
+            item.items.push(TraitItem::Verbatim(into_methods));
+            let client = client::client(service, args, ident, vis);
+            quote!(#item #client)
+        }
+        (Item::Impl(item), Kind::Impl { self_ty, .. }) => {
+            let into_methods = server::into_methods(service, args);
+            quote! {
+                #item
+                impl #self_ty {
+                    #into_methods
+                }
+            }
+        }
+        // The model is read from the item, so the kinds always agree.
+        (item, _) => item.into_token_stream(),
+    }
+}
+
+/// The output when there are errors: the user's item (helper attributes
+/// taken out, futures made `Send` as in a good build) and stand-ins for the
+/// generated items, so code using them does not add errors of its own.
+pub(crate) fn fallback(item: Item, service: Option<&Service>, args: &ServiceArgs) -> TokenStream {
+    let krate = &args.krate;
+    let has_into_methods = service.is_some_and(|service| {
+        service
+            .methods
+            .iter()
+            .any(|method| method.sig.ident == "into_methods")
+    });
+    match (item, service.map(|service| (service, &service.kind))) {
+        (
+            Item::Trait(mut item),
+            Some((
+                service,
+                Kind::Trait {
+                    ident,
+                    vis,
+                    generics,
+                    ..
+                },
+            )),
+        ) => {
+            make_futures_send(&mut item);
+            if !has_into_methods {
+                item.items.push(TraitItem::Verbatim(quote! {
+                    #[doc(hidden)]
+                    fn into_methods(self) -> #krate::Methods
+                    where
+                        Self: ::core::marker::Sized,
+                    {
+                        ::core::unimplemented!()
+                    }
+                }));
+            }
+            let client = client::stand_in(service, args, ident, vis, generics);
+            quote!(#item #client)
+        }
+        (Item::Impl(item), Some((_, Kind::Impl { self_ty, generics }))) => {
+            if has_into_methods || !generics.params.is_empty() {
+                return item.into_token_stream();
+            }
+            quote! {
+                #item
+                impl #self_ty {
+                    #[doc(hidden)]
+                    #[allow(dead_code)]
+                    pub fn into_methods(self) -> #krate::Methods {
+                        ::core::unimplemented!()
+                    }
+                }
+            }
+        }
+        (item, _) => item.into_token_stream(),
+    }
+}
+
+/// Rewrites each `async fn` of the trait to a `fn` returning
+/// `impl Future<Output = T> + Send`, so handlers can run on a
+/// multi-threaded runtime. Sync methods stay as written.
+fn make_futures_send(item: &mut ItemTrait) {
+    for trait_item in &mut item.items {
+        let TraitItem::Fn(f) = trait_item else {
+            continue;
+        };
+        let Some(asyncness) = f.sig.asyncness.take() else {
+            continue;
+        };
+        // Spanned at `async`, so "future cannot be sent" notes point there.
+        let span = asyncness.span;
+        let output = match &f.sig.output {
+            ReturnType::Default => quote_spanned!(span=> ()),
+            ReturnType::Type(_, ty) => ty.to_token_stream(),
+        };
+        let future = quote_spanned! {span=>
+            impl ::core::future::Future<Output = #output> + ::core::marker::Send
+        };
+        f.sig.output = ReturnType::Type(syn::Token![->](span), Box::new(Type::Verbatim(future)));
+        if let Some(block) = &mut f.default {
+            let body = block.to_token_stream();
+            *block = Block {
+                brace_token: Brace(block.brace_token.span),
+                stmts: vec![Stmt::Expr(
+                    Expr::Verbatim(quote_spanned!(span=> async move #body)),
+                    None,
+                )],
+            };
+        }
+    }
+}
+
+/// The runtime path with every token at `span`, for code spanned at a
+/// user's type.
+fn krate_at(args: &ServiceArgs, span: Span) -> TokenStream {
+    respan(args.krate.to_token_stream(), span)
+}
+
+/// A local variable of the generated code: def-site hygiene for locals,
+/// so it can neither shadow nor be shadowed by the user's names.
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}

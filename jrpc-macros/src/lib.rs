@@ -1,0 +1,165 @@
+//! The `#[rpc_service]` attribute of jrpc.
+//!
+//! Use it through `jrpc_runtime` (feature `macros`, on by default), which
+//! re-exports it: the generated code names the runtime by the absolute path
+//! `::jrpc_runtime`, so this crate is not meant to be depended on directly.
+//!
+//! # On a trait
+//!
+//! ```ignore
+//! use jrpc_runtime::{rpc_service, Context, RpcError};
+//!
+//! #[rpc_service(namespace = "calc")]
+//! pub trait Calculator {
+//!     /// Adds two integers.
+//!     async fn add(&self, a: i64, b: i64) -> i64;
+//!     async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError>;
+//!     #[rpc(params = whole)]
+//!     async fn sum(&self, numbers: Vec<i64>) -> i64;
+//!     #[rpc(name = "get_data")]
+//!     async fn data(&self) -> (String, u32);
+//!     #[notification]
+//!     async fn update(&self, values: Vec<i64>);
+//!     async fn whoami(&self, ctx: &Context) -> String;
+//! }
+//! ```
+//!
+//! generates:
+//!
+//! - the trait, with each `async fn` rewritten to
+//!   `fn ...(..) -> impl Future<Output = T> + Send`, so handlers run on a
+//!   multi-threaded runtime (implementations may still be written as
+//!   `async fn`); sync methods, doc comments and other attributes are kept;
+//! - a provided method `fn into_methods(self) -> Methods` (for
+//!   `Self: Sized + Send + Sync + 'static`) that registers every method in a
+//!   new `Methods` table with `Methods::typed`, or `Methods::notice` for a
+//!   `#[notification]`;
+//! - `{Trait}Client<C>`, a client stub over any `C: Caller`: `new(caller)`,
+//!   `with_encoding(ParamEncoding)` (params by position, the default, or by
+//!   name), `caller()`, `into_caller()`, and one `async fn` per method with the
+//!   same name and parameters (`&Context` left out), returning
+//!   `Result<T, ClientError>` where `T` is the method's success type (`()` for
+//!   a notification, which is sent without an id).
+//!
+//! # On an inherent `impl` block
+//!
+//! Only `into_methods` is generated (as `pub fn`, in an `impl` block of its
+//! own): without a trait there is nothing for a client to share. Every `fn`
+//! of the block is a method of the service; keep helpers in another `impl`.
+//!
+//! # Options of `#[rpc_service(...)]`
+//!
+//! | option | effect |
+//! | --- | --- |
+//! | `namespace = "calc"` | wire names are `calc.add`, ... |
+//! | `separator = "/"` | between namespace and name; default `.` |
+//! | `rename_all = "camelCase"` | method wire names (not parameter names) follow one of serde's rules: `lowercase`, `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE` |
+//! | `crate = "path"` | the path of the runtime in generated code; default `::jrpc_runtime` |
+//!
+//! # Method and parameter attributes
+//!
+//! - `#[rpc(name = "get_data")]` on a method: its wire name, used as written
+//!   (`rename_all` does not apply; the namespace is still prefixed).
+//! - `#[rpc(params = whole)]` on a method with exactly one parameter (besides
+//!   `&Context`): the whole `params` value decodes into that parameter, instead
+//!   of an array or object of parameters.
+//! - `#[notification]` on a method: never answered when sent without an id
+//!   (a call with an id is answered `null`); it returns nothing, and its stub
+//!   sends a notification.
+//! - `#[rpc(name = "x")]` on a parameter: its wire name, for params by name.
+//!
+//! A parameter of type `&Context` (any path ending in `Context`, taken by
+//! shared reference) is injected by the runtime, never read from `params`, and
+//! may stand anywhere in the list.
+//!
+//! A method returns `T: Serialize`, or `Result<T, E>` with
+//! `E: Into<RpcError>`; a return type is a `Result` when the last segment of
+//! its path is `Result` (so `std::io::Result<T>` and other aliases count).
+//! Methods may be sync (`fn`): they run as plain calls inside the handler's
+//! future.
+//!
+//! # Rules (each a compile error pointing at the guilty token)
+//!
+//! Methods take `&self` (calls run concurrently on one shared value); they
+//! and the trait are not generic, and the trait has no associated types (the
+//! stub needs concrete types); parameters are plain names (the name is the
+//! wire name) of owned types (params are decoded from the request body,
+//! which nothing may borrow from); a notification returns nothing; wire
+//! names are unique, not empty and do not start with `rpc.` (reserved by
+//! JSON-RPC 2.0); `params = whole` needs exactly one parameter; a method has
+//! at most one `&Context`; methods may not be named `into_methods` (nor, in a
+//! trait, `new`, `with_encoding`, `caller` or `into_caller`, the stub's own
+//! methods) — keep the wire name with `#[rpc(name = "...")]`.
+//!
+//! Parameter, result and error types are checked by rustc through bounds
+//! spanned at each type, so "`Foo` is not `Deserialize`" points at `Foo`.
+//!
+//! # Decisions
+//!
+//! - The macro reads `#[rpc]` and `#[notification]` by name; another
+//!   attribute with one of these names cannot be used on a service's
+//!   methods.
+//! - `#[cfg]` on a method is honoured: its registration and its stub method
+//!   carry the same `#[cfg]`.
+//! - A trait method with a default body gets `async move { body }` as its
+//!   future; add `Send + Sync` supertraits if the body uses `self` across an
+//!   `.await`.
+//! - Generated items carry `#[allow(dead_code)]`: a private service need
+//!   not use its stub.
+//! - When the service has errors, the macro still emits the item (helper
+//!   attributes removed) with stand-ins for `into_methods` and the stub, so
+//!   one mistake shows as one error, not as errors wherever the service is
+//!   used.
+
+mod ast;
+mod attr;
+mod case;
+mod ctxt;
+mod expand;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Turns a trait or an inherent `impl` block into a JSON-RPC service. See the
+/// [crate documentation](crate) for options, attributes and rules.
+#[proc_macro_attribute]
+pub fn rpc_service(args: TokenStream, input: TokenStream) -> TokenStream {
+    rpc_service_impl(args.into(), input.into()).into()
+}
+
+fn rpc_service_impl(
+    args: proc_macro2::TokenStream,
+    input: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let mut cx = ctxt::Ctxt::new();
+    let args = attr::ServiceArgs::parse(args, &mut cx);
+    let mut item: syn::Item = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(error) => {
+            let mut out = error.to_compile_error();
+            out.extend(input);
+            return out;
+        }
+    };
+    let service = match ast::Service::from_item(&mut item, &args, &mut cx) {
+        Ok(service) => {
+            valid::check(&service, &args, &mut cx);
+            Some(service)
+        }
+        Err(misplaced) => {
+            valid::misplaced(&misplaced, &item, &mut cx);
+            None
+        }
+    };
+    match (cx.finish(), service) {
+        (Ok(()), Some(service)) => expand::expand(item, &service, &args),
+        (result, service) => {
+            let mut out = result
+                .err()
+                .map(|e| e.to_compile_error())
+                .unwrap_or_default();
+            out.extend(expand::fallback(item, service.as_ref(), &args));
+            out
+        }
+    }
+}
