@@ -1,8 +1,8 @@
 //! The client side: what generated stubs call through.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::value::RawValue;
 
@@ -100,17 +100,34 @@ static NEXT_ID: AtomicI64 = AtomicI64::new(1);
 /// In-process calls: the request goes through [`Methods::handle`] as text, exactly as it would
 /// arrive over a transport, and handlers see [`Transport::InProcess`](crate::Transport::InProcess).
 impl Caller for Methods {
-    async fn call_raw(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, ClientError> {
+    async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
         let id = Id::from(NEXT_ID.fetch_add(1, Ordering::Relaxed));
-        let body = Message::Request { id, method: method.to_owned(), params }.to_json();
+        let body = Message::Request {
+            id,
+            method: method.to_owned(),
+            params,
+        }
+        .to_json();
         match self.handle(&body).await {
             Some(answer) => Message::parse(&answer)?.into_result(),
             None => Err(ClientError::Malformed("no answer to a call".into())),
         }
     }
 
-    async fn notify_raw(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), ClientError> {
-        let body = Message::Notification { method: method.to_owned(), params }.to_json();
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        let body = Message::Notification {
+            method: method.to_owned(),
+            params,
+        }
+        .to_json();
         self.handle(&body).await;
         Ok(())
     }

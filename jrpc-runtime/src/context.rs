@@ -127,7 +127,10 @@ impl Context {
 
     /// This context stamped with a request's id.
     pub(crate) fn for_request(&self, id: Option<Id>) -> Self {
-        Self { id, shared: Arc::clone(&self.shared) }
+        Self {
+            id,
+            shared: Arc::clone(&self.shared),
+        }
     }
 
     /// The transport the request arrived on.

@@ -109,7 +109,11 @@ pub struct RpcError {
 impl RpcError {
     /// An error with a code and a message and no data.
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<Cow<'static, str>>) -> Self {
-        Self { code: code.into(), message: message.into(), data: None }
+        Self {
+            code: code.into(),
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Attaches `data`; a value that cannot be encoded leaves the data out.
@@ -176,7 +180,9 @@ impl RpcError {
     ///
     /// When the data does not decode into `T`.
     pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
-        self.data.as_deref().map(|raw| serde_json::from_str(raw.get()))
+        self.data
+            .as_deref()
+            .map(|raw| serde_json::from_str(raw.get()))
     }
 }
 
@@ -202,7 +208,8 @@ impl PartialEq for RpcError {
 
 impl Serialize for RpcError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("RpcError", 2 + usize::from(self.data.is_some()))?;
+        let mut s =
+            serializer.serialize_struct("RpcError", 2 + usize::from(self.data.is_some()))?;
         s.serialize_field("code", &self.code.0)?;
         s.serialize_field("message", &self.message)?;
         if let Some(data) = &self.data {
@@ -235,7 +242,11 @@ impl<'de> Deserialize<'de> for RpcError {
                 let code = code.ok_or_else(|| de::Error::missing_field("code"))?;
                 // Some servers leave the message out; an empty one is kinder than a failure.
                 let message = message.unwrap_or_default();
-                Ok(RpcError { code: ErrorCode(code), message: message.into(), data })
+                Ok(RpcError {
+                    code: ErrorCode(code),
+                    message: message.into(),
+                    data,
+                })
             }
         }
         deserializer.deserialize_map(ErrorVisitor)

@@ -171,8 +171,7 @@ impl Serialize for Id {
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
-        Self::from_json(raw.get()).ok_or_else(|| {
-            serde::de::Error::custom("an id must be a number, a string or null")
-        })
+        Self::from_json(raw.get())
+            .ok_or_else(|| serde::de::Error::custom("an id must be a number, a string or null"))
     }
 }

@@ -38,6 +38,7 @@ mod methods;
 mod params;
 mod peer;
 mod request;
+pub mod stdio;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -50,7 +51,7 @@ pub use id::Id;
 pub use message::Message;
 pub use methods::{Batches, ErrorReport, Methods};
 pub use params::{FromParams, Params, Whole};
-pub use peer::Peer;
+pub use peer::{Cancellation, Driver, Framing, Overflow, Peer, PeerConfig};
 
 #[cfg(feature = "macros")]
 pub use jrpc_macros::rpc_service;

@@ -95,18 +95,23 @@ impl Message {
         };
         let params = fields.params.map(ToOwned::to_owned);
         match (fields.method, fields.result, fields.error, id) {
-            (Some(method), None, None, Some(id)) => {
-                Ok(Self::Request { id, method: method.into_owned(), params })
-            }
-            (Some(method), None, None, None) => {
-                Ok(Self::Notification { method: method.into_owned(), params })
-            }
-            (None, Some(result), None, id) => {
-                Ok(Self::Response { id: id.unwrap_or(Id::NULL), result: result.to_owned() })
-            }
-            (None, None, Some(error), id) => {
-                Ok(Self::ErrorResponse { id: id.unwrap_or(Id::NULL), error })
-            }
+            (Some(method), None, None, Some(id)) => Ok(Self::Request {
+                id,
+                method: method.into_owned(),
+                params,
+            }),
+            (Some(method), None, None, None) => Ok(Self::Notification {
+                method: method.into_owned(),
+                params,
+            }),
+            (None, Some(result), None, id) => Ok(Self::Response {
+                id: id.unwrap_or(Id::NULL),
+                result: result.to_owned(),
+            }),
+            (None, None, Some(error), id) => Ok(Self::ErrorResponse {
+                id: id.unwrap_or(Id::NULL),
+                error,
+            }),
             _ => Err(ClientError::Malformed(
                 "not a request, a notification or a response".into(),
             )),
@@ -120,9 +125,12 @@ impl Message {
     /// [`ClientError::Malformed`] when the text or an element is not a JSON-RPC message.
     pub fn parse_many(text: &str) -> Result<Vec<Self>, ClientError> {
         if crate::request::is_batch(text) {
-            let elements: Vec<&RawValue> =
-                serde_json::from_str(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
-            elements.into_iter().map(|raw| Self::parse(raw.get())).collect()
+            let elements: Vec<&RawValue> = serde_json::from_str(text)
+                .map_err(|err| ClientError::Malformed(err.to_string()))?;
+            elements
+                .into_iter()
+                .map(|raw| Self::parse(raw.get()))
+                .collect()
         } else {
             Self::parse(text).map(|msg| vec![msg])
         }
@@ -202,7 +210,12 @@ mod tests {
     #[test]
     fn rejects_what_is_not_a_message() {
         assert!(Message::parse("1").is_err());
-        assert!(Message::parse(r#"{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":""},"id":1}"#).is_err());
+        assert!(
+            Message::parse(
+                r#"{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":""},"id":1}"#
+            )
+            .is_err()
+        );
         assert!(Message::parse(r#"{"jsonrpc":"1.0","result":1,"id":1}"#).is_err());
     }
 }

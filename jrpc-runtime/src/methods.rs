@@ -28,7 +28,8 @@ type Outcome = Result<Vec<u8>, Failure>;
 
 /// A registered handler with its types erased: decodes the params (synchronously, so a decoding
 /// failure is `-32602` before anything runs), then returns the future that does the work.
-type Erased = dyn Fn(Option<&RawValue>, Context) -> Result<BoxFuture<Outcome>, RpcError> + Send + Sync;
+type Erased =
+    dyn Fn(Option<&RawValue>, Context) -> Result<BoxFuture<Outcome>, RpcError> + Send + Sync;
 
 type Fallback = dyn Fn(String, Params, Context) -> BoxFuture<Outcome> + Send + Sync;
 
@@ -228,7 +229,12 @@ impl Methods {
     /// [`RegisterError::Duplicate`] naming the first method both tables have; `self` is then left
     /// unchanged.
     pub fn merge(&mut self, other: Methods) -> Result<&mut Self, RegisterError> {
-        if let Some(name) = other.inner.table.keys().find(|name| self.inner.table.contains_key(*name)) {
+        if let Some(name) = other
+            .inner
+            .table
+            .keys()
+            .find(|name| self.inner.table.contains_key(*name))
+        {
             return Err(RegisterError::Duplicate(name.to_string()));
         }
         let table = &mut self.inner_mut().table;
@@ -315,15 +321,10 @@ impl Methods {
         String::from_utf8(bytes).ok()
     }
 
-    /// Answers an already validated request; used by the peer loop, which reads each message
-    /// once to tell requests from responses.
-    pub(crate) async fn handle_request(&self, req: Request<'_>, ctx: &Context) -> Option<Vec<u8>> {
-        let deadline = self.deadline();
-        self.dispatch(req, ctx, deadline).await
-    }
-
     fn deadline(&self) -> Option<tokio::time::Instant> {
-        self.inner.timeout.map(|limit| tokio::time::Instant::now() + limit)
+        self.inner
+            .timeout
+            .map(|limit| tokio::time::Instant::now() + limit)
     }
 
     async fn handle_batch(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
@@ -343,7 +344,10 @@ impl Methods {
             }
             Batches::UpTo(max) if elements.len() > max => {
                 let reason = format!("a batch of {} exceeds the limit of {max}", elements.len());
-                return Some(error_bytes(&RpcError::invalid_request().with_data(&reason), None));
+                return Some(error_bytes(
+                    &RpcError::invalid_request().with_data(&reason),
+                    None,
+                ));
             }
             Batches::UpTo(_) => {}
         }
@@ -385,14 +389,16 @@ impl Methods {
             span.record("id", tracing::field::display(id));
         }
         let fut = match self.inner.table.get(&*req.method) {
-            Some(handler) => match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
-                Ok(Ok(fut)) => fut,
-                Ok(Err(err)) => return answer(req.id, &err),
-                Err(panic) => {
-                    let reason = format!("handler panicked: {}", panic_message(&*panic));
-                    return self.internal(&req.method, id.as_ref(), req.id, &reason);
+            Some(handler) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
+                    Ok(Ok(fut)) => fut,
+                    Ok(Err(err)) => return answer(req.id, &err),
+                    Err(panic) => {
+                        let reason = format!("handler panicked: {}", panic_message(&*panic));
+                        return self.internal(&req.method, id.as_ref(), req.id, &reason);
+                    }
                 }
-            },
+            }
             None => match &self.inner.fallback {
                 Some(fallback) => {
                     let params = Params::from_params(req.params, &[]).unwrap_or_default();
@@ -415,13 +421,21 @@ impl Methods {
                 self.internal(&req.method, id.as_ref(), req.id, &reason)
             }
             Err(Failure::Rpc(err)) => answer(req.id, &err),
-            Err(Failure::Internal(reason)) => self.internal(&req.method, id.as_ref(), req.id, &reason),
+            Err(Failure::Internal(reason)) => {
+                self.internal(&req.method, id.as_ref(), req.id, &reason)
+            }
         }
     }
 
     /// Reports an internal failure and answers `-32603` with no detail.
     #[cold]
-    fn internal(&self, method: &str, id: Option<&Id>, raw_id: Option<&RawValue>, reason: &str) -> Option<Vec<u8>> {
+    fn internal(
+        &self,
+        method: &str,
+        id: Option<&Id>,
+        raw_id: Option<&RawValue>,
+        reason: &str,
+    ) -> Option<Vec<u8>> {
         tracing::error!(method, id = ?id, reason, "request failed");
         if let Some(hook) = &self.inner.on_error {
             hook(&ErrorReport { method, id, reason });
@@ -440,7 +454,12 @@ async fn run(fut: BoxFuture<Outcome>, deadline: Option<tokio::time::Instant>) ->
             Err(_) => return Err(Failure::Internal("handler timed out".into())),
         },
     };
-    caught.unwrap_or_else(|panic| Err(Failure::Internal(format!("handler panicked: {}", panic_message(&*panic)))))
+    caught.unwrap_or_else(|panic| {
+        Err(Failure::Internal(format!(
+            "handler panicked: {}",
+            panic_message(&*panic)
+        )))
+    })
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
@@ -458,7 +477,9 @@ fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>) -> Outcome {
     out.extend_from_slice(RESULT_PREFIX);
     match serde_json::to_writer(&mut out, &value) {
         Ok(()) => Ok(out),
-        Err(err) => Err(Failure::Internal(format!("result could not be encoded: {err}"))),
+        Err(err) => Err(Failure::Internal(format!(
+            "result could not be encoded: {err}"
+        ))),
     }
 }
 
@@ -494,7 +515,11 @@ impl Hasher for Fnv {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
         for byte in bytes {
             hash ^= u64::from(*byte);
             hash = hash.wrapping_mul(0x0100_0000_01b3);

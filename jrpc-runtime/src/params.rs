@@ -16,8 +16,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserializer as _;
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::value::RawValue;
 
 use crate::RpcError;
@@ -32,7 +34,10 @@ pub trait FromParams: Sized + Send + 'static {
     /// # Errors
     ///
     /// `-32602 Invalid params`, naming the parameter at fault.
-    fn from_params(params: Option<&RawValue>, names: &'static [&'static str]) -> Result<Self, RpcError>;
+    fn from_params(
+        params: Option<&RawValue>,
+        names: &'static [&'static str],
+    ) -> Result<Self, RpcError>;
 }
 
 /// The raw `params` of a request, decoded by the handler itself.
@@ -84,7 +89,10 @@ impl Params {
 }
 
 impl FromParams for Params {
-    fn from_params(params: Option<&RawValue>, _names: &'static [&'static str]) -> Result<Self, RpcError> {
+    fn from_params(
+        params: Option<&RawValue>,
+        _names: &'static [&'static str],
+    ) -> Result<Self, RpcError> {
         Ok(Self(params.map(ToOwned::to_owned)))
     }
 }
@@ -96,7 +104,10 @@ impl FromParams for Params {
 pub struct Whole<T>(pub T);
 
 impl<T: DeserializeOwned + Send + 'static> FromParams for Whole<T> {
-    fn from_params(params: Option<&RawValue>, names: &'static [&'static str]) -> Result<Self, RpcError> {
+    fn from_params(
+        params: Option<&RawValue>,
+        names: &'static [&'static str],
+    ) -> Result<Self, RpcError> {
         let name = name_at(names, 0);
         let text = match params {
             Some(raw) => raw.get(),
@@ -106,18 +117,26 @@ impl<T: DeserializeOwned + Send + 'static> FromParams for Whole<T> {
             },
         };
         serde_json::from_str(text).map(Self).map_err(|err| {
-            RpcError::invalid_params(format!("parameter \"{name}\": {}", strip_position(&err.to_string())))
+            RpcError::invalid_params(format!(
+                "parameter \"{name}\": {}",
+                strip_position(&err.to_string())
+            ))
         })
     }
 }
 
 impl FromParams for () {
-    fn from_params(params: Option<&RawValue>, _names: &'static [&'static str]) -> Result<Self, RpcError> {
+    fn from_params(
+        params: Option<&RawValue>,
+        _names: &'static [&'static str],
+    ) -> Result<Self, RpcError> {
         match params.map(RawValue::get) {
             Some(text) if text.starts_with('[') => {
                 match serde_json::from_str::<[IgnoredAny; 0]>(text) {
                     Ok(_) => Ok(()),
-                    Err(_) => Err(RpcError::invalid_params("too many parameters: expected none")),
+                    Err(_) => Err(RpcError::invalid_params(
+                        "too many parameters: expected none",
+                    )),
                 }
             }
             _ => Ok(()),
@@ -126,7 +145,10 @@ impl FromParams for () {
 }
 
 /// Runs `visitor` over `text`.
-fn decode_any<'de, V: Visitor<'de>>(text: &'de str, visitor: V) -> Result<V::Value, serde_json::Error> {
+fn decode_any<'de, V: Visitor<'de>>(
+    text: &'de str,
+    visitor: V,
+) -> Result<V::Value, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     (&mut de).deserialize_any(visitor)
 }
@@ -162,7 +184,8 @@ fn is_digits(s: &str) -> bool {
 /// A parameter that was not given: `Option<T>` (and anything else that accepts a missing value)
 /// takes its empty value, everything else is an error.
 fn missing<T: DeserializeOwned>(name: &str) -> Result<T, String> {
-    T::deserialize(Missing).map_err(|_: de::value::Error| format!("parameter \"{name}\" is missing"))
+    T::deserialize(Missing)
+        .map_err(|_: de::value::Error| format!("parameter \"{name}\" is missing"))
 }
 
 struct Missing;
@@ -197,7 +220,11 @@ impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for Slot<'_, T> {
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
         T::deserialize(deserializer).map_err(|err| {
-            *self.reason = Some(format!("parameter \"{}\": {}", self.name, strip_position(&err.to_string())));
+            *self.reason = Some(format!(
+                "parameter \"{}\": {}",
+                self.name,
+                strip_position(&err.to_string())
+            ));
             err
         })
     }
@@ -302,31 +329,50 @@ tuple_params!(16; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 
 mod tests {
     use super::*;
 
-    fn decode<P: FromParams>(json: Option<&str>, names: &'static [&'static str]) -> Result<P, String> {
+    fn decode<P: FromParams>(
+        json: Option<&str>,
+        names: &'static [&'static str],
+    ) -> Result<P, String> {
         let raw = json.map(|j| serde_json::from_str::<&RawValue>(j).unwrap());
-        P::from_params(raw, names).map_err(|e| e.data().map(|d| d.get().to_owned()).unwrap_or_default())
+        P::from_params(raw, names)
+            .map_err(|e| e.data().map(|d| d.get().to_owned()).unwrap_or_default())
     }
 
     #[test]
     fn positional_and_named() {
         let names = &["a", "b"];
         assert_eq!(decode::<(i64, i64)>(Some("[1, 2]"), names), Ok((1, 2)));
-        assert_eq!(decode::<(i64, i64)>(Some(r#"{"b": 2, "a": 1, "c": 3}"#), names), Ok((1, 2)));
+        assert_eq!(
+            decode::<(i64, i64)>(Some(r#"{"b": 2, "a": 1, "c": 3}"#), names),
+            Ok((1, 2))
+        );
     }
 
     #[test]
     fn wrong_type_names_the_parameter() {
         let err = decode::<(i64, i64)>(Some(r#"[1, "x"]"#), &["a", "b"]).unwrap_err();
-        assert_eq!(err, r#""parameter \"b\": invalid type: string \"x\", expected i64""#);
+        assert_eq!(
+            err,
+            r#""parameter \"b\": invalid type: string \"x\", expected i64""#
+        );
         let err = decode::<(i64, i64)>(Some(r#"{"a": 1, "b": "x"}"#), &["a", "b"]).unwrap_err();
-        assert_eq!(err, r#""parameter \"b\": invalid type: string \"x\", expected i64""#);
+        assert_eq!(
+            err,
+            r#""parameter \"b\": invalid type: string \"x\", expected i64""#
+        );
     }
 
     #[test]
     fn options_may_be_left_out_but_nothing_else() {
         let names = &["a", "b"];
-        assert_eq!(decode::<(i64, Option<i64>)>(Some("[1]"), names), Ok((1, None)));
-        assert_eq!(decode::<(i64, Option<i64>)>(Some(r#"{"a":1}"#), names), Ok((1, None)));
+        assert_eq!(
+            decode::<(i64, Option<i64>)>(Some("[1]"), names),
+            Ok((1, None))
+        );
+        assert_eq!(
+            decode::<(i64, Option<i64>)>(Some(r#"{"a":1}"#), names),
+            Ok((1, None))
+        );
         assert_eq!(decode::<(Option<i64>,)>(None, names), Ok((None,)));
         let err = decode::<(i64, i64)>(Some("[1]"), names).unwrap_err();
         assert_eq!(err, r#""parameter \"b\" is missing""#);
@@ -345,11 +391,20 @@ mod tests {
 
     #[test]
     fn whole_params() {
-        assert_eq!(decode::<Whole<Vec<i64>>>(Some("[1,2,3]"), &["n"]), Ok(Whole(vec![1, 2, 3])));
+        assert_eq!(
+            decode::<Whole<Vec<i64>>>(Some("[1,2,3]"), &["n"]),
+            Ok(Whole(vec![1, 2, 3]))
+        );
         assert_eq!(decode::<Whole<Vec<i64>>>(None, &["n"]), Ok(Whole(vec![])));
-        assert_eq!(decode::<Whole<Option<Vec<i64>>>>(None, &["n"]), Ok(Whole(None)));
+        assert_eq!(
+            decode::<Whole<Option<Vec<i64>>>>(None, &["n"]),
+            Ok(Whole(None))
+        );
         let err = decode::<Whole<Vec<i64>>>(Some(r#"{"a":1}"#), &["n"]).unwrap_err();
-        assert!(err.starts_with(r#""parameter \"n\": invalid type: map"#), "{err}");
+        assert!(
+            err.starts_with(r#""parameter \"n\": invalid type: map"#),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,7 +1,914 @@
 //! The two-way connection: both sides call.
+//!
+//! One task owns a connection and runs its loop; [`Peer`] handles talk to it over a bounded
+//! channel. The loop waits on, in this priority (first ready wins):
+//!
+//! | # | source | what it does |
+//! | --- | --- | --- |
+//! | 1 | an overflow signal | closes the connection (a full queue under [`Overflow::Close`]) |
+//! | 2 | answers of finished incoming calls | writes them, in the order they finish |
+//! | 3 | commands from handles | writes calls and notifications, forgets given-up calls |
+//! | 4 | the running notification handler | when it ends, reading resumes |
+//! | 5 | the next incoming message | only while no notification handler runs |
+//! | 6 | the drain deadline after end of input | cancels what still runs |
+//!
+//! Incoming messages are taken in arrival order: a notification handler finishes before the next
+//! message is read; a call starts in turn and runs in its own task; an answer wakes its caller in
+//! turn. So a notification handler must not await a call on its own connection: the answer would
+//! never be read. Spawn such a call (`tokio::spawn`) or make the method a call.
+//!
+//! At end of input no answer can arrive any more: pending outgoing calls fail with
+//! [`ClientError::Closed`], while incoming calls still running get [`PeerConfig::drain`] to finish
+//! and be answered (so `printf '...' | server` prints its answers), then are cancelled. A failed
+//! write means the other side is gone: everything still running is cancelled at once.
 
-/// A handle on an open connection, to call or notify the other side.
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures_util::{Sink, SinkExt as _, Stream, StreamExt as _};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+use crate::framing::{ContentLength, DEFAULT_MAX_LEN, Frame, Lines};
+use crate::methods::error_bytes;
+use crate::{Caller, ClientError, Context, Id, Message, Methods, RpcError, Transport};
+
+/// Which cancellation notices a connection speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cancellation {
+    /// None: a given-up call is forgotten silently, and no notice is honoured.
+    #[default]
+    Off,
+    /// LSP: `$/cancelRequest {"id": ..}`; a cancelled incoming call is answered `-32800`.
+    Lsp,
+    /// MCP: `notifications/cancelled {"requestId": .., "reason": ..}`; a cancelled incoming call
+    /// is not answered.
+    Mcp,
+}
+
+impl Cancellation {
+    fn method(self) -> Option<&'static str> {
+        match self {
+            Self::Off => None,
+            Self::Lsp => Some("$/cancelRequest"),
+            Self::Mcp => Some("notifications/cancelled"),
+        }
+    }
+}
+
+/// What [`Peer::notify`] and [`Peer::call`] do when the outgoing queue is full.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Overflow {
+    /// Wait for room (backpressure on the sender).
+    #[default]
+    Wait,
+    /// Close the connection: for servers pushing to clients that may stop reading.
+    Close,
+}
+
+/// How messages are framed on a byte stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Framing {
+    /// One message a line (MCP, ACP).
+    #[default]
+    Lines,
+    /// `Content-Length` headers (the LSP base protocol).
+    ContentLength,
+}
+
+/// Settings of a [`Peer`] connection.
+///
+/// ```
+/// use std::time::Duration;
+/// use jrpc_runtime::{Cancellation, PeerConfig};
+///
+/// let config = PeerConfig::default()
+///     .call_timeout(Some(Duration::from_secs(5)))
+///     .cancellation(Cancellation::Lsp)
+///     .max_in_flight(16);
+/// assert_eq!(config.get_max_in_flight(), 16);
+/// ```
 #[derive(Clone, Debug)]
+pub struct PeerConfig {
+    call_timeout: Option<Duration>,
+    max_in_flight: usize,
+    queue: usize,
+    max_message_len: usize,
+    cancellation: Cancellation,
+    drain: Duration,
+    overflow: Overflow,
+    transport: Transport,
+}
+
+impl Default for PeerConfig {
+    /// 60 s per outgoing call, 128 incoming calls in flight, a queue of 1 024 outgoing messages,
+    /// 4 MiB messages, no cancellation notices, 10 s of drain at end of input, backpressure on
+    /// a full queue.
+    fn default() -> Self {
+        Self {
+            call_timeout: Some(Duration::from_secs(60)),
+            max_in_flight: 128,
+            queue: 1024,
+            max_message_len: DEFAULT_MAX_LEN,
+            cancellation: Cancellation::Off,
+            drain: Duration::from_secs(10),
+            overflow: Overflow::Wait,
+            transport: Transport::Stream,
+        }
+    }
+}
+
+impl PeerConfig {
+    /// How long an outgoing call waits for its answer; `None` waits forever.
+    #[must_use]
+    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.call_timeout = limit;
+        self
+    }
+
+    /// How many incoming calls may run at once (at least 1); past it a call is answered `-32000`.
+    #[must_use]
+    pub fn max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
+    }
+
+    /// How many outgoing messages may wait to be written (at least 1).
+    #[must_use]
+    pub fn queue(mut self, len: usize) -> Self {
+        self.queue = len.max(1);
+        self
+    }
+
+    /// The largest incoming message, in bytes, for the framings this crate builds.
+    #[must_use]
+    pub fn max_message_len(mut self, len: usize) -> Self {
+        self.max_message_len = len;
+        self
+    }
+
+    /// Which cancellation notices to send and honour.
+    #[must_use]
+    pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
+        self.cancellation = cancellation;
+        self
+    }
+
+    /// How long incoming calls may still run after the end of input.
+    #[must_use]
+    pub fn drain(mut self, limit: Duration) -> Self {
+        self.drain = limit;
+        self
+    }
+
+    /// What a full outgoing queue does.
+    #[must_use]
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = overflow;
+        self
+    }
+
+    /// The transport handlers see in their [`Context`].
+    #[must_use]
+    pub fn transport(mut self, transport: Transport) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// The cap on incoming calls in flight.
+    pub fn get_max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// The largest incoming message.
+    pub fn get_max_message_len(&self) -> usize {
+        self.max_message_len
+    }
+}
+
+enum Command {
+    Call {
+        id: i64,
+        method: String,
+        text: String,
+        reply: oneshot::Sender<Result<Box<RawValue>, ClientError>>,
+    },
+    Notify {
+        text: String,
+    },
+    /// A call given up (timed out or dropped) before its answer came.
+    Forget {
+        id: i64,
+    },
+}
+
+struct Shared {
+    next_id: AtomicI64,
+    overflow: Overflow,
+    overflowed: Notify,
+}
+
+/// A handle on an open connection, to call or notify the other side; cheap to clone.
+///
+/// Handles are [`Caller`]s, so every generated stub works over them. Inside a handler,
+/// [`Context::peer`] gives the connection's own handle.
+///
+/// ```
+/// use jrpc_runtime::{Methods, Peer, PeerConfig, RpcError};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (a, b) = tokio::io::duplex(1024);
+/// let mut methods = Methods::new();
+/// methods.typed("double", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(2 * x) }).unwrap();
+/// let (_server, server_loop) = Peer::connect(a, Default::default(), methods, PeerConfig::default());
+/// tokio::spawn(server_loop);
+/// let (client, client_loop) = Peer::connect(b, Default::default(), Methods::new(), PeerConfig::default());
+/// tokio::spawn(client_loop);
+/// let four: i64 = client.call("double", [2]).await.unwrap();
+/// assert_eq!(four, 4);
+/// # });
+/// ```
+#[derive(Clone)]
 pub struct Peer {
-    _private: (),
+    tx: Sender,
+    shared: Arc<Shared>,
+    timeout: Option<Duration>,
+}
+
+/// Handlers hold weak senders, so a connection whose users dropped every handle can end.
+#[derive(Clone)]
+enum Sender {
+    Strong(mpsc::Sender<Command>),
+    Weak(mpsc::WeakSender<Command>),
+}
+
+impl Sender {
+    fn get(&self) -> Option<mpsc::Sender<Command>> {
+        match self {
+            Self::Strong(tx) => Some(tx.clone()),
+            Self::Weak(tx) => tx.upgrade(),
+        }
+    }
+}
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer")
+            .field("timeout", &self.timeout)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// The loop of a connection: spawn it (or await it). It ends `Ok` when input ended and what ran
+/// has drained, or when every handle is gone where nothing else is to be served; `Err` when the
+/// connection broke (an unreadable header, a failed write).
+pub struct Driver(Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>);
+
+impl Future for Driver {
+    type Output = std::io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Driver")
+    }
+}
+
+impl Peer {
+    /// Serves `methods` over a byte stream and returns a handle to call the other side, and the
+    /// loop to spawn.
+    pub fn connect<T>(
+        io: T,
+        framing: Framing,
+        methods: Methods,
+        config: PeerConfig,
+    ) -> (Peer, Driver)
+    where
+        T: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let (read, write) = tokio::io::split(io);
+        Self::connect_split(read, write, framing, methods, config)
+    }
+
+    /// Like [`connect`](Self::connect), over separate reading and writing halves (stdin and
+    /// stdout, a child's pipes).
+    pub fn connect_split<R, W>(
+        read: R,
+        write: W,
+        framing: Framing,
+        methods: Methods,
+        config: PeerConfig,
+    ) -> (Peer, Driver)
+    where
+        R: AsyncRead + Send + 'static,
+        W: AsyncWrite + Send + 'static,
+    {
+        let max = config.max_message_len;
+        match framing {
+            Framing::Lines => Self::start(
+                FramedRead::new(read, Lines::new(max)),
+                FramedWrite::new(write, Lines::new(max)),
+                methods,
+                config,
+            ),
+            Framing::ContentLength => Self::start(
+                FramedRead::new(read, ContentLength::new(max)),
+                FramedWrite::new(write, ContentLength::new(max)),
+                methods,
+                config,
+            ),
+        }
+    }
+
+    /// Starts a connection over any stream of frames and sink of texts (a WebSocket, a test
+    /// double). The loop keeps serving while input lasts, whether or not handles remain.
+    pub fn start<R, W, RE, WE>(
+        reader: R,
+        writer: W,
+        methods: Methods,
+        config: PeerConfig,
+    ) -> (Peer, Driver)
+    where
+        R: Stream<Item = Result<Frame, RE>> + Send + 'static,
+        W: Sink<String, Error = WE> + Send + 'static,
+        RE: fmt::Display + Send + 'static,
+        WE: fmt::Display + Send + 'static,
+    {
+        Self::start_with(reader, writer, methods, config, false)
+    }
+
+    pub(crate) fn start_with<R, W, RE, WE>(
+        reader: R,
+        writer: W,
+        methods: Methods,
+        config: PeerConfig,
+        close_when_unused: bool,
+    ) -> (Peer, Driver)
+    where
+        R: Stream<Item = Result<Frame, RE>> + Send + 'static,
+        W: Sink<String, Error = WE> + Send + 'static,
+        RE: fmt::Display + Send + 'static,
+        WE: fmt::Display + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(config.queue);
+        let shared = Arc::new(Shared {
+            next_id: AtomicI64::new(1),
+            overflow: config.overflow,
+            overflowed: Notify::new(),
+        });
+        let handle = Peer {
+            tx: Sender::Weak(tx.downgrade()),
+            shared: Arc::clone(&shared),
+            timeout: config.call_timeout,
+        };
+        let ctx = Context::new(config.transport).with_peer(handle.clone());
+        // A server keeps its own strong sender so that handlers can push after the caller dropped
+        // the handle it was given; a client lets the loop end with its last handle.
+        let keepalive = (!close_when_unused).then(|| tx.clone());
+        let conn = Connection {
+            methods,
+            ctx,
+            config,
+            shared: Arc::clone(&shared),
+            pending: HashMap::new(),
+            running: HashMap::new(),
+            next_slot: 0,
+            tasks: JoinSet::new(),
+        };
+        let driver = Driver(Box::pin(conn.run(
+            Box::pin(reader),
+            Box::pin(writer),
+            rx,
+            keepalive,
+        )));
+        (
+            Peer {
+                tx: Sender::Strong(tx),
+                ..handle
+            },
+            driver,
+        )
+    }
+
+    /// This handle with another per-call timeout (`None` waits forever).
+    #[must_use]
+    pub fn with_timeout(&self, limit: Option<Duration>) -> Peer {
+        Peer {
+            timeout: limit,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the connection's loop has ended.
+    pub fn is_closed(&self) -> bool {
+        self.tx.get().is_none_or(|tx| tx.is_closed())
+    }
+
+    /// Calls `method` on the other side and decodes its result. `params` that encode as `null`
+    /// (such as `()`) are left out.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Failed`] with the other side's error, [`ClientError::TimedOut`],
+    /// [`ClientError::Closed`], or [`ClientError::Malformed`] when the result does not decode.
+    pub async fn call<R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<R, ClientError> {
+        let raw = self.call_raw(method, encode_params(&params)?).await?;
+        crate::__private::decode_result(&raw)
+    }
+
+    /// Sends a notification to the other side.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Closed`] when the connection has ended.
+    pub async fn notify(&self, method: &str, params: impl Serialize) -> Result<(), ClientError> {
+        self.notify_raw(method, encode_params(&params)?).await
+    }
+
+    async fn send(&self, method: &str, command: Command) -> Result<(), ClientError> {
+        let closed = || ClientError::Closed {
+            method: method.to_owned(),
+        };
+        let tx = self.tx.get().ok_or_else(closed)?;
+        match self.shared.overflow {
+            Overflow::Wait => tx.send(command).await.map_err(|_| closed()),
+            Overflow::Close => match tx.try_send(command) {
+                Ok(()) => Ok(()),
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    self.shared.overflowed.notify_one();
+                    Err(closed())
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => Err(closed()),
+            },
+        }
+    }
+}
+
+fn encode_params(params: &impl Serialize) -> Result<Option<Box<RawValue>>, ClientError> {
+    let raw = serde_json::value::to_raw_value(params)
+        .map_err(|err| ClientError::Malformed(format!("params: {err}")))?;
+    Ok((raw.get() != "null").then_some(raw))
+}
+
+/// Tells the loop when a call is given up before its answer, however that happens.
+struct ForgetOnDrop<'a> {
+    peer: &'a Peer,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Some(tx) = self.peer.tx.get() {
+                // A full queue only loses the cancel notice; the answer is dropped when it comes.
+                let _ = tx.try_send(Command::Forget { id: self.id });
+            }
+        }
+    }
+}
+
+impl Caller for Peer {
+    async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let text = Message::Request {
+            id: Id::from(id),
+            method: method.to_owned(),
+            params,
+        }
+        .to_json();
+        let (reply, answer) = oneshot::channel();
+        self.send(
+            method,
+            Command::Call {
+                id,
+                method: method.to_owned(),
+                text,
+                reply,
+            },
+        )
+        .await?;
+        let mut guard = ForgetOnDrop {
+            peer: self,
+            id,
+            armed: true,
+        };
+        let result = match self.timeout {
+            None => answer.await,
+            Some(limit) => match tokio::time::timeout(limit, answer).await {
+                Ok(result) => result,
+                Err(_) => {
+                    return Err(ClientError::TimedOut {
+                        method: method.to_owned(),
+                        limit,
+                    });
+                }
+            },
+        };
+        guard.armed = false;
+        result.unwrap_or_else(|_| {
+            Err(ClientError::Closed {
+                method: method.to_owned(),
+            })
+        })
+    }
+
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        let text = Message::Notification {
+            method: method.to_owned(),
+            params,
+        }
+        .to_json();
+        self.send(method, Command::Notify { text }).await
+    }
+}
+
+/// The members the loop reads to tell calls, notifications and answers apart.
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// The params of both cancellation notices: LSP's `id`, MCP's `requestId`.
+#[derive(Deserialize)]
+struct CancelParams<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
+}
+
+struct Answer {
+    slot: u64,
+    text: Option<String>,
+}
+
+type Reader<RE> = Pin<Box<dyn Stream<Item = Result<Frame, RE>> + Send>>;
+type Writer<WE> = Pin<Box<dyn Sink<String, Error = WE> + Send>>;
+
+struct Connection {
+    methods: Methods,
+    ctx: Context,
+    config: PeerConfig,
+    shared: Arc<Shared>,
+    /// Outgoing calls waiting for their answer.
+    pending: HashMap<i64, (String, oneshot::Sender<Result<Box<RawValue>, ClientError>>)>,
+    /// Incoming calls running, by slot: their id (for cancellation) and task.
+    running: HashMap<u64, (Option<Id>, AbortHandle)>,
+    next_slot: u64,
+    tasks: JoinSet<()>,
+}
+
+/// Why the loop stopped writing.
+struct Broken(String);
+
+impl Connection {
+    async fn run<RE, WE>(
+        mut self,
+        mut reader: Reader<RE>,
+        mut writer: Writer<WE>,
+        mut commands: mpsc::Receiver<Command>,
+        keepalive: Option<mpsc::Sender<Command>>,
+    ) -> std::io::Result<()>
+    where
+        RE: fmt::Display + Send + 'static,
+        WE: fmt::Display + Send + 'static,
+    {
+        let (answer_tx, mut answers) = mpsc::channel::<Answer>(self.config.queue);
+        let mut notification: Option<JoinHandle<()>> = None;
+        let mut reading = true;
+        let mut handles_open = true;
+        let mut drain_until: Option<tokio::time::Instant> = None;
+        let shared = Arc::clone(&self.shared);
+        let outcome: Result<(), String> = loop {
+            if !reading && self.running.is_empty() && notification.is_none() {
+                break Ok(());
+            }
+            if !handles_open
+                && keepalive.is_none()
+                && self.pending.is_empty()
+                && self.running.is_empty()
+            {
+                break Ok(());
+            }
+            tokio::select! {
+                biased;
+                () = shared.overflowed.notified() => break Err("the outgoing queue overflowed".into()),
+                Some(answer) = answers.recv() => {
+                    // A cancelled call's late answer is dropped: it was answered already, or must not be.
+                    if self.running.remove(&answer.slot).is_some() {
+                        if let Some(text) = answer.text {
+                            if let Err(Broken(why)) = write(&mut writer, text).await {
+                                break Err(why);
+                            }
+                        }
+                    }
+                }
+                command = commands.recv(), if handles_open => match command {
+                    None => handles_open = false,
+                    Some(command) => if let Err(Broken(why)) = self.command(command, &mut writer, reading).await {
+                        break Err(why);
+                    },
+                },
+                () = join(&mut notification), if notification.is_some() => {
+                    notification = None;
+                }
+                frame = reader.next(), if reading && notification.is_none() => match frame {
+                    None => {
+                        reading = false;
+                        drain_until = Some(tokio::time::Instant::now() + self.config.drain);
+                        self.fail_pending();
+                    }
+                    Some(Err(err)) => break Err(format!("unreadable input: {err}")),
+                    Some(Ok(frame)) => match self.incoming(frame, &answer_tx, &mut writer).await {
+                        Ok(Some(task)) => notification = Some(task),
+                        Ok(None) => {}
+                        Err(Broken(why)) => break Err(why),
+                    },
+                },
+                () = sleep_until(drain_until), if drain_until.is_some() => {
+                    tracing::debug!(running = self.running.len(), "drain time is over; cancelling");
+                    break Ok(());
+                }
+            }
+        };
+        drop(keepalive);
+        if let Some(task) = notification {
+            task.abort();
+        }
+        self.tasks.abort_all();
+        self.fail_pending();
+        let _ = writer.close().await;
+        outcome.map_err(|why| {
+            tracing::warn!(reason = %why, "connection closed");
+            std::io::Error::other(why)
+        })
+    }
+
+    fn fail_pending(&mut self) {
+        for (_, (method, reply)) in self.pending.drain() {
+            let _ = reply.send(Err(ClientError::Closed { method }));
+        }
+    }
+
+    async fn command<WE: fmt::Display>(
+        &mut self,
+        command: Command,
+        writer: &mut Writer<WE>,
+        reading: bool,
+    ) -> Result<(), Broken> {
+        match command {
+            Command::Call {
+                id,
+                method,
+                text,
+                reply,
+            } => {
+                if !reading {
+                    let _ = reply.send(Err(ClientError::Closed { method }));
+                    return Ok(());
+                }
+                self.pending.insert(id, (method, reply));
+                write(writer, text).await
+            }
+            Command::Notify { text } => write(writer, text).await,
+            Command::Forget { id } => {
+                if self.pending.remove(&id).is_none() {
+                    return Ok(());
+                }
+                match self.config.cancellation {
+                    Cancellation::Off => Ok(()),
+                    Cancellation::Lsp => {
+                        write(writer, format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#)).await
+                    }
+                    Cancellation::Mcp => {
+                        write(
+                            writer,
+                            format!(
+                                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"the caller gave up"}}}}"#
+                            ),
+                        )
+                        .await
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes one incoming frame; returns the notification handler to wait for, if one started.
+    async fn incoming<WE: fmt::Display>(
+        &mut self,
+        frame: Frame,
+        answers: &mpsc::Sender<Answer>,
+        writer: &mut Writer<WE>,
+    ) -> Result<Option<JoinHandle<()>>, Broken> {
+        let text = match frame {
+            Frame::Message(text) => text,
+            Frame::TooLong { limit, got } => {
+                let reason = format!("message of {got} bytes exceeds the limit of {limit} bytes");
+                tracing::warn!(%reason, "message skipped");
+                return write_bytes(
+                    writer,
+                    error_bytes(&RpcError::invalid_request().with_data(&reason), None),
+                )
+                .await
+                .map(|()| None);
+            }
+            _ => {
+                return write_bytes(writer, error_bytes(&RpcError::parse_error(), None))
+                    .await
+                    .map(|()| None);
+            }
+        };
+        if crate::request::is_batch(&text) {
+            self.spawn_call(None, text, answers);
+            return Ok(None);
+        }
+        let Ok(probe) = serde_json::from_str::<Probe<'_>>(&text) else {
+            return self.answer_inline(&text, writer).await.map(|()| None);
+        };
+        match (probe.method, probe.id) {
+            (Some(_), Some(raw_id)) => {
+                if self.running.len() >= self.config.max_in_flight {
+                    let err =
+                        RpcError::new(crate::ErrorCode::SERVER_ERROR, "Server busy").with_data(
+                            &format!("more than {} calls in flight", self.config.max_in_flight),
+                        );
+                    return write_bytes(writer, error_bytes(&err, Some(raw_id)))
+                        .await
+                        .map(|()| None);
+                }
+                let id = Id::from_json(raw_id.get());
+                self.spawn_call(id, text, answers);
+                Ok(None)
+            }
+            (Some(method), None) => {
+                let cancel = self.config.cancellation.method();
+                if cancel.is_some_and(|cancel| {
+                    method.get().get(1..method.get().len() - 1) == Some(cancel)
+                }) {
+                    self.cancel(probe.params, writer).await?;
+                    return Ok(None);
+                }
+                let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
+                Ok(Some(tokio::spawn(async move {
+                    methods.handle_in(&text, &ctx).await;
+                })))
+            }
+            (None, _) if probe.result.is_some() || probe.error.is_some() => {
+                self.answered(&text);
+                Ok(None)
+            }
+            (None, _) => self.answer_inline(&text, writer).await.map(|()| None),
+        }
+    }
+
+    /// Answers a message that starts no handler (unreadable or invalid) right away.
+    async fn answer_inline<WE: fmt::Display>(
+        &self,
+        text: &str,
+        writer: &mut Writer<WE>,
+    ) -> Result<(), Broken> {
+        match self.methods.handle_in(text, &self.ctx).await {
+            Some(answer) => write(writer, answer).await,
+            None => Ok(()),
+        }
+    }
+
+    fn spawn_call(&mut self, id: Option<Id>, text: String, answers: &mpsc::Sender<Answer>) {
+        let slot = self.next_slot;
+        self.next_slot += 1;
+        let (methods, ctx, answers) = (self.methods.clone(), self.ctx.clone(), answers.clone());
+        let task = self.tasks.spawn(async move {
+            let text = methods.handle_in(&text, &ctx).await;
+            let _ = answers.send(Answer { slot, text }).await;
+        });
+        self.running.insert(slot, (id, task));
+    }
+
+    /// An answer from the other side wakes its caller.
+    fn answered(&mut self, text: &str) {
+        match Message::parse(text) {
+            Ok(Message::Response { id, result }) => self.wake(&id, Ok(result)),
+            Ok(Message::ErrorResponse { id, error }) => {
+                self.wake(&id, Err(ClientError::Failed(error)))
+            }
+            Ok(_) | Err(_) => tracing::warn!("ignored a malformed answer"),
+        }
+    }
+
+    fn wake(&mut self, id: &Id, result: Result<Box<RawValue>, ClientError>) {
+        match id.as_i64().and_then(|id| self.pending.remove(&id)) {
+            Some((_, reply)) => {
+                let _ = reply.send(result);
+            }
+            None => tracing::debug!(%id, "answer to no pending call"),
+        }
+    }
+
+    /// Honours a cancellation notice: aborts the call's handler.
+    async fn cancel<WE: fmt::Display>(
+        &mut self,
+        params: Option<&RawValue>,
+        writer: &mut Writer<WE>,
+    ) -> Result<(), Broken> {
+        let id = params
+            .and_then(|p| serde_json::from_str::<CancelParams<'_>>(p.get()).ok())
+            .and_then(|p| p.id.or(p.request_id))
+            .and_then(|raw| Id::from_json(raw.get()));
+        let Some(id) = id else { return Ok(()) };
+        let slot = self
+            .running
+            .iter()
+            .find(|(_, (running, _))| running.as_ref() == Some(&id))
+            .map(|(slot, _)| *slot);
+        let Some((_, task)) = slot.and_then(|slot| self.running.remove(&slot)) else {
+            return Ok(());
+        };
+        task.abort();
+        if self.config.cancellation == Cancellation::Lsp {
+            let err = RpcError::new(crate::ErrorCode::REQUEST_CANCELLED, "Request cancelled");
+            let raw = serde_json::value::to_raw_value(&id).ok();
+            return write_bytes(writer, error_bytes(&err, raw.as_deref())).await;
+        }
+        Ok(())
+    }
+}
+
+async fn write<WE: fmt::Display>(writer: &mut Writer<WE>, text: String) -> Result<(), Broken> {
+    writer
+        .send(text)
+        .await
+        .map_err(|err| Broken(format!("write failed: {err}")))
+}
+
+async fn write_bytes<WE: fmt::Display>(
+    writer: &mut Writer<WE>,
+    bytes: Vec<u8>,
+) -> Result<(), Broken> {
+    match String::from_utf8(bytes) {
+        Ok(text) => write(writer, text).await,
+        Err(_) => Ok(()),
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn join(task: &mut Option<JoinHandle<()>>) {
+    match task {
+        // A panic cannot reach here: the dispatcher contains handler panics.
+        Some(task) => {
+            let _ = task.await;
+        }
+        None => std::future::pending().await,
+    }
 }

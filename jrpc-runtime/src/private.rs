@@ -64,7 +64,11 @@ pub struct ParamsBuilder {
 impl ParamsBuilder {
     /// An empty parameter list.
     pub fn new(encoding: ParamEncoding, capacity: usize) -> Self {
-        Self { encoding, out: Vec::with_capacity(16 * capacity + 2), count: 0 }
+        Self {
+            encoding,
+            out: Vec::with_capacity(16 * capacity + 2),
+            count: 0,
+        }
     }
 
     /// Adds one parameter; a named `None` is left out.
@@ -72,9 +76,14 @@ impl ParamsBuilder {
     /// # Errors
     ///
     /// [`ClientError::Malformed`] when the value cannot be encoded.
-    pub fn push<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), ClientError> {
+    pub fn push<T: Serialize + ?Sized>(
+        &mut self,
+        name: &'static str,
+        value: &T,
+    ) -> Result<(), ClientError> {
         let mark = self.out.len();
-        self.out.push(if self.count == 0 { self.open() } else { b',' });
+        self.out
+            .push(if self.count == 0 { self.open() } else { b',' });
         if self.encoding == ParamEncoding::Named {
             let _ = write!(self.out, "{}:", serde_json::Value::from(name));
         }
@@ -109,7 +118,9 @@ impl ParamsBuilder {
             ParamEncoding::Named => b'}',
             _ => b']',
         });
-        String::from_utf8(self.out).ok().and_then(|text| RawValue::from_string(text).ok())
+        String::from_utf8(self.out)
+            .ok()
+            .and_then(|text| RawValue::from_string(text).ok())
     }
 
     /// The whole params value of a `params = whole` method.

@@ -79,7 +79,9 @@ fn validate(envelope: Envelope<'_>) -> Result<Request<'_>, Rejection<'_>> {
     let invalid = Rejection::Invalid { id };
     match envelope.jsonrpc {
         Some(v) if v.get() == r#""2.0""# => {}
-        Some(v) if v.get().contains('\\') && serde_json::from_str::<Cow<'_, str>>(v.get()).is_ok_and(|s| s == "2.0") => {}
+        Some(v)
+            if v.get().contains('\\')
+                && serde_json::from_str::<Cow<'_, str>>(v.get()).is_ok_and(|s| s == "2.0") => {}
         _ => return Err(invalid),
     }
     let Some(method) = envelope.method.and_then(string_of) else {
@@ -90,7 +92,11 @@ fn validate(envelope: Envelope<'_>) -> Result<Request<'_>, Rejection<'_>> {
             return Err(invalid);
         }
     }
-    Ok(Request { method, params: envelope.params, id })
+    Ok(Request {
+        method,
+        params: envelope.params,
+        id,
+    })
 }
 
 /// A JSON string's contents, borrowed when it has no escapes.
@@ -107,12 +113,16 @@ fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
 
 /// Ids are numbers, strings or `null`; objects, arrays and booleans are not.
 fn is_valid_id(raw: &RawValue) -> bool {
-    matches!(raw.get().as_bytes().first(), Some(b'"' | b'n' | b'-' | b'0'..=b'9'))
+    matches!(
+        raw.get().as_bytes().first(),
+        Some(b'"' | b'n' | b'-' | b'0'..=b'9')
+    )
 }
 
 /// Whether a body is a batch: its first non-blank character is `[`.
 pub(crate) fn is_batch(text: &str) -> bool {
-    text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('[')
+    text.trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('[')
 }
 
 /// Turns a validated raw id into an [`Id`].
@@ -134,7 +144,9 @@ mod tests {
 
     #[test]
     fn reads_a_call() {
-        let req = parse(r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7}"#).ok().unwrap();
+        let req = parse(r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7}"#)
+            .ok()
+            .unwrap();
         assert_eq!(req.method, "add");
         assert_eq!(req.params.map(RawValue::get), Some("[1,2]"));
         assert_eq!(req.id.map(RawValue::get), Some("7"));
@@ -142,7 +154,9 @@ mod tests {
 
     #[test]
     fn null_id_is_a_call_and_absent_id_a_notification() {
-        let call = parse(r#"{"jsonrpc":"2.0","method":"a","id":null}"#).ok().unwrap();
+        let call = parse(r#"{"jsonrpc":"2.0","method":"a","id":null}"#)
+            .ok()
+            .unwrap();
         assert_eq!(call.id.map(RawValue::get), Some("null"));
         let note = parse(r#"{"jsonrpc":"2.0","method":"a"}"#).ok().unwrap();
         assert!(note.id.is_none());
@@ -150,18 +164,38 @@ mod tests {
 
     #[test]
     fn escaped_method_is_decoded() {
-        let req = parse(r#"{"jsonrpc":"2\u002e0","method":"a\u0062","id":1}"#).ok().unwrap();
+        let req = parse(r#"{"jsonrpc":"2\u002e0","method":"a\u0062","id":1}"#)
+            .ok()
+            .unwrap();
         assert_eq!(req.method, "ab");
     }
 
     #[test]
     fn rejections_carry_the_id_when_valid() {
-        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":1,"id":5}"#), Some(Some("5".into())));
-        assert_eq!(rejected_id(r#"{"jsonrpc":"1.0","method":"a","id":"x"}"#), Some(Some(r#""x""#.into())));
-        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":{}}"#), Some(None));
-        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":true}"#), Some(None));
-        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":null,"id":1}"#), Some(Some("1".into())));
-        assert_eq!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":3,"id":1}"#), Some(Some("1".into())));
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":1,"id":5}"#),
+            Some(Some("5".into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"1.0","method":"a","id":"x"}"#),
+            Some(Some(r#""x""#.into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":{}}"#),
+            Some(None)
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":true}"#),
+            Some(None)
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":null,"id":1}"#),
+            Some(Some("1".into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":3,"id":1}"#),
+            Some(Some("1".into()))
+        );
         assert_eq!(rejected_id("1"), Some(None));
         assert_eq!(rejected_id("1 x"), Some(Some("parse".into())));
         assert_eq!(rejected_id("\u{feff}{}"), Some(Some("parse".into())));
