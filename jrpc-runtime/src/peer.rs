@@ -6,11 +6,10 @@
 //! | # | source | what it does |
 //! | --- | --- | --- |
 //! | 1 | an overflow signal | closes the connection (a full queue under [`Overflow::Close`]) |
-//! | 2 | answers of finished incoming calls | writes them, in the order they finish |
-//! | 3 | commands from handles | writes calls and notifications, forgets given-up calls |
-//! | 4 | the running notification handler | when it ends, reading resumes |
-//! | 5 | the next incoming message | only while no notification handler runs |
-//! | 6 | the drain deadline after end of input | cancels what still runs |
+//! | 2 | commands from handles and finished calls | writes calls, notifications and answers in the order they were queued; forgets given-up calls |
+//! | 3 | the running notification handler | when it ends, reading resumes |
+//! | 4 | the next incoming message | only while no notification handler runs |
+//! | 5 | the drain deadline after end of input | cancels what still runs |
 //!
 //! Incoming messages are taken in arrival order: a notification handler finishes before the next
 //! message is read; a call starts in turn and runs in its own task; an answer wakes its caller in
@@ -214,6 +213,9 @@ enum Command {
     Forget {
         id: i64,
     },
+    /// An incoming call's answer (`None` for a batch of notifications). Answers share the queue
+    /// with the handler's own pushes, so a handler's notifications go out before its answer.
+    Answer { slot: u64, text: Option<String> },
 }
 
 struct Shared {
@@ -393,6 +395,7 @@ impl Peer {
             running: HashMap::new(),
             next_slot: 0,
             tasks: JoinSet::new(),
+            weak: tx.downgrade(),
         };
         let driver = Driver(Box::pin(conn.run(
             Box::pin(reader),
@@ -582,11 +585,6 @@ struct CancelParams<'a> {
     request_id: Option<&'a RawValue>,
 }
 
-struct Answer {
-    slot: u64,
-    text: Option<String>,
-}
-
 type Reader<RE> = Pin<Box<dyn Stream<Item = Result<Frame, RE>> + Send>>;
 type Writer<WE> = Pin<Box<dyn Sink<String, Error = WE> + Send>>;
 
@@ -601,6 +599,8 @@ struct Connection {
     running: HashMap<u64, (Option<Id>, AbortHandle)>,
     next_slot: u64,
     tasks: JoinSet<()>,
+    /// Where running calls send their answers.
+    weak: mpsc::WeakSender<Command>,
 }
 
 /// Why the loop stopped writing.
@@ -618,7 +618,7 @@ impl Connection {
         RE: fmt::Display + Send + 'static,
         WE: fmt::Display + Send + 'static,
     {
-        let (answer_tx, mut answers) = mpsc::channel::<Answer>(self.config.queue);
+        let answer_tx = self.weak.clone();
         let mut notification: Option<JoinHandle<()>> = None;
         let mut reading = true;
         let mut handles_open = true;
@@ -638,16 +638,6 @@ impl Connection {
             tokio::select! {
                 biased;
                 () = shared.overflowed.notified() => break Err("the outgoing queue overflowed".into()),
-                Some(answer) = answers.recv() => {
-                    // A cancelled call's late answer is dropped: it was answered already, or must not be.
-                    if self.running.remove(&answer.slot).is_some() {
-                        if let Some(text) = answer.text {
-                            if let Err(Broken(why)) = write(&mut writer, text).await {
-                                break Err(why);
-                            }
-                        }
-                    }
-                }
                 command = commands.recv(), if handles_open => match command {
                     None => handles_open = false,
                     Some(command) => if let Err(Broken(why)) = self.command(command, &mut writer, reading).await {
@@ -716,6 +706,11 @@ impl Connection {
                 write(writer, text).await
             }
             Command::Notify { text } => write(writer, text).await,
+            Command::Answer { slot, text } => match (self.running.remove(&slot), text) {
+                (Some(_), Some(text)) => write(writer, text).await,
+                // A cancelled call's late answer is dropped: it was answered already, or must not be.
+                _ => Ok(()),
+            },
             Command::Forget { id } => {
                 if self.pending.remove(&id).is_none() {
                     return Ok(());
@@ -743,7 +738,7 @@ impl Connection {
     async fn incoming<WE: fmt::Display>(
         &mut self,
         frame: Frame,
-        answers: &mpsc::Sender<Answer>,
+        answers: &mpsc::WeakSender<Command>,
         writer: &mut Writer<WE>,
     ) -> Result<Option<JoinHandle<()>>, Broken> {
         let text = match frame {
@@ -819,13 +814,15 @@ impl Connection {
         }
     }
 
-    fn spawn_call(&mut self, id: Option<Id>, text: String, answers: &mpsc::Sender<Answer>) {
+    fn spawn_call(&mut self, id: Option<Id>, text: String, answers: &mpsc::WeakSender<Command>) {
         let slot = self.next_slot;
         self.next_slot += 1;
         let (methods, ctx, answers) = (self.methods.clone(), self.ctx.clone(), answers.clone());
         let task = self.tasks.spawn(async move {
             let text = methods.handle_in(&text, &ctx).await;
-            let _ = answers.send(Answer { slot, text }).await;
+            if let Some(answers) = answers.upgrade() {
+                let _ = answers.send(Command::Answer { slot, text }).await;
+            }
         });
         self.running.insert(slot, (id, task));
     }
