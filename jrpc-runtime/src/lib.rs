@@ -32,6 +32,7 @@ mod caller;
 mod context;
 mod error;
 pub mod framing;
+pub mod http;
 mod id;
 mod message;
 mod methods;

@@ -1,0 +1,309 @@
+//! Server settings: their defaults, the builder, and the checks `build` makes.
+
+use std::time::Duration;
+
+use crate::{Batches, Methods};
+
+use super::server::HttpServer;
+
+/// Default [`max_body_bytes`](HttpServerBuilder::max_body_bytes): 10 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+/// Default [`max_connections`](HttpServerBuilder::max_connections): 10 000.
+///
+/// The cap exists so that a flood of connections turns into a queue in the kernel's accept
+/// backlog instead of memory growth and `EMFILE` failures inside the process. 10 000 is well above
+/// what one instance holds in normal service (browsers open at most six connections per origin,
+/// proxies and clients pool theirs), while an idle HTTP/1.1 connection costs one file descriptor
+/// and a few tens of KiB, so the cap bounds the worst case at a few hundred MiB. A cap of 100 or
+/// so, as some frameworks ship, is hit by an ordinary load balancer's pool and then stalls
+/// healthy clients. Raise the process's descriptor limit (`ulimit -n`) above the cap.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+
+/// Default [`header_read_timeout`](HttpServerBuilder::header_read_timeout): 30 s.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default [`drain_timeout`](HttpServerBuilder::drain_timeout): 30 s, the grace period most
+/// orchestrators (Kubernetes, systemd) give a process between `SIGTERM` and `SIGKILL`.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default [`rpc_path`](HttpServerBuilder::rpc_path): `/rpc`.
+pub const DEFAULT_RPC_PATH: &str = "/rpc";
+
+/// Default [`ws_path`](HttpServerBuilder::ws_path): `/ws`.
+pub const DEFAULT_WS_PATH: &str = "/ws";
+
+/// A setting that a builder refused, naming it.
+///
+/// ```
+/// use jrpc_runtime::Methods;
+/// use jrpc_runtime::http::HttpServer;
+///
+/// let err = HttpServer::builder(Methods::new()).max_body_bytes(0).build().unwrap_err();
+/// assert_eq!(err.key(), "max_body_bytes");
+/// assert_eq!(err.to_string(), "invalid `max_body_bytes`: must be at least 1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid `{key}`: {reason}")]
+pub struct ConfigError {
+    key: &'static str,
+    reason: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(key: &'static str, reason: impl Into<String>) -> Self {
+        Self {
+            key,
+            reason: reason.into(),
+        }
+    }
+
+    /// The setting's name, as the builder method that sets it is named.
+    pub fn key(&self) -> &'static str {
+        self.key
+    }
+
+    /// What is wrong with the value.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+/// Builds an [`HttpServer`]: paths, limits and the drain budget, checked by [`build`](Self::build).
+///
+/// ```
+/// use std::time::Duration;
+/// use jrpc_runtime::{Batches, Methods};
+/// use jrpc_runtime::http::HttpServer;
+///
+/// let server = HttpServer::builder(Methods::new())
+///     .rpc_path("/api")
+///     .max_body_bytes(1024 * 1024)
+///     .handler_timeout(Some(Duration::from_secs(10)))
+///     .batches(Batches::UpTo(50))
+///     .build()
+///     .expect("valid settings");
+/// # drop(server);
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct HttpServerBuilder {
+    methods: Methods,
+    rpc_path: String,
+    ws_path: String,
+    max_body_bytes: usize,
+    max_connections: usize,
+    header_read_timeout: Duration,
+    /// `None`: leave the table's own setting.
+    handler_timeout: Option<Option<Duration>>,
+    /// `None`: leave the table's own setting.
+    batches: Option<Batches>,
+    drain_timeout: Duration,
+}
+
+/// The checked settings the server and the endpoint run with.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) rpc_path: Box<str>,
+    pub(crate) ws_path: Box<str>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) drain_timeout: Duration,
+}
+
+impl HttpServerBuilder {
+    pub(crate) fn new(methods: Methods) -> Self {
+        Self {
+            methods,
+            rpc_path: DEFAULT_RPC_PATH.to_owned(),
+            ws_path: DEFAULT_WS_PATH.to_owned(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            handler_timeout: None,
+            batches: None,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+        }
+    }
+
+    /// The path that takes JSON-RPC `POST`s (default [`DEFAULT_RPC_PATH`], `/rpc`). It must
+    /// start with `/` and hold no query or fragment.
+    ///
+    /// Only [`HttpServer::serve`] routes by path; an [`RpcService`](super::RpcService) mounted in
+    /// another router answers whatever path the router sends it.
+    pub fn rpc_path(mut self, path: impl Into<String>) -> Self {
+        self.rpc_path = path.into();
+        self
+    }
+
+    /// The path of WebSocket upgrades (default [`DEFAULT_WS_PATH`], `/ws`), on the same listener.
+    /// It may equal [`rpc_path`](Self::rpc_path): requests are then told apart by method (`GET`
+    /// upgrades, `POST` calls).
+    pub fn ws_path(mut self, path: impl Into<String>) -> Self {
+        self.ws_path = path.into();
+        self
+    }
+
+    /// The largest request body taken (default [`DEFAULT_MAX_BODY_BYTES`], 10 MiB); a larger
+    /// one is answered `413`. The cap is checked against `Content-Length` before anything is
+    /// read, and counted while a chunked body arrives, so a body is never held past it.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How many connections are served at once (default [`DEFAULT_MAX_CONNECTIONS`]; see there
+    /// why). At the cap the server stops accepting until a connection closes; new clients wait
+    /// in the kernel's backlog rather than being refused.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
+        self
+    }
+
+    /// How long a client may take to send a request's headers (default
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`], 30 s); past it the connection is closed. This bounds
+    /// slow-header ("slowloris") clients.
+    pub fn header_read_timeout(mut self, limit: Duration) -> Self {
+        self.header_read_timeout = limit;
+        self
+    }
+
+    /// Sets the table's handler timeout ([`Methods::timeout`]): a request (a whole batch shares
+    /// one deadline) running longer is answered `-32603`. `None` lets handlers run as long as they
+    /// take. Left unset, the table keeps its own setting (none, unless it was given one).
+    pub fn handler_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.handler_timeout = Some(limit);
+        self
+    }
+
+    /// Sets the table's batch policy ([`Methods::batches`]). Left unset, the table keeps its own
+    /// setting (batches of up to 1 000, unless it was given another).
+    pub fn batches(mut self, batches: Batches) -> Self {
+        self.batches = Some(batches);
+        self
+    }
+
+    /// How long [`ShutdownHandle::shutdown`](super::ShutdownHandle::shutdown) waits for
+    /// in-flight calls and open connections (default [`DEFAULT_DRAIN_TIMEOUT`], 30 s). Zero
+    /// stops at once.
+    pub fn drain_timeout(mut self, budget: Duration) -> Self {
+        self.drain_timeout = budget;
+        self
+    }
+
+    /// Checks the settings and builds the server.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] naming the first setting that is out of range: a path not starting with
+    /// `/` or holding `?`, `#` or whitespace; a zero `max_body_bytes`, `max_connections` or
+    /// `header_read_timeout`; a zero `handler_timeout` (use `None` for no limit); `batches` of
+    /// `Batches::UpTo(0)` (use `Batches::Refused`).
+    pub fn build(self) -> Result<HttpServer, ConfigError> {
+        check_path("rpc_path", &self.rpc_path)?;
+        check_path("ws_path", &self.ws_path)?;
+        if self.max_body_bytes == 0 {
+            return Err(ConfigError::new("max_body_bytes", "must be at least 1"));
+        }
+        // The accept loop counts connections with a semaphore, which has a ceiling of its own.
+        if self.max_connections == 0 || self.max_connections > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(ConfigError::new(
+                "max_connections",
+                format!(
+                    "must be between 1 and {}",
+                    tokio::sync::Semaphore::MAX_PERMITS
+                ),
+            ));
+        }
+        if self.header_read_timeout.is_zero() {
+            return Err(ConfigError::new(
+                "header_read_timeout",
+                "must be above zero",
+            ));
+        }
+        if self
+            .handler_timeout
+            .flatten()
+            .is_some_and(|limit| limit.is_zero())
+        {
+            return Err(ConfigError::new(
+                "handler_timeout",
+                "must be above zero; use `None` for no limit",
+            ));
+        }
+        if self.batches == Some(Batches::UpTo(0)) {
+            return Err(ConfigError::new(
+                "batches",
+                "`Batches::UpTo(0)` takes no batch; use `Batches::Refused`",
+            ));
+        }
+        let mut methods = self.methods;
+        if let Some(limit) = self.handler_timeout {
+            methods.timeout(limit);
+        }
+        if let Some(batches) = self.batches {
+            methods.batches(batches);
+        }
+        let settings = Settings {
+            rpc_path: self.rpc_path.into(),
+            ws_path: self.ws_path.into(),
+            max_body_bytes: self.max_body_bytes,
+            max_connections: self.max_connections,
+            header_read_timeout: self.header_read_timeout,
+            drain_timeout: self.drain_timeout,
+        };
+        Ok(HttpServer::new(methods, settings))
+    }
+}
+
+/// A path is compared byte for byte with the request's, so it must look like one.
+fn check_path(key: &'static str, path: &str) -> Result<(), ConfigError> {
+    if !path.starts_with('/') {
+        return Err(ConfigError::new(
+            key,
+            format!("`{path}` must start with `/`"),
+        ));
+    }
+    if path.contains(|c: char| c == '?' || c == '#' || c.is_whitespace() || c.is_control()) {
+        return Err(ConfigError::new(
+            key,
+            format!("`{path}` must be a bare path, without query, fragment or whitespace"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of(builder: HttpServerBuilder) -> &'static str {
+        builder.build().map(drop).unwrap_err().key()
+    }
+
+    #[test]
+    fn each_bad_setting_is_named() {
+        let b = || HttpServer::builder(Methods::new());
+        assert_eq!(key_of(b().rpc_path("rpc")), "rpc_path");
+        assert_eq!(key_of(b().ws_path("/ws?x")), "ws_path");
+        assert_eq!(key_of(b().max_body_bytes(0)), "max_body_bytes");
+        assert_eq!(key_of(b().max_connections(0)), "max_connections");
+        assert_eq!(
+            key_of(b().header_read_timeout(Duration::ZERO)),
+            "header_read_timeout"
+        );
+        assert_eq!(
+            key_of(b().handler_timeout(Some(Duration::ZERO))),
+            "handler_timeout"
+        );
+        assert_eq!(key_of(b().batches(Batches::UpTo(0))), "batches");
+        assert!(
+            b().handler_timeout(None)
+                .batches(Batches::Refused)
+                .drain_timeout(Duration::ZERO)
+                .build()
+                .is_ok()
+        );
+    }
+}

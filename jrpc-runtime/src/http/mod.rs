@@ -1,0 +1,88 @@
+//! JSON-RPC over HTTP/1.1: a server on hyper 1, the same endpoint as a `tower` service to mount
+//! in axum or any tower stack, a graceful shutdown, and a client.
+//!
+//! | piece | what it is |
+//! | --- | --- |
+//! | [`HttpServer`] | the server: an accept loop ([`serve`](HttpServer::serve)) and a connection adapter ([`serve_connection`](HttpServer::serve_connection)) |
+//! | [`HttpServerBuilder`] | its settings, checked by `build` ([`ConfigError`] names the bad one) |
+//! | [`RpcService`] | the endpoint alone: a `tower_service::Service` and a `hyper::service::Service` |
+//! | [`ShutdownHandle`] | starts a graceful shutdown and waits for it ([`Drained`]) |
+//! | [`HttpClient`] | the client: keep-alive pool, timeouts, batches; a [`Caller`](crate::Caller) |
+//!
+//! # Statuses
+//!
+//! | request | status | body |
+//! | --- | --- | --- |
+//! | `POST` on the RPC path with a call (or a batch holding one) | `200` | the JSON-RPC answer, errors included (`-32700` for a body that is not JSON) |
+//! | the same with notifications only | `204` | none |
+//! | another method on the RPC path | `405`, `Allow: POST` | `-32600` |
+//! | a body over `max_body_bytes` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
+//! | a `content-type` that is not JSON | `415` | `-32600` |
+//! | another path | `404` | `-32600` |
+//! | anything, once a shutdown has begun | `503`, `Connection: close` | `-32000` |
+//!
+//! Every reply but `204` is `content-type: application/json`; the errors the HTTP layer answers
+//! itself are envelopes with `"id": null` and a `data` string saying what went wrong. Every reply
+//! carries `x-request-id`: the request's own, or one made up (see [`RpcService`]).
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use jrpc_runtime::http::{Drained, HttpClient, HttpServer};
+//! use jrpc_runtime::{Caller, Methods, RpcError};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut methods = Methods::new();
+//! methods.typed("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move { Ok::<_, RpcError>(a + b) })?;
+//!
+//! let server = HttpServer::builder(methods)
+//!     .rpc_path("/rpc")
+//!     .max_body_bytes(1024 * 1024)
+//!     .handler_timeout(Some(Duration::from_secs(10)))
+//!     .drain_timeout(Duration::from_secs(5))
+//!     .build()?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let addr = listener.local_addr()?;
+//! let shutdown = server.shutdown_handle();
+//! let serving = tokio::spawn(async move { server.serve(listener).await });
+//!
+//! let client = HttpClient::new(&format!("http://{addr}/rpc"))?;
+//! let sum = client.call_raw("add", serde_json::value::to_raw_value(&[2, 3]).ok()).await?;
+//! assert_eq!(sum.get(), "5");
+//!
+//! assert_eq!(shutdown.shutdown().await, Drained::Complete);
+//! serving.await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! To mount the endpoint in axum instead, build the server the same way and route
+//! [`HttpServer::service`] (see `examples/axum_mount.rs`):
+//!
+//! ```ignore
+//! let app = axum::Router::new().route_service("/rpc", server.service());
+//! ```
+
+mod client;
+mod config;
+mod reply;
+mod request_id;
+mod server;
+mod service;
+mod shutdown;
+
+pub use client::{
+    BatchCall, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_POOL_IDLE_TIMEOUT,
+    HttpClient, HttpClientBuilder, StatusError,
+};
+pub use config::{
+    ConfigError, DEFAULT_DRAIN_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_RPC_PATH, DEFAULT_WS_PATH, HttpServerBuilder,
+};
+pub use reply::ResponseBody;
+pub use server::HttpServer;
+pub use service::{ResponseFuture, RpcService};
+pub use shutdown::{Drained, ShutdownHandle};

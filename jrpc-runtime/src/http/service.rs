@@ -1,0 +1,351 @@
+//! The JSON-RPC endpoint as a service: one HTTP request in, one HTTP response out.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use ::http::{HeaderValue, Method, Request, Response};
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
+use hyper::body::Body;
+use tracing::Instrument as _;
+
+use super::reply::{self, ResponseBody};
+use super::request_id::{Tags, x_request_id};
+use super::shutdown::{Drain, ShutdownHandle};
+use crate::{Context, Methods, Transport};
+
+/// The error type request bodies may fail with.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The future of [`RpcService`]'s `call`.
+pub type ResponseFuture =
+    Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+/// The JSON-RPC endpoint: answers a `POST` carrying a JSON-RPC body.
+///
+/// It is a [`tower_service::Service`] (so it mounts in axum with `Router::route_service`) and a
+/// [`hyper::service::Service`] (so it serves a hyper connection directly), for request bodies of
+/// any [`Body`] type. It never fails: every problem is an HTTP status with a JSON-RPC error
+/// envelope. It does not route by path: whatever reaches it is taken as a JSON-RPC request.
+/// [`HttpServer`](super::HttpServer) adds the path routing, the WebSocket upgrade and the
+/// connection handling.
+///
+/// | request | reply |
+/// | --- | --- |
+/// | a call, or a batch with a call | `200` with the answer |
+/// | notifications only | `204`, no body |
+/// | not `POST` | `405`, `Allow: POST`, `-32600` |
+/// | a content type that is not JSON | `415`, `-32600` |
+/// | a body over `max_body_bytes` | `413`, `-32600` |
+/// | a body that could not be read | `400`, `-32600` |
+/// | during a shutdown | `503`, `-32000`, `Connection: close` |
+///
+/// Every reply but `204` has a body of `content-type: application/json`: the answer, or an
+/// envelope `{"jsonrpc":"2.0","error":{"code":..,"message":..,"data":..},"id":null}` whose `data`
+/// says what went wrong.
+///
+/// JSON is `application/json` (with any parameters, such as `charset`) or any
+/// `application/*+json`. A request **without** a content type is taken too: small clients
+/// (shell scripts, embedded devices, some JSON-RPC libraries) often leave it out, the body is
+/// parsed as JSON whatever the header says, and a body that is not JSON is answered `-32700`
+/// anyway, so refusing it would protect nothing.
+///
+/// Each request's handler sees a [`Context`] with [`Transport::Http`], the request's headers, the
+/// peer's address (when known: [`HttpServer`](super::HttpServer) sets it; a service mounted in
+/// another server gets it only from [`with_peer_addr`](Self::with_peer_addr)), and the request
+/// tag: the request's `x-request-id` when it is 1 to 128 characters of
+/// `A-Z a-z 0-9 - _ . : / + = @`, else 16 hex digits made up here. The tag is recorded in the
+/// request's `tracing` span (`http`, field `request_id`) and sent back in `x-request-id`.
+///
+/// Cloning is cheap: clones share the table, the limits and the shutdown state.
+#[derive(Clone, Debug)]
+pub struct RpcService {
+    endpoint: Arc<Endpoint>,
+    peer_addr: Option<SocketAddr>,
+}
+
+#[derive(Debug)]
+struct Endpoint {
+    methods: Methods,
+    max_body_bytes: usize,
+    drain: Arc<Drain>,
+    tags: Tags,
+}
+
+impl RpcService {
+    pub(crate) fn new(methods: Methods, max_body_bytes: usize, drain: Arc<Drain>) -> Self {
+        Self {
+            endpoint: Arc::new(Endpoint {
+                methods,
+                max_body_bytes,
+                drain,
+                tags: Tags::default(),
+            }),
+            peer_addr: None,
+        }
+    }
+
+    /// This service, telling handlers that its requests come from `addr`; for a service that
+    /// serves one connection.
+    #[must_use]
+    pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
+        self.peer_addr = Some(addr);
+        self
+    }
+
+    /// A handle to shut this endpoint (and the [`HttpServer`](super::HttpServer) it came from)
+    /// down gracefully.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle::new(Arc::clone(&self.endpoint.drain))
+    }
+
+    pub(crate) fn drain(&self) -> &Arc<Drain> {
+        &self.endpoint.drain
+    }
+
+    pub(crate) fn tags(&self) -> &Tags {
+        &self.endpoint.tags
+    }
+
+    /// The peer address handlers are told, when known.
+    #[allow(
+        dead_code,
+        reason = "read by the WebSocket upgrade, which builds its own contexts"
+    )]
+    pub(crate) fn peer_addr(&self) -> Option<SocketAddr> {
+        self.peer_addr
+    }
+
+    /// The method table, with the server's timeout and batch settings applied.
+    #[allow(
+        dead_code,
+        reason = "read by the WebSocket upgrade, which serves the same table"
+    )]
+    pub(crate) fn methods(&self) -> &Methods {
+        &self.endpoint.methods
+    }
+
+    /// Answers one HTTP request; what the `Service` impls call.
+    pub async fn respond<B>(&self, req: Request<B>) -> Response<ResponseBody>
+    where
+        B: Body + Send,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let tag = self.endpoint.tags.tag(req.headers());
+        let span = tracing::debug_span!("http", request_id = %tag, peer = tracing::field::Empty);
+        if let (false, Some(addr)) = (span.is_disabled(), self.peer_addr) {
+            span.record("peer", tracing::field::display(addr));
+        }
+        let mut res = self.answer(req, &tag).instrument(span).await;
+        // A tag is either made here or checked to be plain ASCII, so it is always a valid value.
+        if let Ok(value) = HeaderValue::from_str(&tag) {
+            res.headers_mut().insert(x_request_id(), value);
+        }
+        res
+    }
+
+    async fn answer<B>(&self, req: Request<B>, tag: &Arc<str>) -> Response<ResponseBody>
+    where
+        B: Body + Send,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let endpoint = &*self.endpoint;
+        // Held until the answer is ready, so that a shutdown waits for it.
+        let Some(_in_flight) = endpoint.drain.track_call() else {
+            return reply::unavailable();
+        };
+        // An early reply leaves the body unread; the connection cannot carry another request then.
+        let unread = |res| {
+            if req.body().is_end_stream() {
+                res
+            } else {
+                reply::closing(res)
+            }
+        };
+        if req.method() != Method::POST {
+            return unread(reply::method_not_allowed(req.method()));
+        }
+        if let Some(content_type) = req.headers().get(CONTENT_TYPE) {
+            if !is_json(content_type) {
+                return unread(reply::unsupported_media_type(content_type));
+            }
+        }
+        let limit = endpoint.max_body_bytes;
+        if declared_length(&req).is_some_and(|len| len > limit as u64) {
+            return reply::too_large(limit);
+        }
+        let (parts, body) = req.into_parts();
+        // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
+        let bytes = match Limited::new(body, limit).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(err) if err.is::<LengthLimitError>() => return reply::too_large(limit),
+            Err(err) => {
+                tracing::debug!(error = %err, "request body unreadable");
+                return reply::unreadable_body();
+            }
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return reply::not_utf8();
+        };
+        let mut ctx = Context::new(Transport::Http)
+            .with_headers(parts.headers)
+            .with_request_tag(Arc::clone(tag));
+        if let Some(addr) = self.peer_addr {
+            ctx = ctx.with_peer_addr(addr);
+        }
+        match endpoint.methods.handle_in(text, &ctx).await {
+            Some(answer) => reply::answer(answer),
+            None => reply::no_content(),
+        }
+    }
+}
+
+/// The body's length as announced by `Content-Length`, or by the body itself.
+fn declared_length<B: Body>(req: &Request<B>) -> Option<u64> {
+    let header = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.trim().parse().ok());
+    header.or_else(|| Some(req.body().size_hint().lower()).filter(|len| *len > 0))
+}
+
+/// `application/json` with any parameters, or `application/*+json` (`application/vnd.api+json`,
+/// `application/merge-patch+json`...), case-insensitively as RFC 9110 has it.
+pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
+    let Ok(text) = content_type.to_str() else {
+        return false;
+    };
+    let essence = text
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match essence.split_once('/') {
+        Some(("application", subtype)) => {
+            subtype == "json" || (subtype.len() > 5 && subtype.ends_with("+json"))
+        }
+        _ => false,
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for RpcService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    /// Always ready: the endpoint has no queue of its own (limits apply per request).
+    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.respond(req).await) })
+    }
+}
+
+impl<B> hyper::service::Service<Request<B>> for RpcService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, req: Request<B>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.respond(req).await) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::time::Duration;
+
+    use ::http::StatusCode;
+    use http_body_util::{Full, StreamBody};
+    use hyper::body::{Bytes, Frame};
+    use tower_service::Service as _;
+
+    use super::*;
+    use crate::RpcError;
+
+    fn service(max_body_bytes: usize) -> RpcService {
+        let mut methods = Methods::new();
+        methods
+            .typed("echo_tag", &[], |(): (), ctx: Context| async move {
+                Ok::<_, RpcError>(ctx.request_tag().map(str::to_owned))
+            })
+            .unwrap();
+        RpcService::new(methods, max_body_bytes, Drain::new(Duration::from_secs(1)))
+    }
+
+    async fn body_text(res: Response<ResponseBody>) -> String {
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn json_content_types() {
+        for ok in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/vnd.api+json",
+        ] {
+            assert!(is_json(&HeaderValue::from_static(ok)), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/+json",
+            "application/jsonp",
+            "json",
+            "text/json",
+        ] {
+            assert!(!is_json(&HeaderValue::from_static(bad)), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn serves_as_a_tower_service() {
+        let mut svc = service(1024);
+        let req = Request::post("/anywhere")
+            .header("x-request-id", "abc")
+            .body(Full::new(Bytes::from_static(
+                br#"{"jsonrpc":"2.0","method":"echo_tag","id":1}"#,
+            )))
+            .unwrap();
+        let res = svc.call(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(res.headers()["x-request-id"], "abc");
+        assert_eq!(
+            body_text(res).await,
+            r#"{"jsonrpc":"2.0","result":"abc","id":1}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn counts_a_streamed_body_against_the_cap() {
+        let chunks = (0..8).map(|_| Ok::<_, Infallible>(Frame::data(Bytes::from(vec![b' '; 100]))));
+        let body = StreamBody::new(futures_util::stream::iter(chunks));
+        let res = service(500)
+            .respond(Request::post("/").body(body).unwrap())
+            .await;
+        assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(body_text(res).await.contains("limit of 500 bytes"));
+    }
+}
