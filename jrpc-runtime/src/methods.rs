@@ -328,9 +328,10 @@ impl Methods {
     }
 
     async fn handle_batch(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
-        let Ok(elements) = serde_json::from_str::<Vec<&RawValue>>(body) else {
-            // `[` starts it, so it is JSON only if it is an array: anything else is a parse error.
-            return Some(rejected(&Rejection::Parse));
+        // `[` starts it, so it is JSON only if it is an array: anything else is a parse error.
+        let elements = match request::parse_batch(body) {
+            Ok(elements) => elements,
+            Err(rejection) => return Some(rejected(&rejection)),
         };
         if elements.is_empty() {
             return Some(rejected(&Rejection::Invalid { id: None }));
@@ -352,8 +353,8 @@ impl Methods {
             Batches::UpTo(_) => {}
         }
         let deadline = self.deadline();
-        let answers = futures_util::future::join_all(elements.iter().map(|raw| async move {
-            match request::parse_element(raw) {
+        let answers = futures_util::future::join_all(elements.into_iter().map(|element| async move {
+            match element {
                 Ok(req) => self.dispatch(req, ctx, deadline).await,
                 Err(rejection) => Some(rejected(&rejection)),
             }
