@@ -1,0 +1,68 @@
+// Drives the mcp_server example with the official MCP TypeScript SDK client over stdio, as an MCP
+// host would.
+//
+//   node tests/interop/mcp.mjs target/debug/examples/mcp_server
+//
+// Exits 0 when every step behaved, 1 with the reason otherwise.
+
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+
+const LIMIT_MS = 20_000;
+
+const binary = process.argv[2];
+if (!binary) {
+  console.error('usage: node mcp.mjs <path to mcp_server>');
+  process.exit(2);
+}
+
+const transport = new StdioClientTransport({ command: binary, args: [], stderr: 'inherit' });
+const client = new Client({ name: 'jrpc-interop', version: '1.0.0' });
+// The client hands the agreed version to transports that take it (HTTP ones); stdio does not, so
+// this hook is only for the check below.
+let negotiated;
+transport.setProtocolVersion = (version) => {
+  negotiated = version;
+};
+const watchdog = setTimeout(() => {
+  console.error(`mcp interop: no end after ${LIMIT_MS} ms`);
+  transport.close().finally(() => process.exit(1));
+}, LIMIT_MS);
+
+try {
+  await client.connect(transport);
+  assert.equal(client.getServerVersion()?.name, 'jrpc-mcp-example');
+  assert.deepEqual(client.getServerCapabilities(), { tools: {} });
+  // The SDK asks for its newest version; the server knows it and agrees.
+  assert.equal(negotiated, LATEST_PROTOCOL_VERSION);
+
+  const { tools } = await client.listTools();
+  assert.equal(tools.length, 1);
+  assert.equal(tools[0].name, 'add');
+  assert.equal(tools[0].inputSchema.type, 'object');
+  assert.deepEqual(tools[0].inputSchema.required, ['a', 'b']);
+
+  const sum = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+  assert.notEqual(sum.isError, true);
+  assert.deepEqual(sum.content, [{ type: 'text', text: '5' }]);
+
+  const unknown = await client.callTool({ name: 'multiply', arguments: { a: 2, b: 3 } });
+  assert.equal(unknown.isError, true);
+  assert.match(unknown.content[0].text, /unknown tool/);
+
+  const bad = await client.callTool({ name: 'add', arguments: { a: 'two' } });
+  assert.equal(bad.isError, true);
+
+  assert.deepEqual(await client.ping(), {});
+
+  clearTimeout(watchdog);
+  await client.close();
+  console.log('mcp interop: ok');
+  process.exit(0);
+} catch (err) {
+  console.error('mcp interop: FAILED:', err);
+  await transport.close().catch(() => {});
+  process.exit(1);
+}
