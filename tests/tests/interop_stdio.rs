@@ -1,0 +1,868 @@
+//! The `lsp_server` and `mcp_server` examples as processes on stdio.
+//!
+//! Two kinds of tests:
+//!
+//! - scripted sessions: this file writes the client's side frame by frame into the server's stdin
+//!   and checks what comes out of its stdout (and its exit status), so the behaviour is tested
+//!   wherever Rust is;
+//! - interop: clients nobody here wrote drive the servers: `vscode-jsonrpc` (VS Code's JSON-RPC
+//!   layer) and the official MCP TypeScript SDK, run by the Node scripts in `tests/interop/`.
+//!   Without `node`, or without `tests/interop/node_modules` (`npm ci --prefix tests/interop`),
+//!   these print why they are skipped and pass.
+//!
+//! The examples are built once, by `cargo build --example ...`, and found through cargo's own
+//! report of what it built (so a custom target directory works). Every child process runs under a
+//! time limit and is killed when it is exceeded or when a test fails.
+
+use std::io::{BufRead, BufReader, Read, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Building the examples may compile much of the workspace on a cold cache.
+const BUILD_LIMIT: Duration = Duration::from_secs(20 * 60);
+/// How long a server may take to send an expected message, or to exit.
+const STEP_LIMIT: Duration = Duration::from_secs(20);
+/// How long a whole Node driver may run.
+const NODE_LIMIT: Duration = Duration::from_secs(90);
+/// How long a server has to send something it must not send (an answer to a notification).
+const QUIET: Duration = Duration::from_millis(300);
+
+// ---------------------------------------------------------------------------------------------
+// Building and running processes under a limit
+
+struct Examples {
+    lsp_server: PathBuf,
+    mcp_server: PathBuf,
+}
+
+fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate lives in the workspace")
+}
+
+/// Builds the two examples (once per test binary) and returns their paths.
+fn examples() -> &'static Examples {
+    static EXAMPLES: OnceLock<Result<Examples, String>> = OnceLock::new();
+    match EXAMPLES.get_or_init(build_examples) {
+        Ok(examples) => examples,
+        Err(why) => panic!("{why}"),
+    }
+}
+
+fn build_examples() -> Result<Examples, String> {
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .current_dir(workspace_root())
+        .args(["build", "-q", "--message-format=json-render-diagnostics"])
+        .args([
+            "-p",
+            "jrpc-examples",
+            "--example",
+            "lsp_server",
+            "--example",
+            "mcp_server",
+        ]);
+    let output = run_bounded(&mut cargo, BUILD_LIMIT)?;
+    if !output.status.success() {
+        return Err(format!(
+            "building the examples failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let mut lsp_server = None;
+    let mut mcp_server = None;
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let (Some(name), Some(executable)) = (
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) else {
+            continue;
+        };
+        match name {
+            "lsp_server" => lsp_server = Some(PathBuf::from(executable)),
+            "mcp_server" => mcp_server = Some(PathBuf::from(executable)),
+            _ => {}
+        }
+    }
+    match (lsp_server, mcp_server) {
+        (Some(lsp_server), Some(mcp_server)) => Ok(Examples {
+            lsp_server,
+            mcp_server,
+        }),
+        _ => Err("cargo built the examples but did not report both executables".to_owned()),
+    }
+}
+
+/// Runs `command` to completion with its output captured; kills it past `limit`.
+fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("could not start {command:?}: {err}"))?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = wait_bounded(&mut child, limit);
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    match status {
+        Some(status) => Ok(Output {
+            status,
+            stdout,
+            stderr,
+        }),
+        None => Err(format!(
+            "{command:?} did not finish within {limit:?}; killed. Its stderr:\n{}",
+            String::from_utf8_lossy(&stderr)
+        )),
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut out);
+        }
+        out
+    })
+}
+
+/// Waits for `child` up to `limit`; kills it and answers `None` past it.
+fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A scripted session: the test plays the client
+
+#[derive(Clone, Copy)]
+enum Framing {
+    Lines,
+    ContentLength,
+}
+
+/// A server process with its stdin in the test's hand and its stdout read into messages. It is
+/// killed when dropped (a failing test included).
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Result<Value, String>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_reader: Option<thread::JoinHandle<()>>,
+    framing: Framing,
+}
+
+impl Session {
+    fn start(binary: &Path, framing: Framing) -> Session {
+        let mut child = Command::new(binary)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("could not start {}: {err}", binary.display()));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, messages) = mpsc::channel();
+        thread::spawn(move || read_messages(BufReader::new(stdout), framing, &tx));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr_reader = {
+            let stderr = Arc::clone(&stderr);
+            let mut pipe = child.stderr.take().expect("piped stderr");
+            thread::spawn(move || {
+                let mut chunk = [0; 4096];
+                while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                    stderr.lock().unwrap().extend_from_slice(&chunk[..n]);
+                }
+            })
+        };
+        Session {
+            stdin: child.stdin.take(),
+            child,
+            messages,
+            stderr,
+            stderr_reader: Some(stderr_reader),
+            framing,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.send_text(&message.to_string());
+    }
+
+    /// Frames `text` as the session's framing wants and writes it.
+    fn send_text(&mut self, text: &str) {
+        let framed = match self.framing {
+            Framing::Lines => format!("{text}\n"),
+            Framing::ContentLength => format!("Content-Length: {}\r\n\r\n{text}", text.len()),
+        };
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin
+            .write_all(framed.as_bytes())
+            .and_then(|()| stdin.flush())
+            .expect("the server reads its stdin");
+    }
+
+    fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let answer = self.recv();
+        assert_eq!(
+            answer["id"], id,
+            "expected the answer to call {id}, got {answer}"
+        );
+        answer
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// The next message from the server.
+    fn recv(&mut self) -> Value {
+        match self.messages.recv_timeout(STEP_LIMIT) {
+            Ok(Ok(message)) => {
+                assert_eq!(message["jsonrpc"], "2.0", "{message}");
+                message
+            }
+            Ok(Err(why)) => panic!("bad output from the server: {why}\n{}", self.stderr()),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no message within {STEP_LIMIT:?}\n{}", self.stderr())
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                panic!("the server's stdout ended\n{}", self.stderr())
+            }
+        }
+    }
+
+    /// Asserts that nothing arrives for a moment.
+    fn expect_quiet(&mut self) {
+        match self.messages.recv_timeout(QUIET) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(message) => panic!("expected nothing, got {message:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server's stdout ended"),
+        }
+    }
+
+    /// Closes stdin (end of input).
+    fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for the exit and returns the status and what the server wrote on stderr.
+    fn finish(mut self) -> (ExitStatus, String) {
+        let status = wait_bounded(&mut self.child, STEP_LIMIT)
+            .unwrap_or_else(|| panic!("the server did not exit within {STEP_LIMIT:?}; killed"));
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = reader.join();
+        }
+        // Every message on stdout was checked: nothing but protocol may be there.
+        match self.messages.recv_timeout(STEP_LIMIT) {
+            Err(_) => {}
+            Ok(Ok(message)) => panic!("unexpected message after the session: {message}"),
+            Ok(Err(why)) => panic!("bad output from the server: {why}"),
+        }
+        (status, self.stderr())
+    }
+
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Splits the server's stdout into messages; anything that is not a well-framed JSON message is
+/// reported (logs on stdout would corrupt the protocol).
+fn read_messages<R: BufRead>(
+    mut out: R,
+    framing: Framing,
+    tx: &mpsc::Sender<Result<Value, String>>,
+) {
+    loop {
+        let body = match framing {
+            Framing::Lines => {
+                let mut line = String::new();
+                match out.read_line(&mut line) {
+                    Ok(0) => return,
+                    Ok(_) => match line.strip_suffix('\n') {
+                        Some(body) => Ok(body.to_owned()),
+                        None => Err(format!("a line without its newline: {line:?}")),
+                    },
+                    Err(err) => Err(err.to_string()),
+                }
+            }
+            Framing::ContentLength => match read_content_length_frame(&mut out) {
+                Ok(None) => return,
+                Ok(Some(body)) => Ok(body),
+                Err(why) => Err(why),
+            },
+        };
+        let message = body.and_then(|body| {
+            serde_json::from_str::<Value>(&body).map_err(|err| format!("{err}: {body:?}"))
+        });
+        let failed = message.is_err();
+        if tx.send(message).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// One `Content-Length` frame: `None` at a clean end of output.
+fn read_content_length_frame<R: BufRead>(out: &mut R) -> Result<Option<String>, String> {
+    let mut length = None;
+    let mut first = true;
+    loop {
+        let mut header = String::new();
+        let read = out.read_line(&mut header).map_err(|err| err.to_string())?;
+        if read == 0 && first {
+            return Ok(None);
+        }
+        first = false;
+        let header = header
+            .strip_suffix("\r\n")
+            .ok_or_else(|| format!("a header line not ended by CRLF: {header:?}"))?;
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header
+            .split_once(": ")
+            .ok_or_else(|| format!("not a header: {header:?}"))?;
+        if name.eq_ignore_ascii_case("content-length") {
+            length = Some(
+                value
+                    .parse::<usize>()
+                    .map_err(|err| format!("{header:?}: {err}"))?,
+            );
+        }
+    }
+    let length = length.ok_or("a frame without Content-Length")?;
+    let mut body = vec![0; length];
+    out.read_exact(&mut body).map_err(|err| err.to_string())?;
+    String::from_utf8(body)
+        .map(Some)
+        .map_err(|err| err.to_string())
+}
+
+fn error_code(answer: &Value) -> i64 {
+    answer["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {answer}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// lsp_server, scripted
+
+fn lsp() -> Session {
+    Session::start(&examples().lsp_server, Framing::ContentLength)
+}
+
+/// `initialize` with the given client capabilities; checks the answer.
+fn lsp_initialize(session: &mut Session, capabilities: Value) {
+    let answer = session.call(
+        1,
+        "initialize",
+        json!({ "processId": null, "rootUri": null, "capabilities": capabilities }),
+    );
+    assert_eq!(
+        answer["result"]["capabilities"],
+        json!({ "textDocumentSync": 1, "hoverProvider": true }),
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["serverInfo"]["name"], "jrpc-lsp-example");
+    assert!(
+        answer["result"]["serverInfo"]["version"].is_string(),
+        "{answer}"
+    );
+}
+
+fn hover_params(uri: &str, line: u32, character: u32) -> Value {
+    json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": character } })
+}
+
+/// The hover text for the position, `None` for a `null` result.
+fn hover(session: &mut Session, id: i64, uri: &str, line: u32, character: u32) -> Option<String> {
+    let answer = session.call(id, "textDocument/hover", hover_params(uri, line, character));
+    let result = &answer["result"];
+    if result.is_null() {
+        assert!(answer.get("error").is_none(), "{answer}");
+        return None;
+    }
+    assert_eq!(result["contents"]["kind"], "markdown", "{answer}");
+    Some(
+        result["contents"]["value"]
+            .as_str()
+            .expect("a markdown string")
+            .to_owned(),
+    )
+}
+
+#[test]
+fn lsp_session_from_initialize_to_exit() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({ "workspace": { "configuration": true } }));
+    s.notify("initialized", json!({}));
+
+    let greeting = s.recv();
+    assert_eq!(greeting["method"], "window/logMessage", "{greeting}");
+    assert_eq!(greeting["params"]["type"], 3);
+
+    // The server calls back; the test answers as an editor would.
+    let ask = s.recv();
+    assert_eq!(ask["method"], "workspace/configuration", "{ask}");
+    assert_eq!(
+        ask["params"],
+        json!({ "items": [{ "section": "example" }] })
+    );
+    assert!(ask["id"].is_number() || ask["id"].is_string(), "{ask}");
+    s.send(&json!({ "jsonrpc": "2.0", "id": ask["id"], "result": [{ "level": "verbose" }] }));
+    let logged = s.recv();
+    assert_eq!(logged["method"], "window/logMessage", "{logged}");
+    let message = logged["params"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(r#"{"level":"verbose"}"#), "{logged}");
+
+    let uri = "file:///notes.txt";
+    s.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "plaintext", "version": 1,
+                                  "text": "fn main() {\n    let answer = 42;\n}\n" } }),
+    );
+    assert_eq!(hover(&mut s, 2, uri, 0, 1).as_deref(), Some("`fn`"));
+    assert_eq!(hover(&mut s, 3, uri, 1, 10).as_deref(), Some("`answer`"));
+    assert_eq!(hover(&mut s, 4, uri, 1, 17).as_deref(), Some("`42`"));
+    assert_eq!(hover(&mut s, 5, uri, 1, 2), None, "indentation is no word");
+    assert_eq!(hover(&mut s, 6, uri, 9, 0), None, "past the last line");
+    assert_eq!(hover(&mut s, 7, "file:///unopened.txt", 0, 0), None);
+
+    s.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 2 },
+                "contentChanges": [{ "text": "first\nsecond" }, { "text": "replaced text" }] }),
+    );
+    assert_eq!(hover(&mut s, 8, uri, 0, 0).as_deref(), Some("`replaced`"));
+    assert_eq!(
+        hover(&mut s, 9, uri, 0, 13).as_deref(),
+        Some("`text`"),
+        "the end of the line"
+    );
+
+    s.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    assert_eq!(
+        hover(&mut s, 10, uri, 0, 0),
+        None,
+        "a closed document is forgotten"
+    );
+
+    s.send(&json!({ "jsonrpc": "2.0", "id": 11, "method": "shutdown" }));
+    assert_eq!(
+        s.recv(),
+        json!({ "jsonrpc": "2.0", "id": 11, "result": null })
+    );
+    s.send(&json!({ "jsonrpc": "2.0", "method": "exit" }));
+    let (status, stderr) = s.finish();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "exit after shutdown; stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.contains(r#"configuration of "example": [{"level":"verbose"}]"#),
+        "the configuration answer is logged on stderr too:\n{stderr}"
+    );
+}
+
+#[test]
+fn lsp_requests_after_shutdown_fail() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({}));
+    s.send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "shutdown" }));
+    let answer = s.recv();
+    assert_eq!(answer, json!({ "jsonrpc": "2.0", "id": 2, "result": null }));
+    // After shutdown, requests fail (LSP's RequestFailed, see the example's docs).
+    let late = s.call(3, "textDocument/hover", hover_params("file:///a", 0, 0));
+    assert_eq!(error_code(&late), -32803, "{late}");
+    s.send(&json!({ "jsonrpc": "2.0", "method": "exit" }));
+    assert_eq!(s.finish().0.code(), Some(0));
+}
+
+#[test]
+fn lsp_exit_without_shutdown_is_status_1() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({}));
+    s.send(&json!({ "jsonrpc": "2.0", "method": "exit" }));
+    assert_eq!(s.finish().0.code(), Some(1));
+}
+
+#[test]
+fn lsp_end_of_input_without_exit_is_status_1() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({}));
+    s.close_stdin();
+    assert_eq!(s.finish().0.code(), Some(1));
+}
+
+#[test]
+fn lsp_requests_before_initialize_are_refused() {
+    let mut s = lsp();
+    let early = s.call(1, "textDocument/hover", hover_params("file:///a", 0, 0));
+    assert_eq!(error_code(&early), -32002, "ServerNotInitialized: {early}");
+    lsp_initialize(&mut s, json!({}));
+    assert_eq!(hover(&mut s, 2, "file:///a", 0, 0), None);
+}
+
+#[test]
+fn lsp_without_configuration_capability_asks_nothing() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({ "workspace": { "configuration": false } }));
+    s.notify("initialized", json!({}));
+    assert_eq!(s.recv()["method"], "window/logMessage");
+    // The notification handler has finished before the next call is read, so a request of the
+    // server's would come before this answer.
+    assert_eq!(hover(&mut s, 2, "file:///a", 0, 0), None);
+    s.expect_quiet();
+}
+
+#[test]
+fn lsp_positions_are_utf16_and_ranged_changes_apply() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({}));
+    let uri = "file:///unicode.txt";
+    // `😀` is two UTF-16 code units, `é` one: `wörld` starts at column 9.
+    s.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "plaintext", "version": 1,
+                                  "text": "héllo 😀 wörld\r\nnext" } }),
+    );
+    assert_eq!(hover(&mut s, 2, uri, 0, 1).as_deref(), Some("`héllo`"));
+    assert_eq!(hover(&mut s, 3, uri, 0, 9).as_deref(), Some("`wörld`"));
+    assert_eq!(hover(&mut s, 4, uri, 0, 13).as_deref(), Some("`wörld`"));
+    assert_eq!(
+        hover(&mut s, 5, uri, 1, 2).as_deref(),
+        Some("`next`"),
+        "CRLF ends a line"
+    );
+    // A ranged change (the server asks for full sync, but takes ranges too).
+    s.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 2 },
+                "contentChanges": [{ "range": { "start": { "line": 0, "character": 9 },
+                                                "end": { "line": 0, "character": 14 } },
+                                     "text": "planet" }] }),
+    );
+    assert_eq!(hover(&mut s, 6, uri, 0, 10).as_deref(), Some("`planet`"));
+}
+
+#[test]
+fn lsp_bad_input_is_answered_and_serving_goes_on() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({}));
+
+    s.send_text("{not json");
+    let answer = s.recv();
+    assert_eq!((error_code(&answer), &answer["id"]), (-32700, &Value::Null));
+
+    let answer = s.call(2, "textDocument/hover", json!({ "textDocument": 7 }));
+    assert_eq!(error_code(&answer), -32602, "{answer}");
+    assert!(
+        answer["error"]["data"].is_string(),
+        "the reason is given: {answer}"
+    );
+
+    let answer = s.call(
+        3,
+        "textDocument/definition",
+        hover_params("file:///a", 0, 0),
+    );
+    assert_eq!(error_code(&answer), -32601, "{answer}");
+
+    // Notifications are never answered, even with bad params or for unknown ids.
+    s.notify("textDocument/didOpen", json!({ "textDocument": "nope" }));
+    s.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": "file:///x" }, "contentChanges": [] }),
+    );
+    s.notify("$/cancelRequest", json!({ "id": 99 }));
+    s.notify("$/setTrace", json!({ "value": "off" }));
+    s.expect_quiet();
+
+    let uri = "file:///still.txt";
+    s.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "plaintext", "version": 1, "text": "alive" } }),
+    );
+    assert_eq!(hover(&mut s, 4, uri, 0, 0).as_deref(), Some("`alive`"));
+    let (_, stderr) = {
+        s.close_stdin();
+        s.finish()
+    };
+    assert!(
+        stderr.contains("textDocument/didOpen ignored: invalid params"),
+        "a notification's bad params are reported on stderr:\n{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// mcp_server, scripted
+
+fn mcp() -> Session {
+    Session::start(&examples().mcp_server, Framing::Lines)
+}
+
+fn mcp_initialize(session: &mut Session, id: i64, version: Value) -> Value {
+    let answer = session.call(
+        id,
+        "initialize",
+        json!({ "protocolVersion": version, "capabilities": {},
+                "clientInfo": { "name": "scripted", "version": "1" } }),
+    );
+    assert_eq!(
+        answer["result"]["capabilities"],
+        json!({ "tools": {} }),
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["serverInfo"]["name"], "jrpc-mcp-example");
+    answer["result"]["protocolVersion"].clone()
+}
+
+/// The text of a tool result and whether it is an error.
+fn tool_result(answer: &Value) -> (String, bool) {
+    let result = &answer["result"];
+    assert!(answer.get("error").is_none(), "{answer}");
+    let content = result["content"].as_array().expect("content is an array");
+    assert_eq!(content.len(), 1, "{answer}");
+    assert_eq!(content[0]["type"], "text", "{answer}");
+    let text = content[0]["text"].as_str().expect("text").to_owned();
+    (text, result["isError"] == true)
+}
+
+#[test]
+fn mcp_session_lists_and_calls_the_tool() {
+    let mut s = mcp();
+    assert_eq!(mcp_initialize(&mut s, 0, json!("2025-06-18")), "2025-06-18");
+    s.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+
+    let tools = s.call(1, "tools/list", json!({}));
+    let tools = tools["result"]["tools"]
+        .as_array()
+        .expect("a list of tools")
+        .clone();
+    assert_eq!(tools.len(), 1);
+    let add = &tools[0];
+    assert_eq!(add["name"], "add");
+    assert!(add["description"].is_string());
+    let schema = &add["inputSchema"];
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["a"]["type"], "number");
+    assert_eq!(schema["properties"]["b"]["type"], "number");
+    assert_eq!(schema["required"], json!(["a", "b"]));
+
+    let sum = s.call(
+        2,
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 2, "b": 3 } }),
+    );
+    assert_eq!(tool_result(&sum), ("5".to_owned(), false));
+    assert_eq!(sum["result"].get("isError"), None, "{sum}");
+    let sum = s.call(
+        3,
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 2.5, "b": -0.25 } }),
+    );
+    assert_eq!(tool_result(&sum), ("2.25".to_owned(), false));
+
+    let unknown = s.call(
+        4,
+        "tools/call",
+        json!({ "name": "multiply", "arguments": {} }),
+    );
+    let (text, is_error) = tool_result(&unknown);
+    assert!(is_error, "{unknown}");
+    assert!(text.contains("multiply"), "{text}");
+
+    assert_eq!(s.call(5, "ping", json!({}))["result"], json!({}));
+    s.send(&json!({ "jsonrpc": "2.0", "id": 6, "method": "ping" }));
+    assert_eq!(s.recv(), json!({ "jsonrpc": "2.0", "id": 6, "result": {} }));
+
+    s.close_stdin();
+    let (status, stderr) = s.finish();
+    assert!(
+        status.success(),
+        "end of input is a clean exit: {status}\n{stderr}"
+    );
+    assert!(stderr.contains("scripted"), "logs go to stderr:\n{stderr}");
+}
+
+#[test]
+fn mcp_protocol_version_is_negotiated() {
+    let mut s = mcp();
+    for (id, known) in (1..).zip(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]) {
+        assert_eq!(mcp_initialize(&mut s, id, json!(known)), known);
+    }
+    assert_eq!(
+        mcp_initialize(&mut s, 10, json!("1999-01-01")),
+        "2025-11-25",
+        "unknown: newest"
+    );
+    assert_eq!(
+        mcp_initialize(&mut s, 11, json!("2099-01-01")),
+        "2025-11-25"
+    );
+    assert_eq!(
+        mcp_initialize(&mut s, 12, Value::Null),
+        "2025-11-25",
+        "none asked: newest"
+    );
+}
+
+#[test]
+fn mcp_tool_failures_are_results_with_is_error() {
+    let mut s = mcp();
+    mcp_initialize(&mut s, 1, json!("2025-11-25"));
+    for (id, arguments) in (2..).zip([
+        json!({ "a": 1 }),
+        json!({ "a": "one", "b": 2 }),
+        json!([1, 2, 3]),
+        Value::Null,
+        json!({ "a": 1e308, "b": 1e308 }),
+    ]) {
+        let mut params = json!({ "name": "add" });
+        if !arguments.is_null() {
+            params["arguments"] = arguments.clone();
+        }
+        let answer = s.call(id, "tools/call", params);
+        let (text, is_error) = tool_result(&answer);
+        assert!(is_error, "{arguments} -> {answer}");
+        assert!(!text.is_empty());
+    }
+}
+
+#[test]
+fn mcp_bad_input_is_answered_and_serving_goes_on() {
+    let mut s = mcp();
+    mcp_initialize(&mut s, 1, json!("2025-11-25"));
+
+    s.send_text(
+        r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]"#,
+    );
+    let answer = s.recv();
+    assert_eq!(
+        (error_code(&answer), &answer["id"]),
+        (-32600, &Value::Null),
+        "no batches in MCP"
+    );
+
+    s.send_text("not json");
+    let answer = s.recv();
+    assert_eq!((error_code(&answer), &answer["id"]), (-32700, &Value::Null));
+
+    let answer = s.call(4, "tools/call", json!({ "arguments": { "a": 1, "b": 2 } }));
+    assert_eq!(
+        error_code(&answer),
+        -32602,
+        "a tools/call without a name: {answer}"
+    );
+
+    let answer = s.call(5, "resources/list", json!({}));
+    assert_eq!(error_code(&answer), -32601, "{answer}");
+
+    // Notifications are never answered: a cancellation of nothing running, an unknown one.
+    s.send(
+        &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": { "requestId": 42, "reason": "changed my mind" } }),
+    );
+    s.send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }));
+    s.expect_quiet();
+
+    let sum = s.call(
+        6,
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 40, "b": 2 } }),
+    );
+    assert_eq!(tool_result(&sum), ("42".to_owned(), false));
+    s.close_stdin();
+    assert!(s.finish().0.success());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interop: third-party clients, through Node
+
+/// The interop directory, or why the Node tests cannot run here.
+fn node_setup(package: &str) -> Result<PathBuf, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop");
+    let node = run_bounded(Command::new("node").arg("--version"), STEP_LIMIT)
+        .map_err(|_| "`node` is not installed".to_owned())?;
+    if !node.status.success() {
+        return Err("`node --version` failed".to_owned());
+    }
+    if !dir.join("node_modules").join(package).is_dir() {
+        return Err(format!(
+            "{package} is not installed in tests/interop/node_modules (run `npm ci --prefix tests/interop`)"
+        ));
+    }
+    Ok(dir)
+}
+
+fn run_node(script: &str, package: &str, binary: fn(&'static Examples) -> &'static Path) {
+    let dir = match node_setup(package) {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("skipped: {script}: {why}");
+            return;
+        }
+    };
+    let output = run_bounded(
+        Command::new("node")
+            .current_dir(&dir)
+            .arg(dir.join(script))
+            .arg(binary(examples())),
+        NODE_LIMIT,
+    )
+    .unwrap_or_else(|why| panic!("{why}"));
+    assert!(
+        output.status.success(),
+        "node {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn lsp_server_with_vscode_jsonrpc() {
+    run_node("lsp.mjs", "vscode-jsonrpc", |e| &e.lsp_server);
+}
+
+#[test]
+fn mcp_server_with_the_official_sdk_client() {
+    run_node("mcp.mjs", "@modelcontextprotocol/sdk", |e| &e.mcp_server);
+}
