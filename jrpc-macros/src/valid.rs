@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
-use syn::{Item, ItemImpl, Type};
+use syn::{Item, ItemImpl, Pat, Type};
 
 use crate::ast::{Kind, Method, Misplaced, Output, Param, ParamKind, Service, is_context};
 use crate::attr::ServiceArgs;
@@ -260,7 +260,13 @@ fn check_params(method: &Method, cx: &mut Ctxt) {
             }
             ParamKind::Value => {
                 // The name is the parameter's wire name.
-                if param.ident().is_none() {
+                if let Pat::Wild(_) = &*param.pat {
+                    cx.error_spanned(
+                        &param.pat,
+                        "jrpc parameters need a name, not `_`: the name is the parameter's wire \
+                         name; name it (`#[rpc(name = \"...\")]` sets another wire name)",
+                    );
+                } else if param.ident().is_none() {
                     cx.error_spanned(
                         &param.pat,
                         "jrpc parameters must be plain names, not patterns: the name is the \

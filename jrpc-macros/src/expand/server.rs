@@ -1,7 +1,7 @@
 //! `into_methods`: the method table of a service.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::{krate_at, local};
@@ -103,13 +103,23 @@ fn checks(method: &Method, args: &ServiceArgs) -> TokenStream {
 }
 
 /// One `Methods::typed` (or `Methods::notice`) registration.
+///
+/// The call goes through a local generic function whose bounds are the
+/// runtime's marker traits (`RpcParam`, `RpcResult`, `IntoRpcError`), called
+/// with the user's types as explicit arguments. Each bound is then checked
+/// at the user's type, where the `assert_*` calls above check the same
+/// thing, and rustc reports one error there instead of a second one about
+/// `FromParams` at the attribute.
 fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let krate = &args.krate;
     let this = local("__jrpc_this");
     let table = local("__jrpc_methods");
     let ctx = local("__jrpc_ctx");
+    let helper = local("__jrpc_register");
     let wire = &method.wire_name;
     let cfgs = &method.cfgs;
+    let ident = &method.sig.ident;
+    let span = ident.span();
 
     // The decoded value: a tuple of the parameters read from `params`, or
     // the one parameter wrapped in `Whole`.
@@ -120,13 +130,20 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
         .iter()
         .map(|param| param.wire_name.as_str())
         .collect();
-    let (pat, ty) = if method.attrs.whole.is_some() {
+    let generics: Vec<_> = (0..values.len()).map(|i| format_ident!("P{i}")).collect();
+    let whole = method.attrs.whole.is_some();
+    let (pat, ty, generic_ty) = if whole {
         (
             quote!(#krate::__private::Whole(#(#idents)*)),
             quote!(#krate::__private::Whole<#(#types)*>),
+            quote!(#krate::__private::Whole<#(#generics)*>),
         )
     } else {
-        (quote!((#(#idents,)*)), quote!((#(#types,)*)))
+        (
+            quote!((#(#idents,)*)),
+            quote!((#(#types,)*)),
+            quote!((#(#generics,)*)),
+        )
     };
 
     // The call, arguments in the user's order, the context injected.
@@ -137,41 +154,95 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             quote!(#ident)
         }
     });
-    let ident = &method.sig.ident;
     let mut call = quote!(Self::#ident(&#this, #(#call_args),*));
     if method.is_async {
         call = quote!(#call.await);
     }
 
-    let (register, body) = if method.is_notification() {
-        (quote!(notice), quote!(#call;))
+    // `_` arguments are inferred; spanned at the method's name, so a bound
+    // on them (a future that is not `Send`) points at the method.
+    let infer = quote_spanned!(span=> _);
+    let (register, body, output_bounds, output_args) = if method.is_notification() {
+        (
+            quote!(notice),
+            quote!(#call;),
+            quote! {
+                Fut: ::core::future::Future<Output = ()> + ::core::marker::Send + 'static,
+            },
+            quote!(),
+        )
     } else {
-        let body = match &method.output {
-            Output::Unit => quote! {
-                #call;
-                ::core::result::Result::Ok::<(), #krate::RpcError>(())
-            },
-            Output::Value(ty) => quote! {
-                ::core::result::Result::Ok::<#ty, #krate::RpcError>(#call)
-            },
-            Output::Result { .. } => call,
+        let (body, ok, err) = match &method.output {
+            Output::Unit => (
+                quote! {
+                    #call;
+                    ::core::result::Result::Ok::<(), #krate::RpcError>(())
+                },
+                quote!(()),
+                quote!(#krate::RpcError),
+            ),
+            Output::Value(ty) => (
+                quote!(::core::result::Result::Ok::<#ty, #krate::RpcError>(#call)),
+                quote!(#ty),
+                quote!(#krate::RpcError),
+            ),
+            Output::Result { ok, err } => {
+                let err = match err {
+                    Some(err) => quote!(#err),
+                    None => infer.clone(),
+                };
+                (call, quote!(#ok), err)
+            }
         };
-        (quote!(typed), body)
+        (
+            quote!(typed),
+            body,
+            quote! {
+                T: #krate::__private::RpcResult,
+                E: #krate::__private::IntoRpcError,
+                Fut: ::core::future::Future<Output = ::core::result::Result<T, E>>
+                    + ::core::marker::Send
+                    + 'static,
+            },
+            quote!(#ok, #err,),
+        )
+    };
+    let output_generics = if method.is_notification() {
+        quote!()
+    } else {
+        quote!(T, E,)
     };
 
-    quote! {
+    quote_spanned! {span=>
         #(#cfgs)*
-        #krate::__private::discard(#krate::Methods::#register(
-            &mut #table,
-            #wire,
-            &[#(#names),*],
+        {
+            fn #helper<#(#generics,)* #output_generics F, Fut>(
+                table: &mut #krate::Methods,
+                name: &'static str,
+                names: &'static [&'static str],
+                handler: F,
+            ) where
+                #(#generics: #krate::__private::RpcParam,)*
+                #output_bounds
+                F: ::core::ops::Fn(#generic_ty, #krate::Context) -> Fut
+                    + ::core::marker::Send
+                    + ::core::marker::Sync
+                    + 'static,
             {
-                let #this = ::std::sync::Arc::clone(&#this);
-                move |#pat: #ty, #ctx: #krate::Context| {
-                    let #this = ::std::sync::Arc::clone(&#this);
-                    async move { #body }
-                }
-            },
-        ));
+                #krate::__private::discard(#krate::Methods::#register(table, name, names, handler));
+            }
+            #helper::<#(#types,)* #output_args #infer, #infer>(
+                &mut #table,
+                #wire,
+                &[#(#names),*],
+                {
+                    let #this = ::core::clone::Clone::clone(&#this);
+                    move |#pat: #ty, #ctx: #krate::Context| {
+                        let #this = ::core::clone::Clone::clone(&#this);
+                        async move { #body }
+                    }
+                },
+            );
+        }
     }
 }

@@ -1,0 +1,17 @@
+use jrpc_runtime::rpc_service;
+
+#[rpc_service]
+trait Calculator {
+    async fn add(&self, a: i64, b: i64) -> i64;
+}
+
+struct Calc;
+
+#[rpc_service]
+impl Calculator for Calc {
+    async fn add(&self, a: i64, b: i64) -> i64 {
+        a + b
+    }
+}
+
+fn main() {}
