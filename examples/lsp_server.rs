@@ -140,7 +140,8 @@ struct Handle(Arc<Server>);
 
 impl Server {
     fn documents(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        // A panicking handler cannot leave the map half-written: every update is one insert.
+        // Poisoning needs a panic while the lock is held; even then each document is whole (it
+        // is replaced or edited in one step), so serving goes on.
         self.documents
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -161,7 +162,7 @@ impl Server {
 impl Handle {
     /// Answers the server's capabilities and name.
     #[rpc(params = whole)]
-    async fn initialize(&self, params: InitializeParams) -> Result<Value, RpcError> {
+    async fn initialize(&self, params: InitializeParams) -> Value {
         if let Some(client) = &params.client_info {
             eprintln!(
                 "lsp_server: initialize from {} {}",
@@ -176,7 +177,7 @@ impl Handle {
             .unwrap_or(false);
         self.0.configuration.store(configuration, Ordering::SeqCst);
         self.0.initialized.store(true, Ordering::SeqCst);
-        Ok(json!({
+        json!({
             "capabilities": {
                 // 1 = Full: every change carries the whole text.
                 "textDocumentSync": 1,
@@ -186,7 +187,7 @@ impl Handle {
                 "name": "jrpc-lsp-example",
                 "version": env!("CARGO_PKG_VERSION"),
             },
-        }))
+        })
     }
 
     /// The client is ready: logs a greeting and asks for the `example` configuration section.
