@@ -27,7 +27,7 @@ use axum::http::{HeaderValue, Request, Response, StatusCode};
 use axum::routing::get;
 use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::{Context, Methods, RpcError};
-use tower_http::validate_request::ValidateRequestHeaderLayer;
+use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
@@ -70,35 +70,40 @@ fn parse_args() -> Result<Args, String> {
             other => return Err(format!("unknown argument `{other}` (try --help)")),
         }
     }
-    if HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+    if BearerToken::new(&token).is_err() {
         return Err("--token must be printable ASCII".to_owned());
     }
     Ok(Args { listen, token })
 }
 
-/// A layer answering `401` unless `authorization` is `Bearer <token>`.
-fn bearer_check(
-    token: &str,
-) -> Result<
-    ValidateRequestHeaderLayer<
-        impl FnMut(&mut Request<Body>) -> Result<(), Response<Body>> + Clone + use<>,
-    >,
-    InvalidHeaderValue,
-> {
-    let expected = HeaderValue::from_str(&format!("Bearer {token}"))?;
-    Ok(ValidateRequestHeaderLayer::custom(
-        move |req: &mut Request<Body>| {
-            if req.headers().get(AUTHORIZATION) == Some(&expected) {
-                return Ok(());
-            }
-            let mut denied = Response::new(Body::from("missing or wrong bearer token\n"));
-            *denied.status_mut() = StatusCode::UNAUTHORIZED;
-            denied
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            Err(denied)
-        },
-    ))
+/// Answers `401` unless `authorization` is `Bearer <token>`; a tower-http request validator.
+#[derive(Clone)]
+struct BearerToken {
+    expected: HeaderValue,
+}
+
+impl BearerToken {
+    fn new(token: &str) -> Result<Self, InvalidHeaderValue> {
+        Ok(Self {
+            expected: HeaderValue::from_str(&format!("Bearer {token}"))?,
+        })
+    }
+}
+
+impl<B> ValidateRequest<B> for BearerToken {
+    type ResponseBody = Body;
+
+    fn validate(&mut self, req: &mut Request<B>) -> Result<(), Response<Body>> {
+        if req.headers().get(AUTHORIZATION) == Some(&self.expected) {
+            return Ok(());
+        }
+        let mut denied = Response::new(Body::from("missing or wrong bearer token\n"));
+        *denied.status_mut() = StatusCode::UNAUTHORIZED;
+        denied
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        Err(denied)
+    }
 }
 
 #[tokio::main]
@@ -118,7 +123,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .build()?;
     let shutdown = server.shutdown_handle();
 
-    let auth = bearer_check(&args.token)?;
+    let auth = ValidateRequestHeaderLayer::custom(BearerToken::new(&args.token)?);
     let app = Router::new()
         .route_service("/rpc", server.service())
         // `route_layer` guards the routes above it only: `/health` stays open.
