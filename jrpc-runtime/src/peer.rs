@@ -6,10 +6,16 @@
 //! | # | source | what it does |
 //! | --- | --- | --- |
 //! | 1 | an overflow signal | closes the connection (a full queue under [`Overflow::Close`]) |
-//! | 2 | commands from handles and finished calls | writes calls, notifications and answers in the order they were queued; forgets given-up calls |
-//! | 3 | the running notification handler | when it ends, reading resumes |
-//! | 4 | the next incoming message | only while no notification handler runs |
-//! | 5 | the drain deadline after end of input | cancels what still runs |
+//! | 2 | the writer, while messages wait | hands them to the stream as the other side reads them; a failed write closes the connection |
+//! | 3 | commands from handles and finished calls | queues calls, notifications and answers in the order they came; forgets given-up calls. Paused while [`PeerConfig::queue`] messages wait to be written |
+//! | 4 | the running notification handler | when it ends, reading resumes |
+//! | 5 | the next incoming message | only while no notification handler runs (and while fewer than twice the queue wait) |
+//! | 6 | the drain deadline after end of input | cancels what still runs |
+//!
+//! A slow reader on the other side never stops this side from reading: a write waits in its own
+//! branch while the loop goes on. Two sides that write to each other faster than they read thus
+//! cannot both stop, each waiting for the other to read. Backpressure reaches handles and
+//! handlers through the bounded command channel instead.
 //!
 //! Incoming messages are taken in arrival order: a notification handler finishes before the next
 //! message is read; a call starts in turn and runs in its own task; an answer wakes its caller in
@@ -21,13 +27,13 @@
 //! and be answered (so `printf '...' | server` prints its answers), then are cancelled. A failed
 //! write means the other side is gone: everything still running is cancelled at once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::task::{Context as TaskContext, Poll};
+use std::task::{Context as TaskContext, Poll, ready};
 use std::time::Duration;
 
 use futures_util::{Sink, SinkExt as _, Stream, StreamExt as _};
@@ -215,7 +221,10 @@ enum Command {
     },
     /// An incoming call's answer (`None` for a batch of notifications). Answers share the queue
     /// with the handler's own pushes, so a handler's notifications go out before its answer.
-    Answer { slot: u64, text: Option<String> },
+    Answer {
+        slot: u64,
+        text: Option<String>,
+    },
 }
 
 struct Shared {
@@ -396,6 +405,8 @@ impl Peer {
             next_slot: 0,
             tasks: JoinSet::new(),
             weak: tx.downgrade(),
+            outbox: VecDeque::new(),
+            unflushed: false,
         };
         let driver = Driver(Box::pin(conn.run(
             Box::pin(reader),
@@ -601,10 +612,20 @@ struct Connection {
     tasks: JoinSet<()>,
     /// Where running calls send their answers.
     weak: mpsc::WeakSender<Command>,
+    /// Texts to write, in order; the sink takes them as fast as the other side reads.
+    outbox: VecDeque<String>,
+    /// Whether the outbox or the sink holds something not yet flushed.
+    unflushed: bool,
 }
 
-/// Why the loop stopped writing.
-struct Broken(String);
+/// The notification handler running; aborted if the loop is dropped before it ends.
+struct Running(JoinHandle<()>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 impl Connection {
     async fn run<RE, WE>(
@@ -619,46 +640,48 @@ impl Connection {
         WE: fmt::Display + Send + 'static,
     {
         let answer_tx = self.weak.clone();
-        let mut notification: Option<JoinHandle<()>> = None;
+        let mut notification: Option<Running> = None;
         let mut reading = true;
         let mut handles_open = true;
         let mut drain_until: Option<tokio::time::Instant> = None;
         let shared = Arc::clone(&self.shared);
+        // Commands stop being taken while this much waits to be written, so that handlers and
+        // handles feel the backpressure; reading goes on (to twice as much, for the answers that
+        // reading itself writes), so that two sides writing to each other never both stop reading.
+        let (command_room, read_room) = (self.config.queue, 2 * self.config.queue);
         let outcome: Result<(), String> = loop {
-            if !reading && self.running.is_empty() && notification.is_none() {
+            let idle = !self.unflushed;
+            if !reading && self.running.is_empty() && notification.is_none() && idle {
                 break Ok(());
             }
-            if !handles_open
-                && keepalive.is_none()
-                && self.pending.is_empty()
-                && self.running.is_empty()
-            {
+            // Every handle is gone (a child process no one calls any more): nothing can be sent
+            // from here on, not even the answers of calls still running.
+            if !handles_open && keepalive.is_none() && idle {
                 break Ok(());
             }
+            let outbox = self.outbox.len();
             tokio::select! {
                 biased;
                 () = shared.overflowed.notified() => break Err("the outgoing queue overflowed".into()),
-                command = commands.recv(), if handles_open => match command {
+                written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox)), if self.unflushed => match written {
+                    Ok(()) => self.unflushed = false,
+                    Err(err) => break Err(format!("write failed: {err}")),
+                },
+                command = commands.recv(), if handles_open && outbox < command_room => match command {
                     None => handles_open = false,
-                    Some(command) => if let Err(Broken(why)) = self.command(command, &mut writer, reading).await {
-                        break Err(why);
-                    },
+                    Some(command) => self.command(command, reading),
                 },
                 () = join(&mut notification), if notification.is_some() => {
                     notification = None;
                 }
-                frame = reader.next(), if reading && notification.is_none() => match frame {
+                frame = reader.next(), if reading && notification.is_none() && outbox < read_room => match frame {
                     None => {
                         reading = false;
                         drain_until = Some(tokio::time::Instant::now() + self.config.drain);
                         self.fail_pending();
                     }
                     Some(Err(err)) => break Err(format!("unreadable input: {err}")),
-                    Some(Ok(frame)) => match self.incoming(frame, &answer_tx, &mut writer).await {
-                        Ok(Some(task)) => notification = Some(task),
-                        Ok(None) => {}
-                        Err(Broken(why)) => break Err(why),
-                    },
+                    Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx).await,
                 },
                 () = sleep_until(drain_until), if drain_until.is_some() => {
                     tracing::debug!(running = self.running.len(), "drain time is over; cancelling");
@@ -667,12 +690,14 @@ impl Connection {
             }
         };
         drop(keepalive);
-        if let Some(task) = notification {
-            task.abort();
-        }
+        drop(notification);
         self.tasks.abort_all();
         self.fail_pending();
-        let _ = writer.close().await;
+        // Closing flushes first: only close a sink that has nothing left, or it could wait for a
+        // reader that is gone or stuck. Dropping it closes the stream all the same.
+        if !self.unflushed {
+            let _ = writer.close().await;
+        }
         outcome.map_err(|why| {
             tracing::warn!(reason = %why, "connection closed");
             std::io::Error::other(why)
@@ -685,12 +710,20 @@ impl Connection {
         }
     }
 
-    async fn command<WE: fmt::Display>(
-        &mut self,
-        command: Command,
-        writer: &mut Writer<WE>,
-        reading: bool,
-    ) -> Result<(), Broken> {
+    /// Queues a text to be written.
+    fn send(&mut self, text: String) {
+        self.outbox.push_back(text);
+        self.unflushed = true;
+    }
+
+    /// Queues an answer the dispatcher built.
+    fn send_bytes(&mut self, bytes: Vec<u8>) {
+        if let Ok(text) = String::from_utf8(bytes) {
+            self.send(text);
+        }
+    }
+
+    fn command(&mut self, command: Command, reading: bool) {
         match command {
             Command::Call {
                 id,
@@ -700,71 +733,64 @@ impl Connection {
             } => {
                 if !reading {
                     let _ = reply.send(Err(ClientError::Closed { method }));
-                    return Ok(());
+                    return;
                 }
                 self.pending.insert(id, (method, reply));
-                write(writer, text).await
+                self.send(text);
             }
-            Command::Notify { text } => write(writer, text).await,
-            Command::Answer { slot, text } => match (self.running.remove(&slot), text) {
-                (Some(_), Some(text)) => write(writer, text).await,
+            Command::Notify { text } => self.send(text),
+            Command::Answer { slot, text } => {
                 // A cancelled call's late answer is dropped: it was answered already, or must not be.
-                _ => Ok(()),
-            },
+                if let (Some(_), Some(text)) = (self.running.remove(&slot), text) {
+                    self.send(text);
+                }
+            }
             Command::Forget { id } => {
                 if self.pending.remove(&id).is_none() {
-                    return Ok(());
+                    return;
                 }
                 match self.config.cancellation {
-                    Cancellation::Off => Ok(()),
-                    Cancellation::Lsp => {
-                        write(writer, format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#)).await
-                    }
-                    Cancellation::Mcp => {
-                        write(
-                            writer,
-                            format!(
-                                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"the caller gave up"}}}}"#
-                            ),
-                        )
-                        .await
-                    }
+                    Cancellation::Off => {}
+                    Cancellation::Lsp => self.send(format!(
+                        r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#
+                    )),
+                    Cancellation::Mcp => self.send(format!(
+                        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"the caller gave up"}}}}"#
+                    )),
                 }
             }
         }
     }
 
     /// Takes one incoming frame; returns the notification handler to wait for, if one started.
-    async fn incoming<WE: fmt::Display>(
+    async fn incoming(
         &mut self,
         frame: Frame,
         answers: &mpsc::WeakSender<Command>,
-        writer: &mut Writer<WE>,
-    ) -> Result<Option<JoinHandle<()>>, Broken> {
+    ) -> Option<Running> {
         let text = match frame {
             Frame::Message(text) => text,
             Frame::TooLong { limit, got } => {
                 let reason = format!("message of {got} bytes exceeds the limit of {limit} bytes");
                 tracing::warn!(%reason, "message skipped");
-                return write_bytes(
-                    writer,
-                    error_bytes(&RpcError::invalid_request().with_data(&reason), None),
-                )
-                .await
-                .map(|()| None);
+                self.send_bytes(error_bytes(
+                    &RpcError::invalid_request().with_data(&reason),
+                    None,
+                ));
+                return None;
             }
             _ => {
-                return write_bytes(writer, error_bytes(&RpcError::parse_error(), None))
-                    .await
-                    .map(|()| None);
+                self.send_bytes(error_bytes(&RpcError::parse_error(), None));
+                return None;
             }
         };
         if crate::request::is_batch(&text) {
             self.spawn_call(None, text, answers);
-            return Ok(None);
+            return None;
         }
         let Ok(probe) = serde_json::from_str::<Probe<'_>>(&text) else {
-            return self.answer_inline(&text, writer).await.map(|()| None);
+            self.answer_inline(&text).await;
+            return None;
         };
         match (probe.method, probe.id) {
             (Some(_), Some(raw_id)) => {
@@ -773,44 +799,41 @@ impl Connection {
                         RpcError::new(crate::ErrorCode::SERVER_ERROR, "Server busy").with_data(
                             &format!("more than {} calls in flight", self.config.max_in_flight),
                         );
-                    return write_bytes(writer, error_bytes(&err, Some(raw_id)))
-                        .await
-                        .map(|()| None);
+                    self.send_bytes(error_bytes(&err, Some(raw_id)));
+                    return None;
                 }
                 let id = Id::from_json(raw_id.get());
                 self.spawn_call(id, text, answers);
-                Ok(None)
+                None
             }
             (Some(method), None) => {
                 let cancel = self.config.cancellation.method();
                 if cancel.is_some_and(|cancel| {
                     method.get().get(1..method.get().len() - 1) == Some(cancel)
                 }) {
-                    self.cancel(probe.params, writer).await?;
-                    return Ok(None);
+                    self.cancel(probe.params);
+                    return None;
                 }
                 let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
-                Ok(Some(tokio::spawn(async move {
+                Some(Running(tokio::spawn(async move {
                     methods.handle_in(&text, &ctx).await;
                 })))
             }
             (None, _) if probe.result.is_some() || probe.error.is_some() => {
                 self.answered(&text);
-                Ok(None)
+                None
             }
-            (None, _) => self.answer_inline(&text, writer).await.map(|()| None),
+            (None, _) => {
+                self.answer_inline(&text).await;
+                None
+            }
         }
     }
 
     /// Answers a message that starts no handler (unreadable or invalid) right away.
-    async fn answer_inline<WE: fmt::Display>(
-        &self,
-        text: &str,
-        writer: &mut Writer<WE>,
-    ) -> Result<(), Broken> {
-        match self.methods.handle_in(text, &self.ctx).await {
-            Some(answer) => write(writer, answer).await,
-            None => Ok(()),
+    async fn answer_inline(&mut self, text: &str) {
+        if let Some(answer) = self.methods.handle_in(text, &self.ctx).await {
+            self.send(answer);
         }
     }
 
@@ -848,49 +871,44 @@ impl Connection {
     }
 
     /// Honours a cancellation notice: aborts the call's handler.
-    async fn cancel<WE: fmt::Display>(
-        &mut self,
-        params: Option<&RawValue>,
-        writer: &mut Writer<WE>,
-    ) -> Result<(), Broken> {
+    fn cancel(&mut self, params: Option<&RawValue>) {
         let id = params
             .and_then(|p| serde_json::from_str::<CancelParams<'_>>(p.get()).ok())
             .and_then(|p| p.id.or(p.request_id))
             .and_then(|raw| Id::from_json(raw.get()));
-        let Some(id) = id else { return Ok(()) };
+        let Some(id) = id else { return };
         let slot = self
             .running
             .iter()
             .find(|(_, (running, _))| running.as_ref() == Some(&id))
             .map(|(slot, _)| *slot);
         let Some((_, task)) = slot.and_then(|slot| self.running.remove(&slot)) else {
-            return Ok(());
+            return;
         };
         task.abort();
         if self.config.cancellation == Cancellation::Lsp {
             let err = RpcError::new(crate::ErrorCode::REQUEST_CANCELLED, "Request cancelled");
             let raw = serde_json::value::to_raw_value(&id).ok();
-            return write_bytes(writer, error_bytes(&err, raw.as_deref())).await;
+            self.send_bytes(error_bytes(&err, raw.as_deref()));
         }
-        Ok(())
     }
 }
 
-async fn write<WE: fmt::Display>(writer: &mut Writer<WE>, text: String) -> Result<(), Broken> {
-    writer
-        .send(text)
-        .await
-        .map_err(|err| Broken(format!("write failed: {err}")))
-}
-
-async fn write_bytes<WE: fmt::Display>(
+/// Moves queued texts into the sink as it takes them, then flushes: ready once all is written, or
+/// on the first failure. Safe to drop when pending and to call again: a text is taken from the
+/// outbox only when the sink has accepted it.
+fn flush<WE>(
+    cx: &mut TaskContext<'_>,
     writer: &mut Writer<WE>,
-    bytes: Vec<u8>,
-) -> Result<(), Broken> {
-    match String::from_utf8(bytes) {
-        Ok(text) => write(writer, text).await,
-        Err(_) => Ok(()),
+    outbox: &mut VecDeque<String>,
+) -> Poll<Result<(), WE>> {
+    while !outbox.is_empty() {
+        ready!(writer.as_mut().poll_ready(cx))?;
+        if let Some(text) = outbox.pop_front() {
+            writer.as_mut().start_send(text)?;
+        }
     }
+    writer.as_mut().poll_flush(cx)
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
@@ -900,11 +918,11 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-async fn join(task: &mut Option<JoinHandle<()>>) {
+async fn join(task: &mut Option<Running>) {
     match task {
         // A panic cannot reach here: the dispatcher contains handler panics.
         Some(task) => {
-            let _ = task.await;
+            let _ = (&mut task.0).await;
         }
         None => std::future::pending().await,
     }

@@ -1075,3 +1075,106 @@ async fn generated_stubs_work_over_a_peer_both_ways() {
     })
     .await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Heavy traffic, overflow, a dropped loop
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_messages_both_ways_at_once_do_not_deadlock() {
+    bounded(async {
+        let echo = || {
+            let mut methods = Methods::new();
+            methods
+                .typed("echo", &["text"], |(text,): (String,), _ctx| async move {
+                    Ok::<_, RpcError>(text)
+                })
+                .unwrap();
+            (methods, PeerConfig::default())
+        };
+        // Far more bytes in flight each way than the stream buffers: both loops must keep
+        // reading while their writes wait.
+        let (x, y) = tokio::io::duplex(4 * 1024);
+        let (a_methods, a_config) = echo();
+        let (b_methods, b_config) = echo();
+        let a = side(x, Framing::Lines, a_methods, a_config);
+        let b = side(y, Framing::Lines, b_methods, b_config);
+        let big = "x".repeat(16 * 1024);
+        let calls = |peer: Peer| {
+            let big = big.clone();
+            futures_util::future::join_all((0..64).map(move |_| {
+                let (peer, big) = (peer.clone(), big.clone());
+                async move { peer.call::<String>("echo", [big]).await.unwrap().len() }
+            }))
+        };
+        let (from_a, from_b) = tokio::join!(calls(a.peer.clone()), calls(b.peer.clone()));
+        assert!(from_a.iter().chain(&from_b).all(|len| *len == big.len()));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overflow_close_closes_a_connection_whose_other_side_stopped_reading() {
+    bounded(async {
+        let mut methods = Methods::new();
+        methods
+            .typed("flood", &[], |(): (), ctx: Context| async move {
+                let peer = ctx.peer().expect("a peer connection");
+                let chunk = "x".repeat(1024);
+                for _ in 0..1000 {
+                    if let Err(err) = peer.notify("chunk", [&chunk]).await {
+                        return Ok::<_, RpcError>(err.to_string());
+                    }
+                    // Slow enough that the queue fills only once the writer is stuck.
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                Ok("never refused".to_owned())
+            })
+            .unwrap();
+        let config = PeerConfig::default()
+            .queue(4)
+            .overflow(jrpc_runtime::Overflow::Close);
+        // The raw side sends one call and never reads again.
+        let (a, mut raw) = lines_peer(methods, config);
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "flood", "id": 1}))
+            .await;
+        let err = a.driver.await.unwrap().unwrap_err();
+        assert!(err.to_string().contains("overflow"), "{err}");
+        assert!(a.peer.is_closed());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_loop_cancels_every_handler() {
+    bounded(async {
+        let (tx, mut rx) = events();
+        let gate = Arc::new(Semaphore::new(0));
+        let mut methods = Methods::new();
+        hold(&mut methods, &tx, &gate);
+        let waiting = tx.clone();
+        methods
+            .notice("wait", &[], move |(): (), _ctx| {
+                let events = waiting.clone();
+                async move {
+                    let _guard = DropGuard(events.clone());
+                    let _ = events.send("started".to_owned());
+                    std::future::pending::<()>().await;
+                }
+            })
+            .unwrap();
+        let (a, mut raw) = lines_peer(methods, PeerConfig::default());
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
+            .await;
+        assert_eq!(rx.recv().await.as_deref(), Some("started"));
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "wait"}))
+            .await;
+        assert_eq!(rx.recv().await.as_deref(), Some("started"));
+        a.driver.abort();
+        // Both the call's handler and the notification's handler are dropped with the loop.
+        assert_eq!(rx.recv().await.as_deref(), Some("dropped"));
+        assert_eq!(rx.recv().await.as_deref(), Some("dropped"));
+        assert_eq!(raw.next().await, None);
+    })
+    .await;
+}
