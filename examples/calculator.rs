@@ -92,9 +92,12 @@ impl Calculator for Calc {
     }
 
     async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError> {
-        let peer = ctx
-            .peer()
-            .ok_or_else(|| RpcError::new(2, "ticks needs a connection that stays open (stdio or WebSocket)"))?;
+        let peer = ctx.peer().ok_or_else(|| {
+            RpcError::new(
+                2,
+                "ticks needs a connection that stays open (stdio or WebSocket)",
+            )
+        })?;
         for n in 1..=count {
             peer.notify("tick", serde_json::json!({ "n": n }))
                 .await
@@ -118,8 +121,14 @@ async fn main() {
         eprintln!("usage: calculator --stdio [--content-length]");
         std::process::exit(2);
     }
-    let framing = if has("--content-length") { Framing::ContentLength } else { Framing::Lines };
-    if let Err(err) = jrpc_runtime::stdio::serve(Calc.into_methods(), framing, PeerConfig::default()).await {
+    let framing = if has("--content-length") {
+        Framing::ContentLength
+    } else {
+        Framing::Lines
+    };
+    if let Err(err) =
+        jrpc_runtime::stdio::serve(Calc.into_methods(), framing, PeerConfig::default()).await
+    {
         eprintln!("calculator: {err}");
         std::process::exit(1);
     }

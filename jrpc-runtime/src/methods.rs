@@ -353,13 +353,14 @@ impl Methods {
             Batches::UpTo(_) => {}
         }
         let deadline = self.deadline();
-        let answers = futures_util::future::join_all(elements.into_iter().map(|element| async move {
-            match element {
-                Ok(req) => self.dispatch(req, ctx, deadline).await,
-                Err(rejection) => Some(rejected(&rejection)),
-            }
-        }))
-        .await;
+        let answers =
+            futures_util::future::join_all(elements.into_iter().map(|element| async move {
+                match element {
+                    Ok(req) => self.dispatch(req, ctx, deadline).await,
+                    Err(rejection) => Some(rejected(&rejection)),
+                }
+            }))
+            .await;
         let mut out = Vec::new();
         for answer in answers.into_iter().flatten() {
             out.push(if out.is_empty() { b'[' } else { b',' });
@@ -393,7 +394,13 @@ impl Methods {
             Some(handler) => {
                 match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
                     Ok(Ok(fut)) => fut,
-                    Ok(Err(err)) => return answer(req.id, &err),
+                    Ok(Err(err)) => {
+                        if req.id.is_none() {
+                            // Nobody hears about a notification's bad params unless it is logged.
+                            tracing::warn!(method = %req.method, error = %err, "notification params did not decode");
+                        }
+                        return answer(req.id, &err);
+                    }
                     Err(panic) => {
                         let reason = format!("handler panicked: {}", panic_message(&*panic));
                         return self.internal(&req.method, id.as_ref(), req.id, &reason);

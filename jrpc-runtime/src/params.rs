@@ -219,13 +219,12 @@ impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for Slot<'_, T> {
     type Value = T;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
-        T::deserialize(deserializer).map_err(|err| {
+        T::deserialize(deserializer).inspect_err(|err| {
             *self.reason = Some(format!(
                 "parameter \"{}\": {}",
                 self.name,
                 strip_position(&err.to_string())
             ));
-            err
         })
     }
 }

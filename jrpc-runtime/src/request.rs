@@ -67,17 +67,21 @@ pub(crate) fn parse(text: &str) -> Result<Request<'_>, Rejection<'_>> {
 /// A batch of objects is read in one pass; only when that fails (an element that is not an
 /// object, a duplicate member) is each element read on its own, so one bad element cannot spoil
 /// the others.
-pub(crate) fn parse_batch(text: &str) -> Result<Vec<Result<Request<'_>, Rejection<'_>>>, Rejection<'_>> {
+pub(crate) fn parse_batch(
+    text: &str,
+) -> Result<Vec<Result<Request<'_>, Rejection<'_>>>, Rejection<'_>> {
     if let Ok(envelopes) = serde_json::from_str::<Vec<Envelope<'_>>>(text) {
         return Ok(envelopes.into_iter().map(validate).collect());
     }
     let elements = serde_json::from_str::<Vec<&RawValue>>(text).map_err(|_| Rejection::Parse)?;
     Ok(elements
         .into_iter()
-        .map(|raw| match serde_json::from_str::<Envelope<'_>>(raw.get()) {
-            Ok(envelope) => validate(envelope),
-            Err(_) => Err(Rejection::Invalid { id: None }),
-        })
+        .map(
+            |raw| match serde_json::from_str::<Envelope<'_>>(raw.get()) {
+                Ok(envelope) => validate(envelope),
+                Err(_) => Err(Rejection::Invalid { id: None }),
+            },
+        )
         .collect())
 }
 
