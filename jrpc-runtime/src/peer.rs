@@ -205,12 +205,15 @@ impl PeerConfig {
     }
 }
 
+/// Where an outgoing call's answer goes.
+type Reply = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
+
 enum Command {
     Call {
         id: i64,
         method: String,
         text: String,
-        reply: oneshot::Sender<Result<Box<RawValue>, ClientError>>,
+        reply: Reply,
     },
     Notify {
         text: String,
@@ -605,7 +608,7 @@ struct Connection {
     config: PeerConfig,
     shared: Arc<Shared>,
     /// Outgoing calls waiting for their answer.
-    pending: HashMap<i64, (String, oneshot::Sender<Result<Box<RawValue>, ClientError>>)>,
+    pending: HashMap<i64, (String, Reply)>,
     /// Incoming calls running, by slot: their id (for cancellation) and task.
     running: HashMap<u64, (Option<Id>, AbortHandle)>,
     next_slot: u64,

@@ -22,9 +22,11 @@ fn methods() -> Result<Methods, jrpc_runtime::RegisterError> {
         .typed("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move {
             Ok::<_, RpcError>(a.wrapping_add(b))
         })?
-        .typed("echo", &[], |Whole(params): Whole<Value>, _ctx| async move {
-            Ok::<_, RpcError>(params)
-        })?
+        .typed(
+            "echo",
+            &[],
+            |Whole(params): Whole<Value>, _ctx| async move { Ok::<_, RpcError>(params) },
+        )?
         .typed("sleep", &["ms"], |(ms,): (u64,), _ctx| async move {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             Ok::<_, RpcError>(ms)
@@ -34,21 +36,38 @@ fn methods() -> Result<Methods, jrpc_runtime::RegisterError> {
             Ok::<_, RpcError>(())
         })?
         // Calls the parent's `answer` with `question` and answers what the parent said.
-        .typed("ask", &["question"], |(question,): (String,), ctx: Context| async move {
-            let peer = ctx.peer().ok_or_else(|| RpcError::new(1, "no peer"))?;
-            peer.call::<Value>("answer", [question])
-                .await
-                .map_err(|err| RpcError::new(2, err.to_string()))
-        })?
-        // Sends `tick [n]` for n in 1..=count, then answers `count`.
-        .typed("ticks", &["count"], |(count,): (u32,), ctx: Context| async move {
-            let peer = ctx.peer().ok_or_else(|| RpcError::new(1, "no peer"))?;
-            for n in 1..=count {
-                peer.notify("tick", [n])
+        .typed(
+            "ask",
+            &["question"],
+            |(question,): (String,), ctx: Context| async move {
+                let peer = ctx.peer().ok_or_else(|| RpcError::new(1, "no peer"))?;
+                peer.call::<Value>("answer", [question])
                     .await
-                    .map_err(|err| RpcError::new(2, err.to_string()))?;
+                    .map_err(|err| RpcError::new(2, err.to_string()))
+            },
+        )?
+        // Sends `tick [n]` for n in 1..=count, then answers `count`.
+        .typed(
+            "ticks",
+            &["count"],
+            |(count,): (u32,), ctx: Context| async move {
+                let peer = ctx.peer().ok_or_else(|| RpcError::new(1, "no peer"))?;
+                for n in 1..=count {
+                    peer.notify("tick", [n])
+                        .await
+                        .map_err(|err| RpcError::new(2, err.to_string()))?;
+                }
+                Ok::<_, RpcError>(count)
+            },
+        )?
+        // Calls the parent's `answer` in the background: the parent is called while it calls
+        // nothing itself.
+        .notice("call_me", &[], |(): (), ctx: Context| async move {
+            if let Some(peer) = ctx.peer().cloned() {
+                tokio::spawn(async move {
+                    let _ = peer.call::<Value>("answer", ["later"]).await;
+                });
             }
-            Ok::<_, RpcError>(count)
         })?
         .notice("quit", &[], |(): (), _ctx| async { std::process::exit(0) })?;
     Ok(methods)
