@@ -429,6 +429,21 @@ async fn bodies_up_to_the_cap_are_taken_declared_or_chunked() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_cannot_be_read_is_400() {
+    bounded(async {
+        let server = start_default().await;
+        let mut conn = Conn::open(server.addr).await;
+        // `zz` is not a chunk size: the body breaks off.
+        let reply = conn
+            .send(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n")
+            .await;
+        reply.assert_envelope(400, -32600);
+        assert_eq!(reply.header("connection"), Some("close"));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_types_that_are_not_json_are_415() {
     bounded(async {
         let server = start_default().await;
@@ -583,6 +598,41 @@ async fn handlers_see_the_http_transport_peer_and_headers() {
         assert_eq!(result["transport"], "http");
         assert_eq!(result["peer"], format!("127.0.0.1:{port}"));
         assert_eq!(result["custom"], "hello");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn map_context_adds_to_each_request_context() {
+    #[derive(Clone)]
+    struct User(String);
+
+    bounded(async {
+        let mut methods = Methods::new();
+        methods
+            .typed("user", &[], |(): (), ctx: Context| async move {
+                let user = ctx.extension::<User>().map(|u| u.0.clone());
+                let headers = ctx.headers().map(|h| h.len());
+                Ok::<_, RpcError>((user, headers.is_some_and(|n| n > 0)))
+            })
+            .unwrap();
+        let server = HttpServer::builder(methods)
+            .map_context(
+                |req, ctx| match req.headers.get("x-user").and_then(|v| v.to_str().ok()) {
+                    Some(name) => ctx.with_extension(User(name.to_owned())),
+                    None => ctx,
+                },
+            )
+            .build()
+            .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { server.serve(listener).await });
+        let call = r#"{"jsonrpc":"2.0","method":"user","id":1}"#;
+        let with = request(addr, &post("/rpc", None, "x-user: ada\r\n", call)).await;
+        assert_eq!(with.json()["result"], serde_json::json!(["ada", true]));
+        let without = request(addr, &post("/rpc", None, "", call)).await;
+        assert_eq!(without.json()["result"], serde_json::json!([null, true]));
     })
     .await;
 }

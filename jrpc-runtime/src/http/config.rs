@@ -1,8 +1,10 @@
 //! Server settings: their defaults, the builder, and the checks `build` makes.
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Batches, Methods};
+use crate::{Batches, Context, Methods};
 
 use super::server::HttpServer;
 
@@ -99,6 +101,21 @@ pub struct HttpServerBuilder {
     /// `None`: leave the table's own setting.
     batches: Option<Batches>,
     drain_timeout: Duration,
+    context_hook: Option<ContextHook>,
+}
+
+/// What [`HttpServerBuilder::map_context`] takes.
+type ContextFn = dyn Fn(&::http::request::Parts, Context) -> Context + Send + Sync;
+
+/// The application's addition to each request's [`Context`]; see
+/// [`HttpServerBuilder::map_context`].
+#[derive(Clone)]
+pub(crate) struct ContextHook(pub(crate) Arc<ContextFn>);
+
+impl fmt::Debug for ContextHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ContextHook(..)")
+    }
 }
 
 /// The checked settings the server and the endpoint run with.
@@ -124,6 +141,7 @@ impl HttpServerBuilder {
             handler_timeout: None,
             batches: None,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            context_hook: None,
         }
     }
 
@@ -192,6 +210,37 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Lets the application add to each request's [`Context`] from the HTTP request, typically
+    /// what an authentication layer in front (axum or tower middleware) left in the request's
+    /// extensions:
+    ///
+    /// ```
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::http::HttpServer;
+    ///
+    /// #[derive(Clone)]
+    /// struct User(String);
+    ///
+    /// let server = HttpServer::builder(Methods::new())
+    ///     .map_context(|req, ctx| match req.extensions.get::<User>() {
+    ///         Some(user) => ctx.with_extension(user.clone()),
+    ///         None => ctx,
+    ///     })
+    ///     .build();
+    /// # assert!(server.is_ok());
+    /// ```
+    ///
+    /// It runs once per request, after the body is read, with a context that already has the
+    /// transport, the peer's address and the request tag; the headers are added after it (read
+    /// them from `req.headers`).
+    pub fn map_context<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&::http::request::Parts, Context) -> Context + Send + Sync + 'static,
+    {
+        self.context_hook = Some(ContextHook(Arc::new(hook)));
+        self
+    }
+
     /// Checks the settings and builds the server.
     ///
     /// # Errors
@@ -253,7 +302,7 @@ impl HttpServerBuilder {
             header_read_timeout: self.header_read_timeout,
             drain_timeout: self.drain_timeout,
         };
-        Ok(HttpServer::new(methods, settings))
+        Ok(HttpServer::new(methods, settings, self.context_hook))
     }
 }
 

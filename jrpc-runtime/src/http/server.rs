@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use super::config::{HttpServerBuilder, Settings};
+use super::config::{ContextHook, HttpServerBuilder, Settings};
 use super::reply::{self, ResponseBody};
 use super::request_id::x_request_id;
 use super::service::{ResponseFuture, RpcService};
@@ -59,9 +59,13 @@ impl HttpServer {
         HttpServerBuilder::new(methods)
     }
 
-    pub(crate) fn new(methods: Methods, settings: Settings) -> Self {
+    pub(crate) fn new(
+        methods: Methods,
+        settings: Settings,
+        context_hook: Option<ContextHook>,
+    ) -> Self {
         let drain = Drain::new(settings.drain_timeout);
-        let endpoint = RpcService::new(methods, settings.max_body_bytes, drain);
+        let endpoint = RpcService::new(methods, settings.max_body_bytes, drain, context_hook);
         let mut http1 = http1::Builder::new();
         http1
             .timer(TokioTimer::new())
@@ -229,10 +233,20 @@ impl Router {
     /// `self.endpoint.peer_addr()`, `tag`), holding `self.endpoint.drain().track_connection()` and
     /// closing with 1001 once `drain().watch()` reaches `Phase::Draining`; then answer `101`.
     ///
-    /// Until then, a `GET` here is answered like any request that is not a `POST`: `405`.
+    /// [`crate::ws`] does it, with its default settings.
     fn websocket(&self, req: Request<Incoming>, tag: &Arc<str>) -> Response<ResponseBody> {
-        let _ = tag;
-        reply::method_not_allowed(req.method())
+        let drain = self.endpoint.drain();
+        let (mut draining, mut stopped) = (drain.watch(), drain.watch());
+        let hook = crate::ws::FromHttp {
+            methods: self.endpoint.methods().clone(),
+            peer_addr: self.endpoint.peer_addr(),
+            tag: Arc::clone(tag),
+            drain: self.server.settings.drain_timeout,
+            guard: Box::new(drain.track_connection()),
+            closing: Box::pin(async move { reached(&mut draining, Phase::Draining).await }),
+            stop: Box::pin(async move { reached(&mut stopped, Phase::Stopped).await }),
+        };
+        crate::ws::upgrade_from_http(req, hook)
     }
 }
 

@@ -13,6 +13,7 @@ use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use hyper::body::Body;
 use tracing::Instrument as _;
 
+use super::config::ContextHook;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
 use super::shutdown::{Drain, ShutdownHandle};
@@ -60,6 +61,8 @@ pub type ResponseFuture =
 /// tag: the request's `x-request-id` when it is 1 to 128 characters of
 /// `A-Z a-z 0-9 - _ . : / + = @`, else 16 hex digits made up here. The tag is recorded in the
 /// request's `tracing` span (`http`, field `request_id`) and sent back in `x-request-id`.
+/// [`HttpServerBuilder::map_context`](super::HttpServerBuilder::map_context) adds to it (the user
+/// an authentication layer found, for one).
 ///
 /// Cloning is cheap: clones share the table, the limits and the shutdown state.
 #[derive(Clone, Debug)]
@@ -74,16 +77,23 @@ struct Endpoint {
     max_body_bytes: usize,
     drain: Arc<Drain>,
     tags: Tags,
+    context_hook: Option<ContextHook>,
 }
 
 impl RpcService {
-    pub(crate) fn new(methods: Methods, max_body_bytes: usize, drain: Arc<Drain>) -> Self {
+    pub(crate) fn new(
+        methods: Methods,
+        max_body_bytes: usize,
+        drain: Arc<Drain>,
+        context_hook: Option<ContextHook>,
+    ) -> Self {
         Self {
             endpoint: Arc::new(Endpoint {
                 methods,
                 max_body_bytes,
                 drain,
                 tags: Tags::default(),
+                context_hook,
             }),
             peer_addr: None,
         }
@@ -180,7 +190,7 @@ impl RpcService {
         if declared_length(&req).is_some_and(|len| len > limit as u64) {
             return reply::too_large(limit);
         }
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
         let bytes = match Limited::new(body, limit).collect().await {
             Ok(collected) => collected.to_bytes(),
@@ -193,12 +203,14 @@ impl RpcService {
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return reply::not_utf8();
         };
-        let mut ctx = Context::new(Transport::Http)
-            .with_headers(parts.headers)
-            .with_request_tag(Arc::clone(tag));
+        let mut ctx = Context::new(Transport::Http).with_request_tag(Arc::clone(tag));
         if let Some(addr) = self.peer_addr {
             ctx = ctx.with_peer_addr(addr);
         }
+        if let Some(hook) = &endpoint.context_hook {
+            ctx = (hook.0)(&parts, ctx);
+        }
+        let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
         match endpoint.methods.handle_in(text, &ctx).await {
             Some(answer) => reply::answer(answer),
             None => reply::no_content(),
@@ -292,7 +304,12 @@ mod tests {
                 Ok::<_, RpcError>(ctx.request_tag().map(str::to_owned))
             })
             .unwrap();
-        RpcService::new(methods, max_body_bytes, Drain::new(Duration::from_secs(1)))
+        RpcService::new(
+            methods,
+            max_body_bytes,
+            Drain::new(Duration::from_secs(1)),
+            None,
+        )
     }
 
     async fn body_text(res: Response<ResponseBody>) -> String {

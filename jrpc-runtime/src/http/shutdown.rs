@@ -88,6 +88,15 @@ impl Drain {
         }
     }
 
+    /// The drain budget: how long calls may still run once a shutdown begins.
+    #[allow(
+        dead_code,
+        reason = "read by the WebSocket upgrade, whose calls drain on the same budget"
+    )]
+    pub(crate) fn budget(&self) -> Duration {
+        self.budget
+    }
+
     /// The current phase.
     pub(crate) fn phase(&self) -> Phase {
         *self.phase.borrow()
