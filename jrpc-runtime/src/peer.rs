@@ -138,7 +138,7 @@ impl Default for PeerConfig {
 }
 
 impl PeerConfig {
-    /// How long an outgoing call waits for its answer; `None` waits forever.
+    /// How long an outgoing call may take, from queueing it to its answer; `None` waits forever.
     #[must_use]
     pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
         self.call_timeout = limit;
@@ -522,7 +522,16 @@ impl Caller for Peer {
         }
         .to_json();
         let (reply, answer) = oneshot::channel();
-        self.send(
+        // The limit covers the whole call: waiting for room in a full queue (the other side not
+        // reading) as well as waiting for the answer.
+        let deadline = self
+            .timeout
+            .map(|limit| (tokio::time::Instant::now() + limit, limit));
+        let timed_out = |limit| ClientError::TimedOut {
+            method: method.to_owned(),
+            limit,
+        };
+        let send = self.send(
             method,
             Command::Call {
                 id,
@@ -530,24 +539,23 @@ impl Caller for Peer {
                 text,
                 reply,
             },
-        )
-        .await?;
+        );
+        match deadline {
+            None => send.await?,
+            Some((at, limit)) => tokio::time::timeout_at(at, send)
+                .await
+                .map_err(|_| timed_out(limit))??,
+        }
         let mut guard = ForgetOnDrop {
             peer: self,
             id,
             armed: true,
         };
-        let result = match self.timeout {
+        let result = match deadline {
             None => answer.await,
-            Some(limit) => match tokio::time::timeout(limit, answer).await {
-                Ok(result) => result,
-                Err(_) => {
-                    return Err(ClientError::TimedOut {
-                        method: method.to_owned(),
-                        limit,
-                    });
-                }
-            },
+            Some((at, limit)) => tokio::time::timeout_at(at, answer)
+                .await
+                .map_err(|_| timed_out(limit))?,
         };
         guard.armed = false;
         result.unwrap_or_else(|_| {

@@ -369,6 +369,24 @@ async fn the_configured_timeout_applies_and_a_late_answer_is_dropped() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_times_out_even_while_the_other_side_does_not_read() {
+    bounded(async {
+        let config = PeerConfig::default().queue(1).call_timeout(Some(SHORT));
+        // The raw side reads nothing: soon every byte buffer and queue on the way is full.
+        let (a, _raw) = lines_peer(Methods::new(), config);
+        let big = "x".repeat(16 * 1024);
+        for _ in 0..16 {
+            let err = a.peer.call::<Value>("upload", [&big]).await.unwrap_err();
+            assert!(
+                matches!(&err, ClientError::TimedOut { method, limit } if method == "upload" && *limit == SHORT),
+                "{err:?}"
+            );
+        }
+    })
+    .await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Closing
 // ---------------------------------------------------------------------------------------------
