@@ -46,7 +46,7 @@ pub(crate) enum Misplaced {
 pub(crate) struct Method {
     /// The signature as written, helper attributes removed.
     pub(crate) sig: Signature,
-    /// `#[doc]` attributes, copied onto the client stub.
+    /// `#[doc]` and `#[deprecated]` attributes, copied onto the client stub.
     pub(crate) docs: Vec<Attribute>,
     /// `#[cfg]` attributes, copied onto everything generated for the method.
     pub(crate) cfgs: Vec<Attribute>,
@@ -186,7 +186,7 @@ impl Method {
         let method_attrs = MethodAttrs::take(attrs, cx);
         let docs = attrs
             .iter()
-            .filter(|a| a.path().is_ident("doc"))
+            .filter(|a| a.path().is_ident("doc") || a.path().is_ident("deprecated"))
             .cloned()
             .collect();
         let cfgs = attrs

@@ -23,7 +23,13 @@ pub(crate) fn expand(item: Item, service: &Service, args: &ServiceArgs) -> Token
             let client = client::client(service, args, ident, vis);
             quote!(#item #client)
         }
-        (Item::Impl(item), Kind::Impl { self_ty, .. }) => {
+        (Item::Impl(mut item), Kind::Impl { self_ty, .. }) => {
+            // `&self` is required of every method, used or not.
+            for impl_item in &mut item.items {
+                if let syn::ImplItem::Fn(f) = impl_item {
+                    f.attrs.push(syn::parse_quote!(#[allow(clippy::unused_self)]));
+                }
+            }
             let into_methods = server::into_methods(service, args);
             quote! {
                 #item
@@ -139,4 +145,9 @@ fn krate_at(args: &ServiceArgs, span: Span) -> TokenStream {
 /// so it can neither shadow nor be shadowed by the user's names.
 fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
+}
+
+/// A local variable (as [`local`]) whose errors point at `span`.
+fn local_at(name: &str, span: Span) -> Ident {
+    Ident::new(name, Span::mixed_site().located_at(span))
 }

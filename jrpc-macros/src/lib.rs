@@ -163,3 +163,25 @@ fn rpc_service_impl(
         }
     }
 }
+
+#[cfg(test)]
+mod dump {
+    #[test]
+    #[ignore = "prints an expansion"]
+    fn dump() {
+        let args: proc_macro2::TokenStream = syn::parse_quote!(namespace = "calc");
+        let item: proc_macro2::TokenStream = syn::parse_quote! {
+            pub trait Calculator {
+                /// Adds.
+                async fn add(&self, a: i64, b: i64) -> i64;
+                async fn divide(&self, a: f64, b: f64) -> Result<f64, MyError>;
+                #[rpc(params = whole)]
+                async fn sum(&self, numbers: Vec<i64>) -> i64;
+                #[notification]
+                async fn update(&self, ctx: &Context, values: Vec<i64>);
+                fn sync(&self) -> u8 { 1 }
+            }
+        };
+        println!("{}", super::rpc_service_impl(args, item));
+    }
+}

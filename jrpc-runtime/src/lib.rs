@@ -40,6 +40,7 @@ mod params;
 mod peer;
 mod request;
 pub mod stdio;
+pub mod ws;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -383,6 +383,27 @@ impl Peer {
         RE: fmt::Display + Send + 'static,
         WE: fmt::Display + Send + 'static,
     {
+        let base = Context::new(config.transport);
+        Self::start_in(reader, writer, methods, config, base, close_when_unused)
+    }
+
+    /// Like [`start_with`](Self::start_with), with handlers' contexts built on `base` (peer
+    /// address, upgrade headers, extensions) rather than a bare one; `config.transport` is not
+    /// read: `base` carries the transport.
+    pub(crate) fn start_in<R, W, RE, WE>(
+        reader: R,
+        writer: W,
+        methods: Methods,
+        config: PeerConfig,
+        base: Context,
+        close_when_unused: bool,
+    ) -> (Peer, Driver)
+    where
+        R: Stream<Item = Result<Frame, RE>> + Send + 'static,
+        W: Sink<String, Error = WE> + Send + 'static,
+        RE: fmt::Display + Send + 'static,
+        WE: fmt::Display + Send + 'static,
+    {
         let (tx, rx) = mpsc::channel(config.queue);
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(1),
@@ -394,7 +415,7 @@ impl Peer {
             shared: Arc::clone(&shared),
             timeout: config.call_timeout,
         };
-        let ctx = Context::new(config.transport).with_peer(handle.clone());
+        let ctx = base.with_peer(handle.clone());
         // A server keeps its own strong sender so that handlers can push after the caller dropped
         // the handle it was given; a client lets the loop end with its last handle.
         let keepalive = (!close_when_unused).then(|| tx.clone());

@@ -233,10 +233,20 @@ impl Router {
     /// `self.endpoint.peer_addr()`, `tag`), holding `self.endpoint.drain().track_connection()` and
     /// closing with 1001 once `drain().watch()` reaches `Phase::Draining`; then answer `101`.
     ///
-    /// Until then, a `GET` here is answered like any request that is not a `POST`: `405`.
+    /// [`crate::ws`] does it, with its default settings.
     fn websocket(&self, req: Request<Incoming>, tag: &Arc<str>) -> Response<ResponseBody> {
-        let _ = tag;
-        reply::method_not_allowed(req.method())
+        let drain = self.endpoint.drain();
+        let (mut draining, mut stopped) = (drain.watch(), drain.watch());
+        let hook = crate::ws::FromHttp {
+            methods: self.endpoint.methods().clone(),
+            peer_addr: self.endpoint.peer_addr(),
+            tag: Arc::clone(tag),
+            drain: self.server.settings.drain_timeout,
+            guard: Box::new(drain.track_connection()),
+            closing: Box::pin(async move { reached(&mut draining, Phase::Draining).await }),
+            stop: Box::pin(async move { reached(&mut stopped, Phase::Stopped).await }),
+        };
+        crate::ws::upgrade_from_http(req, hook)
     }
 }
 

@@ -23,6 +23,9 @@ pub trait Calculator {
     /// Only in some builds.
     #[cfg(any())]
     async fn hidden(&self) -> u8;
+    /// On its way out: serving it is no use of it.
+    #[deprecated = "use `add_all`"]
+    async fn old(&self) -> u8;
 }
 
 /// Every rule name.
@@ -97,9 +100,17 @@ impl Calculator for Impl {
     async fn whoami(&self, ctx: &Context, verbose: bool) -> String {
         format!("{}{verbose}", ctx.transport().as_str())
     }
+    async fn old(&self) -> u8 {
+        0
+    }
 }
 
 impl Empty for Impl {}
+
+#[allow(deprecated)]
+fn old_is_still_callable(client: &CalculatorClient<jrpc_runtime::Methods>) {
+    let _ = client.old();
+}
 
 fn main() {
     let _ = Calculator::into_methods(Impl);
@@ -108,4 +119,5 @@ fn main() {
     let _ = client.caller();
     let _ = client.clone().into_caller();
     let _ = EmptyClient::new(());
+    let _ = old_is_still_callable;
 }

@@ -1,0 +1,251 @@
+//! The WebSocket client: a [`Peer`] over a client socket.
+
+use std::time::Duration;
+
+use ::http::{HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+use super::config::{DEFAULT_CALL_TIMEOUT, Limits, check};
+use super::connection;
+use crate::{Caller, ClientError, Context, Methods, Overflow, Peer, Transport};
+
+/// Default [`connect_timeout`](WsClientBuilder::connect_timeout): 10 s for the TCP connection
+/// and the opening handshake together.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A JSON-RPC client over WebSocket; both sides call.
+///
+/// Calls go out with [`call`](Self::call) (or any generated stub: the client is a [`Caller`]);
+/// what the server sends, its notifications and its calls, is served by the [`Methods`] given at
+/// connect time. Cloning is cheap: clones share the connection, which closes (1000) when the
+/// last clone drops.
+///
+/// Only `ws://` URLs: this crate builds tokio-tungstenite without TLS.
+///
+/// ```no_run
+/// use jrpc_runtime::ws::WsClient;
+/// use jrpc_runtime::{Methods, RpcError};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut handlers = Methods::new();
+/// handlers.notice("tick", &["n"], |(n,): (u64,), _| async move { println!("tick {n}") })?;
+/// let client = WsClient::connect("ws://127.0.0.1:9000/ws", handlers).await?;
+/// let sum: i64 = client.call("add", [2, 3]).await?;
+/// assert_eq!(sum, 5);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct WsClient {
+    peer: Peer,
+}
+
+impl WsClient {
+    /// Connects to `url` with the default settings; `methods` serves what the server sends.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Transport`] when the URL is invalid, the connection fails, or the server
+    /// refuses the upgrade (the error carries its HTTP response); [`ClientError::TimedOut`]
+    /// past the [`DEFAULT_CONNECT_TIMEOUT`].
+    pub async fn connect(url: &str, methods: Methods) -> Result<Self, ClientError> {
+        Self::builder(url).methods(methods).connect().await
+    }
+
+    /// A builder for a connection to `url` (`ws://host:port/path`).
+    pub fn builder(url: impl Into<String>) -> WsClientBuilder {
+        WsClientBuilder::new(url.into())
+    }
+
+    /// The connection's [`Peer`] handle.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Whether the connection has closed.
+    pub fn is_closed(&self) -> bool {
+        self.peer.is_closed()
+    }
+
+    /// Calls `method` on the server and decodes its result.
+    ///
+    /// # Errors
+    ///
+    /// As [`Peer::call`]: [`ClientError::Failed`] with the server's error,
+    /// [`ClientError::TimedOut`], [`ClientError::Closed`], or [`ClientError::Malformed`].
+    pub async fn call<R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<R, ClientError> {
+        self.peer.call(method, params).await
+    }
+
+    /// Sends a notification to the server.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Closed`] when the connection has closed.
+    pub async fn notify(&self, method: &str, params: impl Serialize) -> Result<(), ClientError> {
+        self.peer.notify(method, params).await
+    }
+}
+
+impl Caller for WsClient {
+    async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.peer.call_raw(method, params).await
+    }
+
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        self.peer.notify_raw(method, params).await
+    }
+}
+
+/// Settings of a [`WsClient`] connection.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use jrpc_runtime::Methods;
+/// use jrpc_runtime::ws::WsClient;
+///
+/// # async fn run() -> Result<(), jrpc_runtime::ClientError> {
+/// let client = WsClient::builder("ws://127.0.0.1:9000/ws")
+///     .header("authorization", "Bearer 42")
+///     .call_timeout(Some(Duration::from_secs(5)))
+///     .connect()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `connect` is called"]
+pub struct WsClientBuilder {
+    url: String,
+    methods: Methods,
+    headers: Vec<(String, String)>,
+    limits: Limits,
+    connect_timeout: Duration,
+}
+
+impl WsClientBuilder {
+    fn new(url: String) -> Self {
+        Self {
+            url,
+            methods: Methods::new(),
+            headers: Vec::new(),
+            // A client pings only when asked, and never gives up on a quiet server by itself.
+            limits: Limits {
+                ping_interval: None,
+                idle_timeout: None,
+                call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+                ..Limits::default()
+            },
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+
+    /// The handlers of what the server sends (notifications and calls); none by default.
+    pub fn methods(mut self, methods: Methods) -> Self {
+        self.methods = methods;
+        self
+    }
+
+    /// Adds a header to the upgrade request (authorization, cookies...).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// How long a call waits for its answer (default 60 s); `None` waits forever.
+    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.limits.call_timeout = limit;
+        self
+    }
+
+    /// The largest message either way (default
+    /// [`DEFAULT_MAX_MESSAGE_SIZE`](super::DEFAULT_MAX_MESSAGE_SIZE)).
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.limits.max_message_size = bytes;
+        self
+    }
+
+    /// How many calls from the server may run at once (default
+    /// [`DEFAULT_MAX_IN_FLIGHT`](super::DEFAULT_MAX_IN_FLIGHT)).
+    pub fn max_in_flight(mut self, calls: usize) -> Self {
+        self.limits.max_in_flight = calls;
+        self
+    }
+
+    /// How often to ping the server (default `None`: the server pings).
+    pub fn ping_interval(mut self, every: Option<Duration>) -> Self {
+        self.limits.ping_interval = every;
+        self
+    }
+
+    /// Closes the connection when the server sends nothing for this long (default `None`).
+    pub fn idle_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.limits.idle_timeout = limit;
+        self
+    }
+
+    /// How long connecting may take, handshake included (default [`DEFAULT_CONNECT_TIMEOUT`]).
+    pub fn connect_timeout(mut self, limit: Duration) -> Self {
+        self.connect_timeout = limit;
+        self
+    }
+
+    /// Connects and starts serving the connection.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Transport`] when a setting is out of range (a
+    /// [`ConfigError`](crate::http::ConfigError)), a header is invalid, the URL is invalid,
+    /// the connection fails, or the server refuses the upgrade; [`ClientError::TimedOut`] past
+    /// the connect timeout.
+    pub async fn connect(self) -> Result<WsClient, ClientError> {
+        let transport = |err: Box<dyn std::error::Error + Send + Sync>| ClientError::Transport(err);
+        let mut settings = check(&self.limits).map_err(|err| transport(Box::new(err)))?;
+        // The client's own calls wait for room in a full queue rather than closing it.
+        settings.overflow = Overflow::Wait;
+        let mut request = self
+            .url
+            .as_str()
+            .into_client_request()
+            .map_err(|err| transport(Box::new(err)))?;
+        for (name, value) in &self.headers {
+            let name =
+                HeaderName::from_bytes(name.as_bytes()).map_err(|err| transport(Box::new(err)))?;
+            let value = HeaderValue::from_str(value).map_err(|err| transport(Box::new(err)))?;
+            request.headers_mut().append(name, value);
+        }
+        let connecting =
+            tokio_tungstenite::connect_async_with_config(request, Some(settings.ws), true);
+        let (ws, _response) = tokio::time::timeout(self.connect_timeout, connecting)
+            .await
+            .map_err(|_| ClientError::TimedOut {
+                method: "(connect)".to_owned(),
+                limit: self.connect_timeout,
+            })?
+            .map_err(|err| transport(Box::new(err)))?;
+        let (peer, pump) = connection::start(
+            ws,
+            self.methods,
+            Context::new(Transport::WebSocket),
+            &settings,
+            Box::pin(std::future::pending()),
+            Box::pin(std::future::pending()),
+            true,
+        );
+        tokio::spawn(pump);
+        Ok(WsClient { peer })
+    }
+}

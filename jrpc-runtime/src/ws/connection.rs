@@ -1,0 +1,410 @@
+//! One WebSocket served as a [`Peer`]: the pump between the socket and the peer's loop.
+//!
+//! The peer's loop reads frames from a channel and writes texts into another; a pump task owns
+//! the socket and moves messages between the two, so that it alone decides about control frames
+//! (pings, the close handshake) and close codes. Both channels hold one message, so the pump adds
+//! no buffering of note: the bounds are the peer's queue and tungstenite's write buffer.
+//!
+//! The pump waits on, in this priority (first ready wins):
+//!
+//! | # | source | what it does |
+//! | --- | --- | --- |
+//! | 1 | the stop signal (drain budget spent) | drops the connection at once |
+//! | 2 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
+//! | 3 | the peer's outgoing texts (and a due ping) | writes them, pings first; ends when the peer's loop has ended and all is flushed |
+//! | 4 | room in the peer's input | takes a read slot |
+//! | 5 | the socket, only while a read slot is held | text: to the peer; binary: close 1003; close: answer it |
+//! | 6 | the ping timer | queues a ping |
+//! | 7 | the idle deadline, only while reading | close 1000 |
+//!
+//! Reading only with a slot in hand means a busy peer (a notification handler running) stops the
+//! reading, never the writing: a handler that pushes while its connection waits cannot deadlock.
+//! The idle clock only runs while the pump reads, for the same reason.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll, ready};
+use std::time::Duration;
+
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt as _, StreamExt as _};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::OwnedPermit;
+use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Error as WsError;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Bytes, Message};
+
+use crate::framing::Frame;
+use crate::{Context, Methods, Overflow, Peer, PeerConfig, Transport};
+
+/// A signal future: shutdown begun, or the drain budget spent.
+pub(crate) type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The checked settings one connection runs with.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) ws: WebSocketConfig,
+    pub(crate) max_in_flight: usize,
+    pub(crate) queue: usize,
+    pub(crate) call_timeout: Option<Duration>,
+    pub(crate) ping_interval: Option<Duration>,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) close_timeout: Duration,
+    pub(crate) drain: Duration,
+    pub(crate) overflow: Overflow,
+}
+
+impl Settings {
+    fn peer_config(&self) -> PeerConfig {
+        PeerConfig::default()
+            .transport(Transport::WebSocket)
+            .max_in_flight(self.max_in_flight)
+            .queue(self.queue)
+            .call_timeout(self.call_timeout)
+            .drain(self.drain)
+            .overflow(self.overflow)
+            .max_message_len(self.ws.max_message_size.unwrap_or(usize::MAX))
+    }
+}
+
+/// What ends a connection's pump, and so which close frame (if any) it sends.
+#[derive(Debug)]
+enum End {
+    /// The drain budget is spent: dropped without a word.
+    Stopped,
+    /// The peer's loop ended and everything it wrote is flushed.
+    PeerEnded,
+    /// A binary frame: close 1003.
+    Binary,
+    /// A message over the size cap: close 1009.
+    TooBig(String),
+    /// A text frame that is not UTF-8: close 1007.
+    NotUtf8,
+    /// A protocol violation: close 1002.
+    Protocol(String),
+    /// Nothing came in for the idle timeout: close 1000.
+    Idle,
+    /// The other side sent a close frame: tungstenite queued the answer; flush it.
+    ClosedByOther,
+    /// The socket ended or failed: nothing can be sent any more.
+    Gone(String),
+}
+
+/// Starts serving `ws`: returns the connection's handle and the pump to spawn.
+///
+/// `base` is the context handlers see (transport, peer address, headers, extensions).
+/// `close_when_unused` lets the connection end with its last handle (a client); a server keeps
+/// it open while the socket is.
+pub(crate) fn start<S>(
+    ws: WebSocketStream<S>,
+    methods: Methods,
+    base: Context,
+    settings: &Settings,
+    closing: Signal,
+    stop: Signal,
+    close_when_unused: bool,
+) -> (Peer, impl Future<Output = ()> + Send + 'static)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (frames_tx, frames_rx) = mpsc::channel::<Result<Frame, Infallible>>(1);
+    let (out_tx, out_rx) = mpsc::channel::<String>(1);
+    let reader = futures_util::stream::unfold(frames_rx, |mut rx| async move {
+        rx.recv().await.map(|frame| (frame, rx))
+    });
+    let writer = futures_util::sink::unfold(out_tx, |tx, text: String| async move {
+        tx.send(text).await.map_err(|_| PumpGone)?;
+        Ok::<_, PumpGone>(tx)
+    });
+    let (peer, driver) = Peer::start_in(
+        reader,
+        writer,
+        methods,
+        settings.peer_config(),
+        base,
+        close_when_unused,
+    );
+    let pump = Pump {
+        frames: Some(frames_tx),
+        out: out_rx,
+        outbox: Outbox::default(),
+        ping_interval: settings.ping_interval,
+        idle_timeout: settings.idle_timeout,
+        close_timeout: settings.close_timeout,
+        max_message_size: settings.ws.max_message_size,
+    };
+    let task = async move {
+        let driver = tokio::spawn(driver);
+        pump.run(ws, driver, closing, stop).await;
+    };
+    (peer, task)
+}
+
+/// The writer's error once the pump is gone (the socket closed).
+#[derive(Debug)]
+struct PumpGone;
+
+impl std::fmt::Display for PumpGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the WebSocket is closed")
+    }
+}
+
+struct Pump {
+    /// Frames to the peer's loop; `None` once reading stopped (shutdown).
+    frames: Option<mpsc::Sender<Result<Frame, Infallible>>>,
+    /// Texts from the peer's loop.
+    out: mpsc::Receiver<String>,
+    outbox: Outbox,
+    ping_interval: Option<Duration>,
+    idle_timeout: Option<Duration>,
+    close_timeout: Duration,
+    max_message_size: Option<usize>,
+}
+
+type Sink<S> = SplitSink<WebSocketStream<S>, Message>;
+type Source<S> = SplitStream<WebSocketStream<S>>;
+
+impl Pump {
+    async fn run<S>(
+        mut self,
+        ws: WebSocketStream<S>,
+        mut driver: tokio::task::JoinHandle<std::io::Result<()>>,
+        mut closing: Signal,
+        mut stop: Signal,
+    ) where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let (mut sink, mut source) = ws.split();
+        let mut slot: Option<OwnedPermit<Result<Frame, Infallible>>> = None;
+        let mut draining = false;
+        let mut ping = self.ping_interval.map(|period| {
+            let mut ticks = tokio::time::interval_at(Instant::now() + period, period);
+            ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            ticks
+        });
+        let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
+        tokio::pin!(idle);
+        let end = loop {
+            tokio::select! {
+                biased;
+                () = &mut stop => break End::Stopped,
+                () = &mut closing, if !draining => {
+                    // Ending the peer's input lets running calls finish and be answered.
+                    draining = true;
+                    slot = None;
+                    self.frames = None;
+                }
+                written = std::future::poll_fn(|cx| self.outbox.poll(&mut sink, &mut self.out, cx)) => match written {
+                    Ok(()) => break End::PeerEnded,
+                    Err(err) => break End::Gone(format!("write failed: {err}")),
+                },
+                permit = reserve(self.frames.as_ref()), if slot.is_none() && self.frames.is_some() => match permit {
+                    Some(permit) => {
+                        if let Some(idle_timeout) = self.idle_timeout {
+                            if idle.is_elapsed() {
+                                // The clock stood while the peer was busy: restart it.
+                                idle.as_mut().reset(Instant::now() + idle_timeout);
+                            }
+                        }
+                        slot = Some(permit);
+                    }
+                    // The peer's loop ended; the outbox reports it once flushed.
+                    None => self.frames = None,
+                },
+                message = source.next(), if slot.is_some() => {
+                    if let Some(idle_timeout) = self.idle_timeout {
+                        idle.as_mut().reset(Instant::now() + idle_timeout);
+                    }
+                    match self.received(message) {
+                        Ok(Some(text)) => {
+                            if let Some(permit) = slot.take() {
+                                permit.send(Ok(Frame::Message(text)));
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(end) => break end,
+                    }
+                }
+                () = tick(ping.as_mut()) => self.outbox.ping = true,
+                () = &mut idle, if self.idle_timeout.is_some() && slot.is_some() => break End::Idle,
+            }
+        };
+        drop(slot);
+        self.frames = None;
+        let (code, reason): (CloseCode, String) = match end {
+            End::Stopped => {
+                driver.abort();
+                tracing::debug!("WebSocket dropped: the drain budget is spent");
+                return;
+            }
+            End::PeerEnded => match (&mut driver).await {
+                Ok(Err(err)) => {
+                    // The only way the loop fails here: its outgoing queue overflowed. The way
+                    // out is clogged, so a close frame would wait as well: drop the socket.
+                    tracing::warn!(reason = %err, "WebSocket dropped");
+                    return;
+                }
+                _ if draining => (CloseCode::Away, "the server is shutting down".into()),
+                _ => (CloseCode::Normal, String::new()),
+            },
+            End::Binary => (
+                CloseCode::Unsupported,
+                "binary frames are not accepted; send JSON-RPC messages as text".into(),
+            ),
+            End::TooBig(why) => (CloseCode::Size, why),
+            End::NotUtf8 => (CloseCode::Invalid, "text frame is not UTF-8".into()),
+            End::Protocol(why) => (CloseCode::Protocol, why),
+            End::Idle => (CloseCode::Normal, "idle timeout".into()),
+            End::ClosedByOther => {
+                driver.abort();
+                // Sends the close answer tungstenite queued.
+                let _ = tokio::time::timeout(self.close_timeout, sink.close()).await;
+                return;
+            }
+            End::Gone(why) => {
+                driver.abort();
+                tracing::debug!(reason = %why, "WebSocket ended");
+                return;
+            }
+        };
+        driver.abort();
+        tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+        close(sink, source, code, reason, self.close_timeout).await;
+    }
+
+    /// Takes one message off the socket: a text for the peer, nothing (control frames), or the
+    /// end of the connection.
+    fn received(&self, message: Option<Result<Message, WsError>>) -> Result<Option<String>, End> {
+        match message {
+            None => Err(End::Gone("the socket ended".into())),
+            Some(Ok(Message::Text(text))) => Ok(Some(text.as_str().to_owned())),
+            Some(Ok(Message::Binary(_))) => Err(End::Binary),
+            // tungstenite answers pings itself; a pong only shows the other side is alive.
+            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => Ok(None),
+            Some(Ok(Message::Close(_))) => Err(End::ClosedByOther),
+            Some(Err(WsError::Capacity(err))) => {
+                let limit = self.max_message_size.unwrap_or(usize::MAX);
+                tracing::warn!(%err, "WebSocket message over the cap");
+                Err(End::TooBig(format!(
+                    "message exceeds the limit of {limit} bytes"
+                )))
+            }
+            Some(Err(WsError::Utf8(_))) => Err(End::NotUtf8),
+            Some(Err(WsError::Protocol(err))) => Err(End::Protocol(err.to_string())),
+            Some(Err(err)) => Err(End::Gone(format!("read failed: {err}"))),
+        }
+    }
+}
+
+/// Sends a close frame, then waits (within `limit`) for the other side's answer, so that the
+/// frame is read before the socket goes.
+async fn close<S>(
+    mut sink: Sink<S>,
+    mut source: Source<S>,
+    code: CloseCode,
+    reason: String,
+    limit: Duration,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let deadline = Instant::now() + limit;
+    let frame = CloseFrame {
+        code,
+        reason: reason.into(),
+    };
+    let sent = tokio::time::timeout_at(deadline, sink.send(Message::Close(Some(frame)))).await;
+    if !matches!(sent, Ok(Ok(()))) {
+        return;
+    }
+    let _ = tokio::time::timeout_at(deadline, async {
+        while let Some(Ok(message)) = source.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+async fn reserve<T>(frames: Option<&mpsc::Sender<T>>) -> Option<OwnedPermit<T>> {
+    frames?.clone().reserve_owned().await.ok()
+}
+
+async fn tick(ping: Option<&mut Interval>) {
+    match ping {
+        Some(ticks) => {
+            ticks.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// What waits to be written: the peer's next text, a ping, whether a flush is owed.
+#[derive(Default)]
+struct Outbox {
+    next: Option<Message>,
+    ping: bool,
+    unflushed: bool,
+    /// The peer's loop has dropped its writer.
+    ended: bool,
+}
+
+impl Outbox {
+    /// Moves texts from the peer to the socket, a ping first when one is due; flushes when no
+    /// more is waiting. Ready (`Ok`) once the peer's loop has ended and all is flushed.
+    ///
+    /// All state lives in `self`, so the future built on this may be dropped at any await.
+    fn poll<S>(
+        &mut self,
+        sink: &mut Sink<S>,
+        out: &mut mpsc::Receiver<String>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<(), WsError>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        loop {
+            if self.next.is_none() {
+                if self.ping {
+                    self.ping = false;
+                    self.next = Some(Message::Ping(Bytes::new()));
+                } else if !self.ended {
+                    match out.poll_recv(cx) {
+                        Poll::Ready(Some(text)) => self.next = Some(Message::Text(text.into())),
+                        Poll::Ready(None) => self.ended = true,
+                        Poll::Pending => {}
+                    }
+                }
+            }
+            if let Some(message) = self.next.take() {
+                match sink.poll_ready_unpin(cx) {
+                    Poll::Ready(Ok(())) => {
+                        sink.start_send_unpin(message)?;
+                        self.unflushed = true;
+                        continue;
+                    }
+                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                    Poll::Pending => {
+                        self.next = Some(message);
+                        return Poll::Pending;
+                    }
+                }
+            }
+            if self.unflushed {
+                ready!(sink.poll_flush_unpin(cx))?;
+                self.unflushed = false;
+            }
+            return if self.ended {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            };
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! JSON-RPC over WebSocket (tokio-tungstenite): a server where each connection is a
+//! [`Peer`](crate::Peer), topics, and a client.
+//!
+//! | piece | what it is |
+//! | --- | --- |
+//! | [`WsServer`] | the server: an accept loop ([`serve`](WsServer::serve)), a connection adapter ([`serve_connection`](WsServer::serve_connection)), an upgrade answer for hyper or axum ([`upgrade`](WsServer::upgrade)), [`publish`](WsServer::publish), a graceful [`shutdown`](WsServer::shutdown) |
+//! | [`WsServerBuilder`] | its settings, checked by `build` |
+//! | [`Topics`] | named groups of connections; [`ContextExt`] subscribes from a handler |
+//! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::Caller) for generated stubs |
+//!
+//! [`HttpServer`](crate::http::HttpServer) also serves WebSocket, on its `ws_path` (default
+//! `/ws`) of the same listener, with this module's default settings.
+//!
+//! # Messages
+//!
+//! One JSON-RPC message (or batch) per text frame; answers, notifications and calls from the
+//! server are text frames too. A notification gets no frame back. A handler's own
+//! notifications ([`Context::peer`](crate::Context::peer)) go out before its answer. Handlers
+//! see [`Transport::WebSocket`](crate::Transport::WebSocket), the peer's address and the upgrade
+//! request's headers in their [`Context`](crate::Context).
+//!
+//! # Closing
+//!
+//! | event | what happens |
+//! | --- | --- |
+//! | a binary frame | close 1003 (unsupported data) |
+//! | a message over [`max_message_size`](WsServerBuilder::max_message_size) | close 1009 (message too big) |
+//! | a text frame that is not UTF-8 | close 1007 |
+//! | a protocol violation | close 1002 |
+//! | nothing received (pongs included) for [`idle_timeout`](WsServerBuilder::idle_timeout) | close 1000 |
+//! | a shutdown | reading stops, running calls finish and are answered, then close 1001 (going away) |
+//! | the drain budget spent | dropped |
+//! | the outgoing queue full (the client does not read) | dropped at once: its way out is clogged, a close frame would not get through (the client sees 1006) |
+//! | the client closes | the close is answered; running calls are cancelled |
+//!
+//! Past [`max_in_flight`](WsServerBuilder::max_in_flight) calls running on one connection, a
+//! call is answered `-32000` at once.
+//!
+//! # Memory
+//!
+//! An idle connection holds a 4 KiB read buffer, two small tasks (the peer's loop and the
+//! socket pump) and three channels; tungstenite's 128 KiB buffers are brought down to
+//! [`DEFAULT_BUFFER_SIZE`]. What a connection may hold for a client that does not read is
+//! bounded by [`queue`](WsServerBuilder::queue) messages, plus the write buffer (its
+//! [`write_buffer_size`](WsServerBuilder::write_buffer_size) plus one message), plus the
+//! kernel's socket buffer.
+
+mod client;
+mod config;
+mod connection;
+mod server;
+mod topics;
+
+pub use client::{DEFAULT_CONNECT_TIMEOUT, WsClient, WsClientBuilder};
+pub use config::{
+    DEFAULT_BUFFER_SIZE, DEFAULT_CALL_TIMEOUT, DEFAULT_CLOSE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_PING_INTERVAL, DEFAULT_QUEUE,
+    WsServerBuilder,
+};
+pub use server::WsServer;
+pub(crate) use server::{FromHttp, upgrade_from_http};
+pub use topics::{ContextExt, SubscribeError, Topics};

@@ -1,0 +1,339 @@
+//! The WebSocket server, driven by a raw client that sees every frame: push order, the context
+//! handlers get, the same listener as HTTP, binary frames, notifications, the in-flight cap, the
+//! size cap, pings and the idle timeout.
+
+mod ws_support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use jrpc_runtime::http::{HttpClient, HttpServer};
+use jrpc_runtime::ws::{WsServer, WsServerBuilder};
+use jrpc_runtime::{Caller, Context, Methods, RpcError};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use ws_support::{BINARY, CLOSE, PING, RawWs, bounded, eventually};
+
+/// What handlers share with the test.
+struct State {
+    pings: AtomicUsize,
+    /// How many `gate` calls have started.
+    entered: AtomicUsize,
+    /// Each `gate` call takes a permit to finish.
+    release: Semaphore,
+}
+
+fn methods(state: &Arc<State>) -> Methods {
+    let mut methods = Methods::new();
+    methods
+        .typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
+            Ok::<_, RpcError>(a + b)
+        })
+        .unwrap();
+    methods
+        .typed("chatty", &["n"], |(n,): (u32,), ctx: Context| async move {
+            let peer = ctx.peer().expect("a WebSocket connection has a peer");
+            for i in 0..n {
+                peer.notify("progress", [i])
+                    .await
+                    .map_err(|err| RpcError::internal().with_data(&err.to_string()))?;
+            }
+            Ok::<_, RpcError>("done")
+        })
+        .unwrap();
+    methods
+        .typed("whoami", &[], |(): (), ctx: Context| async move {
+            let custom = ctx
+                .headers()
+                .and_then(|h| h.get("x-custom"))
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            Ok::<_, RpcError>(json!({
+                "transport": ctx.transport().as_str(),
+                "peer": ctx.peer_addr().map(|a| a.to_string()),
+                "custom": custom,
+                "tag": ctx.request_tag(),
+            }))
+        })
+        .unwrap();
+    let s = Arc::clone(state);
+    methods
+        .notice("ping", &[], move |(): (), _| {
+            let s = Arc::clone(&s);
+            async move {
+                s.pings.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+    let s = Arc::clone(state);
+    methods
+        .typed("gate", &[], move |(): (), _| {
+            let s = Arc::clone(&s);
+            async move {
+                s.entered.fetch_add(1, Ordering::SeqCst);
+                s.release.acquire().await.unwrap().forget();
+                Ok::<_, RpcError>("through")
+            }
+        })
+        .unwrap();
+    methods
+}
+
+fn state() -> Arc<State> {
+    Arc::new(State {
+        pings: AtomicUsize::new(0),
+        entered: AtomicUsize::new(0),
+        release: Semaphore::new(0),
+    })
+}
+
+/// A `WsServer` on its own listener.
+async fn start(
+    state: &Arc<State>,
+    configure: impl FnOnce(WsServerBuilder) -> WsServerBuilder,
+) -> (SocketAddr, WsServer) {
+    let server = configure(WsServer::builder(methods(state)))
+        .build()
+        .expect("valid settings");
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serving = server.clone();
+    tokio::spawn(async move { serving.serve(listener).await });
+    (addr, server)
+}
+
+/// An `HttpServer` (JSON-RPC on `/rpc`, WebSocket on `/ws`).
+async fn start_http(state: &Arc<State>) -> SocketAddr {
+    let server = HttpServer::builder(methods(state)).build().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve(listener).await });
+    addr
+}
+
+async fn call_chatty(ws: &mut RawWs) {
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"chatty","params":[3],"id":7}"#)
+        .await;
+    for i in 0..3 {
+        assert_eq!(
+            ws.next_json().await,
+            json!({"jsonrpc": "2.0", "method": "progress", "params": [i]})
+        );
+    }
+    assert_eq!(
+        ws.next_json().await,
+        json!({"jsonrpc": "2.0", "result": "done", "id": 7})
+    );
+}
+
+#[tokio::test]
+async fn a_handlers_notifications_arrive_before_its_answer() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| b).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    call_chatty(&mut ws).await;
+    // And again on the same connection.
+    call_chatty(&mut ws).await;
+}
+
+#[tokio::test]
+async fn websocket_shares_the_http_listener() {
+    let state = state();
+    let addr = start_http(&state).await;
+
+    let http = HttpClient::new(&format!("http://{addr}/rpc")).unwrap();
+    let sum = http
+        .call_raw("add", serde_json::value::to_raw_value(&[2, 3]).ok())
+        .await
+        .unwrap();
+    assert_eq!(sum.get(), "5");
+
+    let mut ws = RawWs::connect(
+        addr,
+        "/ws",
+        &[("x-custom", "hello"), ("x-request-id", "conn-1")],
+    )
+    .await;
+    call_chatty(&mut ws).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#)
+        .await;
+    let me = ws.next_json().await;
+    let local = ws.stream.local_addr().unwrap().to_string();
+    assert_eq!(
+        me["result"],
+        json!({"transport": "ws", "peer": local, "custom": "hello", "tag": "conn-1"})
+    );
+}
+
+#[tokio::test]
+async fn the_standalone_server_sets_the_context_too() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| b).await;
+    let mut ws = RawWs::connect(addr, "/anything", &[("x-custom", "there")]).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#)
+        .await;
+    let me = ws.next_json().await;
+    let local = ws.stream.local_addr().unwrap().to_string();
+    assert_eq!(
+        me["result"],
+        json!({"transport": "ws", "peer": local, "custom": "there", "tag": null})
+    );
+}
+
+#[tokio::test]
+async fn a_binary_frame_closes_with_1003() {
+    let state = state();
+    let (addr, server) = start(&state, |b| b).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    ws.send_frame(
+        BINARY,
+        br#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#,
+    )
+    .await;
+    assert_eq!(ws.close_code().await, 1003);
+    assert_eq!(bounded(ws.next_frame()).await.map(|f| f.opcode), None);
+    eventually(|| server.connections() == 0).await;
+
+    // Over the HTTP listener too.
+    let addr = start_http(&state).await;
+    let mut ws = RawWs::connect(addr, "/ws", &[]).await;
+    ws.send_frame(BINARY, b"\x00\x01").await;
+    assert_eq!(ws.close_code().await, 1003);
+}
+
+#[tokio::test]
+async fn notifications_get_no_frame() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| b).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"ping"}"#).await;
+    ws.send_text(r#"[{"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","method":"ping"}]"#)
+        .await;
+    // A notification of an unknown method, and one with bad params: still no frame.
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"nope"}"#).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"add","params":["x"]}"#)
+        .await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":"last"}"#)
+        .await;
+    // The first frame back is the call's answer.
+    assert_eq!(
+        ws.next_json().await,
+        json!({"jsonrpc": "2.0", "result": 3, "id": "last"})
+    );
+    assert_eq!(state.pings.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn calls_past_the_in_flight_cap_are_refused_at_once() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| b.max_in_flight(2)).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":1}"#)
+        .await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":2}"#)
+        .await;
+    eventually(|| state.entered.load(Ordering::SeqCst) == 2).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"add","params":[1,1],"id":3}"#)
+        .await;
+    let refused = ws.next_json().await;
+    assert_eq!(refused["id"], 3);
+    assert_eq!(refused["error"]["code"], -32000);
+    assert_eq!(state.entered.load(Ordering::SeqCst), 2);
+
+    state.release.add_permits(2);
+    let mut ids = vec![
+        ws.next_json().await["id"].clone(),
+        ws.next_json().await["id"].clone(),
+    ];
+    ids.sort_by_key(|id| id.as_i64());
+    assert_eq!(ids, [json!(1), json!(2)]);
+    // Room again.
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"add","params":[1,1],"id":4}"#)
+        .await;
+    assert_eq!(ws.next_json().await["result"], 2);
+}
+
+#[tokio::test]
+async fn a_message_over_the_cap_closes_with_1009() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| b.max_message_size(1024)).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    // Just under the cap is fine.
+    let padding = " ".repeat(900);
+    ws.send_text(&format!(
+        r#"{{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}}{padding}"#
+    ))
+    .await;
+    assert_eq!(ws.next_json().await["result"], 3);
+    let padding = " ".repeat(2000);
+    ws.send_text(&format!(
+        r#"{{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}}{padding}"#
+    ))
+    .await;
+    assert_eq!(ws.close_code().await, 1009);
+}
+
+#[tokio::test]
+async fn pings_go_out_and_a_silent_client_is_closed() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| {
+        b.ping_interval(Some(Duration::from_millis(100)))
+            .idle_timeout(Some(Duration::from_millis(400)))
+    })
+    .await;
+
+    // A client that answers pings stays, well past the idle timeout.
+    let mut live = RawWs::connect(addr, "/", &[]).await;
+    let until = tokio::time::Instant::now() + Duration::from_millis(1200);
+    let mut pings = 0;
+    while let Ok(frame) = tokio::time::timeout_at(until, live.next_frame()).await {
+        let frame = frame.expect("the connection stays open");
+        assert_eq!(frame.opcode, PING);
+        pings += 1;
+        live.send_frame(ws_support::PONG, &frame.payload).await;
+    }
+    assert!(pings >= 2, "{pings} pings");
+    live.send_text(r#"{"jsonrpc":"2.0","method":"add","params":[2,2],"id":1}"#)
+        .await;
+    assert_eq!(live.next_json().await["result"], 4);
+
+    // One that never answers is closed with 1000 after the idle timeout.
+    let mut silent = RawWs::connect(addr, "/", &[]).await;
+    let mut saw_ping = false;
+    loop {
+        let frame = bounded(silent.next_frame())
+            .await
+            .expect("a close frame first");
+        match frame.opcode {
+            PING => saw_ping = true,
+            CLOSE => {
+                assert_eq!(frame.close_code(), 1000);
+                break;
+            }
+            other => panic!("unexpected opcode {other}"),
+        }
+    }
+    assert!(saw_ping);
+}
+
+#[tokio::test]
+async fn a_get_without_upgrade_headers_is_refused() {
+    let state = state();
+    let addr = start_http(&state).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reply = String::new();
+    bounded(stream.read_to_string(&mut reply)).await.unwrap();
+    assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
+    let body = reply.split("\r\n\r\n").nth(1).unwrap();
+    let envelope: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(envelope["error"]["code"], -32600);
+    assert_eq!(envelope["id"], Value::Null);
+}

@@ -1,0 +1,182 @@
+//! A raw WebSocket client for the tests: the handshake and RFC 6455 frames written by hand, so
+//! that a test sees every frame the server sends (pings and close codes included) and can do
+//! what no well-behaved client does (send binary frames, never read).
+
+#![allow(dead_code, reason = "each test file uses part of it")]
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Every test gives up (and fails) after this; none needs more than a fraction of it.
+pub const LIMIT: Duration = Duration::from_secs(60);
+
+pub async fn bounded<F: Future>(fut: F) -> F::Output {
+    tokio::time::timeout(LIMIT, fut)
+        .await
+        .expect("the test took too long")
+}
+
+/// Polls `check` until it holds, within the test limit.
+pub async fn eventually(mut check: impl FnMut() -> bool) {
+    bounded(async {
+        while !check() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
+pub const TEXT: u8 = 0x1;
+pub const BINARY: u8 = 0x2;
+pub const CLOSE: u8 = 0x8;
+pub const PING: u8 = 0x9;
+pub const PONG: u8 = 0xA;
+
+/// A frame as received: its opcode and payload.
+#[derive(Debug)]
+pub struct Received {
+    pub opcode: u8,
+    pub payload: Vec<u8>,
+}
+
+impl Received {
+    pub fn text(&self) -> &str {
+        assert_eq!(self.opcode, TEXT, "expected a text frame, got {self:?}");
+        std::str::from_utf8(&self.payload).expect("text frames are UTF-8")
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.text()).expect("a JSON message")
+    }
+
+    /// The close code of a close frame.
+    pub fn close_code(&self) -> u16 {
+        assert_eq!(self.opcode, CLOSE, "expected a close frame, got {self:?}");
+        u16::from_be_bytes([self.payload[0], self.payload[1]])
+    }
+}
+
+pub struct RawWs {
+    pub stream: TcpStream,
+}
+
+impl RawWs {
+    /// Opens `path` on `addr` with the given extra headers; panics unless the answer is `101`.
+    pub async fn connect(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> RawWs {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let mut request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        // Read the answer's head byte by byte: the first frame may follow it at once.
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let byte = stream.read_u8().await.expect("an answer to the upgrade");
+            head.push(byte);
+        }
+        let head = String::from_utf8(head).unwrap();
+        assert!(head.starts_with("HTTP/1.1 101"), "upgrade refused: {head}");
+        // The accept key of the RFC's example nonce.
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo="),
+            "{head}"
+        );
+        RawWs { stream }
+    }
+
+    /// Sends one masked frame, as a client must.
+    pub async fn send_frame(&mut self, opcode: u8, payload: &[u8]) {
+        let mut frame = vec![0x80 | opcode];
+        match payload.len() {
+            n if n < 126 => frame.push(0x80 | n as u8),
+            n if n <= 0xFFFF => {
+                frame.push(0x80 | 126);
+                frame.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                frame.push(0x80 | 127);
+                frame.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        let mask = [0x12, 0x34, 0x56, 0x78];
+        frame.extend_from_slice(&mask);
+        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.stream.write_all(&frame).await.unwrap();
+    }
+
+    pub async fn send_text(&mut self, text: &str) {
+        self.send_frame(TEXT, text.as_bytes()).await;
+    }
+
+    /// The next frame; `None` when the server closed the socket.
+    pub async fn next_frame(&mut self) -> Option<Received> {
+        let mut head = [0u8; 2];
+        self.stream.read_exact(&mut head).await.ok()?;
+        let opcode = head[0] & 0x0F;
+        assert_eq!(head[1] & 0x80, 0, "a server's frames are not masked");
+        let len = match head[1] & 0x7F {
+            126 => u64::from(self.stream.read_u16().await.ok()?),
+            127 => self.stream.read_u64().await.ok()?,
+            n => u64::from(n),
+        };
+        let mut payload = vec![0; len as usize];
+        self.stream.read_exact(&mut payload).await.ok()?;
+        Some(Received { opcode, payload })
+    }
+
+    /// The next data or close frame, answering pings on the way.
+    pub async fn next_message(&mut self) -> Option<Received> {
+        loop {
+            let frame = self.next_frame().await?;
+            match frame.opcode {
+                PING => self.send_frame(PONG, &frame.payload).await,
+                PONG => {}
+                _ => return Some(frame),
+            }
+        }
+    }
+
+    /// The next message, as JSON.
+    pub async fn next_json(&mut self) -> serde_json::Value {
+        bounded(self.next_message())
+            .await
+            .expect("a message, not the end of the connection")
+            .json()
+    }
+
+    /// Reads until a close frame; returns its code.
+    pub async fn close_code(&mut self) -> u16 {
+        loop {
+            let frame = bounded(self.next_message())
+                .await
+                .expect("a close frame before the end of the connection");
+            if frame.opcode == CLOSE {
+                // Answer it, as the closing handshake asks.
+                let code = frame.close_code();
+                self.send_frame(CLOSE, &code.to_be_bytes()).await;
+                return code;
+            }
+        }
+    }
+
+    /// Reads until the server drops the socket; returns the close code, if a close frame came.
+    pub async fn until_end(&mut self) -> Option<u16> {
+        let mut code = None;
+        while let Some(frame) = bounded(self.next_message()).await {
+            if frame.opcode == CLOSE {
+                code = Some(frame.close_code());
+            }
+        }
+        code
+    }
+}
