@@ -1,135 +1,65 @@
-//! The calculator service: every corner of the specification's examples, served over stdio.
+//! The calculator service, over HTTP and WebSocket (the default) or stdio.
 //!
 //! ```text
-//! cargo run --example calculator -- --stdio                      # one JSON message a line
-//! cargo run --example calculator -- --stdio --content-length     # LSP-style framing
+//! cargo run --example calculator                                  # http://127.0.0.1:8080/rpc and ws://127.0.0.1:8080/ws
+//! cargo run --example calculator -- --listen 127.0.0.1:0          # any free port; the real one is printed
+//! cargo run --example calculator -- --stdio                       # one JSON message a line
+//! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
 //! ```
 //!
-//! It keeps serving after any bad line and exits 0 at the end of input.
+//! Over stdio it keeps serving after any bad line and exits 0 at the end of input. Over the
+//! network it prints `listening on http://ADDR` once it accepts, and Ctrl-C drains in-flight
+//! calls before it exits.
 
-use std::time::Duration;
+use std::io::Write as _;
 
-use jrpc_runtime::{Context, Framing, PeerConfig, RpcError, rpc_service};
-use serde_json::Value;
-use serde_json::value::RawValue;
-
-/// A calculator, and the methods the JSON-RPC 2.0 specification's examples call.
-#[rpc_service]
-pub trait Calculator {
-    /// Adds two integers.
-    async fn add(&self, a: i64, b: i64) -> i64;
-    /// Subtracts `subtrahend` from `minuend`.
-    async fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
-    /// Sums all the numbers given.
-    #[rpc(params = whole)]
-    async fn sum(&self, numbers: Vec<i64>) -> i64;
-    /// Answers `["hello", 5]`.
-    #[rpc(name = "get_data")]
-    async fn data(&self) -> (String, u32);
-    /// Divides; a zero divisor is the application error `1: division by zero`.
-    async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError>;
-    /// Answers its params unchanged, numbers exactly as sent.
-    #[rpc(params = whole)]
-    async fn echo(&self, params: Box<RawValue>) -> Box<RawValue>;
-    /// Sleeps `ms` milliseconds, then answers `ms`.
-    async fn sleep(&self, ms: u64) -> u64;
-    /// The transport the call came over: `stdio`, `http`, `ws` or `in-process`.
-    async fn whoami(&self, ctx: &Context) -> String;
-    /// Sends `count` notifications `tick {"n": i}` on the caller's connection, then answers
-    /// `count`; an error where the transport cannot push (HTTP).
-    async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError>;
-    /// Accepts anything; does nothing visible.
-    #[notification]
-    #[rpc(params = whole)]
-    async fn update(&self, values: Value);
-    /// Accepts anything; does nothing visible.
-    #[notification]
-    #[rpc(params = whole)]
-    async fn notify_hello(&self, values: Value);
-    /// Accepts anything; does nothing visible.
-    #[notification]
-    #[rpc(params = whole)]
-    async fn notify_sum(&self, values: Value);
-}
-
-struct Calc;
-
-impl Calculator for Calc {
-    async fn add(&self, a: i64, b: i64) -> i64 {
-        a.wrapping_add(b)
-    }
-
-    async fn subtract(&self, minuend: i64, subtrahend: i64) -> i64 {
-        minuend.wrapping_sub(subtrahend)
-    }
-
-    async fn sum(&self, numbers: Vec<i64>) -> i64 {
-        numbers.into_iter().fold(0, i64::wrapping_add)
-    }
-
-    async fn data(&self) -> (String, u32) {
-        ("hello".to_owned(), 5)
-    }
-
-    async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError> {
-        if divisor == 0.0 {
-            return Err(RpcError::new(1, "division by zero"));
-        }
-        Ok(dividend / divisor)
-    }
-
-    async fn echo(&self, params: Box<RawValue>) -> Box<RawValue> {
-        params
-    }
-
-    async fn sleep(&self, ms: u64) -> u64 {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-        ms
-    }
-
-    async fn whoami(&self, ctx: &Context) -> String {
-        ctx.transport().as_str().to_owned()
-    }
-
-    async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError> {
-        let peer = ctx.peer().ok_or_else(|| {
-            RpcError::new(
-                2,
-                "ticks needs a connection that stays open (stdio or WebSocket)",
-            )
-        })?;
-        for n in 1..=count {
-            peer.notify("tick", serde_json::json!({ "n": n }))
-                .await
-                .map_err(|err| RpcError::new(3, err.to_string()))?;
-        }
-        Ok(count)
-    }
-
-    async fn update(&self, _values: Value) {}
-
-    async fn notify_hello(&self, _values: Value) {}
-
-    async fn notify_sum(&self, _values: Value) {}
-}
+use jrpc_examples::{Calc, Calculator as _};
+use jrpc_runtime::http::HttpServer;
+use jrpc_runtime::{Framing, PeerConfig};
 
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
-    if !has("--stdio") {
-        eprintln!("usage: calculator --stdio [--content-length]");
-        std::process::exit(2);
-    }
-    let framing = if has("--content-length") {
-        Framing::ContentLength
+    let result = if has("--stdio") {
+        let framing = if has("--content-length") {
+            Framing::ContentLength
+        } else {
+            Framing::Lines
+        };
+        jrpc_runtime::stdio::serve(Calc.into_methods(), framing, PeerConfig::default())
+            .await
+            .map_err(|err| err.to_string())
     } else {
-        Framing::Lines
+        let listen = args
+            .iter()
+            .position(|arg| arg == "--listen")
+            .and_then(|at| args.get(at + 1))
+            .map_or("127.0.0.1:8080", String::as_str);
+        serve_network(listen).await
     };
-    if let Err(err) =
-        jrpc_runtime::stdio::serve(Calc.into_methods(), framing, PeerConfig::default()).await
-    {
+    if let Err(err) = result {
         eprintln!("calculator: {err}");
         std::process::exit(1);
     }
+}
+
+async fn serve_network(listen: &str) -> Result<(), String> {
+    let server = HttpServer::builder(Calc.into_methods())
+        .build()
+        .map_err(|err| err.to_string())?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|err| format!("cannot listen on {listen}: {err}"))?;
+    let addr = listener.local_addr().map_err(|err| err.to_string())?;
+    println!("listening on http://{addr}");
+    let _ = std::io::stdout().flush();
+    let shutdown = server.shutdown_handle();
+    let serving = tokio::spawn(async move { server.serve(listener).await });
+    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("calculator: shutting down");
+    let drained = shutdown.shutdown().await;
+    eprintln!("calculator: {drained:?}");
+    let _ = serving.await;
+    Ok(())
 }

@@ -1,1 +1,110 @@
-//! Runnable examples of jrpc: see the `[[example]]` targets.
+//! Runnable examples of jrpc, and the service they share: the calculator's trait (from which
+//! `#[rpc_service]` makes both the server's method table and the client stub) and its
+//! implementation.
+
+use std::time::Duration;
+
+use jrpc_runtime::{Context, RpcError, rpc_service};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A calculator, and the methods the JSON-RPC 2.0 specification's examples call.
+#[rpc_service]
+pub trait Calculator {
+    /// Adds two integers.
+    async fn add(&self, a: i64, b: i64) -> i64;
+    /// Subtracts `subtrahend` from `minuend`.
+    async fn subtract(&self, minuend: i64, subtrahend: i64) -> i64;
+    /// Sums all the numbers given.
+    #[rpc(params = whole)]
+    async fn sum(&self, numbers: Vec<i64>) -> i64;
+    /// Answers `["hello", 5]`.
+    #[rpc(name = "get_data")]
+    async fn data(&self) -> (String, u32);
+    /// Divides; a zero divisor is the application error `1: division by zero`.
+    async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError>;
+    /// Answers its params unchanged, numbers exactly as sent.
+    #[rpc(params = whole)]
+    async fn echo(&self, params: Box<RawValue>) -> Box<RawValue>;
+    /// Sleeps `ms` milliseconds, then answers `ms`.
+    async fn sleep(&self, ms: u64) -> u64;
+    /// The transport the call came over: `stdio`, `http`, `ws` or `in-process`.
+    async fn whoami(&self, ctx: &Context) -> String;
+    /// Sends `count` notifications `tick {"n": i}` on the caller's connection, then answers
+    /// `count`; an error where the transport cannot push (HTTP).
+    async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError>;
+    /// Accepts anything; does nothing visible.
+    #[notification]
+    #[rpc(params = whole)]
+    async fn update(&self, values: Value);
+    /// Accepts anything; does nothing visible.
+    #[notification]
+    #[rpc(params = whole)]
+    async fn notify_hello(&self, values: Value);
+    /// Accepts anything; does nothing visible.
+    #[notification]
+    #[rpc(params = whole)]
+    async fn notify_sum(&self, values: Value);
+}
+
+/// The calculator's implementation.
+pub struct Calc;
+
+impl Calculator for Calc {
+    async fn add(&self, a: i64, b: i64) -> i64 {
+        a.wrapping_add(b)
+    }
+
+    async fn subtract(&self, minuend: i64, subtrahend: i64) -> i64 {
+        minuend.wrapping_sub(subtrahend)
+    }
+
+    async fn sum(&self, numbers: Vec<i64>) -> i64 {
+        numbers.into_iter().fold(0, i64::wrapping_add)
+    }
+
+    async fn data(&self) -> (String, u32) {
+        ("hello".to_owned(), 5)
+    }
+
+    async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError> {
+        if divisor == 0.0 {
+            return Err(RpcError::new(1, "division by zero"));
+        }
+        Ok(dividend / divisor)
+    }
+
+    async fn echo(&self, params: Box<RawValue>) -> Box<RawValue> {
+        params
+    }
+
+    async fn sleep(&self, ms: u64) -> u64 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        ms
+    }
+
+    async fn whoami(&self, ctx: &Context) -> String {
+        ctx.transport().as_str().to_owned()
+    }
+
+    async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError> {
+        let peer = ctx.peer().ok_or_else(|| {
+            RpcError::new(
+                2,
+                "ticks needs a connection that stays open (stdio or WebSocket)",
+            )
+        })?;
+        for n in 1..=count {
+            peer.notify("tick", serde_json::json!({ "n": n }))
+                .await
+                .map_err(|err| RpcError::new(3, err.to_string()))?;
+        }
+        Ok(count)
+    }
+
+    async fn update(&self, _values: Value) {}
+
+    async fn notify_hello(&self, _values: Value) {}
+
+    async fn notify_sum(&self, _values: Value) {}
+}
