@@ -681,6 +681,7 @@ impl Connection {
         // handles feel the backpressure; reading goes on (to twice as much, for the answers that
         // reading itself writes), so that two sides writing to each other never both stop reading.
         let (command_room, read_room) = (self.config.queue, 2 * self.config.queue);
+        let watch_overflow = self.config.overflow == Overflow::Close;
         let outcome: Result<(), String> = loop {
             let idle = !self.unflushed;
             if !reading && self.running.is_empty() && notification.is_none() && idle {
@@ -694,14 +695,21 @@ impl Connection {
             let outbox = self.outbox.len();
             tokio::select! {
                 biased;
-                () = shared.overflowed.notified() => break Err("the outgoing queue overflowed".into()),
+                () = shared.overflowed.notified(), if watch_overflow => break Err("the outgoing queue overflowed".into()),
                 written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox)), if self.unflushed => match written {
                     Ok(()) => self.unflushed = false,
                     Err(err) => break Err(format!("write failed: {err}")),
                 },
                 command = commands.recv(), if handles_open && outbox < command_room => match command {
                     None => handles_open = false,
-                    Some(command) => self.command(command, reading),
+                    Some(command) => {
+                        self.command(command, reading);
+                        // Take what else waits, so that one flush carries many messages.
+                        while self.outbox.len() < command_room {
+                            let Ok(command) = commands.try_recv() else { break };
+                            self.command(command, reading);
+                        }
+                    }
                 },
                 () = join(&mut notification), if notification.is_some() => {
                     notification = None;

@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::handshake::server::{
-    ErrorResponse, Request as HandshakeRequest, Response as HandshakeResponse,
+    Callback, ErrorResponse, Request as HandshakeRequest, Response as HandshakeResponse,
 };
 use tokio_tungstenite::tungstenite::protocol::Role;
 
@@ -190,13 +190,7 @@ impl WsServer {
         async move {
             let Some(open) = this.open() else { return };
             let headers: Arc<Mutex<HeaderMap>> = Arc::default();
-            let seen = Arc::clone(&headers);
-            let callback = move |req: &HandshakeRequest, res: HandshakeResponse| {
-                if let Ok(mut seen) = seen.lock() {
-                    *seen = req.headers().clone();
-                }
-                Ok::<_, ErrorResponse>(res)
-            };
+            let callback = KeepHeaders(Arc::clone(&headers));
             let handshake = tokio_tungstenite::accept_hdr_async_with_config(
                 io,
                 callback,
@@ -233,7 +227,7 @@ impl WsServer {
         let headers = req.headers().clone();
         let (res, on_upgrade) = match handshake(req) {
             Ok(pair) => pair,
-            Err(res) => return res,
+            Err((status, why)) => return refusal(status, why),
         };
         let this = self.clone();
         tokio::spawn(async move {
@@ -366,10 +360,29 @@ async fn serve_socket<S>(
     drop(leave);
 }
 
-/// Checks an upgrade request and builds the `101` answer; or the refusal to send instead.
+/// Keeps the handshake request's headers, for the connection's context.
+struct KeepHeaders(Arc<Mutex<HeaderMap>>);
+
+impl Callback for KeepHeaders {
+    fn on_request(
+        self,
+        request: &HandshakeRequest,
+        response: HandshakeResponse,
+    ) -> Result<HandshakeResponse, ErrorResponse> {
+        if let Ok(mut headers) = self.0.lock() {
+            *headers = request.headers().clone();
+        }
+        Ok(response)
+    }
+}
+
+/// A refused upgrade: the status and what was wrong.
+type Refused = (StatusCode, &'static str);
+
+/// Checks an upgrade request and builds the `101` answer; or says why it is refused.
 fn handshake<B>(
     mut req: Request<B>,
-) -> Result<(Response<ResponseBody>, hyper::upgrade::OnUpgrade), Response<ResponseBody>> {
+) -> Result<(Response<ResponseBody>, hyper::upgrade::OnUpgrade), Refused> {
     let headers = req.headers();
     let has_token = |name, token: &str| {
         headers.get_all(name).iter().any(|value| {
@@ -381,7 +394,7 @@ fn handshake<B>(
         })
     };
     if !has_token(UPGRADE, "websocket") || !has_token(CONNECTION, "upgrade") {
-        return Err(refusal(
+        return Err((
             StatusCode::BAD_REQUEST,
             "expected a WebSocket upgrade (`Connection: Upgrade`, `Upgrade: websocket`)",
         ));
@@ -391,23 +404,17 @@ fn handshake<B>(
         .map(HeaderValue::as_bytes)
         != Some(b"13")
     {
-        let mut res = refusal(
+        return Err((
             StatusCode::UPGRADE_REQUIRED,
             "only WebSocket version 13 is spoken",
-        );
-        res.headers_mut()
-            .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
-        return Err(res);
+        ));
     }
     let Some(key) = headers.get(SEC_WEBSOCKET_KEY) else {
-        return Err(refusal(
-            StatusCode::BAD_REQUEST,
-            "`Sec-WebSocket-Key` is missing",
-        ));
+        return Err((StatusCode::BAD_REQUEST, "`Sec-WebSocket-Key` is missing"));
     };
     let accept = derive_accept_key(key.as_bytes());
     let Some(on_upgrade) = req.extensions_mut().remove::<hyper::upgrade::OnUpgrade>() else {
-        return Err(refusal(
+        return Err((
             StatusCode::BAD_REQUEST,
             "this connection cannot be upgraded",
         ));
@@ -433,6 +440,10 @@ fn refusal(status: StatusCode, why: &str) -> Response<ResponseBody> {
     let body = crate::methods::error_bytes(&code.with_data(&why), None);
     let mut res = Response::new(Full::new(Bytes::from(body)));
     *res.status_mut() = status;
+    if status == StatusCode::UPGRADE_REQUIRED {
+        res.headers_mut()
+            .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+    }
     res.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     res
@@ -459,7 +470,7 @@ pub(crate) fn upgrade_from_http<B>(req: Request<B>, hook: FromHttp) -> Response<
     let headers = req.headers().clone();
     let (res, on_upgrade) = match handshake(req) {
         Ok(pair) => pair,
-        Err(res) => return res,
+        Err((status, why)) => return refusal(status, why),
     };
     let limits = Limits {
         drain: hook.drain,

@@ -242,8 +242,11 @@ impl ContextExt for Context {
 #[derive(Clone)]
 pub(crate) struct Membership {
     id: u64,
-    joined: Arc<Mutex<Vec<(Weak<Registry>, String)>>>,
+    joined: Arc<Mutex<Joined>>,
 }
+
+/// The topics a connection joined, each with its registry.
+type Joined = Vec<(Weak<Registry>, String)>;
 
 /// Makes a connection leave every topic when it drops.
 pub(crate) struct Leave(Membership);
@@ -258,7 +261,7 @@ impl Membership {
         (membership.clone(), Leave(membership))
     }
 
-    fn list(&self) -> MutexGuard<'_, Vec<(Weak<Registry>, String)>> {
+    fn list(&self) -> MutexGuard<'_, Joined> {
         self.joined
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
