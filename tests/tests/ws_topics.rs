@@ -1,0 +1,133 @@
+//! Topics: three connections subscribe, one leaves (by closing, or by unsubscribing), and
+//! publishing reaches exactly the ones still in.
+
+mod ws_support;
+
+use jrpc_runtime::ws::{ContextExt as _, SubscribeError, Topics, WsClient, WsServer};
+use jrpc_runtime::{Context, Methods, RpcError};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use ws_support::{RawWs, bounded, eventually};
+
+fn methods() -> Methods {
+    let mut methods = Methods::new();
+    methods
+        .typed("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
+            Ok::<_, RpcError>(ctx.subscribe(&topic)?)
+        })
+        .unwrap();
+    methods
+        .typed(
+            "unwatch",
+            &["topic"],
+            |(topic,): (String,), ctx: Context| async move {
+                Ok::<_, RpcError>(ctx.unsubscribe(&topic))
+            },
+        )
+        .unwrap();
+    methods
+}
+
+/// A client whose `news` notifications land in a channel.
+async fn subscriber(url: &str) -> (WsClient, mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut handlers = Methods::new();
+    handlers
+        .notice("news", &["headline"], move |(headline,): (String,), _| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(headline);
+            }
+        })
+        .unwrap();
+    let client = bounded(WsClient::connect(url, handlers)).await.unwrap();
+    let added: bool = bounded(client.call("watch", ["news"])).await.unwrap();
+    assert!(added);
+    let again: bool = bounded(client.call("watch", ["news"])).await.unwrap();
+    assert!(!again, "a second subscription to one topic is a no-op");
+    (client, rx)
+}
+
+#[tokio::test]
+async fn publishing_reaches_the_subscribers_still_connected() {
+    let topics = Topics::new();
+    let server = WsServer::builder(methods())
+        .topics(topics.clone())
+        .build()
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/", listener.local_addr().unwrap());
+    let serving = server.clone();
+    tokio::spawn(async move { serving.serve(listener).await });
+
+    let (a, mut a_news) = subscriber(&url).await;
+    let (b, mut b_news) = subscriber(&url).await;
+    let (c, mut c_news) = subscriber(&url).await;
+    assert_eq!(topics.subscribers("news"), 3);
+    assert_eq!(server.publish("news", "news", ["first"]).unwrap(), 3);
+    for news in [&mut a_news, &mut b_news, &mut c_news] {
+        assert_eq!(bounded(news.recv()).await.as_deref(), Some("first"));
+    }
+
+    // `b` closes its connection: it leaves the topic without a word.
+    drop(b);
+    eventually(|| topics.subscribers("news") == 2).await;
+    assert_eq!(topics.publish("news", "news", ["second"]).unwrap(), 2);
+    assert_eq!(bounded(a_news.recv()).await.as_deref(), Some("second"));
+    assert_eq!(bounded(c_news.recv()).await.as_deref(), Some("second"));
+    // `b`'s handlers are gone with its connection: its channel is closed and holds nothing more.
+    assert_eq!(bounded(b_news.recv()).await, None);
+
+    // `c` unsubscribes and stays connected.
+    let removed: bool = bounded(c.call("unwatch", ["news"])).await.unwrap();
+    assert!(removed);
+    assert_eq!(server.publish("news", "news", ["third"]).unwrap(), 1);
+    assert_eq!(bounded(a_news.recv()).await.as_deref(), Some("third"));
+    let _: bool = bounded(c.call("unwatch", ["news"])).await.unwrap();
+    assert!(c_news.try_recv().is_err(), "c got nothing after leaving");
+
+    // Nobody left: the topic is gone.
+    drop(a);
+    eventually(|| topics.subscribers("news") == 0).await;
+    assert!(topics.names().is_empty());
+    assert_eq!(server.publish("news", "news", ["fourth"]).unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_raw_client_sees_the_published_notification() {
+    let server = WsServer::builder(methods()).build().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serving = server.clone();
+    tokio::spawn(async move { serving.serve(listener).await });
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"watch","params":["t"],"id":1}"#)
+        .await;
+    assert_eq!(ws.next_json().await["result"], true);
+    assert_eq!(server.topics().subscribers("t"), 1);
+    assert_eq!(server.publish("t", "tick", json!({"n": 1})).unwrap(), 1);
+    assert_eq!(
+        ws.next_json().await,
+        json!({"jsonrpc": "2.0", "method": "tick", "params": {"n": 1}})
+    );
+}
+
+#[tokio::test]
+async fn subscribing_needs_a_websocket_connection() {
+    let topics = Topics::new();
+    let ctx = Context::new(jrpc_runtime::Transport::Http).with_extension(topics.clone());
+    assert_eq!(ctx.subscribe("x"), Err(SubscribeError::NotWebSocket));
+    assert_eq!(
+        topics.subscribe(&ctx, "x"),
+        Err(SubscribeError::NotWebSocket)
+    );
+    assert!(!ctx.unsubscribe("x"));
+    // Over HTTP the handler's error becomes a JSON-RPC error.
+    let answer = methods()
+        .handle(r#"{"jsonrpc":"2.0","method":"watch","params":["x"],"id":1}"#)
+        .await
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["error"]["code"], -32000);
+}
