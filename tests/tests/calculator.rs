@@ -1,0 +1,141 @@
+//! The calculator and calculator_client examples, as a user runs them: their command lines, method
+//! set and output are a contract.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use jrpc_runtime::http::HttpClient;
+use jrpc_runtime::ws::WsClient;
+use jrpc_runtime::{Caller, ClientError, Methods};
+use serde_json::{Value, json};
+
+fn example(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Result<std::collections::HashMap<String, PathBuf>, String>> =
+        OnceLock::new();
+    match BUILT.get_or_init(|| jrpc_tests::build_examples(&["calculator", "calculator_client"])) {
+        Ok(found) => found[name].clone(),
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// A calculator listening on a free port; killed on drop.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(example("calculator"))
+            .args(["--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("{line:?}"))
+            .to_owned();
+        Server { child, addr }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const CLIENT_OUTPUT: &str = "add(2, 3) = 5\nsubtract(42, 23) = 19\nget_data() = [\"hello\",5]\ndivide(1, 0) = error 1: division by zero\nupdate([1, 2, 3]) sent\n";
+
+#[test]
+fn the_client_example_prints_its_contract_over_http_and_ws() {
+    let server = Server::start();
+    for url in [
+        format!("http://{}/rpc", server.addr),
+        format!("ws://{}/ws", server.addr),
+    ] {
+        let output = Command::new(example("calculator_client"))
+            .args(["--url", &url])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{url}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            CLIENT_OUTPUT,
+            "{url}"
+        );
+    }
+}
+
+#[test]
+fn stdio_mode_answers_the_readme_line() {
+    let mut child = Command::new(example("calculator"))
+        .arg("--stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"method\":\"subtract\",\"params\":[42,23],\"id\":1}\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["error"]["code"], -32700);
+    assert_eq!(lines[1], json!({"jsonrpc": "2.0", "result": 19, "id": 1}));
+}
+
+#[tokio::test]
+async fn whoami_and_ticks_over_http_and_ws() {
+    let server = Server::start();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let http = HttpClient::new(&format!("http://{}/rpc", server.addr)).unwrap();
+        let who = http.call_raw("whoami", None).await.unwrap();
+        assert_eq!(who.get(), r#""http""#);
+        let ticks = http
+            .call_raw("ticks", serde_json::value::to_raw_value(&[2]).ok())
+            .await;
+        assert!(matches!(ticks, Err(ClientError::Failed(_))), "{ticks:?}");
+
+        // Over WebSocket the ticks arrive before the answer.
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut methods = Methods::new();
+        let sink = Arc::clone(&seen);
+        methods
+            .notice("tick", &["n"], move |(n,): (u32,), _| {
+                sink.lock().unwrap().push(n);
+                async {}
+            })
+            .unwrap();
+        let ws = WsClient::connect(&format!("ws://{}/ws", server.addr), methods)
+            .await
+            .unwrap();
+        let who = ws.call_raw("whoami", None).await.unwrap();
+        assert_eq!(who.get(), r#""ws""#);
+        let count = ws
+            .call_raw("ticks", serde_json::value::to_raw_value(&[3]).ok())
+            .await
+            .unwrap();
+        assert_eq!(count.get(), "3");
+        assert_eq!(*seen.lock().unwrap(), [1, 2, 3]);
+    })
+    .await
+    .unwrap();
+}
