@@ -49,8 +49,6 @@ impl RenameRule {
         let mut candidates = RULES.iter().filter(|(n, _)| fold(n) == wanted);
         match (candidates.next(), candidates.next()) {
             (Some((n, _)), None) => Some(n),
-            // `snake_case` and `SCREAMING_SNAKE_CASE` fold differently, but
-            // `lowercase`/`UPPERCASE`-like ambiguity gives no suggestion.
             _ => None,
         }
     }

@@ -27,7 +27,8 @@ pub(crate) fn expand(item: Item, service: &Service, args: &ServiceArgs) -> Token
             // `&self` is required of every method, used or not.
             for impl_item in &mut item.items {
                 if let syn::ImplItem::Fn(f) = impl_item {
-                    f.attrs.push(syn::parse_quote!(#[allow(clippy::unused_self)]));
+                    f.attrs
+                        .push(syn::parse_quote!(#[allow(clippy::unused_self)]));
                 }
             }
             let into_methods = server::into_methods(service, args);
@@ -113,7 +114,7 @@ fn make_futures_send(item: &mut ItemTrait) {
             continue;
         };
         // Spanned at `async`, so "future cannot be sent" notes point there.
-        let span = asyncness.span;
+        let span = at(asyncness.span);
         let output = match &f.sig.output {
             ReturnType::Default => quote_spanned!(span=> ()),
             ReturnType::Type(_, ty) => ty.to_token_stream(),
@@ -139,6 +140,12 @@ fn make_futures_send(item: &mut ItemTrait) {
 /// user's type.
 fn krate_at(args: &ServiceArgs, span: Span) -> TokenStream {
     respan(args.krate.to_token_stream(), span)
+}
+
+/// A span with the call site's hygiene at the location of `span` (a user's
+/// token): rustc reports errors there, while lints still see generated code.
+fn at(span: Span) -> Span {
+    Span::call_site().located_at(span)
 }
 
 /// A local variable of the generated code: def-site hygiene for locals,

@@ -91,8 +91,10 @@
 //! trait, `new`, `with_encoding`, `caller` or `into_caller`, the stub's own
 //! methods) — keep the wire name with `#[rpc(name = "...")]`.
 //!
-//! Parameter, result and error types are checked by rustc through bounds
-//! spanned at each type, so "`Foo` is not `Deserialize`" points at `Foo`.
+//! Parameter, result and error types are checked by rustc, through bounds
+//! spanned at each type, so "`Foo` cannot be a jrpc method parameter" points
+//! at `Foo`, once. In a trait, the client stub also needs parameter types to
+//! be `Serialize` and success types to be `Deserialize`.
 //!
 //! # Decisions
 //!
@@ -110,6 +112,17 @@
 //!   attributes removed) with stand-ins for `into_methods` and the stub, so
 //!   one mistake shows as one error, not as errors wherever the service is
 //!   used.
+//! - Each method is registered through a small generic function local to
+//!   `into_methods` (one per shape: call or notification, and number of
+//!   parameters) whose bounds are the runtime's `RpcParam`, `RpcResult` and
+//!   `IntoRpcError`, called with the user's types. rustc checks every bound
+//!   at the user's type, where the `assert_*` checks report it, instead of
+//!   adding a second error about `FromParams` at the attribute; a future
+//!   that is not `Send` is blamed on the method's name.
+//! - Methods of an inherent `impl` block get `#[allow(clippy::unused_self)]`:
+//!   `&self` is required of them, used or not.
+//! - `#[deprecated]` is copied onto the stub's method; registering a
+//!   deprecated method is not a use of it.
 
 mod ast;
 mod attr;
@@ -165,23 +178,4 @@ fn rpc_service_impl(
 }
 
 #[cfg(test)]
-mod dump {
-    #[test]
-    #[ignore = "prints an expansion"]
-    fn dump() {
-        let args: proc_macro2::TokenStream = syn::parse_quote!(namespace = "calc");
-        let item: proc_macro2::TokenStream = syn::parse_quote! {
-            pub trait Calculator {
-                /// Adds.
-                async fn add(&self, a: i64, b: i64) -> i64;
-                async fn divide(&self, a: f64, b: f64) -> Result<f64, MyError>;
-                #[rpc(params = whole)]
-                async fn sum(&self, numbers: Vec<i64>) -> i64;
-                #[notification]
-                async fn update(&self, ctx: &Context, values: Vec<i64>);
-                fn sync(&self) -> u8 { 1 }
-            }
-        };
-        println!("{}", super::rpc_service_impl(args, item));
-    }
-}
+mod tests;

@@ -2,10 +2,11 @@
 
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Generics, Visibility};
 
-use super::{krate_at, local};
+use super::{at, krate_at, local};
 use crate::ast::{Method, Output, Service};
 use crate::attr::ServiceArgs;
 
@@ -37,8 +38,9 @@ pub(super) fn client(
 fn shell(args: &ServiceArgs, trait_ident: &Ident, vis: &Visibility, caller: &Ident) -> TokenStream {
     let krate = &args.krate;
     let name = format_ident!("{}Client", trait_ident, span = trait_ident.span());
+    let trait_name = trait_ident.unraw();
     let doc = format!(
-        "A typed client of [`{trait_ident}`]: each method sends one JSON-RPC request \
+        "A typed client of [`{trait_name}`]: each method sends one JSON-RPC request \
          through a `Caller` and decodes the answer."
     );
     quote! {
@@ -116,8 +118,9 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
             // The value, spanned at its type: "`Foo` is not `Serialize`"
             // lands there.
             let mut ident = param.ident()?.clone();
-            ident.set_span(param.ty.span());
-            Some(quote_spanned! {param.ty.span()=>
+            let span = at(param.ty.span());
+            ident.set_span(span);
+            Some(quote_spanned! {span=>
                 #builder.push(#name, &#ident)?;
             })
         });
@@ -141,8 +144,9 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
         };
         let decode = match method.output.ok_type() {
             Some(ty) => {
-                let krate = krate_at(args, ty.span());
-                quote_spanned!(ty.span()=> #krate::__private::decode_result::<#ty>(&#raw))
+                let span = at(ty.span());
+                let krate = krate_at(args, span);
+                quote_spanned!(span=> #krate::__private::decode_result::<#ty>(&#raw))
             }
             None => quote!(#krate::__private::decode_result::<()>(&#raw)),
         };

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{krate_at, local, local_at};
+use super::{at, krate_at, local, local_at};
 use crate::ast::{Kind, Method, Output, ParamKind, Service};
 use crate::attr::ServiceArgs;
 
@@ -76,8 +76,9 @@ fn checks(method: &Method, args: &ServiceArgs) -> TokenStream {
     let mut out = TokenStream::new();
     for param in method.values() {
         let ty = &param.ty;
-        let krate = krate_at(args, ty.span());
-        out.extend(quote_spanned! {ty.span()=>
+        let span = at(ty.span());
+        let krate = krate_at(args, span);
+        out.extend(quote_spanned! {span=>
             #(#cfgs)*
             #krate::__private::assert_param::<#ty>();
         });
@@ -91,15 +92,17 @@ fn checks(method: &Method, args: &ServiceArgs) -> TokenStream {
         Output::Result { ok, err } => (Some(ok), err.as_ref()),
     };
     if let Some(ty) = ok {
-        let krate = krate_at(args, ty.span());
-        out.extend(quote_spanned! {ty.span()=>
+        let span = at(ty.span());
+        let krate = krate_at(args, span);
+        out.extend(quote_spanned! {span=>
             #(#cfgs)*
             #krate::__private::assert_result::<#ty>();
         });
     }
     if let Some(ty) = err {
-        let krate = krate_at(args, ty.span());
-        out.extend(quote_spanned! {ty.span()=>
+        let span = at(ty.span());
+        let krate = krate_at(args, span);
+        out.extend(quote_spanned! {span=>
             #(#cfgs)*
             #krate::__private::assert_error::<#ty>();
         });
@@ -194,7 +197,7 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let ident = &method.sig.ident;
     // Everything but the user's own tokens points at the method's name: a
     // bound found unmet here (a future that is not `Send`) is blamed there.
-    let span = ident.span();
+    let span = at(ident.span());
     let krate = &krate_at(args, span);
     let this = local_at("__jrpc_this", span);
     let table = local_at("__jrpc_methods", span);
@@ -209,14 +212,20 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let values: Vec<_> = method.values().collect();
     let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
     let types: Vec<_> = values.iter().map(|param| &param.ty).collect();
-    let names: Vec<&str> = values.iter().map(|param| param.wire_name.as_str()).collect();
+    let names: Vec<&str> = values
+        .iter()
+        .map(|param| param.wire_name.as_str())
+        .collect();
     let (pat, ty) = if method.attrs.whole.is_some() {
         (
             quote_spanned!(span=> #krate::__private::Whole(#(#idents)*)),
             quote_spanned!(span=> #krate::__private::Whole<#(#types)*>),
         )
     } else {
-        (quote_spanned!(span=> (#(#idents,)*)), quote_spanned!(span=> (#(#types,)*)))
+        (
+            quote_spanned!(span=> (#(#idents,)*)),
+            quote_spanned!(span=> (#(#types,)*)),
+        )
     };
 
     // The call, arguments in the user's order, the context injected.

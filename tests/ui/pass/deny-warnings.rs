@@ -1,6 +1,6 @@
 //! Generated code is clean under `deny(warnings)` and `missing_docs`, also
 //! for a private service whose stub is never used.
-#![deny(warnings, missing_docs, unused, rust_2018_idioms, unreachable_pub)]
+#![deny(warnings, missing_docs, unused, rust_2018_idioms, unreachable_pub, unused_qualifications)]
 #![warn(clippy::pedantic)]
 
 use jrpc_runtime::{Context, RpcError, rpc_service};
