@@ -7,9 +7,7 @@
 //! ```
 
 use jrpc_examples::CalculatorClient;
-use jrpc_runtime::http::HttpClient;
-use jrpc_runtime::ws::WsClient;
-use jrpc_runtime::{Caller, ClientError, Methods};
+use jrpc_runtime::{Caller, Client, ClientError, Methods};
 
 #[tokio::main]
 async fn main() {
@@ -19,16 +17,9 @@ async fn main() {
         .position(|arg| arg == "--url")
         .and_then(|at| args.get(at + 1))
         .map_or("http://127.0.0.1:8080/rpc", String::as_str);
-    let result = if url.starts_with("ws://") || url.starts_with("wss://") {
-        match WsClient::connect(url, Methods::new()).await {
-            Ok(client) => run(CalculatorClient::new(client)).await,
-            Err(err) => Err(err),
-        }
-    } else {
-        match HttpClient::new(url) {
-            Ok(client) => run(CalculatorClient::new(client)).await,
-            Err(err) => Err(ClientError::Transport(Box::new(err))),
-        }
+    let result = match Client::connect(url, Methods::new()).await {
+        Ok(client) => run(CalculatorClient::new(client)).await,
+        Err(err) => Err(err),
     };
     if let Err(err) = result {
         eprintln!("calculator_client: {err}");

@@ -29,6 +29,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod caller;
+mod client;
 mod context;
 mod error;
 pub mod framing;
@@ -47,6 +48,7 @@ pub mod ws;
 pub mod __private;
 
 pub use caller::{Caller, ParamEncoding};
+pub use client::Client;
 pub use context::{Context, Transport};
 pub use error::{ClientError, ErrorCode, RegisterError, RpcError};
 pub use id::Id;
