@@ -106,8 +106,10 @@
 //! - A trait method with a default body gets `async move { body }` as its
 //!   future; add `Send + Sync` supertraits if the body uses `self` across an
 //!   `.await`.
-//! - Generated items carry `#[allow(dead_code)]`: a private service need
-//!   not use its stub.
+//! - The stub has the trait's visibility (a `pub` stub of a private trait
+//!   would expose private types), and carries `#[allow(dead_code)]`, as does
+//!   `into_methods`: a private service need not use them. Its type parameter
+//!   is `C`, or `JrpcCaller` when a method's signature names a type `C`.
 //! - When the service has errors, the macro still emits the item (helper
 //!   attributes removed) with stand-ins for `into_methods` and the stub, so
 //!   one mistake shows as one error, not as errors wherever the service is
