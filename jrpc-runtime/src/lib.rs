@@ -7,7 +7,54 @@
 //! - [`Context`] is what a handler knows about its request.
 //! - [`Caller`] is what stubs call through; [`Methods`] itself is one, for in-process calls.
 //! - [`framing`] reads and writes messages on byte streams (newline-delimited, or LSP's
-//!   `Content-Length`).
+//!   `Content-Length`); [`Peer`] is a two-way connection over them; [`stdio`] serves on
+//!   stdin/stdout or calls a child process.
+//! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`]
+//!   picks one by URL.
+//!
+//! ## Quick start
+//!
+//! ```
+//! use jrpc_runtime::{rpc_service, Context, Methods, RpcError};
+//!
+//! #[rpc_service]
+//! pub trait Calculator {
+//!     /// Adds two integers.
+//!     async fn add(&self, a: i64, b: i64) -> i64;
+//!     async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError>;
+//!     #[rpc(params = whole)]
+//!     async fn sum(&self, numbers: Vec<i64>) -> i64;
+//!     #[notification]
+//!     async fn update(&self, values: Vec<i64>);
+//!     async fn whoami(&self, ctx: &Context) -> String;
+//! }
+//!
+//! struct Calc;
+//!
+//! impl Calculator for Calc {
+//!     async fn add(&self, a: i64, b: i64) -> i64 { a + b }
+//!     async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError> {
+//!         if divisor == 0.0 { return Err(RpcError::new(1, "division by zero")); }
+//!         Ok(dividend / divisor)
+//!     }
+//!     async fn sum(&self, numbers: Vec<i64>) -> i64 { numbers.iter().sum() }
+//!     async fn update(&self, _values: Vec<i64>) {}
+//!     async fn whoami(&self, ctx: &Context) -> String { ctx.transport().to_string() }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let methods: Methods = Calc.into_methods();
+//! let answer = methods.handle(r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#).await;
+//! assert_eq!(answer.as_deref(), Some(r#"{"jsonrpc":"2.0","result":5,"id":1}"#));
+//!
+//! let client = CalculatorClient::new(methods);
+//! assert_eq!(client.add(2, 3).await.unwrap(), 5);
+//! assert_eq!(client.sum(vec![1, 2, 4]).await.unwrap(), 7);
+//! assert_eq!(client.whoami().await.unwrap(), "in-process");
+//! let err = client.divide(1.0, 0.0).await.unwrap_err();
+//! assert_eq!(err.rpc_error().map(|e| e.code().code()), Some(1));
+//! # });
+//! ```
 //!
 //! ## Wire semantics
 //!
