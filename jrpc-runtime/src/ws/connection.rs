@@ -10,12 +10,13 @@
 //! | # | source | what it does |
 //! | --- | --- | --- |
 //! | 1 | the stop signal (drain budget spent) | drops the connection at once |
-//! | 2 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
-//! | 3 | the peer's outgoing texts (and a due ping) | writes them, pings first; ends when the peer's loop has ended and all is flushed |
-//! | 4 | room in the peer's input | takes a read slot |
-//! | 5 | the socket, only while a read slot is held | text: to the peer; binary: close 1003; close: answer it |
-//! | 6 | the ping timer | queues a ping |
-//! | 7 | the idle deadline, only while reading | close 1000 |
+//! | 2 | the peer's loop failing (its queue overflowed) | drops the connection at once |
+//! | 3 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
+//! | 4 | the peer's outgoing texts (and a due ping) | writes them, pings first; ends when the peer's loop has ended and all is flushed |
+//! | 5 | room in the peer's input | takes a read slot |
+//! | 6 | the socket, only while a read slot is held | text: to the peer; binary: close 1003; close: answer it |
+//! | 7 | the ping timer | queues a ping |
+//! | 8 | the idle deadline, only while reading | close 1000 |
 //!
 //! Reading only with a slot in hand means a busy peer (a notification handler running) stops the
 //! reading, never the writing: a handler that pushes while its connection waits cannot deadlock.
@@ -79,6 +80,8 @@ enum End {
     Stopped,
     /// The peer's loop ended and everything it wrote is flushed.
     PeerEnded,
+    /// The peer's outgoing queue overflowed: dropped without a close frame.
+    Overflowed(String),
     /// A binary frame: close 1003.
     Binary,
     /// A message over the size cap: close 1009.
@@ -183,6 +186,7 @@ impl Pump {
         let (mut sink, mut source) = ws.split();
         let mut slot: Option<OwnedPermit<Result<Frame, Infallible>>> = None;
         let mut draining = false;
+        let mut peer_done = false;
         let mut ping = self.ping_interval.map(|period| {
             let mut ticks = tokio::time::interval_at(Instant::now() + period, period);
             ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -194,6 +198,13 @@ impl Pump {
             tokio::select! {
                 biased;
                 () = &mut stop => break End::Stopped,
+                ended = &mut driver, if !peer_done => match ended {
+                    // The only way the loop fails here: its outgoing queue overflowed. The way
+                    // out is clogged, so a close frame would wait as well: drop the socket.
+                    Ok(Err(err)) => break End::Overflowed(err.to_string()),
+                    // The outbox reports the end once all that was written is flushed.
+                    _ => peer_done = true,
+                },
                 () = &mut closing, if !draining => {
                     // Ending the peer's input lets running calls finish and be answered.
                     draining = true;
@@ -243,16 +254,12 @@ impl Pump {
                 tracing::debug!("WebSocket dropped: the drain budget is spent");
                 return;
             }
-            End::PeerEnded => match (&mut driver).await {
-                Ok(Err(err)) => {
-                    // The only way the loop fails here: its outgoing queue overflowed. The way
-                    // out is clogged, so a close frame would wait as well: drop the socket.
-                    tracing::warn!(reason = %err, "WebSocket dropped");
-                    return;
-                }
-                _ if draining => (CloseCode::Away, "the server is shutting down".into()),
-                _ => (CloseCode::Normal, String::new()),
-            },
+            End::Overflowed(why) => {
+                tracing::warn!(reason = %why, "WebSocket dropped");
+                return;
+            }
+            End::PeerEnded if draining => (CloseCode::Away, "the server is shutting down".into()),
+            End::PeerEnded => (CloseCode::Normal, String::new()),
             End::Binary => (
                 CloseCode::Unsupported,
                 "binary frames are not accepted; send JSON-RPC messages as text".into(),

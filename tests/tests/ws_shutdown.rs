@@ -1,0 +1,131 @@
+//! Graceful shutdown over WebSocket: calls running when it begins are answered, then the
+//! connection closes with 1001; both for `WsServer` and for `HttpServer`'s WebSocket path.
+
+mod ws_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use jrpc_runtime::http::{Drained, HttpServer};
+use jrpc_runtime::ws::WsServer;
+use jrpc_runtime::{Methods, RpcError};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use ws_support::{RawWs, bounded, eventually};
+
+struct Gate {
+    entered: AtomicUsize,
+    release: Semaphore,
+}
+
+fn methods(gate: &Arc<Gate>) -> Methods {
+    let mut methods = Methods::new();
+    let g = Arc::clone(gate);
+    methods
+        .typed("gate", &[], move |(): (), _| {
+            let g = Arc::clone(&g);
+            async move {
+                g.entered.fetch_add(1, Ordering::SeqCst);
+                g.release.acquire().await.unwrap().forget();
+                Ok::<_, RpcError>("through")
+            }
+        })
+        .unwrap();
+    methods
+}
+
+fn gate() -> Arc<Gate> {
+    Arc::new(Gate {
+        entered: AtomicUsize::new(0),
+        release: Semaphore::new(0),
+    })
+}
+
+/// Starts a call that waits at the gate, and an idle second connection.
+async fn busy_and_idle(addr: std::net::SocketAddr, path: &str, gate: &Gate) -> (RawWs, RawWs) {
+    let mut busy = RawWs::connect(addr, path, &[]).await;
+    let idle = RawWs::connect(addr, path, &[]).await;
+    busy.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":1}"#)
+        .await;
+    eventually(|| gate.entered.load(Ordering::SeqCst) == 1).await;
+    (busy, idle)
+}
+
+#[tokio::test]
+async fn ws_server_shutdown_answers_running_calls_then_closes_with_1001() {
+    let gate = gate();
+    let server = WsServer::builder(methods(&gate)).build().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serving = {
+        let server = server.clone();
+        tokio::spawn(async move { server.serve(listener).await })
+    };
+    let (mut busy, mut idle) = busy_and_idle(addr, "/", &gate).await;
+
+    let shutdown = {
+        let server = server.clone();
+        tokio::spawn(async move { server.shutdown().await })
+    };
+    // The idle connection goes at once; the accept loop ends.
+    assert_eq!(idle.close_code().await, 1001);
+    bounded(serving).await.unwrap();
+    // The busy one waits for its call.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!shutdown.is_finished());
+    gate.release.add_permits(1);
+    assert_eq!(
+        busy.next_json().await,
+        json!({"jsonrpc": "2.0", "result": "through", "id": 1})
+    );
+    assert_eq!(busy.close_code().await, 1001);
+    assert_eq!(bounded(shutdown).await.unwrap(), Drained::Complete);
+    assert_eq!(server.connections(), 0);
+}
+
+#[tokio::test]
+async fn ws_server_drops_what_is_left_when_the_budget_is_spent() {
+    let gate = gate();
+    let server = WsServer::builder(methods(&gate))
+        .drain_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serving = server.clone();
+    tokio::spawn(async move { serving.serve(listener).await });
+    let mut busy = RawWs::connect(addr, "/", &[]).await;
+    busy.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":1}"#)
+        .await;
+    eventually(|| gate.entered.load(Ordering::SeqCst) == 1).await;
+    let outcome = bounded(server.shutdown()).await;
+    assert_eq!(
+        outcome,
+        Drained::BudgetSpent {
+            calls: 0,
+            connections: 1
+        }
+    );
+    // Dropped without a close frame.
+    assert_eq!(busy.until_end().await, None);
+}
+
+#[tokio::test]
+async fn http_server_shutdown_closes_websockets_with_1001() {
+    let gate = gate();
+    let server = HttpServer::builder(methods(&gate)).build().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shutdown = server.shutdown_handle();
+    tokio::spawn(async move { server.serve(listener).await });
+    let (mut busy, mut idle) = busy_and_idle(addr, "/ws", &gate).await;
+
+    let draining = tokio::spawn(async move { shutdown.shutdown().await });
+    assert_eq!(idle.close_code().await, 1001);
+    gate.release.add_permits(1);
+    assert_eq!(busy.next_json().await["result"], "through");
+    assert_eq!(busy.close_code().await, 1001);
+    assert_eq!(bounded(draining).await.unwrap(), Drained::Complete);
+}
