@@ -122,13 +122,16 @@ fn baseline_unknown(body: &str) -> String {
     .unwrap()
 }
 
+/// A baseline: the bare serde_json work for a body.
+type Baseline = fn(&str) -> String;
+
 /// The four cases: name, body, baseline.
-fn cases() -> Vec<(&'static str, String, fn(&str) -> String)> {
+fn cases() -> Vec<(&'static str, String, Baseline)> {
     vec![
         (
             "positional",
             POSITIONAL.to_owned(),
-            baseline_positional as fn(&str) -> String,
+            baseline_positional as Baseline,
         ),
         ("named", NAMED.to_owned(), baseline_named),
         ("batch_of_10", batch(), baseline_batch),

@@ -46,10 +46,9 @@ pub fn build_examples(names: &[&str]) -> Result<HashMap<String, PathBuf>, String
         if let (Some(name), Some(exe)) = (
             message["target"]["name"].as_str(),
             message["executable"].as_str(),
-        ) {
-            if names.contains(&name) {
-                found.insert(name.to_owned(), PathBuf::from(exe));
-            }
+        ) && names.contains(&name)
+        {
+            found.insert(name.to_owned(), PathBuf::from(exe));
         }
     }
     if found.len() == names.len() {
