@@ -337,3 +337,27 @@ async fn a_get_without_upgrade_headers_is_refused() {
     assert_eq!(envelope["error"]["code"], -32600);
     assert_eq!(envelope["id"], Value::Null);
 }
+
+#[tokio::test]
+async fn an_answer_over_the_cap_closes_with_1011() {
+    let mut methods = Methods::new();
+    methods
+        .typed("big", &["n"], |(n,): (usize,), _| async move {
+            Ok::<_, RpcError>("x".repeat(n))
+        })
+        .unwrap();
+    let server = WsServer::builder(methods)
+        .max_message_size(1024)
+        .build()
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve(listener).await });
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"big","params":[10],"id":1}"#)
+        .await;
+    assert_eq!(ws.next_json().await["result"], "xxxxxxxxxx");
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"big","params":[100000],"id":2}"#)
+        .await;
+    assert_eq!(ws.close_code().await, 1011);
+}

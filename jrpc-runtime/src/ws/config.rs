@@ -111,8 +111,8 @@ impl WsServerBuilder {
     }
 
     /// The largest message, in bytes, either way (default [`DEFAULT_MAX_MESSAGE_SIZE`]). A larger
-    /// incoming message closes the connection with 1009; a larger outgoing one cannot be written
-    /// and ends the connection.
+    /// incoming message closes the connection with 1009; a larger outgoing one may not fit the
+    /// write buffer, and then closes it with 1011.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.limits.max_message_size = bytes;
         self

@@ -86,6 +86,8 @@ enum End {
     Binary,
     /// A message over the size cap: close 1009.
     TooBig(String),
+    /// An outgoing message over the size cap: close 1011.
+    TooBigToSend,
     /// A text frame that is not UTF-8: close 1007.
     NotUtf8,
     /// A protocol violation: close 1002.
@@ -213,6 +215,8 @@ impl Pump {
                 }
                 written = std::future::poll_fn(|cx| self.outbox.poll(&mut sink, &mut self.out, cx)) => match written {
                     Ok(()) => break End::PeerEnded,
+                    // Nothing was queued: the socket is fine, but the message is lost.
+                    Err(WsError::WriteBufferFull(_)) => break End::TooBigToSend,
                     Err(err) => break End::Gone(format!("write failed: {err}")),
                 },
                 permit = reserve(self.frames.as_ref()), if slot.is_none() && self.frames.is_some() => match permit {
@@ -265,6 +269,12 @@ impl Pump {
                 "binary frames are not accepted; send JSON-RPC messages as text".into(),
             ),
             End::TooBig(why) => (CloseCode::Size, why),
+            End::TooBigToSend => {
+                let limit = self.max_message_size.unwrap_or(usize::MAX);
+                let why = format!("an outgoing message exceeds the limit of {limit} bytes");
+                tracing::warn!(%why, "closing WebSocket");
+                (CloseCode::Error, why)
+            }
             End::NotUtf8 => (CloseCode::Invalid, "text frame is not UTF-8".into()),
             End::Protocol(why) => (CloseCode::Protocol, why),
             End::Idle => (CloseCode::Normal, "idle timeout".into()),

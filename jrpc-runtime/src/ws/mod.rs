@@ -31,10 +31,16 @@
 //! | a shutdown | reading stops, running calls finish and are answered, then close 1001 (going away) |
 //! | the drain budget spent | dropped |
 //! | the outgoing queue full (the client does not read) | dropped at once: its way out is clogged, a close frame would not get through (the client sees 1006) |
+//! | an outgoing message over `max_message_size` | close 1011 (the message is not sent) |
 //! | the client closes | the close is answered; running calls are cancelled |
 //!
 //! Past [`max_in_flight`](WsServerBuilder::max_in_flight) calls running on one connection, a
 //! call is answered `-32000` at once.
+//!
+//! Pushes never wait for room ([`Overflow::Close`](crate::Overflow::Close)): a server must not
+//! stall on one slow client. So size [`queue`](WsServerBuilder::queue) for the largest burst a
+//! handler or a publish sends at once: a handler that pushes a thousand notifications in a loop
+//! outruns the connection's writer and finds the queue full.
 //!
 //! # Memory
 //!

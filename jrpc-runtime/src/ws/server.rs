@@ -58,9 +58,10 @@ const HANDSHAKE_TIMEOUT: Duration = crate::http::DEFAULT_HEADER_READ_TIMEOUT;
 /// methods.typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move { Ok::<_, RpcError>(a + b) })?;
 /// let server = WsServer::builder(methods).build()?;
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:9000").await?;
+/// # let stop_requested = std::future::pending::<()>();
 /// let shutdown = server.clone();
 /// tokio::spawn(async move {
-///     let _ = tokio::signal::ctrl_c().await;
+///     stop_requested.await; // Ctrl-C, SIGTERM...
 ///     shutdown.shutdown().await;
 /// });
 /// server.serve(listener).await;
