@@ -282,13 +282,13 @@ async fn pings_go_out_and_a_silent_client_is_closed() {
     let state = state();
     let (addr, _server) = start(&state, |b| {
         b.ping_interval(Some(Duration::from_millis(100)))
-            .idle_timeout(Some(Duration::from_millis(400)))
+            .idle_timeout(Some(Duration::from_millis(800)))
     })
     .await;
 
     // A client that answers pings stays, well past the idle timeout.
     let mut live = RawWs::connect(addr, "/", &[]).await;
-    let until = tokio::time::Instant::now() + Duration::from_millis(1200);
+    let until = tokio::time::Instant::now() + Duration::from_millis(2000);
     let mut pings = 0;
     while let Ok(frame) = tokio::time::timeout_at(until, live.next_frame()).await {
         let frame = frame.expect("the connection stays open");

@@ -253,7 +253,9 @@ impl WsServer {
     /// 3. if the drain budget ([`drain_timeout`](WsServerBuilder::drain_timeout)) runs out,
     ///    drops the connections left.
     ///
-    /// Calling it again, or from several clones, waits for the same drain.
+    /// Calling it again, or from several clones, waits for the same drain. The calls still
+    /// running are not counted here: [`Drained::BudgetSpent`] reports `calls: 0` and the
+    /// connections left.
     pub async fn shutdown(&self) -> Drained {
         let deadline = tokio::time::Instant::now() + self.inner.drain_timeout;
         advance(&self.inner.phase, Phase::Draining);
