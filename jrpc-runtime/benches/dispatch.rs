@@ -188,7 +188,48 @@ fn report() {
 
 criterion_group!(benches, dispatch);
 
+/// `--count N CASE SIDE` runs one side of one case N times and nothing else, for instruction
+/// counts that do not depend on the machine's load:
+///
+/// ```text
+/// valgrind --tool=callgrind target/release/deps/dispatch-* --count 100000 positional jrpc
+/// ```
+fn count(args: &[String]) -> bool {
+    let [flag, n, case, side] = args else {
+        return false;
+    };
+    if flag != "--count" {
+        return false;
+    }
+    let n: usize = n.parse().unwrap_or(0);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let methods: Methods = Impl.into_methods();
+    for (name, body, baseline) in cases() {
+        if name != case {
+            continue;
+        }
+        if side == "jrpc" {
+            rt.block_on(async {
+                for _ in 0..n {
+                    black_box(methods.handle(black_box(&body)).await);
+                }
+            });
+        } else {
+            for _ in 0..n {
+                black_box(baseline(black_box(&body)));
+            }
+        }
+    }
+    true
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if count(&args) {
+        return;
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
     report();

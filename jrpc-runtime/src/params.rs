@@ -12,7 +12,6 @@
 //! Every failure is `-32602 Invalid params` whose `data` names the parameter and gives serde's
 //! reason, e.g. `parameter "b": invalid type: string "x", expected i64`.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -208,6 +207,33 @@ impl<'de> de::Deserializer<'de> for Missing {
     }
 }
 
+/// A member name of by-name params, read as the index of the parameter it names (`None` for an
+/// unknown member) without copying it.
+struct KeyIndex(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KeyIndex {
+    type Value = Option<usize>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeyIndex {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a parameter name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|name| *name == key))
+    }
+}
+
 /// One parameter's value; a failure records which parameter it was.
 struct Slot<'r, T> {
     name: &'static str,
@@ -268,8 +294,8 @@ macro_rules! tuple_params {
 
                     fn visit_map<MapA: MapAccess<'de>>(self, mut map: MapA) -> Result<Self::Value, MapA::Error> {
                         let mut slots: Self::Value = ($(None::<$T>,)+);
-                        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                            match self.names.iter().position(|name| *name == key) {
+                        while let Some(index) = map.next_key_seed(KeyIndex(self.names))? {
+                            match index {
                                 $(
                                     Some($idx) => {
                                         slots.$idx = Some(map.next_value_seed(Slot::<$T> {

@@ -46,8 +46,24 @@ pub(crate) enum Rejection<'a> {
     Invalid { id: Option<&'a RawValue> },
 }
 
+/// The common case, read without keeping `jsonrpc` and `method` as raw text: both are strings
+/// without escapes.
+/// Anything this does not fit is read again as an [`Envelope`] to say exactly what is wrong.
+#[derive(Deserialize)]
+struct Plain<'a> {
+    jsonrpc: &'a str,
+    method: &'a str,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+}
+
 /// Reads one request object (never a batch) from `text`.
 pub(crate) fn parse(text: &str) -> Result<Request<'_>, Rejection<'_>> {
+    if let Ok(plain) = serde_json::from_str::<Plain<'_>>(text) {
+        return validate_plain(plain);
+    }
     match serde_json::from_str::<Envelope<'_>>(text) {
         Ok(envelope) => validate(envelope),
         Err(err) if err.is_data() => {
@@ -62,6 +78,21 @@ pub(crate) fn parse(text: &str) -> Result<Request<'_>, Rejection<'_>> {
     }
 }
 
+fn validate_plain(plain: Plain<'_>) -> Result<Request<'_>, Rejection<'_>> {
+    let id = match plain.id {
+        Some(raw) if !is_valid_id(raw) => return Err(Rejection::Invalid { id: None }),
+        id => id,
+    };
+    if plain.jsonrpc != "2.0" || !plain.params.is_none_or(is_structured) {
+        return Err(Rejection::Invalid { id });
+    }
+    Ok(Request {
+        method: Cow::Borrowed(plain.method),
+        params: plain.params,
+        id,
+    })
+}
+
 /// Reads the elements of a batch (`text` starts with `[`), each a request or its rejection.
 ///
 /// A batch of objects is read in one pass; only when that fails (an element that is not an
@@ -70,8 +101,8 @@ pub(crate) fn parse(text: &str) -> Result<Request<'_>, Rejection<'_>> {
 pub(crate) fn parse_batch(
     text: &str,
 ) -> Result<Vec<Result<Request<'_>, Rejection<'_>>>, Rejection<'_>> {
-    if let Ok(envelopes) = serde_json::from_str::<Vec<Envelope<'_>>>(text) {
-        return Ok(envelopes.into_iter().map(validate).collect());
+    if let Ok(plain) = serde_json::from_str::<Vec<Plain<'_>>>(text) {
+        return Ok(plain.into_iter().map(validate_plain).collect());
     }
     let elements = serde_json::from_str::<Vec<&RawValue>>(text).map_err(|_| Rejection::Parse)?;
     Ok(elements
@@ -102,10 +133,8 @@ fn validate(envelope: Envelope<'_>) -> Result<Request<'_>, Rejection<'_>> {
     let Some(method) = envelope.method.and_then(string_of) else {
         return Err(invalid);
     };
-    if let Some(params) = envelope.params {
-        if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
-            return Err(invalid);
-        }
+    if !envelope.params.is_none_or(is_structured) {
+        return Err(invalid);
     }
     Ok(Request {
         method,
@@ -124,6 +153,11 @@ fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
         Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
         _ => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
     }
+}
+
+/// `params` are an array or an object.
+fn is_structured(raw: &RawValue) -> bool {
+    matches!(raw.get().as_bytes().first(), Some(b'[' | b'{'))
 }
 
 /// Ids are numbers, strings or `null`; objects, arrays and booleans are not.
