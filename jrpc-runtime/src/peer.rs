@@ -729,6 +729,9 @@ impl Connection {
                 }
             }
         };
+        // Refuse new commands before failing what is pending, so that a caller told `Closed`
+        // finds the handle closed too.
+        commands.close();
         drop(keepalive);
         drop(notification);
         self.tasks.abort_all();

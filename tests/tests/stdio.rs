@@ -265,7 +265,8 @@ async fn a_child_gone_mid_frame_fails_the_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_writing_a_garbage_header_fails_the_call() {
     bounded(async {
-        let script = r#"read line; printf 'this is no header\r\n\r\n'; sleep 600"#;
+        // `exec`: the kill on drop must reach the sleeping process, or it would outlive the test.
+        let script = r#"read line; printf 'this is no header\r\n\r\n'; exec sleep 600"#;
         let peer = stdio::spawn(
             sh(script),
             Framing::ContentLength,
