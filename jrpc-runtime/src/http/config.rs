@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::ws::{ConnectionSettings, Topics, WsSettings};
 use crate::{Batches, Context, Methods};
 
 use super::server::HttpServer;
@@ -71,7 +72,8 @@ impl ConfigError {
     }
 }
 
-/// Builds an [`HttpServer`]: paths, limits and the drain budget, checked by [`build`](Self::build).
+/// Builds an [`HttpServer`]: paths, limits, the drain budget, and the WebSocket path's settings
+/// and topics registry, checked by [`build`](Self::build).
 ///
 /// ```
 /// use std::time::Duration;
@@ -102,6 +104,8 @@ pub struct HttpServerBuilder {
     batches: Option<Batches>,
     drain_timeout: Duration,
     context_hook: Option<ContextHook>,
+    websocket: WsSettings,
+    topics: Option<Topics>,
 }
 
 /// What [`HttpServerBuilder::map_context`] takes.
@@ -127,6 +131,8 @@ pub(crate) struct Settings {
     pub(crate) max_connections: usize,
     pub(crate) header_read_timeout: Duration,
     pub(crate) drain_timeout: Duration,
+    /// What each WebSocket connection runs with.
+    pub(crate) websocket: ConnectionSettings,
 }
 
 impl HttpServerBuilder {
@@ -142,6 +148,8 @@ impl HttpServerBuilder {
             batches: None,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             context_hook: None,
+            websocket: WsSettings::default(),
+            topics: None,
         }
     }
 
@@ -232,12 +240,41 @@ impl HttpServerBuilder {
     ///
     /// It runs once per request, after the body is read, with a context that already has the
     /// transport, the peer's address and the request tag; the headers are added after it (read
-    /// them from `req.headers`).
+    /// them from `req.headers`). For a WebSocket it runs
+    /// once, on the upgrade request, and what it returns is the context of every call on that
+    /// connection.
     pub fn map_context<F>(mut self, hook: F) -> Self
     where
         F: Fn(&::http::request::Parts, Context) -> Context + Send + Sync + 'static,
     {
         self.context_hook = Some(ContextHook(Arc::new(hook)));
+        self
+    }
+
+    /// The settings of each connection on the WebSocket path (default: [`WsSettings::default`]);
+    /// the drain budget is this builder's [`drain_timeout`](Self::drain_timeout).
+    ///
+    /// ```
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::http::HttpServer;
+    /// use jrpc_runtime::ws::WsSettings;
+    ///
+    /// let err = HttpServer::builder(Methods::new())
+    ///     .websocket(WsSettings::new().queue(0))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.key(), "queue");
+    /// ```
+    pub fn websocket(mut self, settings: WsSettings) -> Self {
+        self.websocket = settings;
+        self
+    }
+
+    /// The registry that WebSocket connections subscribe to (see [`Topics`]); share one between
+    /// the server and the code that publishes. Left unset, the server makes its own
+    /// ([`HttpServer::topics`]).
+    pub fn topics(mut self, topics: Topics) -> Self {
+        self.topics = Some(topics);
         self
     }
 
@@ -248,7 +285,10 @@ impl HttpServerBuilder {
     /// [`ConfigError`] naming the first setting that is out of range: a path not starting with
     /// `/` or holding `?`, `#` or whitespace; a zero `max_body_bytes`, `max_connections` or
     /// `header_read_timeout`; a zero `handler_timeout` (use `None` for no limit); `batches` of
-    /// `Batches::UpTo(0)` (use `Batches::Refused`).
+    /// `Batches::UpTo(0)` (use `Batches::Refused`); a [`websocket`](Self::websocket) setting, named
+    /// as its [`WsSettings`] method, for the reasons [`WsServerBuilder::build`] gives.
+    ///
+    /// [`WsServerBuilder::build`]: crate::ws::WsServerBuilder::build
     pub fn build(self) -> Result<HttpServer, ConfigError> {
         check_path("rpc_path", &self.rpc_path)?;
         check_path("ws_path", &self.ws_path)?;
@@ -287,6 +327,7 @@ impl HttpServerBuilder {
                 "`Batches::UpTo(0)` takes no batch; use `Batches::Refused`",
             ));
         }
+        let websocket = self.websocket.check(self.drain_timeout)?;
         let mut methods = self.methods;
         if let Some(limit) = self.handler_timeout {
             methods.timeout(limit);
@@ -301,8 +342,14 @@ impl HttpServerBuilder {
             max_connections: self.max_connections,
             header_read_timeout: self.header_read_timeout,
             drain_timeout: self.drain_timeout,
+            websocket,
         };
-        Ok(HttpServer::new(methods, settings, self.context_hook))
+        Ok(HttpServer::new(
+            methods,
+            settings,
+            self.context_hook,
+            self.topics.unwrap_or_default(),
+        ))
     }
 }
 
@@ -347,6 +394,15 @@ mod tests {
             "handler_timeout"
         );
         assert_eq!(key_of(b().batches(Batches::UpTo(0))), "batches");
+        let ws = WsSettings::new;
+        assert_eq!(
+            key_of(b().websocket(ws().max_in_flight(0))),
+            "max_in_flight"
+        );
+        assert_eq!(
+            key_of(b().websocket(ws().idle_timeout(Some(Duration::from_secs(1))))),
+            "idle_timeout"
+        );
         assert!(
             b().handler_timeout(None)
                 .batches(Batches::Refused)

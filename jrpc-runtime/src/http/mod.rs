@@ -26,6 +26,37 @@
 //! itself are envelopes with `"id": null` and a `data` string saying what went wrong. Every reply
 //! carries `x-request-id`: the request's own, or one made up (see [`RpcService`]).
 //!
+//! # WebSocket
+//!
+//! [`HttpServer`] answers `GET` upgrades on its `ws_path` (default `/ws`) on the same listener,
+//! and serves each socket as [`crate::ws`] describes (messages, close codes, backpressure). What
+//! the HTTP server adds to it, and why:
+//!
+//! | concern | decision |
+//! | --- | --- |
+//! | settings | [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, so one set of limits configures either; `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...), as those names are not used by the HTTP settings. The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
+//! | topics | the server holds a [`Topics`](crate::ws::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::ws::ContextExt::subscribe), and [`HttpServer::publish`] (or the registry itself) reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
+//! | context | [`map_context`](HttpServerBuilder::map_context) runs once per WebSocket, on the upgrade request, and its context is the base of every call on the connection: an authentication layer in front sees WebSocket clients as it sees HTTP ones. The context also has the upgrade's headers, its `x-request-id` tag and the peer's address. |
+//! | limits | a connection counts against [`max_connections`](HttpServerBuilder::max_connections) from its accept until it closes, as HTTP or as the WebSocket it was upgraded to; it counts once, not once per side. A shutdown waits for it the same way. |
+//!
+//! ```
+//! use jrpc_runtime::http::HttpServer;
+//! use jrpc_runtime::ws::{ContextExt as _, WsSettings};
+//! use jrpc_runtime::{Context, Methods, RpcError};
+//!
+//! let mut methods = Methods::new();
+//! methods.typed("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
+//!     Ok::<_, RpcError>(ctx.subscribe(&topic)?)
+//! })?;
+//! let server = HttpServer::builder(methods)
+//!     .websocket(WsSettings::new().max_in_flight(8).queue(1024))
+//!     .build()?;
+//! // Every WebSocket connection that called `watch("prices")` gets the notification.
+//! let reached = server.publish("prices", "price", ("ACME", 12.5))?;
+//! assert_eq!(reached, 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Example
 //!
 //! ```

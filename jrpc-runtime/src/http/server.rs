@@ -13,20 +13,23 @@ use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use super::config::{ContextHook, HttpServerBuilder, Settings};
 use super::reply::{self, ResponseBody};
 use super::request_id::x_request_id;
 use super::service::{ResponseFuture, RpcService};
-use super::shutdown::{Drain, Phase, ShutdownHandle};
-use crate::Methods;
+use super::shutdown::{Drain, Phase, ShutdownHandle, Tracked};
+use crate::ws::Topics;
+use crate::{ClientError, Methods, Transport};
 
 /// An HTTP/1.1 JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
 /// WebSocket path (default `/ws`), `404` elsewhere, keep-alive connections, limits, and a
-/// graceful shutdown. See the [module docs](super) for the statuses it answers.
+/// graceful shutdown. See the [module docs](super) for the statuses it answers and how the
+/// WebSocket path is served.
 ///
 /// Cloning is cheap; clones are the same server.
 #[derive(Clone, Debug)]
@@ -41,6 +44,16 @@ struct Inner {
     http1: http1::Builder,
     /// One permit per connection served: at `max_connections` the accept loop waits for one.
     slots: Arc<Semaphore>,
+    /// The registry WebSocket connections subscribe to.
+    topics: Topics,
+}
+
+/// What one connection holds while it is open, as HTTP and then as the WebSocket it may be
+/// upgraded to (both sides share it, and the later to close gives it back): its unit of the
+/// drain's connection count, and its `max_connections` slot when the accept loop took one.
+struct Open {
+    _counted: Tracked,
+    _slot: Option<OwnedSemaphorePermit>,
 }
 
 /// What a request on the listener is for.
@@ -63,6 +76,7 @@ impl HttpServer {
         methods: Methods,
         settings: Settings,
         context_hook: Option<ContextHook>,
+        topics: Topics,
     ) -> Self {
         let drain = Drain::new(settings.drain_timeout);
         let endpoint = RpcService::new(methods, settings.max_body_bytes, drain, context_hook);
@@ -78,6 +92,7 @@ impl HttpServer {
                 settings,
                 http1,
                 slots,
+                topics,
             }),
         }
     }
@@ -93,12 +108,34 @@ impl HttpServer {
         self.inner.endpoint.shutdown_handle()
     }
 
+    /// The registry that handlers on the WebSocket path subscribe to
+    /// ([`ContextExt::subscribe`](crate::ws::ContextExt::subscribe)).
+    pub fn topics(&self) -> &Topics {
+        &self.inner.topics
+    }
+
+    /// [`Topics::publish`] on [`topics`](Self::topics): the notification `method` with `params`
+    /// to every WebSocket connection subscribed to `topic`, and how many it was queued for.
+    ///
+    /// # Errors
+    ///
+    /// As [`Topics::publish`]: when `params` cannot be encoded.
+    pub fn publish(
+        &self,
+        topic: &str,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<usize, ClientError> {
+        self.inner.topics.publish(topic, method, params)
+    }
+
     /// Accepts connections on `listener` and serves each in its own task, until a shutdown
     /// begins; then returns (dropping the listener), while the open connections drain.
     ///
-    /// At `max_connections` it waits for a connection to close before accepting another. A
-    /// failed accept never ends the loop: a client's reset is skipped, and a lack of resources
-    /// (`EMFILE` and the like) is logged and retried after 100 ms.
+    /// At `max_connections` it waits for a connection to close before accepting another; a
+    /// connection upgraded to WebSocket counts until the WebSocket closes. A failed accept never
+    /// ends the loop: a client's reset is skipped, and a lack of resources (`EMFILE` and the
+    /// like) is logged and retried after 100 ms.
     pub async fn serve(&self, listener: TcpListener) {
         tracing::info!(addr = ?listener.local_addr().ok(), "serving HTTP");
         let mut phase = self.inner.endpoint.drain().watch();
@@ -131,11 +168,7 @@ impl HttpServer {
             };
             // Answers are small and written whole: send them without waiting for more.
             let _ = stream.set_nodelay(true);
-            let connection = self.serve_connection(stream, Some(peer));
-            tokio::spawn(async move {
-                connection.await;
-                drop(slot);
-            });
+            tokio::spawn(self.connection(stream, Some(peer), Some(slot)));
         }
         tracing::info!("stopped accepting connections");
     }
@@ -151,18 +184,37 @@ impl HttpServer {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        self.connection(io, peer_addr, None)
+    }
+
+    /// [`serve_connection`](Self::serve_connection), holding `slot` until the connection (or
+    /// the WebSocket it turns into) closes.
+    fn connection<I>(
+        &self,
+        io: I,
+        peer_addr: Option<SocketAddr>,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> impl Future<Output = ()> + Send + 'static
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         let endpoint = match peer_addr {
             Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
             None => self.inner.endpoint.clone(),
         };
+        let drain = Arc::clone(self.inner.endpoint.drain());
+        let open = Arc::new(Open {
+            _counted: drain.track_connection(),
+            _slot: slot,
+        });
+        // The router (and so `open`) lives as long as hyper's connection.
         let router = Router {
             endpoint,
             server: Arc::clone(&self.inner),
+            open,
         };
         let http1 = self.inner.http1.clone();
-        let drain = Arc::clone(self.inner.endpoint.drain());
         async move {
-            let _open = drain.track_connection();
             let mut phase = drain.watch();
             let connection = http1
                 .serve_connection(TokioIo::new(io), router)
@@ -208,6 +260,7 @@ fn is_per_connection(err: &io::Error) -> bool {
 struct Router {
     endpoint: RpcService,
     server: Arc<Inner>,
+    open: Arc<Open>,
 }
 
 impl Router {
@@ -227,26 +280,25 @@ impl Router {
     /// upgrades enabled, while the server is serving (a shutdown answers `503` before this runs);
     /// `tag` is the request's `x-request-id` (taken or made up), which is echoed on the reply.
     ///
-    /// The WebSocket transport plugs in here: check the handshake headers, take
-    /// `hyper::upgrade::on(&mut req)`, spawn a task that awaits it and serves the socket as a
-    /// `Peer` over `self.endpoint.methods()` with a `Context` of `Transport::WebSocket` (headers,
-    /// `self.endpoint.peer_addr()`, `tag`), holding `self.endpoint.drain().track_connection()` and
-    /// closing with 1001 once `drain().watch()` reaches `Phase::Draining`; then answer `101`.
-    ///
-    /// [`crate::ws`] does it, with its default settings.
+    /// [`crate::ws`] checks the handshake, answers `101` and serves the socket as a `Peer` over
+    /// the endpoint's table, with the server's WebSocket settings and topics, and the context
+    /// the endpoint makes of the upgrade request (so `map_context` applies). The socket holds
+    /// the connection's [`Open`] (the drain waits for it, and it keeps its `max_connections`
+    /// slot), closes with 1001 once the phase reaches `Draining`, and is dropped at `Stopped`.
     fn websocket(&self, req: Request<Incoming>, tag: &Arc<str>) -> Response<ResponseBody> {
         let drain = self.endpoint.drain();
         let (mut draining, mut stopped) = (drain.watch(), drain.watch());
         let hook = crate::ws::FromHttp {
             methods: self.endpoint.methods().clone(),
-            peer_addr: self.endpoint.peer_addr(),
-            tag: Arc::clone(tag),
-            drain: self.server.settings.drain_timeout,
-            guard: Box::new(drain.track_connection()),
+            settings: self.server.settings.websocket.clone(),
+            topics: self.server.topics.clone(),
+            guard: Box::new(Arc::clone(&self.open)),
             closing: Box::pin(async move { reached(&mut draining, Phase::Draining).await }),
             stop: Box::pin(async move { reached(&mut stopped, Phase::Stopped).await }),
         };
-        crate::ws::upgrade_from_http(req, hook)
+        crate::ws::upgrade_from_http(req, hook, |parts| {
+            self.endpoint.context(Transport::WebSocket, parts, tag)
+        })
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use ::http::request::Parts;
 use ::http::{HeaderValue, Method, Request, Response};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use hyper::body::Body;
@@ -121,22 +122,28 @@ impl RpcService {
         &self.endpoint.tags
     }
 
-    /// The peer address handlers are told, when known.
-    #[allow(
-        dead_code,
-        reason = "read by the WebSocket upgrade, which builds its own contexts"
-    )]
-    pub(crate) fn peer_addr(&self) -> Option<SocketAddr> {
-        self.peer_addr
-    }
-
     /// The method table, with the server's timeout and batch settings applied.
-    #[allow(
-        dead_code,
-        reason = "read by the WebSocket upgrade, which serves the same table"
-    )]
     pub(crate) fn methods(&self) -> &Methods {
         &self.endpoint.methods
+    }
+
+    /// The context a request's handlers start from, over HTTP or (made once, of the upgrade
+    /// request) WebSocket: the transport, the request tag, the peer's address, what
+    /// `map_context` adds, then the request's headers.
+    pub(crate) fn context(
+        &self,
+        transport: Transport,
+        mut parts: Parts,
+        tag: &Arc<str>,
+    ) -> Context {
+        let mut ctx = Context::new(transport).with_request_tag(Arc::clone(tag));
+        if let Some(addr) = self.peer_addr {
+            ctx = ctx.with_peer_addr(addr);
+        }
+        if let Some(hook) = &self.endpoint.context_hook {
+            ctx = (hook.0)(&parts, ctx);
+        }
+        ctx.with_headers(std::mem::take(&mut parts.headers))
     }
 
     /// Answers one HTTP request; what the `Service` impls call.
@@ -190,7 +197,7 @@ impl RpcService {
         if declared_length(&req).is_some_and(|len| len > limit as u64) {
             return reply::too_large(limit);
         }
-        let (mut parts, body) = req.into_parts();
+        let (parts, body) = req.into_parts();
         // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
         let bytes = match Limited::new(body, limit).collect().await {
             Ok(collected) => collected.to_bytes(),
@@ -203,14 +210,7 @@ impl RpcService {
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return reply::not_utf8();
         };
-        let mut ctx = Context::new(Transport::Http).with_request_tag(Arc::clone(tag));
-        if let Some(addr) = self.peer_addr {
-            ctx = ctx.with_peer_addr(addr);
-        }
-        if let Some(hook) = &endpoint.context_hook {
-            ctx = (hook.0)(&parts, ctx);
-        }
-        let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
+        let ctx = self.context(Transport::Http, parts, tag);
         match endpoint.methods.handle_in(text, &ctx).await {
             Some(answer) => reply::answer(answer),
             None => reply::no_content(),

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
-use super::config::{DEFAULT_CALL_TIMEOUT, Limits, check};
+use super::config::WsSettings;
 use super::connection;
 use crate::{Caller, ClientError, Context, Methods, Overflow, Peer, Transport};
 
@@ -132,7 +132,7 @@ pub struct WsClientBuilder {
     url: String,
     methods: Methods,
     headers: Vec<(String, String)>,
-    limits: Limits,
+    settings: WsSettings,
     connect_timeout: Duration,
 }
 
@@ -143,12 +143,7 @@ impl WsClientBuilder {
             methods: Methods::new(),
             headers: Vec::new(),
             // A client pings only when asked, and never gives up on a quiet server by itself.
-            limits: Limits {
-                ping_interval: None,
-                idle_timeout: None,
-                call_timeout: Some(DEFAULT_CALL_TIMEOUT),
-                ..Limits::default()
-            },
+            settings: WsSettings::new().ping_interval(None).idle_timeout(None),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         }
     }
@@ -167,33 +162,33 @@ impl WsClientBuilder {
 
     /// How long a call waits for its answer (default 60 s); `None` waits forever.
     pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.limits.call_timeout = limit;
+        self.settings = self.settings.call_timeout(limit);
         self
     }
 
     /// The largest message either way (default
     /// [`DEFAULT_MAX_MESSAGE_SIZE`](super::DEFAULT_MAX_MESSAGE_SIZE)).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.limits.max_message_size = bytes;
+        self.settings = self.settings.max_message_size(bytes);
         self
     }
 
     /// How many calls from the server may run at once (default
     /// [`DEFAULT_MAX_IN_FLIGHT`](super::DEFAULT_MAX_IN_FLIGHT)).
     pub fn max_in_flight(mut self, calls: usize) -> Self {
-        self.limits.max_in_flight = calls;
+        self.settings = self.settings.max_in_flight(calls);
         self
     }
 
     /// How often to ping the server (default `None`: the server pings).
     pub fn ping_interval(mut self, every: Option<Duration>) -> Self {
-        self.limits.ping_interval = every;
+        self.settings = self.settings.ping_interval(every);
         self
     }
 
     /// Closes the connection when the server sends nothing for this long (default `None`).
     pub fn idle_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.limits.idle_timeout = limit;
+        self.settings = self.settings.idle_timeout(limit);
         self
     }
 
@@ -213,7 +208,10 @@ impl WsClientBuilder {
     /// the connect timeout.
     pub async fn connect(self) -> Result<WsClient, ClientError> {
         let transport = |err: Box<dyn std::error::Error + Send + Sync>| ClientError::Transport(err);
-        let mut settings = check(&self.limits).map_err(|err| transport(Box::new(err)))?;
+        let mut settings = self
+            .settings
+            .check(crate::http::DEFAULT_DRAIN_TIMEOUT)
+            .map_err(|err| transport(Box::new(err)))?;
         // The client's own calls wait for room in a full queue rather than closing it.
         settings.overflow = Overflow::Wait;
         let mut request = self

@@ -5,11 +5,13 @@
 //! | --- | --- |
 //! | [`WsServer`] | the server: an accept loop ([`serve`](WsServer::serve)), a connection adapter ([`serve_connection`](WsServer::serve_connection)), an upgrade answer for hyper or axum ([`upgrade`](WsServer::upgrade)), [`publish`](WsServer::publish), a graceful [`shutdown`](WsServer::shutdown) |
 //! | [`WsServerBuilder`] | its settings, checked by `build` |
+//! | [`WsSettings`] | the settings of each connection, for a [`WsServer`] or an [`HttpServer`](crate::http::HttpServer)'s WebSocket path |
 //! | [`Topics`] | named groups of connections; [`ContextExt`] subscribes from a handler |
 //! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::Caller) for generated stubs |
 //!
 //! [`HttpServer`](crate::http::HttpServer) also serves WebSocket, on its `ws_path` (default
-//! `/ws`) of the same listener, with this module's default settings.
+//! `/ws`) of the same listener, with [`WsSettings`] and a [`Topics`] registry of its own (see the
+//! [`http` module docs](crate::http#websocket)).
 //!
 //! # Messages
 //!
@@ -61,8 +63,9 @@ pub use client::{DEFAULT_CONNECT_TIMEOUT, WsClient, WsClientBuilder};
 pub use config::{
     DEFAULT_BUFFER_SIZE, DEFAULT_CALL_TIMEOUT, DEFAULT_CLOSE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_PING_INTERVAL, DEFAULT_QUEUE,
-    WsServerBuilder,
+    WsServerBuilder, WsSettings,
 };
+pub(crate) use connection::Settings as ConnectionSettings;
 pub use server::WsServer;
 pub(crate) use server::{FromHttp, upgrade_from_http};
 pub use topics::{ContextExt, SubscribeError, Topics};

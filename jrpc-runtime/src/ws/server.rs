@@ -2,6 +2,7 @@
 //! connection, and the graceful shutdown.
 
 use std::any::Any;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,9 +11,11 @@ use ::http::header::{
     CONNECTION, CONTENT_TYPE, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION,
     UPGRADE,
 };
+use ::http::request::Parts;
 use ::http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Bytes;
+use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -23,9 +26,9 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::handshake::server::{
     Callback, ErrorResponse, Request as HandshakeRequest, Response as HandshakeResponse,
 };
-use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use super::config::{Limits, WsServerBuilder, check};
+use super::config::WsServerBuilder;
 use super::connection::{self, Settings, Signal};
 use super::topics::{Membership, Topics};
 use crate::http::{Drained, ResponseBody};
@@ -43,9 +46,8 @@ const HANDSHAKE_TIMEOUT: Duration = crate::http::DEFAULT_HEADER_READ_TIMEOUT;
 /// - [`serve`](Self::serve): its own accept loop; every socket must open with a WebSocket
 ///   handshake (any path).
 /// - [`upgrade`](Self::upgrade): a hyper (or axum) handler answers the upgrade request with it.
-/// - [`HttpServer`](crate::http::HttpServer) serves WebSocket on its `ws_path` with the default
-///   settings of this module and no registry of its own (hold a [`Topics`] in your service and
-///   call [`Topics::subscribe`]).
+/// - [`HttpServer`](crate::http::HttpServer) serves WebSocket on its `ws_path` itself, with
+///   settings and a registry of its own (see the [`http` module docs](crate::http#websocket)).
 ///
 /// Cloning is cheap; clones are the same server.
 ///
@@ -206,8 +208,7 @@ impl WsServer {
                 .lock()
                 .map(|mut headers| std::mem::take(&mut *headers))
                 .unwrap_or_default();
-            let ctx = base_context(headers, peer_addr, None);
-            this.run(ws, ctx, open).await;
+            this.run(ws, base_context(headers, peer_addr), open).await;
         }
     }
 
@@ -219,30 +220,20 @@ impl WsServer {
     /// `400` (`426` for a WebSocket version other than 13), and `503` once a shutdown has begun,
     /// each with a JSON-RPC error envelope.
     pub fn upgrade<B>(&self, req: Request<B>) -> Response<ResponseBody> {
-        if *self.inner.phase.borrow() != Phase::Serving {
+        // Counted from here, so that a shutdown waits for the upgrade to complete.
+        let Some(open) = self.open() else {
             return refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server is shutting down",
             );
-        }
-        let headers = req.headers().clone();
-        let (res, on_upgrade) = match handshake(req) {
-            Ok(pair) => pair,
-            Err((status, why)) => return refusal(status, why),
         };
         let this = self.clone();
-        tokio::spawn(async move {
-            let Some(open) = this.open() else { return };
-            let io = match on_upgrade.await {
-                Ok(io) => TokioIo::new(io),
-                Err(err) => return tracing::debug!(error = %err, "WebSocket upgrade failed"),
-            };
-            let ws =
-                WebSocketStream::from_raw_socket(io, Role::Server, Some(this.inner.settings.ws))
-                    .await;
-            this.run(ws, base_context(headers, None, None), open).await;
-        });
-        res
+        accept_upgrade(
+            req,
+            self.inner.settings.ws,
+            |parts| base_context(parts.headers, None),
+            move |ws, ctx| async move { this.run(ws, ctx, open).await },
+        )
     }
 
     /// Shuts the server down gracefully and returns once it is done:
@@ -293,7 +284,6 @@ impl WsServer {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let ctx = ctx.with_extension(self.inner.topics.clone());
         let closing = phase_signal(&self.inner.phase, Phase::Draining);
         let stop = phase_signal(&self.inner.phase, Phase::Stopped);
         serve_socket(
@@ -301,6 +291,7 @@ impl WsServer {
             self.inner.methods.clone(),
             ctx,
             &self.inner.settings,
+            &self.inner.topics,
             closing,
             stop,
         )
@@ -328,34 +319,31 @@ fn phase_signal(phase: &watch::Sender<Phase>, target: Phase) -> Signal {
 }
 
 /// The context every connection's handlers start from.
-fn base_context(
-    headers: HeaderMap,
-    peer_addr: Option<SocketAddr>,
-    tag: Option<Arc<str>>,
-) -> Context {
-    let mut ctx = Context::new(Transport::WebSocket).with_headers(headers);
-    if let Some(addr) = peer_addr {
-        ctx = ctx.with_peer_addr(addr);
+fn base_context(headers: HeaderMap, peer_addr: Option<SocketAddr>) -> Context {
+    let ctx = Context::new(Transport::WebSocket).with_headers(headers);
+    match peer_addr {
+        Some(addr) => ctx.with_peer_addr(addr),
+        None => ctx,
     }
-    if let Some(tag) = tag {
-        ctx = ctx.with_request_tag(tag);
-    }
-    ctx
 }
 
-/// Serves one WebSocket until it closes; it leaves every topic then.
+/// Serves one WebSocket until it closes, with `topics` in its handlers' context; it leaves every
+/// topic then.
 async fn serve_socket<S>(
     ws: WebSocketStream<S>,
     methods: Methods,
     ctx: Context,
     settings: &Settings,
+    topics: &Topics,
     closing: Signal,
     stop: Signal,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (membership, leave) = Membership::new();
-    let ctx = ctx.with_extension(membership);
+    let ctx = ctx
+        .with_extension(membership)
+        .with_extension(topics.clone());
     let (peer, pump) = connection::start(ws, methods, ctx, settings, closing, stop, false);
     // Handlers hold their own handles; this one is not needed to keep the connection open.
     drop(peer);
@@ -383,10 +371,10 @@ impl Callback for KeepHeaders {
 type Refused = (StatusCode, &'static str);
 
 /// Checks an upgrade request and builds the `101` answer; or says why it is refused.
-fn handshake<B>(
-    mut req: Request<B>,
+fn handshake(
+    req: &mut Parts,
 ) -> Result<(Response<ResponseBody>, hyper::upgrade::OnUpgrade), Refused> {
-    let headers = req.headers();
+    let headers = &req.headers;
     let has_token = |name, token: &str| {
         headers.get_all(name).iter().any(|value| {
             value.to_str().is_ok_and(|value| {
@@ -416,7 +404,7 @@ fn handshake<B>(
         return Err((StatusCode::BAD_REQUEST, "`Sec-WebSocket-Key` is missing"));
     };
     let accept = derive_accept_key(key.as_bytes());
-    let Some(on_upgrade) = req.extensions_mut().remove::<hyper::upgrade::OnUpgrade>() else {
+    let Some(on_upgrade) = req.extensions.remove::<hyper::upgrade::OnUpgrade>() else {
         return Err((
             StatusCode::BAD_REQUEST,
             "this connection cannot be upgraded",
@@ -452,14 +440,43 @@ fn refusal(status: StatusCode, why: &str) -> Response<ResponseBody> {
     res
 }
 
+/// Checks an upgrade request and answers it; once the upgrade completes, `serve` runs the socket
+/// in a task of its own, with the context `context` makes of the request (its headers taken).
+fn accept_upgrade<B, F, Fut>(
+    req: Request<B>,
+    config: WebSocketConfig,
+    context: impl FnOnce(Parts) -> Context,
+    serve: F,
+) -> Response<ResponseBody>
+where
+    F: FnOnce(WebSocketStream<TokioIo<Upgraded>>, Context) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let (mut parts, _body) = req.into_parts();
+    let (res, on_upgrade) = match handshake(&mut parts) {
+        Ok(pair) => pair,
+        Err((status, why)) => return refusal(status, why),
+    };
+    let ctx = context(parts);
+    tokio::spawn(async move {
+        let io = match on_upgrade.await {
+            Ok(io) => TokioIo::new(io),
+            Err(err) => return tracing::debug!(error = %err, "WebSocket upgrade failed"),
+        };
+        let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
+        serve(ws, ctx).await;
+    });
+    res
+}
+
 /// What [`HttpServer`](crate::http::HttpServer)'s WebSocket hook hands over.
 pub(crate) struct FromHttp {
     pub(crate) methods: Methods,
-    pub(crate) peer_addr: Option<SocketAddr>,
-    pub(crate) tag: Arc<str>,
-    /// Calls may run this long after a shutdown begins.
-    pub(crate) drain: Duration,
-    /// Held while the connection is open, so that the HTTP server's shutdown waits for it.
+    /// The checked [`WsSettings`](super::WsSettings) of the HTTP server, its drain budget in.
+    pub(crate) settings: Settings,
+    pub(crate) topics: Topics,
+    /// Held while the connection is open: the HTTP server's shutdown and `max_connections` count
+    /// it.
     pub(crate) guard: Box<dyn Any + Send>,
     /// Resolves when a shutdown begins: close with 1001.
     pub(crate) closing: Signal,
@@ -468,43 +485,23 @@ pub(crate) struct FromHttp {
 }
 
 /// Upgrades a request that reached [`HttpServer`](crate::http::HttpServer)'s WebSocket path, and
-/// serves the connection with this module's default settings.
-pub(crate) fn upgrade_from_http<B>(req: Request<B>, hook: FromHttp) -> Response<ResponseBody> {
-    let headers = req.headers().clone();
-    let (res, on_upgrade) = match handshake(req) {
-        Ok(pair) => pair,
-        Err((status, why)) => return refusal(status, why),
-    };
-    let limits = Limits {
-        drain: hook.drain,
-        ..Limits::default()
-    };
-    let settings = match check(&limits) {
-        Ok(settings) => settings,
-        Err(err) => {
-            // The defaults are checked by a unit test; this cannot happen.
-            tracing::error!(%err, "WebSocket defaults refused");
-            return refusal(StatusCode::INTERNAL_SERVER_ERROR, "misconfigured");
-        }
-    };
-    tokio::spawn(async move {
+/// serves the connection; `context` makes its handlers' context of the upgrade request.
+pub(crate) fn upgrade_from_http<B>(
+    req: Request<B>,
+    hook: FromHttp,
+    context: impl FnOnce(Parts) -> Context,
+) -> Response<ResponseBody> {
+    let config = hook.settings.ws;
+    accept_upgrade(req, config, context, move |ws, ctx| async move {
         let FromHttp {
             methods,
-            peer_addr,
-            tag,
+            settings,
+            topics,
             guard,
             closing,
             stop,
-            ..
         } = hook;
-        let io = match on_upgrade.await {
-            Ok(io) => TokioIo::new(io),
-            Err(err) => return tracing::debug!(error = %err, "WebSocket upgrade failed"),
-        };
-        let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(settings.ws)).await;
-        let ctx = base_context(headers, peer_addr, Some(tag));
-        serve_socket(ws, methods, ctx, &settings, closing, stop).await;
+        serve_socket(ws, methods, ctx, &settings, &topics, closing, stop).await;
         drop(guard);
-    });
-    res
+    })
 }
