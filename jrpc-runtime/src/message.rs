@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::io::Write as _;
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::{ClientError, Id, RpcError};
@@ -54,22 +54,18 @@ pub enum Message {
 
 #[derive(Deserialize)]
 struct Fields<'a> {
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     jsonrpc: Option<&'a RawValue>,
     #[serde(default, borrow)]
     method: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     params: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     result: Option<&'a RawValue>,
     #[serde(default)]
     error: Option<RpcError>,
-}
-
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
 }
 
 impl Message {

@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use futures_util::{Sink, SinkExt as _, Stream, StreamExt as _};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -603,20 +603,16 @@ impl Caller for Peer {
 /// The members the loop reads to tell calls, notifications and answers apart.
 #[derive(Deserialize)]
 struct Probe<'a> {
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     method: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     error: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    #[serde(default, borrow, deserialize_with = "crate::request::present")]
     params: Option<&'a RawValue>,
-}
-
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// The params of both cancellation notices: LSP's `id`, MCP's `requestId`.

@@ -26,7 +26,9 @@ pub(crate) struct Envelope<'a> {
     id: Option<&'a RawValue>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+/// For `#[serde(default, deserialize_with = "present")]`: a member that is there is `Some` even
+/// when it is `null`, so `"id": null` differs from no `id`.
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
 }
 
