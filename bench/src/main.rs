@@ -1,0 +1,824 @@
+//! Network benchmark of jrpc against jsonrpsee 0.26, over loopback.
+//!
+//! `cargo run --release -- --seconds 3` runs, for each of three scenarios (HTTP with 1
+//! keep-alive connection, HTTP with 64, WebSocket with 16 connections x 32 calls in flight),
+//! alternating rounds against each server, then measures the server's RSS growth for idle
+//! WebSocket connections. Each server runs in its own child process: this binary re-executed
+//! with `--serve jrpc|jsonrpsee --listen 127.0.0.1:0`, which prints `listening ADDR` and serves
+//! until its standard input closes (or `--max-seconds` pass). The load generator is the same
+//! code for both servers; both serve the same method, `add(a, b)` with positional params.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
+use http_body_util::{BodyExt as _, Full};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, ChildStdin, Command};
+use tokio_tungstenite::tungstenite::Message;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type Result<T, E = BoxError> = std::result::Result<T, E>;
+
+/// How long a load-generator round warms up before it starts counting.
+const WARMUP: Duration = Duration::from_millis(300);
+/// How long a single call may take before the round fails.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection attempt may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+// ---------------------------------------------------------------------------------------------
+// The servers.
+
+mod jrpc_side {
+    use jrpc_runtime::rpc_service;
+
+    /// The benchmark's service for jrpc.
+    #[rpc_service]
+    pub trait Bench {
+        /// Adds two integers.
+        async fn add(&self, a: i64, b: i64) -> i64;
+    }
+
+    /// Its implementation.
+    pub struct Impl;
+
+    impl Bench for Impl {
+        async fn add(&self, a: i64, b: i64) -> i64 {
+            a.wrapping_add(b)
+        }
+    }
+}
+
+mod jsonrpsee_side {
+    use jsonrpsee::core::{RpcResult, async_trait};
+    use jsonrpsee::proc_macros::rpc;
+
+    /// The benchmark's service for jsonrpsee.
+    #[rpc(server)]
+    pub trait Bench {
+        /// Adds two integers.
+        #[method(name = "add")]
+        async fn add(&self, a: i64, b: i64) -> RpcResult<i64>;
+    }
+
+    /// Its implementation.
+    pub struct Impl;
+
+    #[async_trait]
+    impl BenchServer for Impl {
+        async fn add(&self, a: i64, b: i64) -> RpcResult<i64> {
+            Ok(a.wrapping_add(b))
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Server {
+    Jrpc,
+    Jsonrpsee,
+}
+
+impl Server {
+    const BOTH: [Server; 2] = [Server::Jrpc, Server::Jsonrpsee];
+
+    fn name(self) -> &'static str {
+        match self {
+            Server::Jrpc => "jrpc",
+            Server::Jsonrpsee => "jsonrpsee",
+        }
+    }
+
+    fn parse(name: &str) -> Result<Self> {
+        match name {
+            "jrpc" => Ok(Server::Jrpc),
+            "jsonrpsee" => Ok(Server::Jsonrpsee),
+            other => Err(format!("unknown server {other:?} (jrpc or jsonrpsee)").into()),
+        }
+    }
+
+    /// The path of JSON-RPC `POST`s.
+    fn http_path(self) -> &'static str {
+        match self {
+            Server::Jrpc => "/rpc",
+            Server::Jsonrpsee => "/",
+        }
+    }
+
+    /// The path of WebSocket upgrades.
+    fn ws_path(self) -> &'static str {
+        match self {
+            Server::Jrpc => "/ws",
+            Server::Jsonrpsee => "/",
+        }
+    }
+}
+
+/// The child process: serves `server` on `listen` until standard input closes or `max` passes.
+fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let addr = match server {
+            Server::Jrpc => {
+                use jrpc_side::Bench as _;
+                let http = jrpc_runtime::http::HttpServer::builder(jrpc_side::Impl.into_methods())
+                    .max_connections(20_000)
+                    .build()?;
+                let listener = tokio::net::TcpListener::bind(listen).await?;
+                let addr = listener.local_addr()?;
+                tokio::spawn(async move { http.serve(listener).await });
+                addr
+            }
+            Server::Jsonrpsee => {
+                use jsonrpsee_side::BenchServer as _;
+                let config = jsonrpsee::server::ServerConfig::builder()
+                    .max_connections(20_000)
+                    .build();
+                let server = jsonrpsee::server::Server::builder()
+                    .set_config(config)
+                    .build(listen)
+                    .await?;
+                let addr = server.local_addr()?;
+                let handle = server.start(jsonrpsee_side::Impl.into_rpc());
+                // Serves until the process exits.
+                std::mem::forget(handle);
+                addr
+            }
+        };
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening {addr}")?;
+        out.flush()?;
+        drop(out);
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 64];
+        let closed = async {
+            while let Ok(n) = stdin.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+            }
+        };
+        tokio::select! {
+            () = closed => {}
+            () = tokio::time::sleep(max) => eprintln!("{}: --max-seconds reached, exiting", server.name()),
+        }
+        Ok::<_, BoxError>(())
+    })?;
+    // The runtime's blocking stdin reader would keep a graceful shutdown waiting.
+    std::process::exit(0)
+}
+
+/// CPU time (user and system, all threads) process `pid` has used, in seconds.
+fn cpu_seconds(pid: &str) -> Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let after_name = stat.rsplit_once(')').ok_or("bad /proc stat")?.1;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 and 15 of proc(5), counted from the state (field 3).
+    let utime: u64 = fields.get(11).ok_or("no utime")?.parse()?;
+    let stime: u64 = fields.get(12).ok_or("no stime")?.parse()?;
+    // SAFETY: sysconf reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Ok((utime + stime) as f64 / ticks)
+}
+
+/// A server child process.
+struct ServerProcess {
+    server: Server,
+    addr: SocketAddr,
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl ServerProcess {
+    async fn start(server: Server, max: Duration) -> Result<Self> {
+        let exe = std::env::current_exe()?;
+        let mut child = Command::new(exe)
+            .args(["--serve", server.name(), "--listen", "127.0.0.1:0"])
+            .args(["--max-seconds", &max.as_secs().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut line = String::new();
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            BufReader::new(stdout).read_line(&mut line),
+        )
+        .await
+        .map_err(|_| format!("{} did not start in 10 s", server.name()))??;
+        let addr = line
+            .trim()
+            .strip_prefix("listening ")
+            .ok_or_else(|| format!("{}: unexpected first line {line:?}", server.name()))?
+            .parse()?;
+        Ok(Self {
+            server,
+            addr,
+            child,
+            stdin,
+        })
+    }
+
+    fn pid(&self) -> Result<u32> {
+        Ok(self.child.id().ok_or("child gone")?)
+    }
+
+    /// Its resident set, in KiB.
+    fn rss_kib(&self) -> Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?))?;
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .ok_or("no VmRSS")?;
+        Ok(line
+            .trim_start_matches("VmRSS:")
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()?)
+    }
+
+    /// CPU time the server and this process use within `window`, in seconds (returns when the
+    /// window closes).
+    async fn cpu_during(&self, window: Window) -> Result<(f64, f64)> {
+        let pid = self.pid()?.to_string();
+        tokio::time::sleep_until(window.from.into()).await;
+        let (server, client) = (cpu_seconds(&pid)?, cpu_seconds("self")?);
+        tokio::time::sleep_until(window.to.into()).await;
+        Ok((cpu_seconds(&pid)? - server, cpu_seconds("self")? - client))
+    }
+
+    async fn stop(mut self) {
+        drop(self.stdin.take());
+        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load generator.
+
+#[derive(Deserialize)]
+struct Reply {
+    id: u64,
+    result: i64,
+}
+
+fn request_body(id: u64) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"add","params":[{id},1]}}"#)
+}
+
+/// Checks an answer to `request_body(id)`; returns its id.
+fn check_reply(body: &[u8]) -> Result<u64> {
+    let reply: Reply = serde_json::from_slice(body)
+        .map_err(|e| format!("bad answer {:?}: {e}", String::from_utf8_lossy(body)))?;
+    if reply.result != (reply.id as i64).wrapping_add(1) {
+        return Err(format!("wrong result {} for id {}", reply.result, reply.id).into());
+    }
+    Ok(reply.id)
+}
+
+/// What one round measured.
+#[derive(Default)]
+struct Stats {
+    calls: u64,
+    seconds: f64,
+    /// Latencies of the counted calls, in nanoseconds.
+    latencies: Vec<u64>,
+    /// CPU time the server process used during the measuring window, in seconds.
+    server_cpu: f64,
+    /// CPU time the load generator (this process) used during the window, in seconds.
+    client_cpu: f64,
+    /// The server's RSS when the measuring window closed (connections still open), in KiB.
+    server_rss: u64,
+}
+
+impl Stats {
+    fn rate(&self) -> f64 {
+        self.calls as f64 / self.seconds
+    }
+
+    fn merge(&mut self, other: Stats) {
+        self.calls += other.calls;
+        self.seconds += other.seconds;
+        self.latencies.extend(other.latencies);
+        self.server_cpu += other.server_cpu;
+        self.client_cpu += other.client_cpu;
+        self.server_rss = self.server_rss.max(other.server_rss);
+    }
+
+    /// Server CPU time per counted call, in microseconds.
+    fn cpu_us_per_call(&self) -> f64 {
+        self.server_cpu * 1e6 / self.calls as f64
+    }
+
+    /// Load-generator CPU time per counted call, in microseconds.
+    fn client_us_per_call(&self) -> f64 {
+        self.client_cpu * 1e6 / self.calls as f64
+    }
+
+    /// The `q`-quantile of latencies, in microseconds (the latencies must be sorted).
+    fn quantile_us(&self, q: f64) -> f64 {
+        if self.latencies.is_empty() {
+            return f64::NAN;
+        }
+        let i = ((self.latencies.len() as f64 * q) as usize).min(self.latencies.len() - 1);
+        self.latencies[i] as f64 / 1000.0
+    }
+}
+
+/// The measuring window of a round: calls answered in `[from, to)` count.
+#[derive(Clone, Copy)]
+struct Window {
+    from: Instant,
+    to: Instant,
+}
+
+impl Window {
+    fn after_warmup(seconds: f64) -> Self {
+        let from = Instant::now() + WARMUP;
+        Self {
+            from,
+            to: from + Duration::from_secs_f64(seconds),
+        }
+    }
+
+    fn counts(&self, at: Instant) -> bool {
+        at >= self.from && at < self.to
+    }
+}
+
+type HttpSender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+async fn http_connect(addr: SocketAddr) -> Result<HttpSender> {
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await??;
+    stream.set_nodelay(true)?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// One keep-alive connection calling `add` one call after another until the window closes.
+async fn http_worker(
+    mut sender: HttpSender,
+    addr: SocketAddr,
+    path: &'static str,
+    window: Window,
+    first_id: u64,
+) -> Result<(u64, Vec<u64>)> {
+    let host = addr.to_string();
+    let mut latencies = Vec::with_capacity(1 << 16);
+    let mut calls = 0;
+    let mut id = first_id;
+    loop {
+        let start = Instant::now();
+        if start >= window.to {
+            break;
+        }
+        id += 1;
+        let request = Request::post(path)
+            .header(hyper::header::HOST, host.as_str())
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(request_body(id))))?;
+        let body = tokio::time::timeout(CALL_TIMEOUT, async {
+            sender.ready().await?;
+            let response = sender.send_request(request).await?;
+            if response.status() != hyper::StatusCode::OK {
+                return Err::<Bytes, BoxError>(format!("status {}", response.status()).into());
+            }
+            Ok(response.into_body().collect().await?.to_bytes())
+        })
+        .await
+        .map_err(|_| "HTTP call timed out")??;
+        let end = Instant::now();
+        if check_reply(&body)? != id {
+            return Err("answer to another id".into());
+        }
+        if window.counts(end) {
+            calls += 1;
+            latencies.push((end - start).as_nanos() as u64);
+        }
+    }
+    Ok((calls, latencies))
+}
+
+async fn http_round(server: &ServerProcess, connections: usize, seconds: f64) -> Result<Stats> {
+    let mut senders = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        senders.push(http_connect(server.addr).await?);
+    }
+    let window = Window::after_warmup(seconds);
+    let path = server.server.http_path();
+    let tasks: Vec<_> = senders
+        .into_iter()
+        .enumerate()
+        .map(|(i, sender)| {
+            tokio::spawn(http_worker(
+                sender,
+                server.addr,
+                path,
+                window,
+                (i as u64) << 40,
+            ))
+        })
+        .collect();
+    let (server_cpu, client_cpu) = server.cpu_during(window).await?;
+    let server_rss = server.rss_kib()?;
+    let mut stats = Stats {
+        seconds,
+        server_cpu,
+        client_cpu,
+        server_rss,
+        ..Stats::default()
+    };
+    for task in tasks {
+        let (calls, latencies) = task.await??;
+        stats.calls += calls;
+        stats.latencies.extend(latencies);
+    }
+    Ok(stats)
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+
+async fn ws_connect(server: &ServerProcess) -> Result<Ws> {
+    let url = format!("ws://{}{}", server.addr, server.server.ws_path());
+    let (ws, _) = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio_tungstenite::connect_async_with_config(url, None, true),
+    )
+    .await
+    .map_err(|_| "WebSocket connect timed out")??;
+    Ok(ws)
+}
+
+/// One WebSocket connection keeping `in_flight` calls outstanding until the window closes,
+/// matching answers to calls by id; then it waits for the outstanding answers and closes.
+async fn ws_worker(
+    mut ws: Ws,
+    in_flight: usize,
+    window: Window,
+    first_id: u64,
+) -> Result<(u64, Vec<u64>)> {
+    let mut latencies = Vec::with_capacity(1 << 16);
+    let mut calls = 0;
+    let mut pending: HashMap<u64, Instant> = HashMap::with_capacity(in_flight * 2);
+    let mut next_id = first_id;
+    for _ in 0..in_flight {
+        next_id += 1;
+        pending.insert(next_id, Instant::now());
+        ws.feed(Message::text(request_body(next_id))).await?;
+    }
+    ws.flush().await?;
+    let drain_deadline = window.to + CALL_TIMEOUT;
+    while !pending.is_empty() {
+        // Write what was queued only when no answer is ready: many calls per write.
+        let message = match ws.next().now_or_never() {
+            Some(message) => message,
+            None => {
+                ws.flush().await?;
+                let deadline = (Instant::now() + CALL_TIMEOUT).min(drain_deadline);
+                tokio::time::timeout_at(deadline.into(), ws.next())
+                    .await
+                    .map_err(|_| "WebSocket call timed out")?
+            }
+        };
+        let message = message.ok_or("WebSocket closed by the server")??;
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Ping(_) | Message::Pong(_) => continue,
+            other => return Err(format!("unexpected message {other:?}").into()),
+        };
+        let end = Instant::now();
+        let id = check_reply(text.as_bytes())?;
+        let sent = pending.remove(&id).ok_or("answer to an unknown id")?;
+        if window.counts(end) {
+            calls += 1;
+            latencies.push((end - sent).as_nanos() as u64);
+        }
+        if end < window.to {
+            next_id += 1;
+            pending.insert(next_id, Instant::now());
+            ws.feed(Message::text(request_body(next_id))).await?;
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(1), ws.close(None)).await;
+    Ok((calls, latencies))
+}
+
+async fn ws_round(
+    server: &ServerProcess,
+    connections: usize,
+    in_flight: usize,
+    seconds: f64,
+) -> Result<Stats> {
+    let mut streams = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        streams.push(ws_connect(server).await?);
+    }
+    let window = Window::after_warmup(seconds);
+    let tasks: Vec<_> = streams
+        .into_iter()
+        .enumerate()
+        .map(|(i, ws)| tokio::spawn(ws_worker(ws, in_flight, window, (i as u64) << 40)))
+        .collect();
+    let (server_cpu, client_cpu) = server.cpu_during(window).await?;
+    let server_rss = server.rss_kib()?;
+    let mut stats = Stats {
+        seconds,
+        server_cpu,
+        client_cpu,
+        server_rss,
+        ..Stats::default()
+    };
+    for task in tasks {
+        let (calls, latencies) = task.await??;
+        stats.calls += calls;
+        stats.latencies.extend(latencies);
+    }
+    Ok(stats)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios and report.
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Http1,
+    Http64,
+    Ws,
+}
+
+impl Scenario {
+    const ALL: [Scenario; 3] = [Scenario::Http1, Scenario::Http64, Scenario::Ws];
+
+    fn label(self) -> &'static str {
+        match self {
+            Scenario::Http1 => "HTTP, 1 keep-alive connection",
+            Scenario::Http64 => "HTTP, 64 keep-alive connections",
+            Scenario::Ws => "WebSocket, 16 connections x 32 in flight",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Scenario::Http1 => "http1",
+            Scenario::Http64 => "http64",
+            Scenario::Ws => "ws",
+        }
+    }
+
+    async fn round(self, server: &ServerProcess, seconds: f64) -> Result<Stats> {
+        match self {
+            Scenario::Http1 => http_round(server, 1, seconds).await,
+            Scenario::Http64 => http_round(server, 64, seconds).await,
+            Scenario::Ws => ws_round(server, 16, 32, seconds).await,
+        }
+    }
+}
+
+/// RSS growth of a fresh server process for `count` idle WebSocket connections, in KiB per
+/// connection; also the RSS before, in KiB.
+async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64, u64)> {
+    let process = ServerProcess::start(server, max).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = process.rss_kib()?;
+    let mut held = Vec::with_capacity(count);
+    for _ in 0..count {
+        held.push(ws_connect(&process).await?);
+    }
+    // Let the server finish setting up every connection.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let after = process.rss_kib()?;
+    // Every connection is still open and answering.
+    if let Some(ws) = held.last_mut() {
+        ws.send(Message::text(request_body(1))).await?;
+        let answer = tokio::time::timeout(CALL_TIMEOUT, ws.next())
+            .await
+            .map_err(|_| "no answer on the last idle connection")?
+            .ok_or("closed")??;
+        check_reply(answer.into_text()?.as_bytes())?;
+    }
+    drop(held);
+    process.stop().await;
+    Ok((
+        after.saturating_sub(before) as f64 / count as f64,
+        before,
+        after,
+    ))
+}
+
+fn raise_nofile(wanted: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
+            limit.rlim_cur = wanted.min(limit.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+struct Options {
+    seconds: f64,
+    rounds: usize,
+    idle: usize,
+    scenarios: Vec<Scenario>,
+    memory: bool,
+    max: Duration,
+}
+
+const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,ws,mem] [--max-seconds M]
+       jrpc-bench --serve jrpc|jsonrpsee --listen 127.0.0.1:0 [--max-seconds M]
+
+  --seconds S   measured seconds of each round (default 3); each round also warms up 0.3 s
+  --rounds R    rounds per server and scenario, alternating the servers (default 3)
+  --idle N      idle WebSocket connections for the memory figure (default 1000)
+  --only LIST   run only these parts (default all)
+  --max-seconds M  a server child exits after M seconds whatever happens (default 600)";
+
+fn main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let mut serve_as = None;
+    let mut listen = "127.0.0.1:0".to_owned();
+    let mut options = Options {
+        seconds: 3.0,
+        rounds: 3,
+        idle: 1000,
+        scenarios: Scenario::ALL.to_vec(),
+        memory: true,
+        max: Duration::from_secs(600),
+    };
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| format!("{arg} needs a value\n{USAGE}"))
+        };
+        match arg.as_str() {
+            "--serve" => serve_as = Some(Server::parse(&value()?)?),
+            "--listen" => listen = value()?,
+            "--seconds" => options.seconds = value()?.parse()?,
+            "--rounds" => options.rounds = value()?.parse()?,
+            "--idle" => options.idle = value()?.parse()?,
+            "--max-seconds" => options.max = Duration::from_secs(value()?.parse()?),
+            "--only" => {
+                let list = value()?;
+                let parts: Vec<&str> = list.split(',').map(str::trim).collect();
+                for part in &parts {
+                    if !["http1", "http64", "ws", "mem"].contains(part) {
+                        return Err(format!("unknown part {part:?}\n{USAGE}").into());
+                    }
+                }
+                options.scenarios = Scenario::ALL
+                    .into_iter()
+                    .filter(|s| parts.contains(&s.key()))
+                    .collect();
+                options.memory = parts.contains(&"mem");
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
+        }
+    }
+    let seconds_ok = options.seconds > 0.0 && options.seconds <= 60.0;
+    if !seconds_ok || !(1..=20).contains(&options.rounds) {
+        return Err("--seconds must be in (0, 60] and --rounds in 1..=20".into());
+    }
+    if !(1..=10_000).contains(&options.idle) {
+        return Err("--idle must be in 1..=10000".into());
+    }
+    if let Some(server) = serve_as {
+        return serve(server, &listen, options.max);
+    }
+    raise_nofile(options.idle as u64 * 2 + 1024);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(options))
+}
+
+async fn run(options: Options) -> Result<()> {
+    let started = Instant::now();
+    println!(
+        "jrpc vs jsonrpsee 0.26 over 127.0.0.1: {} round(s) of {} s (+{} ms warm-up) per server and scenario, alternating; {} CPU(s)",
+        options.rounds,
+        options.seconds,
+        WARMUP.as_millis(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    );
+    let mut results: Vec<(Scenario, [Stats; 2])> = Vec::new();
+    if !options.scenarios.is_empty() {
+        let processes = [
+            ServerProcess::start(Server::Jrpc, options.max).await?,
+            ServerProcess::start(Server::Jsonrpsee, options.max).await?,
+        ];
+        for &scenario in &options.scenarios {
+            println!("\n{}", scenario.label());
+            let mut totals = [Stats::default(), Stats::default()];
+            for round in 0..options.rounds {
+                // Alternate which server goes first.
+                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+                for i in order {
+                    let stats = scenario.round(&processes[i], options.seconds).await?;
+                    println!(
+                        "  round {} {:>9}: {:>9.0} calls/s, CPU µs/call server {:.1}, load generator {:.1}; server RSS {} KiB",
+                        round + 1,
+                        processes[i].server.name(),
+                        stats.rate(),
+                        stats.cpu_us_per_call(),
+                        stats.client_us_per_call(),
+                        stats.server_rss,
+                    );
+                    totals[i].merge(stats);
+                }
+            }
+            for total in &mut totals {
+                total.latencies.sort_unstable();
+            }
+            results.push((scenario, totals));
+        }
+        for process in processes {
+            process.stop().await;
+        }
+    }
+
+    let mut memory_rows = Vec::new();
+    if options.memory {
+        println!(
+            "\nRSS growth for {} idle WebSocket connections",
+            options.idle
+        );
+        for server in Server::BOTH {
+            let (per, before, after) = memory(server, options.idle, options.max).await?;
+            println!(
+                "  {:>9}: {before} KiB -> {after} KiB, {per:.1} KiB per connection",
+                server.name()
+            );
+            memory_rows.push((server, per, before, after));
+        }
+    }
+
+    println!("\n## Results\n");
+    if !results.is_empty() {
+        println!(
+            "| scenario | jrpc calls/s | jrpc p50 / p99 (µs) | jsonrpsee calls/s | jsonrpsee p50 / p99 (µs) | jrpc / jsonrpsee | server CPU µs/call, jrpc / jsonrpsee | load-generator CPU µs/call, jrpc / jsonrpsee | server RSS under load (MiB), jrpc / jsonrpsee |"
+        );
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for (scenario, [jrpc, other]) in &results {
+            println!(
+                "| {} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} / {:.0} | {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.1} / {:.1} |",
+                scenario.label(),
+                jrpc.rate(),
+                jrpc.quantile_us(0.50),
+                jrpc.quantile_us(0.99),
+                other.rate(),
+                other.quantile_us(0.50),
+                other.quantile_us(0.99),
+                jrpc.rate() / other.rate(),
+                jrpc.cpu_us_per_call(),
+                other.cpu_us_per_call(),
+                jrpc.client_us_per_call(),
+                other.client_us_per_call(),
+                jrpc.server_rss as f64 / 1024.0,
+                other.server_rss as f64 / 1024.0,
+            );
+        }
+    }
+    if !memory_rows.is_empty() {
+        println!();
+        println!(
+            "| server | RSS before (KiB) | RSS with {} idle WebSockets (KiB) | growth per connection (KiB) |",
+            options.idle
+        );
+        println!("| --- | ---: | ---: | ---: |");
+        for (server, per, before, after) in &memory_rows {
+            println!("| {} | {before} | {after} | {per:.1} |", server.name());
+        }
+    }
+    println!("\n(total {:.1} s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
