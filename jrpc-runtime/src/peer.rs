@@ -22,6 +22,11 @@
 //! turn. So a notification handler must not await a call on its own connection: the answer would
 //! never be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 //!
+//! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
+//! answered without a task switch, which is where a connection's throughput goes. The price is
+//! that a handler computing for long before its first `.await` holds up its connection for that
+//! long; move such work to `tokio::task::spawn_blocking`.
+//!
 //! At end of input no answer can arrive any more: pending outgoing calls fail with
 //! [`ClientError::Closed`], while incoming calls still running get [`PeerConfig::drain`] to finish
 //! and be answered (so `printf '...' | server` prints its answers), then are cancelled. A failed
@@ -634,8 +639,9 @@ struct Connection {
     shared: Arc<Shared>,
     /// Outgoing calls waiting for their answer.
     pending: HashMap<i64, (String, Reply)>,
-    /// Incoming calls running, by slot: their id (for cancellation) and task.
-    running: HashMap<u64, (Option<Id>, AbortHandle)>,
+    /// Incoming calls running, by slot: their id (for cancellation) and task (`None` for a call
+    /// that finished when first polled and whose answer is queued).
+    running: HashMap<u64, (Option<Id>, Option<AbortHandle>)>,
     next_slot: u64,
     tasks: JoinSet<()>,
     /// Where running calls send their answers.
@@ -877,16 +883,48 @@ impl Connection {
     }
 
     fn spawn_call(&mut self, id: Option<Id>, text: String, answers: &mpsc::WeakSender<Command>) {
+        // A JoinSet keeps every finished task until it is joined: reap them, or a long-lived
+        // connection grows with every call it ever answered.
+        while self.tasks.try_join_next().is_some() {}
         let slot = self.next_slot;
         self.next_slot += 1;
-        let (methods, ctx, answers) = (self.methods.clone(), self.ctx.clone(), answers.clone());
+        let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
+        let mut call: Pin<Box<dyn Future<Output = Option<String>> + Send>> =
+            Box::pin(async move { methods.handle_in(&text, &ctx).await });
+        // Most handlers finish without waiting: polling once here answers them without a task
+        // switch. Their answer still goes through the command queue, behind whatever the handler
+        // pushed. One that waits goes on in its own task, polled again there with a real waker.
+        let mut noop = TaskContext::from_waker(std::task::Waker::noop());
+        if let Poll::Ready(text) = call.as_mut().poll(&mut noop) {
+            let answer = Command::Answer { slot, text };
+            match answers.upgrade().map(|tx| tx.try_send(answer)) {
+                Some(Ok(())) => {
+                    self.running.insert(slot, (id, None));
+                    return;
+                }
+                Some(Err(mpsc::error::TrySendError::Full(answer))) => {
+                    // The queue is full: a task waits for room, in turn.
+                    let answers = answers.clone();
+                    let task = self.tasks.spawn(async move {
+                        if let Some(tx) = answers.upgrade() {
+                            let _ = tx.send(answer).await;
+                        }
+                    });
+                    self.running.insert(slot, (id, Some(task)));
+                    return;
+                }
+                // The loop is ending: nobody will read the answer.
+                Some(Err(mpsc::error::TrySendError::Closed(_))) | None => return,
+            }
+        }
+        let answers = answers.clone();
         let task = self.tasks.spawn(async move {
-            let text = methods.handle_in(&text, &ctx).await;
+            let text = call.await;
             if let Some(answers) = answers.upgrade() {
                 let _ = answers.send(Command::Answer { slot, text }).await;
             }
         });
-        self.running.insert(slot, (id, task));
+        self.running.insert(slot, (id, Some(task)));
     }
 
     /// An answer from the other side wakes its caller.
@@ -924,7 +962,9 @@ impl Connection {
         let Some((_, task)) = slot.and_then(|slot| self.running.remove(&slot)) else {
             return;
         };
-        task.abort();
+        if let Some(task) = task {
+            task.abort();
+        }
         if self.config.cancellation == Cancellation::Lsp {
             let err = RpcError::new(crate::ErrorCode::REQUEST_CANCELLED, "Request cancelled");
             let raw = serde_json::value::to_raw_value(&id).ok();
