@@ -1,61 +1,48 @@
 //! Test-only crate: the tests live under `tests/`; this library holds what several of them share.
+//!
+//! - here: time limits for async tests ([`bounded`], [`bounded_by`], [`eventually`]);
+//! - [`examples`]: building the examples, and a running `calculator`;
+//! - [`process`]: child processes under a time limit, their output;
+//! - [`node`]: the Node drivers in `tests/interop`;
+//! - [`servers`]: an `HttpServer` or `WsServer` on a free local port;
+//! - [`raw_http`]: HTTP/1.1 written and read by hand;
+//! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
+//! - [`fixtures`]: methods several tests register.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::future::Future;
+use std::time::Duration;
 
-/// The workspace's root folder.
-pub fn workspace_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap_or(Path::new("."))
+pub mod examples;
+pub mod fixtures;
+pub mod node;
+pub mod process;
+pub mod raw_http;
+pub mod raw_ws;
+pub mod servers;
+
+pub use examples::{build_examples, workspace_root};
+
+/// How long [`bounded`] lets a test run; none needs more than a fraction of it.
+pub const LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs `fut`, failing the test if it does not finish within [`LIMIT`].
+pub async fn bounded<F: Future>(fut: F) -> F::Output {
+    bounded_by(LIMIT, fut).await
 }
 
-/// Builds the named examples of `jrpc-examples` and returns their executables by name.
-///
-/// # Errors
-///
-/// When cargo fails or does not report every executable.
-pub fn build_examples(names: &[&str]) -> Result<HashMap<String, PathBuf>, String> {
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo.current_dir(workspace_root()).args([
-        "build",
-        "-q",
-        "--message-format=json-render-diagnostics",
-        "-p",
-        "jrpc-examples",
-    ]);
-    for name in names {
-        cargo.args(["--example", name]);
-    }
-    let output = cargo
-        .output()
-        .map_err(|err| format!("cannot run cargo: {err}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "building the examples failed ({}):\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let mut found = HashMap::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if let (Some(name), Some(exe)) = (
-            message["target"]["name"].as_str(),
-            message["executable"].as_str(),
-        ) && names.contains(&name)
-        {
-            found.insert(name.to_owned(), PathBuf::from(exe));
+/// Runs `fut`, failing the test if it does not finish within `limit`.
+pub async fn bounded_by<F: Future>(limit: Duration, fut: F) -> F::Output {
+    tokio::time::timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| panic!("the test hung: it did not finish within {limit:?}"))
+}
+
+/// Polls `check` until it holds, within [`LIMIT`].
+pub async fn eventually(mut check: impl FnMut() -> bool) {
+    bounded(async {
+        while !check() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-    }
-    if found.len() == names.len() {
-        Ok(found)
-    } else {
-        Err(format!(
-            "cargo did not report every executable of {names:?}: {found:?}"
-        ))
-    }
+    })
+    .await;
 }

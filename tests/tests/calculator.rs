@@ -1,15 +1,16 @@
 //! The calculator and calculator_client examples, as a user runs them: their command lines, method
 //! set and output are a contract.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use jrpc_runtime::http::HttpClient;
 use jrpc_runtime::ws::WsClient;
 use jrpc_runtime::{Caller, ClientError, Methods};
+use jrpc_tests::examples::Calculator;
 use serde_json::{Value, json};
 
 fn example(name: &str) -> PathBuf {
@@ -22,44 +23,15 @@ fn example(name: &str) -> PathBuf {
 }
 
 /// A calculator listening on a free port; killed on drop.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(example("calculator"))
-            .args(["--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("{line:?}"))
-            .to_owned();
-        Server { child, addr }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn calculator() -> Calculator {
+    Calculator::start(&example("calculator"))
 }
 
 const CLIENT_OUTPUT: &str = "add(2, 3) = 5\nsubtract(42, 23) = 19\nget_data() = [\"hello\",5]\ndivide(1, 0) = error 1: division by zero\nupdate([1, 2, 3]) sent\n";
 
 #[test]
 fn the_client_example_prints_its_contract_over_http_and_ws() {
-    let server = Server::start();
+    let server = calculator();
     for url in [
         format!("http://{}/rpc", server.addr),
         format!("ws://{}/ws", server.addr),
@@ -104,8 +76,8 @@ fn stdio_mode_answers_the_readme_line() {
 
 #[tokio::test]
 async fn whoami_and_ticks_over_http_and_ws() {
-    let server = Server::start();
-    tokio::time::timeout(Duration::from_secs(30), async {
+    let server = calculator();
+    jrpc_tests::bounded_by(Duration::from_secs(30), async {
         let http = HttpClient::new(&format!("http://{}/rpc", server.addr)).unwrap();
         let who = http.call_raw("whoami", None).await.unwrap();
         assert_eq!(who.get(), r#""http""#);
@@ -136,6 +108,5 @@ async fn whoami_and_ticks_over_http_and_ws() {
         assert_eq!(count.get(), "3");
         assert_eq!(*seen.lock().unwrap(), [1, 2, 3]);
     })
-    .await
-    .unwrap();
+    .await;
 }

@@ -1,7 +1,6 @@
 //! `HttpClient` against the jrpc server (calls, notifications, batches, timeouts, errors, the
 //! connection pool) and against small hand-written servers that answer as other servers do.
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,20 +8,14 @@ use std::time::Duration;
 
 use jrpc_runtime::http::{BatchCall, HttpClient, HttpServer, ShutdownHandle, StatusError};
 use jrpc_runtime::{Batches, Caller, ClientError, Context, Methods, RpcError};
+use jrpc_tests::bounded;
+use jrpc_tests::fixtures::{add, big, count_pings, request_header};
+use jrpc_tests::servers::serve_http;
 use serde_json::Value;
 use serde_json::value::{RawValue, to_raw_value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
-
-/// Every test gives up (and fails) after this; none needs more than a fraction of it.
-const LIMIT: Duration = Duration::from_secs(60);
-
-async fn bounded<F: Future>(fut: F) -> F::Output {
-    tokio::time::timeout(LIMIT, fut)
-        .await
-        .expect("the test took too long")
-}
 
 fn params<T: serde::Serialize>(value: T) -> Option<Box<RawValue>> {
     Some(to_raw_value(&value).unwrap())
@@ -30,17 +23,13 @@ fn params<T: serde::Serialize>(value: T) -> Option<Box<RawValue>> {
 
 #[derive(Default)]
 struct State {
-    pings: AtomicUsize,
+    pings: Arc<AtomicUsize>,
     release: Notify,
 }
 
 fn methods(state: &Arc<State>) -> Methods {
     let mut methods = Methods::new();
-    methods
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
-            Ok::<_, RpcError>(a + b)
-        })
-        .unwrap();
+    add(&mut methods);
     methods
         .typed("divide", &["a", "b"], |(a, b): (f64, f64), _| async move {
             if b == 0.0 {
@@ -57,19 +46,10 @@ fn methods(state: &Arc<State>) -> Methods {
         .unwrap();
     methods
         .typed("auth", &[], |(): (), ctx: Context| async move {
-            let auth = ctx
-                .headers()
-                .and_then(|h| h.get("authorization"))
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            Ok::<_, RpcError>(auth)
+            Ok::<_, RpcError>(request_header(&ctx, "authorization"))
         })
         .unwrap();
-    methods
-        .typed("big", &["n"], |(n,): (usize,), _| async move {
-            Ok::<_, RpcError>("x".repeat(n))
-        })
-        .unwrap();
+    big(&mut methods);
     methods
         .typed("panics", &[], |(): (), _| async move {
             if true {
@@ -78,15 +58,7 @@ fn methods(state: &Arc<State>) -> Methods {
             Ok::<_, RpcError>(())
         })
         .unwrap();
-    let s = Arc::clone(state);
-    methods
-        .notice("ping", &[], move |(): (), _| {
-            let s = Arc::clone(&s);
-            async move {
-                s.pings.fetch_add(1, Ordering::SeqCst);
-            }
-        })
-        .unwrap();
+    count_pings(&mut methods, &state.pings);
     let s = Arc::clone(state);
     methods
         .typed("gate", &[], move |(): (), _| {
@@ -109,12 +81,10 @@ struct Running {
 async fn start_with(configure: impl FnOnce(Methods) -> HttpServer) -> Running {
     let state = Arc::new(State::default());
     let server = configure(methods(&state));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/rpc", listener.local_addr().unwrap());
     let shutdown = server.shutdown_handle();
-    tokio::spawn(async move { server.serve(listener).await });
+    let (addr, _) = serve_http(server).await;
     Running {
-        url,
+        url: format!("http://{addr}/rpc"),
         state,
         shutdown,
     }

@@ -3,7 +3,6 @@
 //! types, keep-alive, `x-request-id`, the context handlers get, load, limits, graceful shutdown,
 //! and curl.
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,25 +10,17 @@ use std::time::Duration;
 
 use jrpc_runtime::http::{Drained, HttpClient, HttpServer, HttpServerBuilder, ShutdownHandle};
 use jrpc_runtime::{Batches, Caller, Context, Methods, RpcError};
-use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use jrpc_tests::bounded;
+use jrpc_tests::fixtures::{add, count_pings, request_header};
+use jrpc_tests::raw_http::{Conn, post, post_json, request};
+use jrpc_tests::servers::serve_http;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-
-/// Every test gives up (and fails) after this; none needs more than a fraction of it.
-const LIMIT: Duration = Duration::from_secs(60);
-
-async fn bounded<F: Future>(fut: F) -> F::Output {
-    tokio::time::timeout(LIMIT, fut)
-        .await
-        .expect("the test took too long")
-}
 
 /// What handlers share with the test.
 #[derive(Default)]
 struct State {
-    pings: AtomicUsize,
+    pings: Arc<AtomicUsize>,
     /// Notified by `gate` once it has started.
     entered: Notify,
     /// Lets a waiting `gate` finish.
@@ -38,18 +29,10 @@ struct State {
 
 fn methods(state: &Arc<State>) -> Methods {
     let mut methods = Methods::new();
-    methods
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
-            Ok::<_, RpcError>(a + b)
-        })
-        .unwrap();
+    add(&mut methods);
     methods
         .typed("whoami", &[], |(): (), ctx: Context| async move {
-            let header = ctx
-                .headers()
-                .and_then(|h| h.get("x-custom"))
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
+            let header = request_header(&ctx, "x-custom");
             Ok::<_, RpcError>(serde_json::json!({
                 "transport": ctx.transport().as_str(),
                 "peer": ctx.peer_addr().map(|a| a.to_string()),
@@ -58,15 +41,7 @@ fn methods(state: &Arc<State>) -> Methods {
             }))
         })
         .unwrap();
-    let s = Arc::clone(state);
-    methods
-        .notice("ping", &[], move |(): (), _| {
-            let s = Arc::clone(&s);
-            async move {
-                s.pings.fetch_add(1, Ordering::SeqCst);
-            }
-        })
-        .unwrap();
+    count_pings(&mut methods, &state.pings);
     let s = Arc::clone(state);
     methods
         .typed("gate", &[], move |(): (), _| {
@@ -99,10 +74,8 @@ async fn start(configure: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder) -
     let server = configure(HttpServer::builder(methods(&state)))
         .build()
         .expect("valid settings");
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let shutdown = server.shutdown_handle();
-    let serving = tokio::spawn(async move { server.serve(listener).await });
+    let (addr, serving) = serve_http(server).await;
     Running {
         addr,
         shutdown,
@@ -113,123 +86,6 @@ async fn start(configure: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder) -
 
 async fn start_default() -> Running {
     start(|b| b).await
-}
-
-/// A reply as read off the wire.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|err| panic!("body is not JSON ({err}): {:?}", self.body))
-    }
-
-    /// Checks the error envelope every non-204 status the HTTP layer answers carries.
-    fn assert_envelope(&self, status: u16, code: i64) -> Value {
-        assert_eq!(self.status, status, "{self:?}");
-        assert_eq!(self.header("content-type"), Some("application/json"));
-        let body = self.json();
-        assert_eq!(body["jsonrpc"], "2.0");
-        assert_eq!(body["id"], Value::Null);
-        assert_eq!(body["error"]["code"], code, "{body}");
-        assert!(body["error"]["message"].is_string());
-        body
-    }
-}
-
-/// One client connection, read as HTTP/1.1.
-struct Conn {
-    stream: BufReader<TcpStream>,
-}
-
-impl Conn {
-    async fn open(addr: SocketAddr) -> Self {
-        Self {
-            stream: BufReader::new(TcpStream::connect(addr).await.unwrap()),
-        }
-    }
-
-    fn local_port(&self) -> u16 {
-        self.stream.get_ref().local_addr().unwrap().port()
-    }
-
-    async fn write(&mut self, bytes: &[u8]) {
-        self.stream.get_mut().write_all(bytes).await.unwrap();
-    }
-
-    async fn send(&mut self, request: &[u8]) -> Reply {
-        self.write(request).await;
-        self.read_reply().await
-    }
-
-    async fn read_reply(&mut self) -> Reply {
-        let mut line = String::new();
-        self.stream.read_line(&mut line).await.unwrap();
-        let status = line
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("bad status line {line:?}"));
-        let mut headers = Vec::new();
-        loop {
-            line.clear();
-            self.stream.read_line(&mut line).await.unwrap();
-            let trimmed = line.trim_end();
-            if trimmed.is_empty() {
-                break;
-            }
-            let (name, value) = trimmed.split_once(':').expect("a header line");
-            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-        }
-        let length = headers
-            .iter()
-            .find(|(n, _)| n == "content-length")
-            .map_or(0, |(_, v)| v.parse().unwrap());
-        let mut body = vec![0; length];
-        self.stream.read_exact(&mut body).await.unwrap();
-        Reply {
-            status,
-            headers,
-            body: String::from_utf8(body).unwrap(),
-        }
-    }
-
-    /// Whether the server closed the connection (end of stream, or a reset).
-    async fn is_closed(&mut self) -> bool {
-        let mut byte = [0u8; 1];
-        matches!(self.stream.read(&mut byte).await, Ok(0) | Err(_))
-    }
-}
-
-fn post(path: &str, content_type: Option<&str>, extra: &str, body: &str) -> Vec<u8> {
-    let content_type = content_type
-        .map(|ct| format!("content-type: {ct}\r\n"))
-        .unwrap_or_default();
-    format!(
-        "POST {path} HTTP/1.1\r\nhost: test\r\n{content_type}{extra}content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
-
-fn post_json(body: &str) -> Vec<u8> {
-    post("/rpc", Some("application/json"), "", body)
-}
-
-async fn request(addr: SocketAddr, raw: &[u8]) -> Reply {
-    Conn::open(addr).await.send(raw).await
 }
 
 const ADD: &str = r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#;
@@ -625,9 +481,7 @@ async fn map_context_adds_to_each_request_context() {
             )
             .build()
             .unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { server.serve(listener).await });
+        let (addr, _) = serve_http(server).await;
         let call = r#"{"jsonrpc":"2.0","method":"user","id":1}"#;
         let with = request(addr, &post("/rpc", None, "x-user: ada\r\n", call)).await;
         assert_eq!(with.json()["result"], serde_json::json!(["ada", true]));

@@ -11,22 +11,19 @@
 //! limit and is killed when it is exceeded.
 
 use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
 
+use jrpc_tests::examples::Calculator;
+use jrpc_tests::node;
+use jrpc_tests::process::run_bounded;
+use jrpc_tests::raw_http::Reply;
 use serde_json::{Value, json};
 
-/// How long the calculator may take to print its address.
-const START_LIMIT: Duration = Duration::from_secs(20);
-/// How long one `curl` or `--version` may run.
+/// How long one `curl` (or `curl --version`) may run.
 const STEP_LIMIT: Duration = Duration::from_secs(20);
-/// How long a whole Node driver may run.
-const NODE_LIMIT: Duration = Duration::from_secs(90);
 
 fn calculator() -> &'static Path {
     static BUILT: OnceLock<Result<HashMap<String, PathBuf>, String>> = OnceLock::new();
@@ -36,177 +33,23 @@ fn calculator() -> &'static Path {
     }
 }
 
-/// A calculator listening on a free port of 127.0.0.1; killed on drop.
-struct Server {
-    child: Child,
-    addr: String,
-    stderr: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(calculator())
-            .args(["--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|err| panic!("could not start the calculator: {err}"));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        {
-            let stderr = Arc::clone(&stderr);
-            let mut pipe = child.stderr.take().expect("piped stderr");
-            thread::spawn(move || {
-                let mut chunk = [0; 4096];
-                while let Ok(n @ 1..) = pipe.read(&mut chunk) {
-                    stderr.lock().unwrap().extend_from_slice(&chunk[..n]);
-                }
-            });
-        }
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, first_line) = mpsc::channel();
-        thread::spawn(move || {
-            let mut stdout = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = tx.send(stdout.read_line(&mut line).map(|_| line));
-            // Keep reading, so the server never blocks on a full pipe.
-            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
-        });
-        let mut server = Server {
-            child,
-            addr: String::new(),
-            stderr,
-        };
-        let line = match first_line.recv_timeout(START_LIMIT) {
-            Ok(Ok(line)) => line,
-            Ok(Err(err)) => panic!("reading the calculator's stdout: {err}"),
-            Err(_) => panic!(
-                "the calculator printed no address within {START_LIMIT:?}\n{}",
-                server.stderr()
-            ),
-        };
-        server.addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}\n{}", server.stderr()))
-            .to_owned();
-        server
-    }
-
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
-    }
-
-    /// Asserts the server is still running (a client must not have brought it down).
-    fn assert_alive(&mut self) {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            panic!("the calculator exited ({status})\n{}", self.stderr());
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Runs `command` to completion with its output captured; kills it past `limit`.
-fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, String> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("could not start {command:?}: {err}"))?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let status = wait_bounded(&mut child, limit);
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    match status {
-        Some(status) => Ok(Output {
-            status,
-            stdout,
-            stderr,
-        }),
-        None => Err(format!(
-            "{command:?} did not finish within {limit:?}; killed.\n--- stdout\n{}\n--- stderr\n{}",
-            String::from_utf8_lossy(&stdout),
-            String::from_utf8_lossy(&stderr)
-        )),
-    }
-}
-
-/// Reads a pipe to its end on a thread of its own.
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut out);
-        }
-        out
-    })
-}
-
-/// Waits for `child` up to `limit`; kills it and answers `None` past it.
-fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Node: json-rpc-2.0 and ws
 
 const NODE_PACKAGES: [&str; 2] = ["json-rpc-2.0", "ws"];
 
-/// The interop directory, or why the Node tests cannot run here.
-fn node_setup() -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop");
-    let node = run_bounded(Command::new("node").arg("--version"), STEP_LIMIT)
-        .map_err(|_| "`node` is not installed".to_owned())?;
-    if !node.status.success() {
-        return Err("`node --version` failed".to_owned());
-    }
-    for package in NODE_PACKAGES {
-        if !dir.join("node_modules").join(package).is_dir() {
-            return Err(format!(
-                "{package} is not installed in tests/interop/node_modules (run `npm ci --prefix tests/interop`)"
-            ));
-        }
-    }
-    Ok(dir)
-}
-
 /// Runs `tests/interop/<script>` against a fresh calculator and asserts it succeeds.
 fn run_node(script: &str) {
-    let dir = match node_setup() {
+    let dir = match node::setup(&NODE_PACKAGES) {
         Ok(dir) => dir,
         Err(why) => {
             eprintln!("skipped: {script}: {why}");
             return;
         }
     };
-    let mut server = Server::start();
-    let output = run_bounded(
-        Command::new("node")
-            .current_dir(&dir)
-            .arg(dir.join(script))
-            .arg(&server.addr),
-        NODE_LIMIT,
-    )
-    .unwrap_or_else(|why| panic!("{why}\n--- calculator's stderr\n{}", server.stderr()));
+    let mut server = Calculator::start(calculator());
+    let output = node::run(&dir, script, &server.addr)
+        .unwrap_or_else(|why| panic!("{why}\n--- calculator's stderr\n{}", server.stderr()));
     assert!(
         output.status.success(),
         "node {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}\n--- calculator's stderr\n{}",
@@ -231,31 +74,9 @@ fn ws_with_the_json_rpc_2_0_client_and_raw_ws_frames() {
 // ---------------------------------------------------------------------------------------------
 // curl
 
-/// What one `curl` exchange came back with.
-struct Response {
-    status: u16,
-    /// Header names in lower case.
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|err| panic!("not JSON ({err}): {:?}", self.body))
-    }
-}
-
 /// Runs `curl` with `args` (plus options that print the response's headers before its body)
 /// against `url`.
-fn curl(url: &str, args: &[&str]) -> Response {
+fn curl(url: &str, args: &[&str]) -> Reply {
     let output = run_bounded(
         Command::new("curl")
             .args([
@@ -292,7 +113,7 @@ fn curl(url: &str, args: &[&str]) -> Response {
         .filter_map(|line| line.split_once(':'))
         .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
         .collect();
-    Response {
+    Reply {
         status,
         headers,
         body: body.to_owned(),
@@ -300,7 +121,7 @@ fn curl(url: &str, args: &[&str]) -> Response {
 }
 
 /// `curl -X POST` of `body` as JSON.
-fn post_json(url: &str, body: &Value) -> Response {
+fn post_json(url: &str, body: &Value) -> Reply {
     curl(
         url,
         &[
@@ -325,7 +146,7 @@ fn http_with_curl() {
         eprintln!("skipped: curl not found");
         return;
     }
-    let mut server = Server::start();
+    let mut server = Calculator::start(calculator());
     let url = format!("http://{}/rpc", server.addr);
 
     let call = post_json(

@@ -14,146 +14,31 @@
 //! report of what it built (so a custom target directory works). Every child process runs under a
 //! time limit and is killed when it is exceeded or when a test fails.
 
-use std::io::{BufRead, BufReader, Read, Write as _};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use jrpc_tests::node;
+use jrpc_tests::process::{Capture, wait_bounded};
 use serde_json::{Value, json};
 
-/// Building the examples may compile much of the workspace on a cold cache.
-const BUILD_LIMIT: Duration = Duration::from_secs(20 * 60);
 /// How long a server may take to send an expected message, or to exit.
 const STEP_LIMIT: Duration = Duration::from_secs(20);
-/// How long a whole Node driver may run.
-const NODE_LIMIT: Duration = Duration::from_secs(90);
 /// How long a server has to send something it must not send (an answer to a notification).
 const QUIET: Duration = Duration::from_millis(300);
 
-// ---------------------------------------------------------------------------------------------
-// Building and running processes under a limit
-
-struct Examples {
-    lsp_server: PathBuf,
-    mcp_server: PathBuf,
-}
-
-fn workspace_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate lives in the workspace")
-}
-
-/// Builds the two examples (once per test binary) and returns their paths.
-fn examples() -> &'static Examples {
-    static EXAMPLES: OnceLock<Result<Examples, String>> = OnceLock::new();
-    match EXAMPLES.get_or_init(build_examples) {
-        Ok(examples) => examples,
+/// The executable of the example `name` (`lsp_server` or `mcp_server`); both are built on first
+/// use, once per test binary.
+fn example(name: &str) -> &'static Path {
+    static BUILT: OnceLock<Result<HashMap<String, PathBuf>, String>> = OnceLock::new();
+    match BUILT.get_or_init(|| jrpc_tests::build_examples(&["lsp_server", "mcp_server"])) {
+        Ok(found) => &found[name],
         Err(why) => panic!("{why}"),
-    }
-}
-
-fn build_examples() -> Result<Examples, String> {
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .current_dir(workspace_root())
-        .args(["build", "-q", "--message-format=json-render-diagnostics"])
-        .args([
-            "-p",
-            "jrpc-examples",
-            "--example",
-            "lsp_server",
-            "--example",
-            "mcp_server",
-        ]);
-    let output = run_bounded(&mut cargo, BUILD_LIMIT)?;
-    if !output.status.success() {
-        return Err(format!(
-            "building the examples failed ({}):\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let mut lsp_server = None;
-    let mut mcp_server = None;
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let (Some(name), Some(executable)) = (
-            message["target"]["name"].as_str(),
-            message["executable"].as_str(),
-        ) else {
-            continue;
-        };
-        match name {
-            "lsp_server" => lsp_server = Some(PathBuf::from(executable)),
-            "mcp_server" => mcp_server = Some(PathBuf::from(executable)),
-            _ => {}
-        }
-    }
-    match (lsp_server, mcp_server) {
-        (Some(lsp_server), Some(mcp_server)) => Ok(Examples {
-            lsp_server,
-            mcp_server,
-        }),
-        _ => Err("cargo built the examples but did not report both executables".to_owned()),
-    }
-}
-
-/// Runs `command` to completion with its output captured; kills it past `limit`.
-fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, String> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("could not start {command:?}: {err}"))?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let status = wait_bounded(&mut child, limit);
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    match status {
-        Some(status) => Ok(Output {
-            status,
-            stdout,
-            stderr,
-        }),
-        None => Err(format!(
-            "{command:?} did not finish within {limit:?}; killed. Its stderr:\n{}",
-            String::from_utf8_lossy(&stderr)
-        )),
-    }
-}
-
-/// Reads a pipe to its end on a thread of its own.
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut out);
-        }
-        out
-    })
-}
-
-/// Waits for `child` up to `limit`; kills it and answers `None` past it.
-fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
     }
 }
 
@@ -172,8 +57,7 @@ struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     messages: Receiver<Result<Value, String>>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    stderr_reader: Option<thread::JoinHandle<()>>,
+    stderr: Capture,
     framing: Framing,
 }
 
@@ -188,23 +72,12 @@ impl Session {
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, messages) = mpsc::channel();
         thread::spawn(move || read_messages(BufReader::new(stdout), framing, &tx));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let stderr_reader = {
-            let stderr = Arc::clone(&stderr);
-            let mut pipe = child.stderr.take().expect("piped stderr");
-            thread::spawn(move || {
-                let mut chunk = [0; 4096];
-                while let Ok(n @ 1..) = pipe.read(&mut chunk) {
-                    stderr.lock().unwrap().extend_from_slice(&chunk[..n]);
-                }
-            })
-        };
+        let stderr = Capture::start(child.stderr.take().expect("piped stderr"));
         Session {
             stdin: child.stdin.take(),
             child,
             messages,
             stderr,
-            stderr_reader: Some(stderr_reader),
             framing,
         }
     }
@@ -275,9 +148,7 @@ impl Session {
     fn finish(mut self) -> (ExitStatus, String) {
         let status = wait_bounded(&mut self.child, STEP_LIMIT)
             .unwrap_or_else(|| panic!("the server did not exit within {STEP_LIMIT:?}; killed"));
-        if let Some(reader) = self.stderr_reader.take() {
-            let _ = reader.join();
-        }
+        self.stderr.wait();
         // Every message on stdout was checked: nothing but protocol may be there.
         match self.messages.recv_timeout(STEP_LIMIT) {
             Err(_) => {}
@@ -288,7 +159,7 @@ impl Session {
     }
 
     fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        self.stderr.text()
     }
 }
 
@@ -381,7 +252,7 @@ fn error_code(answer: &Value) -> i64 {
 // lsp_server, scripted
 
 fn lsp() -> Session {
-    Session::start(&examples().lsp_server, Framing::ContentLength)
+    Session::start(example("lsp_server"), Framing::ContentLength)
 }
 
 /// `initialize` with the given client capabilities; checks the answer.
@@ -635,7 +506,7 @@ fn lsp_bad_input_is_answered_and_serving_goes_on() {
 // mcp_server, scripted
 
 fn mcp() -> Session {
-    Session::start(&examples().mcp_server, Framing::Lines)
+    Session::start(example("mcp_server"), Framing::Lines)
 }
 
 fn mcp_initialize(session: &mut Session, id: i64, version: Value) -> Value {
@@ -816,38 +687,17 @@ fn mcp_bad_input_is_answered_and_serving_goes_on() {
 // ---------------------------------------------------------------------------------------------
 // Interop: third-party clients, through Node
 
-/// The interop directory, or why the Node tests cannot run here.
-fn node_setup(package: &str) -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop");
-    let node = run_bounded(Command::new("node").arg("--version"), STEP_LIMIT)
-        .map_err(|_| "`node` is not installed".to_owned())?;
-    if !node.status.success() {
-        return Err("`node --version` failed".to_owned());
-    }
-    if !dir.join("node_modules").join(package).is_dir() {
-        return Err(format!(
-            "{package} is not installed in tests/interop/node_modules (run `npm ci --prefix tests/interop`)"
-        ));
-    }
-    Ok(dir)
-}
-
-fn run_node(script: &str, package: &str, binary: fn(&'static Examples) -> &'static Path) {
-    let dir = match node_setup(package) {
+/// Runs `tests/interop/<script>` (which needs `package`) against the example `binary` and
+/// asserts it succeeds.
+fn run_node(script: &str, package: &str, binary: &str) {
+    let dir = match node::setup(&[package]) {
         Ok(dir) => dir,
         Err(why) => {
             eprintln!("skipped: {script}: {why}");
             return;
         }
     };
-    let output = run_bounded(
-        Command::new("node")
-            .current_dir(&dir)
-            .arg(dir.join(script))
-            .arg(binary(examples())),
-        NODE_LIMIT,
-    )
-    .unwrap_or_else(|why| panic!("{why}"));
+    let output = node::run(&dir, script, example(binary)).unwrap_or_else(|why| panic!("{why}"));
     assert!(
         output.status.success(),
         "node {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
@@ -859,10 +709,10 @@ fn run_node(script: &str, package: &str, binary: fn(&'static Examples) -> &'stat
 
 #[test]
 fn lsp_server_with_vscode_jsonrpc() {
-    run_node("lsp.mjs", "vscode-jsonrpc", |e| &e.lsp_server);
+    run_node("lsp.mjs", "vscode-jsonrpc", "lsp_server");
 }
 
 #[test]
 fn mcp_server_with_the_official_sdk_client() {
-    run_node("mcp.mjs", "@modelcontextprotocol/sdk", |e| &e.mcp_server);
+    run_node("mcp.mjs", "@modelcontextprotocol/sdk", "mcp_server");
 }

@@ -15,6 +15,8 @@ use jrpc_runtime::{
     Cancellation, ClientError, Context, ErrorCode, Framing, Methods, Peer, PeerConfig, RpcError,
     rpc_service,
 };
+use jrpc_tests::fixtures::add;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream, ReadHalf,
@@ -30,9 +32,7 @@ const SHORT: Duration = Duration::from_millis(50);
 
 /// Runs a test body, failing it if it does not finish within [`LIMIT`].
 async fn bounded<T>(test: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, test)
-        .await
-        .expect("the test hung: it did not finish in time")
+    jrpc_tests::bounded_by(LIMIT, test).await
 }
 
 /// One end of a connection: the handle and its spawned loop.
@@ -53,6 +53,24 @@ fn side(io: DuplexStream, framing: Framing, methods: Methods, config: PeerConfig
 fn pair(framing: Framing, a: (Methods, PeerConfig), b: (Methods, PeerConfig)) -> (Side, Side) {
     let (x, y) = tokio::io::duplex(64 * 1024);
     (side(x, framing, a.0, a.1), side(y, framing, b.0, b.1))
+}
+
+/// A [`pair`], one message a line, with default settings: `a` only calls, `b` serves `methods`.
+fn calling(methods: Methods) -> (Side, Side) {
+    pair(
+        Framing::Lines,
+        (Methods::new(), PeerConfig::default()),
+        (methods, PeerConfig::default()),
+    )
+}
+
+/// `peer.call(method, ())` on a task of its own, for a call that is to be held or dropped.
+fn spawn_call<T: DeserializeOwned + Send + 'static>(
+    peer: &Peer,
+    method: &'static str,
+) -> JoinHandle<Result<T, ClientError>> {
+    let peer = peer.clone();
+    tokio::spawn(async move { peer.call::<T>(method, ()).await })
 }
 
 /// The end of a connection driven by hand, one JSON message a line.
@@ -166,15 +184,6 @@ impl Drop for DropGuard {
     }
 }
 
-/// `add [a, b]`, answered at once.
-fn add(methods: &mut Methods) {
-    methods
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move {
-            Ok::<_, RpcError>(a + b)
-        })
-        .unwrap();
-}
-
 /// `hold`: reports `"started"`, holds a [`DropGuard`], and answers `"released"` once `gate` gives
 /// it a permit.
 fn hold(methods: &mut Methods, events: &Events, gate: &Arc<Semaphore>) {
@@ -190,6 +199,15 @@ fn hold(methods: &mut Methods, events: &Events, gate: &Arc<Semaphore>) {
             }
         })
         .unwrap();
+}
+
+/// Methods with only [`hold`], the gate that lets it answer, and the events it reports.
+fn holding() -> (Methods, Arc<Semaphore>, mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = events();
+    let gate = Arc::new(Semaphore::new(0));
+    let mut methods = Methods::new();
+    hold(&mut methods, &tx, &gate);
+    (methods, gate, rx)
 }
 
 /// `hang`: never answers.
@@ -257,20 +275,10 @@ async fn both_sides_call_each_other_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fast_call_is_answered_before_a_slow_one() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
+        let (mut methods, gate, mut rx) = holding();
         add(&mut methods);
-        hold(&mut methods, &tx, &gate);
-        let (a, _b) = pair(
-            Framing::Lines,
-            (Methods::new(), PeerConfig::default()),
-            (methods, PeerConfig::default()),
-        );
-        let slow = tokio::spawn({
-            let peer = a.peer.clone();
-            async move { peer.call::<String>("hold", ()).await }
-        });
+        let (a, _b) = calling(methods);
+        let slow = spawn_call::<String>(&a.peer, "hold");
         assert_eq!(rx.recv().await.as_deref(), Some("started"));
         let fast: i64 = a.peer.call("add", [1, 2]).await.unwrap();
         assert_eq!(fast, 3);
@@ -316,11 +324,7 @@ async fn a_call_times_out_and_the_connection_goes_on() {
         let mut methods = Methods::new();
         add(&mut methods);
         hang(&mut methods);
-        let (a, _b) = pair(
-            Framing::Lines,
-            (Methods::new(), PeerConfig::default()),
-            (methods, PeerConfig::default()),
-        );
+        let (a, _b) = calling(methods);
         let err = a
             .peer
             .with_timeout(Some(SHORT))
@@ -355,10 +359,7 @@ async fn the_configured_timeout_applies_and_a_late_answer_is_dropped() {
         // The answer comes after the caller gave up: it must not wake the next call.
         raw.send_json(json!({"jsonrpc": "2.0", "result": "late", "id": late["id"]}))
             .await;
-        let next = tokio::spawn({
-            let peer = a.peer.with_timeout(None);
-            async move { peer.call::<String>("next", ()).await }
-        });
+        let next = spawn_call::<String>(&a.peer.with_timeout(None), "next");
         let request = raw.recv().await;
         assert_eq!(request["method"], "next");
         assert_ne!(request["id"], late["id"]);
@@ -394,28 +395,17 @@ async fn a_call_times_out_even_while_the_other_side_does_not_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_other_side_gone_fails_pending_calls_and_cancels_running_handlers() {
     bounded(async {
-        let (a_tx, mut a_events) = events();
-        let (b_tx, mut b_events) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut a_methods = Methods::new();
-        hold(&mut a_methods, &a_tx, &gate);
-        let mut b_methods = Methods::new();
-        hold(&mut b_methods, &b_tx, &gate);
+        let (a_methods, _, mut a_events) = holding();
+        let (b_methods, _, mut b_events) = holding();
         let (a, b) = pair(
             Framing::Lines,
             (a_methods, PeerConfig::default().drain(SHORT)),
             (b_methods, PeerConfig::default()),
         );
         // B calls A's `hold` (a handler running on A), A calls B's `hold` (a call pending on A).
-        let incoming = tokio::spawn({
-            let peer = b.peer.clone();
-            async move { peer.call::<String>("hold", ()).await }
-        });
+        let incoming = spawn_call::<String>(&b.peer, "hold");
         assert_eq!(a_events.recv().await.as_deref(), Some("started"));
-        let pending = tokio::spawn({
-            let peer = a.peer.clone();
-            async move { peer.call::<String>("hold", ()).await }
-        });
+        let pending = spawn_call::<String>(&a.peer, "hold");
         assert_eq!(b_events.recv().await.as_deref(), Some("started"));
         // B goes away: its loop and the stream's end with it.
         b.driver.abort();
@@ -443,10 +433,7 @@ async fn the_other_side_gone_fails_pending_calls_and_cancels_running_handlers() 
 #[tokio::test]
 async fn at_end_of_input_running_calls_finish_and_are_answered() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
-        hold(&mut methods, &tx, &gate);
+        let (methods, gate, mut rx) = holding();
         let (a, mut raw) = lines_peer(methods, PeerConfig::default());
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
             .await;
@@ -466,10 +453,7 @@ async fn at_end_of_input_running_calls_finish_and_are_answered() {
 #[tokio::test]
 async fn past_the_drain_budget_running_calls_are_cancelled() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
-        hold(&mut methods, &tx, &gate);
+        let (methods, _, mut rx) = holding();
         let (a, mut raw) = lines_peer(methods, PeerConfig::default().drain(SHORT));
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
             .await;
@@ -489,21 +473,15 @@ async fn past_the_drain_budget_running_calls_are_cancelled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_in_flight_cap_a_call_is_refused_at_once() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
+        let (mut methods, gate, mut rx) = holding();
         add(&mut methods);
-        hold(&mut methods, &tx, &gate);
         let (a, _b) = pair(
             Framing::Lines,
             (Methods::new(), PeerConfig::default()),
             (methods, PeerConfig::default().max_in_flight(2)),
         );
         let held: Vec<_> = (0..2)
-            .map(|_| {
-                let peer = a.peer.clone();
-                tokio::spawn(async move { peer.call::<String>("hold", ()).await })
-            })
+            .map(|_| spawn_call::<String>(&a.peer, "hold"))
             .collect();
         for _ in 0..2 {
             assert_eq!(rx.recv().await.as_deref(), Some("started"));
@@ -553,10 +531,7 @@ async fn lsp_a_dropped_call_sends_cancel_request() {
             .cancellation(Cancellation::Lsp)
             .call_timeout(None);
         let (a, mut raw) = lsp_peer(Methods::new(), config);
-        let call = tokio::spawn({
-            let peer = a.peer.clone();
-            async move { peer.call::<Value>("slow", ()).await }
-        });
+        let call = spawn_call::<Value>(&a.peer, "slow");
         let request = raw.recv().await;
         assert_eq!(request["method"], "slow");
         call.abort();
@@ -572,11 +547,8 @@ async fn lsp_a_dropped_call_sends_cancel_request() {
 #[tokio::test]
 async fn lsp_a_received_cancel_request_aborts_the_handler_and_answers_32800() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
+        let (mut methods, _, mut rx) = holding();
         add(&mut methods);
-        hold(&mut methods, &tx, &gate);
         let config = PeerConfig::default().cancellation(Cancellation::Lsp);
         let (_a, mut raw) = lsp_peer(methods, config);
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 7}))
@@ -602,11 +574,8 @@ async fn lsp_a_received_cancel_request_aborts_the_handler_and_answers_32800() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lsp_cancellation_between_two_peers() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
+        let (mut methods, _, mut rx) = holding();
         add(&mut methods);
-        hold(&mut methods, &tx, &gate);
         let config = PeerConfig::default().cancellation(Cancellation::Lsp);
         let (a, _b) = pair(
             Framing::ContentLength,
@@ -647,11 +616,8 @@ async fn mcp_a_timed_out_call_sends_notifications_cancelled() {
 #[tokio::test]
 async fn mcp_a_received_notice_aborts_the_handler_and_nothing_is_answered() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
+        let (mut methods, _, mut rx) = holding();
         add(&mut methods);
-        hold(&mut methods, &tx, &gate);
         let config = PeerConfig::default().cancellation(Cancellation::Mcp);
         let (_a, mut raw) = lines_peer(methods, config);
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": "call-7"}))
@@ -678,11 +644,8 @@ async fn mcp_a_received_notice_aborts_the_handler_and_nothing_is_answered() {
 #[tokio::test]
 async fn with_cancellation_off_notices_are_ordinary_notifications() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
+        let (mut methods, gate, mut rx) = holding();
         add(&mut methods);
-        hold(&mut methods, &tx, &gate);
         let (a, mut raw) = lines_peer(methods, PeerConfig::default().call_timeout(Some(SHORT)));
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 7}))
             .await;
@@ -787,10 +750,7 @@ async fn an_oversize_content_length_body_is_skipped() {
 async fn a_garbage_header_closes_the_connection() {
     bounded(async {
         let (a, mut raw) = lsp_peer(Methods::new(), PeerConfig::default());
-        let pending = tokio::spawn({
-            let peer = a.peer.clone();
-            async move { peer.call::<Value>("initialize", ()).await }
-        });
+        let pending = spawn_call::<Value>(&a.peer, "initialize");
         assert_eq!(raw.recv().await["method"], "initialize");
         raw.send_bytes(b"Content-Lenght 12\r\n\r\n{}").await;
         let err = a.driver.await.unwrap().unwrap_err();
@@ -809,10 +769,7 @@ async fn a_garbage_header_closes_the_connection() {
 async fn a_peer_gone_mid_frame_breaks_the_connection() {
     bounded(async {
         let (a, mut raw) = lsp_peer(Methods::new(), PeerConfig::default());
-        let pending = tokio::spawn({
-            let peer = a.peer.clone();
-            async move { peer.call::<Value>("shutdown", ()).await }
-        });
+        let pending = spawn_call::<Value>(&a.peer, "shutdown");
         assert_eq!(raw.recv().await["method"], "shutdown");
         raw.send_bytes(b"Content-Length: 100\r\n\r\n{\"jsonrpc\":")
             .await;
@@ -880,11 +837,7 @@ async fn a_notification_handler_finishes_before_the_next_message_is_read() {
                 }
             })
             .unwrap();
-        let (a, _b) = pair(
-            Framing::Lines,
-            (Methods::new(), PeerConfig::default()),
-            (methods, PeerConfig::default()),
-        );
+        let (a, _b) = calling(methods);
         a.peer.notify("note", ()).await.unwrap();
         a.peer.call::<()>("mark", ()).await.unwrap();
         assert_eq!(
@@ -898,10 +851,7 @@ async fn a_notification_handler_finishes_before_the_next_message_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_call_does_not_hold_up_reading() {
     bounded(async {
-        let (tx, mut rx) = events();
-        let gate = Arc::new(Semaphore::new(0));
-        let mut methods = Methods::new();
-        hold(&mut methods, &tx, &gate);
+        let (mut methods, gate, mut rx) = holding();
         let open = Arc::clone(&gate);
         methods
             .notice("open", &[], move |(): (), _ctx| {
@@ -909,15 +859,8 @@ async fn a_running_call_does_not_hold_up_reading() {
                 async move { gate.add_permits(1) }
             })
             .unwrap();
-        let (a, _b) = pair(
-            Framing::Lines,
-            (Methods::new(), PeerConfig::default()),
-            (methods, PeerConfig::default()),
-        );
-        let held = tokio::spawn({
-            let peer = a.peer.clone();
-            async move { peer.call::<String>("hold", ()).await }
-        });
+        let (a, _b) = calling(methods);
+        let held = spawn_call::<String>(&a.peer, "hold");
         assert_eq!(rx.recv().await.as_deref(), Some("started"));
         // Only a message read after the call started can release it.
         a.peer.notify("open", ()).await.unwrap();

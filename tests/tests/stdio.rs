@@ -21,9 +21,7 @@ const CHILD: &str = env!("CARGO_BIN_EXE_peer-echo");
 
 /// Runs a test body, failing it if it does not finish within [`LIMIT`].
 async fn bounded<T>(test: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, test)
-        .await
-        .expect("the test hung: it did not finish in time")
+    jrpc_tests::bounded_by(LIMIT, test).await
 }
 
 fn child(args: &[&str]) -> Command {
@@ -36,6 +34,11 @@ fn sh(script: &str) -> Command {
     let mut command = Command::new("sh");
     command.args(["-c", script]);
     command
+}
+
+/// Spawns `command` speaking `framing`, with no methods of ours and the default settings.
+fn spawn_plain(command: Command, framing: Framing) -> Peer {
+    stdio::spawn(command, framing, Methods::new(), PeerConfig::default()).unwrap()
 }
 
 /// The parent's methods: `answer [q]` answers `"re: q"`; `tick [n]` notifications are logged.
@@ -77,35 +80,30 @@ async fn talk(peer: &Peer, ticks: &Arc<Mutex<Vec<u32>>>) {
     assert_eq!(err.rpc_error().map(|e| e.code().code()), Some(-32601));
 }
 
+/// Spawns the child with `args`, speaking `framing`, and runs [`talk`] with it.
+async fn spawn_and_talk(args: &[&str], framing: Framing) {
+    let ticks = Arc::new(Mutex::new(Vec::new()));
+    let peer = stdio::spawn(
+        child(args),
+        framing,
+        parent_methods(&ticks),
+        PeerConfig::default(),
+    )
+    .unwrap();
+    talk(&peer, &ticks).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_calls_a_child_with_lines() {
-    bounded(async {
-        let ticks = Arc::new(Mutex::new(Vec::new()));
-        let peer = stdio::spawn(
-            child(&[]),
-            Framing::Lines,
-            parent_methods(&ticks),
-            PeerConfig::default(),
-        )
-        .unwrap();
-        talk(&peer, &ticks).await;
-    })
-    .await;
+    bounded(spawn_and_talk(&[], Framing::Lines)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_calls_a_child_with_content_length() {
-    bounded(async {
-        let ticks = Arc::new(Mutex::new(Vec::new()));
-        let peer = stdio::spawn(
-            child(&["--content-length"]),
-            Framing::ContentLength,
-            parent_methods(&ticks),
-            PeerConfig::default(),
-        )
-        .unwrap();
-        talk(&peer, &ticks).await;
-    })
+    bounded(spawn_and_talk(
+        &["--content-length"],
+        Framing::ContentLength,
+    ))
     .await;
 }
 
@@ -155,13 +153,7 @@ async fn wait_until_ended(pid: u32) {
 async fn the_child_is_killed_when_the_last_handle_drops() {
     bounded(async {
         // `--linger` keeps the child alive for minutes after its input ends: only a kill ends it.
-        let peer = stdio::spawn(
-            child(&["--linger"]),
-            Framing::Lines,
-            Methods::new(),
-            PeerConfig::default(),
-        )
-        .unwrap();
+        let peer = spawn_plain(child(&["--linger"]), Framing::Lines);
         let pid: u32 = peer.call("pid", ()).await.unwrap();
         assert!(!ended(pid));
         let clone = peer.clone();
@@ -221,13 +213,7 @@ async fn the_child_is_killed_when_the_last_handle_drops_while_it_calls_us() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_that_exits_fails_pending_calls() {
     bounded(async {
-        let peer = stdio::spawn(
-            child(&[]),
-            Framing::Lines,
-            Methods::new(),
-            PeerConfig::default(),
-        )
-        .unwrap();
+        let peer = spawn_plain(child(&[]), Framing::Lines);
         let (hang, quit) = tokio::join!(peer.call::<Value>("hang", ()), peer.notify("quit", ()));
         quit.unwrap();
         let err = hang.unwrap_err();
@@ -246,13 +232,7 @@ async fn a_child_gone_mid_frame_fails_the_call() {
     bounded(async {
         // Reads the first header line of our call, answers half a frame, and exits.
         let script = r#"read line; printf 'Content-Length: 100\r\n\r\n{"jsonrpc":'"#;
-        let peer = stdio::spawn(
-            sh(script),
-            Framing::ContentLength,
-            Methods::new(),
-            PeerConfig::default(),
-        )
-        .unwrap();
+        let peer = spawn_plain(sh(script), Framing::ContentLength);
         let err = peer.call::<Value>("initialize", ()).await.unwrap_err();
         assert!(
             matches!(&err, ClientError::Closed { method } if method == "initialize"),
@@ -267,13 +247,7 @@ async fn a_child_writing_a_garbage_header_fails_the_call() {
     bounded(async {
         // `exec`: the kill on drop must reach the sleeping process, or it would outlive the test.
         let script = r#"read line; printf 'this is no header\r\n\r\n'; exec sleep 600"#;
-        let peer = stdio::spawn(
-            sh(script),
-            Framing::ContentLength,
-            Methods::new(),
-            PeerConfig::default(),
-        )
-        .unwrap();
+        let peer = spawn_plain(sh(script), Framing::ContentLength);
         let err = peer.call::<Value>("initialize", ()).await.unwrap_err();
         assert!(
             matches!(&err, ClientError::Closed { method } if method == "initialize"),

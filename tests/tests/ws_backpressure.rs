@@ -1,21 +1,14 @@
 //! A client that never reads while the server pushes: the connection is dropped once its
 //! outgoing queue overflows, so what the server holds for it stays bounded.
 
-mod ws_support;
-
 use std::time::Duration;
 
 use jrpc_runtime::ws::{ContextExt as _, WsServer};
 use jrpc_runtime::{Context, Methods, RpcError};
-use tokio::net::TcpListener;
-use ws_support::{RawWs, bounded, eventually};
-
-/// Resident memory of this process, in bytes (Linux).
-fn rss() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}
+use jrpc_tests::process::rss;
+use jrpc_tests::raw_ws::{CLOSE, RawWs};
+use jrpc_tests::servers::serve_ws;
+use jrpc_tests::{bounded, eventually};
 
 #[tokio::test]
 async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
@@ -30,10 +23,7 @@ async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
         .ping_interval(None)
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_ws(server.clone()).await;
 
     let mut ws = RawWs::connect(addr, "/", &[]).await;
     ws.send_text(r#"{"jsonrpc":"2.0","method":"watch","id":1}"#)
@@ -65,7 +55,7 @@ async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
     let code = bounded(async {
         let mut code = None;
         while let Some(frame) = ws.next_frame().await {
-            if frame.opcode == ws_support::CLOSE {
+            if frame.opcode == CLOSE {
                 code = Some(frame.close_code());
             }
         }

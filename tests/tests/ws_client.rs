@@ -1,16 +1,14 @@
 //! `WsClient`: calls both ways, server pushes delivered to the client's handlers, a generated
 //! stub running over it, and a refused upgrade.
 
-mod ws_support;
-
 use std::net::SocketAddr;
 
 use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::ws::{WsClient, WsServer};
 use jrpc_runtime::{ClientError, Context, ErrorCode, Methods, RpcError, Transport, rpc_service};
-use tokio::net::TcpListener;
+use jrpc_tests::servers::{serve_http, serve_ws};
+use jrpc_tests::{bounded, eventually};
 use tokio::sync::mpsc;
-use ws_support::{bounded, eventually};
 
 /// What the test server offers.
 #[rpc_service]
@@ -72,19 +70,22 @@ fn client_methods() -> (Methods, mpsc::UnboundedReceiver<u32>) {
 
 async fn start() -> SocketAddr {
     let server = WsServer::builder(Service.into_methods()).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
-    addr
+    serve_ws(server).await.0
+}
+
+/// A fresh server, and a client connected to it with [`client_methods`].
+async fn connected() -> (WsClient, mpsc::UnboundedReceiver<u32>) {
+    let addr = start().await;
+    let (methods, pushes) = client_methods();
+    let client = bounded(WsClient::connect(&format!("ws://{addr}/"), methods))
+        .await
+        .unwrap();
+    (client, pushes)
 }
 
 #[tokio::test]
 async fn calls_go_both_ways() {
-    let addr = start().await;
-    let (methods, _pushes) = client_methods();
-    let client = bounded(WsClient::connect(&format!("ws://{addr}/"), methods))
-        .await
-        .unwrap();
+    let (client, _pushes) = connected().await;
     let greeting: String = bounded(client.call("greet", ())).await.unwrap();
     assert_eq!(greeting, "hello, ada");
     let sum: i64 = bounded(client.call("add", [20, 22])).await.unwrap();
@@ -93,11 +94,7 @@ async fn calls_go_both_ways() {
 
 #[tokio::test]
 async fn server_pushes_reach_the_clients_handlers_before_the_answer() {
-    let addr = start().await;
-    let (methods, mut pushes) = client_methods();
-    let client = bounded(WsClient::connect(&format!("ws://{addr}/"), methods))
-        .await
-        .unwrap();
+    let (client, mut pushes) = connected().await;
     let count: u32 = bounded(client.call("count_to", [3])).await.unwrap();
     assert_eq!(count, 3);
     // Notification handlers finish before the next message is read, so all three are in.
@@ -108,11 +105,7 @@ async fn server_pushes_reach_the_clients_handlers_before_the_answer() {
 
 #[tokio::test]
 async fn a_generated_stub_runs_over_the_client() {
-    let addr = start().await;
-    let (methods, _pushes) = client_methods();
-    let client = bounded(WsClient::connect(&format!("ws://{addr}/"), methods))
-        .await
-        .unwrap();
+    let (client, _pushes) = connected().await;
     let stub = GreeterClient::new(client.clone());
     assert_eq!(bounded(stub.add(1, 2)).await.unwrap(), 3);
     assert_eq!(bounded(stub.greet()).await.unwrap(), "hello, ada");
@@ -126,9 +119,7 @@ async fn a_generated_stub_runs_over_the_client() {
 #[tokio::test]
 async fn the_client_works_against_the_http_servers_websocket_path() {
     let server = HttpServer::builder(Service.into_methods()).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
+    let (addr, _) = serve_http(server).await;
     let (methods, mut pushes) = client_methods();
     let client = bounded(WsClient::connect(&format!("ws://{addr}/ws"), methods))
         .await
@@ -154,10 +145,7 @@ async fn the_client_works_against_the_http_servers_websocket_path() {
 #[tokio::test]
 async fn the_connection_closes_with_the_last_handle() {
     let server = WsServer::builder(Service.into_methods()).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_ws(server.clone()).await;
     let client = bounded(WsClient::connect(&format!("ws://{addr}/"), Methods::new()))
         .await
         .unwrap();

@@ -2,8 +2,6 @@
 //! through the server, `map_context` shapes the connections' contexts, and an upgraded
 //! connection holds its `max_connections` slot until it closes.
 
-mod ws_support;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,11 +9,14 @@ use std::time::Duration;
 use jrpc_runtime::http::{HttpClient, HttpServer, HttpServerBuilder};
 use jrpc_runtime::ws::{ContextExt as _, Topics, WsSettings};
 use jrpc_runtime::{Caller as _, ClientError, Context, ErrorCode, Methods, RpcError, Transport};
+use jrpc_tests::raw_http::post;
+use jrpc_tests::raw_ws::RawWs;
+use jrpc_tests::servers::serve_http;
+use jrpc_tests::{bounded, eventually};
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::{Semaphore, mpsc};
-use ws_support::{RawWs, bounded, eventually};
 
 /// The user an authentication step found, as `map_context` records it.
 #[derive(Clone)]
@@ -67,10 +68,7 @@ fn plain_methods() -> Methods {
 /// Serves `builder` on a fresh port; returns its address and the server.
 async fn serve(builder: HttpServerBuilder) -> (SocketAddr, HttpServer) {
     let server = builder.build().expect("valid settings");
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_http(server.clone()).await;
     (addr, server)
 }
 
@@ -218,16 +216,6 @@ async fn map_context_shapes_websocket_contexts() {
     .await;
 }
 
-/// Sends a JSON-RPC `POST` on `stream`, asking the server to close afterwards.
-async fn post(stream: &mut TcpStream, body: &str) {
-    let request = format!(
-        "POST /rpc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-}
-
 #[tokio::test]
 async fn an_upgraded_connection_holds_its_max_connections_slot() {
     bounded(async {
@@ -240,11 +228,13 @@ async fn an_upgraded_connection_holds_its_max_connections_slot() {
         // The kernel takes the second connection, but the server does not while the WebSocket
         // holds the only slot: the request waits unanswered.
         let mut second = TcpStream::connect(addr).await.unwrap();
-        post(
-            &mut second,
+        let request = post(
+            "/rpc",
+            Some("application/json"),
+            "connection: close\r\n",
             r#"{"jsonrpc":"2.0","method":"echo","params":["later"],"id":2}"#,
-        )
-        .await;
+        );
+        second.write_all(&request).await.unwrap();
         let mut byte = [0u8; 1];
         let early = tokio::time::timeout(Duration::from_millis(300), second.read(&mut byte)).await;
         assert!(early.is_err(), "answered while the WebSocket was open");

@@ -2,8 +2,6 @@
 //! handlers get, the same listener as HTTP, binary frames, notifications, the in-flight cap, the
 //! size cap, pings and the idle timeout.
 
-mod ws_support;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,28 +10,23 @@ use std::time::Duration;
 use jrpc_runtime::http::{HttpClient, HttpServer};
 use jrpc_runtime::ws::{WsServer, WsServerBuilder};
 use jrpc_runtime::{Caller, Context, Methods, RpcError};
+use jrpc_tests::fixtures::{Gate, add, big, count_pings, gate, request_header};
+use jrpc_tests::raw_http::exchange;
+use jrpc_tests::raw_ws::{BINARY, CLOSE, PING, PONG, RawWs};
+use jrpc_tests::servers::{serve_http, serve_ws};
+use jrpc_tests::{bounded, eventually};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
-use ws_support::{BINARY, CLOSE, PING, RawWs, bounded, eventually};
 
 /// What handlers share with the test.
 struct State {
-    pings: AtomicUsize,
-    /// How many `gate` calls have started.
-    entered: AtomicUsize,
-    /// Each `gate` call takes a permit to finish.
-    release: Semaphore,
+    pings: Arc<AtomicUsize>,
+    /// Holds `gate` calls.
+    gate: Arc<Gate>,
 }
 
 fn methods(state: &Arc<State>) -> Methods {
     let mut methods = Methods::new();
-    methods
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
-            Ok::<_, RpcError>(a + b)
-        })
-        .unwrap();
+    add(&mut methods);
     methods
         .typed("chatty", &["n"], |(n,): (u32,), ctx: Context| async move {
             let peer = ctx.peer().expect("a WebSocket connection has a peer");
@@ -47,11 +40,7 @@ fn methods(state: &Arc<State>) -> Methods {
         .unwrap();
     methods
         .typed("whoami", &[], |(): (), ctx: Context| async move {
-            let custom = ctx
-                .headers()
-                .and_then(|h| h.get("x-custom"))
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
+            let custom = request_header(&ctx, "x-custom");
             Ok::<_, RpcError>(json!({
                 "transport": ctx.transport().as_str(),
                 "peer": ctx.peer_addr().map(|a| a.to_string()),
@@ -60,34 +49,15 @@ fn methods(state: &Arc<State>) -> Methods {
             }))
         })
         .unwrap();
-    let s = Arc::clone(state);
-    methods
-        .notice("ping", &[], move |(): (), _| {
-            let s = Arc::clone(&s);
-            async move {
-                s.pings.fetch_add(1, Ordering::SeqCst);
-            }
-        })
-        .unwrap();
-    let s = Arc::clone(state);
-    methods
-        .typed("gate", &[], move |(): (), _| {
-            let s = Arc::clone(&s);
-            async move {
-                s.entered.fetch_add(1, Ordering::SeqCst);
-                s.release.acquire().await.unwrap().forget();
-                Ok::<_, RpcError>("through")
-            }
-        })
-        .unwrap();
+    count_pings(&mut methods, &state.pings);
+    gate(&mut methods, &state.gate);
     methods
 }
 
 fn state() -> Arc<State> {
     Arc::new(State {
-        pings: AtomicUsize::new(0),
-        entered: AtomicUsize::new(0),
-        release: Semaphore::new(0),
+        pings: Arc::default(),
+        gate: Gate::shared(),
     })
 }
 
@@ -99,20 +69,14 @@ async fn start(
     let server = configure(WsServer::builder(methods(state)))
         .build()
         .expect("valid settings");
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_ws(server.clone()).await;
     (addr, server)
 }
 
 /// An `HttpServer` (JSON-RPC on `/rpc`, WebSocket on `/ws`).
 async fn start_http(state: &Arc<State>) -> SocketAddr {
     let server = HttpServer::builder(methods(state)).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
-    addr
+    serve_http(server).await.0
 }
 
 async fn call_chatty(ws: &mut RawWs) {
@@ -128,6 +92,15 @@ async fn call_chatty(ws: &mut RawWs) {
         ws.next_json().await,
         json!({"jsonrpc": "2.0", "result": "done", "id": 7})
     );
+}
+
+/// Calls `whoami`; returns the answer and the connection's local address.
+async fn whoami(ws: &mut RawWs) -> (Value, String) {
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#)
+        .await;
+    let me = ws.next_json().await;
+    let local = ws.stream.local_addr().unwrap().to_string();
+    (me, local)
 }
 
 #[tokio::test]
@@ -159,10 +132,7 @@ async fn websocket_shares_the_http_listener() {
     )
     .await;
     call_chatty(&mut ws).await;
-    ws.send_text(r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#)
-        .await;
-    let me = ws.next_json().await;
-    let local = ws.stream.local_addr().unwrap().to_string();
+    let (me, local) = whoami(&mut ws).await;
     assert_eq!(
         me["result"],
         json!({"transport": "ws", "peer": local, "custom": "hello", "tag": "conn-1"})
@@ -174,10 +144,7 @@ async fn the_standalone_server_sets_the_context_too() {
     let state = state();
     let (addr, _server) = start(&state, |b| b).await;
     let mut ws = RawWs::connect(addr, "/anything", &[("x-custom", "there")]).await;
-    ws.send_text(r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#)
-        .await;
-    let me = ws.next_json().await;
-    let local = ws.stream.local_addr().unwrap().to_string();
+    let (me, local) = whoami(&mut ws).await;
     assert_eq!(
         me["result"],
         json!({"transport": "ws", "peer": local, "custom": "there", "tag": null})
@@ -236,15 +203,15 @@ async fn calls_past_the_in_flight_cap_are_refused_at_once() {
         .await;
     ws.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":2}"#)
         .await;
-    eventually(|| state.entered.load(Ordering::SeqCst) == 2).await;
+    eventually(|| state.gate.entered.load(Ordering::SeqCst) == 2).await;
     ws.send_text(r#"{"jsonrpc":"2.0","method":"add","params":[1,1],"id":3}"#)
         .await;
     let refused = ws.next_json().await;
     assert_eq!(refused["id"], 3);
     assert_eq!(refused["error"]["code"], -32000);
-    assert_eq!(state.entered.load(Ordering::SeqCst), 2);
+    assert_eq!(state.gate.entered.load(Ordering::SeqCst), 2);
 
-    state.release.add_permits(2);
+    state.gate.release.add_permits(2);
     let mut ids = vec![
         ws.next_json().await["id"].clone(),
         ws.next_json().await["id"].clone(),
@@ -294,7 +261,7 @@ async fn pings_go_out_and_a_silent_client_is_closed() {
         let frame = frame.expect("the connection stays open");
         assert_eq!(frame.opcode, PING);
         pings += 1;
-        live.send_frame(ws_support::PONG, &frame.payload).await;
+        live.send_frame(PONG, &frame.payload).await;
     }
     assert!(pings >= 2, "{pings} pings");
     live.send_text(r#"{"jsonrpc":"2.0","method":"add","params":[2,2],"id":1}"#)
@@ -324,13 +291,11 @@ async fn pings_go_out_and_a_silent_client_is_closed() {
 async fn a_get_without_upgrade_headers_is_refused() {
     let state = state();
     let addr = start_http(&state).await;
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut reply = String::new();
-    bounded(stream.read_to_string(&mut reply)).await.unwrap();
+    let reply = bounded(exchange(
+        addr,
+        b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    ))
+    .await;
     assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
     let body = reply.split("\r\n\r\n").nth(1).unwrap();
     let envelope: Value = serde_json::from_str(body).unwrap();
@@ -341,18 +306,12 @@ async fn a_get_without_upgrade_headers_is_refused() {
 #[tokio::test]
 async fn an_answer_over_the_cap_closes_with_1011() {
     let mut methods = Methods::new();
-    methods
-        .typed("big", &["n"], |(n,): (usize,), _| async move {
-            Ok::<_, RpcError>("x".repeat(n))
-        })
-        .unwrap();
+    big(&mut methods);
     let server = WsServer::builder(methods)
         .max_message_size(1024)
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
+    let (addr, _) = serve_ws(server).await;
     let mut ws = RawWs::connect(addr, "/", &[]).await;
     ws.send_text(r#"{"jsonrpc":"2.0","method":"big","params":[10],"id":1}"#)
         .await;

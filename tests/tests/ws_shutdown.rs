@@ -1,50 +1,29 @@
 //! Graceful shutdown over WebSocket: calls running when it begins are answered, then the
 //! connection closes with 1001; both for `WsServer` and for `HttpServer`'s WebSocket path.
 
-mod ws_support;
-
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use jrpc_runtime::Methods;
 use jrpc_runtime::http::{Drained, HttpServer};
 use jrpc_runtime::ws::WsServer;
-use jrpc_runtime::{Methods, RpcError};
+use jrpc_tests::fixtures::{Gate, gate};
+use jrpc_tests::raw_ws::RawWs;
+use jrpc_tests::servers::{serve_http, serve_ws};
+use jrpc_tests::{bounded, eventually};
 use serde_json::json;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-use ws_support::{RawWs, bounded, eventually};
 
-struct Gate {
-    entered: AtomicUsize,
-    release: Semaphore,
-}
-
-fn methods(gate: &Arc<Gate>) -> Methods {
+/// Only `gate`, held by `g`.
+fn methods(g: &Arc<Gate>) -> Methods {
     let mut methods = Methods::new();
-    let g = Arc::clone(gate);
+    gate(&mut methods, g);
     methods
-        .typed("gate", &[], move |(): (), _| {
-            let g = Arc::clone(&g);
-            async move {
-                g.entered.fetch_add(1, Ordering::SeqCst);
-                g.release.acquire().await.unwrap().forget();
-                Ok::<_, RpcError>("through")
-            }
-        })
-        .unwrap();
-    methods
-}
-
-fn gate() -> Arc<Gate> {
-    Arc::new(Gate {
-        entered: AtomicUsize::new(0),
-        release: Semaphore::new(0),
-    })
 }
 
 /// Starts a call that waits at the gate, and an idle second connection.
-async fn busy_and_idle(addr: std::net::SocketAddr, path: &str, gate: &Gate) -> (RawWs, RawWs) {
+async fn busy_and_idle(addr: SocketAddr, path: &str, gate: &Gate) -> (RawWs, RawWs) {
     let mut busy = RawWs::connect(addr, path, &[]).await;
     let idle = RawWs::connect(addr, path, &[]).await;
     busy.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":1}"#)
@@ -55,14 +34,9 @@ async fn busy_and_idle(addr: std::net::SocketAddr, path: &str, gate: &Gate) -> (
 
 #[tokio::test]
 async fn ws_server_shutdown_answers_running_calls_then_closes_with_1001() {
-    let gate = gate();
+    let gate = Gate::shared();
     let server = WsServer::builder(methods(&gate)).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = {
-        let server = server.clone();
-        tokio::spawn(async move { server.serve(listener).await })
-    };
+    let (addr, serving) = serve_ws(server.clone()).await;
     let (mut busy, mut idle) = busy_and_idle(addr, "/", &gate).await;
 
     let shutdown = {
@@ -87,15 +61,12 @@ async fn ws_server_shutdown_answers_running_calls_then_closes_with_1001() {
 
 #[tokio::test]
 async fn ws_server_drops_what_is_left_when_the_budget_is_spent() {
-    let gate = gate();
+    let gate = Gate::shared();
     let server = WsServer::builder(methods(&gate))
         .drain_timeout(Duration::from_millis(200))
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_ws(server.clone()).await;
     let mut busy = RawWs::connect(addr, "/", &[]).await;
     busy.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":1}"#)
         .await;
@@ -114,12 +85,10 @@ async fn ws_server_drops_what_is_left_when_the_budget_is_spent() {
 
 #[tokio::test]
 async fn http_server_shutdown_closes_websockets_with_1001() {
-    let gate = gate();
+    let gate = Gate::shared();
     let server = HttpServer::builder(methods(&gate)).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let shutdown = server.shutdown_handle();
-    tokio::spawn(async move { server.serve(listener).await });
+    let (addr, _) = serve_http(server).await;
     let (mut busy, mut idle) = busy_and_idle(addr, "/ws", &gate).await;
 
     let draining = tokio::spawn(async move { shutdown.shutdown().await });

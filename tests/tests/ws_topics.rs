@@ -1,14 +1,13 @@
 //! Topics: three connections subscribe, one leaves (by closing, or by unsubscribing), and
 //! publishing reaches exactly the ones still in.
 
-mod ws_support;
-
 use jrpc_runtime::ws::{ContextExt as _, SubscribeError, Topics, WsClient, WsServer};
 use jrpc_runtime::{Context, Methods, RpcError};
+use jrpc_tests::raw_ws::RawWs;
+use jrpc_tests::servers::serve_ws;
+use jrpc_tests::{bounded, eventually};
 use serde_json::json;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use ws_support::{RawWs, bounded, eventually};
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
@@ -56,10 +55,8 @@ async fn publishing_reaches_the_subscribers_still_connected() {
         .topics(topics.clone())
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("ws://{}/", listener.local_addr().unwrap());
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_ws(server.clone()).await;
+    let url = format!("ws://{addr}/");
 
     let (a, mut a_news) = subscriber(&url).await;
     let (b, mut b_news) = subscriber(&url).await;
@@ -97,10 +94,7 @@ async fn publishing_reaches_the_subscribers_still_connected() {
 #[tokio::test]
 async fn a_raw_client_sees_the_published_notification() {
     let server = WsServer::builder(methods()).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_ws(server.clone()).await;
     let mut ws = RawWs::connect(addr, "/", &[]).await;
     ws.send_text(r#"{"jsonrpc":"2.0","method":"watch","params":["t"],"id":1}"#)
         .await;

@@ -1,66 +1,68 @@
-//! A raw WebSocket client for the tests: the handshake and RFC 6455 frames written by hand, so
-//! that a test sees every frame the server sends (pings and close codes included) and can do
-//! what no well-behaved client does (send binary frames, never read).
+//! A WebSocket client written by hand: the handshake and RFC 6455 frames, so that a test sees
+//! every frame the server sends (pings and close codes included) and can do what no well-behaved
+//! client does (send binary frames, never read).
 
-#![allow(dead_code, reason = "each test file uses part of it")]
-
-use std::future::Future;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Every test gives up (and fails) after this; none needs more than a fraction of it.
-pub const LIMIT: Duration = Duration::from_secs(60);
+use crate::bounded;
 
-pub async fn bounded<F: Future>(fut: F) -> F::Output {
-    tokio::time::timeout(LIMIT, fut)
-        .await
-        .expect("the test took too long")
-}
-
-/// Polls `check` until it holds, within the test limit.
-pub async fn eventually(mut check: impl FnMut() -> bool) {
-    bounded(async {
-        while !check() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
-}
-
+/// The opcode of a text frame.
 pub const TEXT: u8 = 0x1;
+/// The opcode of a binary frame.
 pub const BINARY: u8 = 0x2;
+/// The opcode of a close frame.
 pub const CLOSE: u8 = 0x8;
+/// The opcode of a ping.
 pub const PING: u8 = 0x9;
+/// The opcode of a pong.
 pub const PONG: u8 = 0xA;
 
 /// A frame as received: its opcode and payload.
 #[derive(Debug)]
 pub struct Received {
+    /// The frame's opcode.
     pub opcode: u8,
+    /// The frame's payload, unmasked.
     pub payload: Vec<u8>,
 }
 
 impl Received {
+    /// The payload of a text frame.
+    ///
+    /// # Panics
+    ///
+    /// When this is not a text frame.
     pub fn text(&self) -> &str {
         assert_eq!(self.opcode, TEXT, "expected a text frame, got {self:?}");
         std::str::from_utf8(&self.payload).expect("text frames are UTF-8")
     }
 
+    /// The payload of a text frame, as JSON.
+    ///
+    /// # Panics
+    ///
+    /// When this is not a text frame holding JSON.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(self.text()).expect("a JSON message")
     }
 
     /// The close code of a close frame.
+    ///
+    /// # Panics
+    ///
+    /// When this is not a close frame.
     pub fn close_code(&self) -> u16 {
         assert_eq!(self.opcode, CLOSE, "expected a close frame, got {self:?}");
         u16::from_be_bytes([self.payload[0], self.payload[1]])
     }
 }
 
+/// A client connection after the upgrade.
 pub struct RawWs {
+    /// The socket, for what the frame methods do not cover (its local address).
     pub stream: TcpStream,
 }
 
@@ -114,6 +116,7 @@ impl RawWs {
         self.stream.write_all(&frame).await.unwrap();
     }
 
+    /// Sends a text frame.
     pub async fn send_text(&mut self, text: &str) {
         self.send_frame(TEXT, text.as_bytes()).await;
     }

@@ -1,0 +1,151 @@
+//! The examples of `jrpc-examples` as the tests run them: built by cargo, started as processes.
+
+use std::collections::HashMap;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use crate::process::{Capture, run_bounded};
+
+/// Building the examples may compile much of the workspace on a cold cache.
+const BUILD_LIMIT: Duration = Duration::from_secs(20 * 60);
+/// How long the calculator may take to print its address.
+const START_LIMIT: Duration = Duration::from_secs(20);
+
+/// The workspace's root folder.
+pub fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(Path::new("."))
+}
+
+/// Builds the named examples of `jrpc-examples` and returns their executables by name. The
+/// executables are found through cargo's own report of what it built, so a custom target
+/// directory works.
+///
+/// # Errors
+///
+/// When cargo fails, runs past its time limit or does not report every executable.
+pub fn build_examples(names: &[&str]) -> Result<HashMap<String, PathBuf>, String> {
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo.current_dir(workspace_root()).args([
+        "build",
+        "-q",
+        "--message-format=json-render-diagnostics",
+        "-p",
+        "jrpc-examples",
+    ]);
+    for name in names {
+        cargo.args(["--example", name]);
+    }
+    let output = run_bounded(&mut cargo, BUILD_LIMIT)?;
+    if !output.status.success() {
+        return Err(format!(
+            "building the examples failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let mut found = HashMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(name), Some(exe)) = (
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) && names.contains(&name)
+        {
+            found.insert(name.to_owned(), PathBuf::from(exe));
+        }
+    }
+    if found.len() == names.len() {
+        Ok(found)
+    } else {
+        Err(format!(
+            "cargo did not report every executable of {names:?}: {found:?}"
+        ))
+    }
+}
+
+/// The `calculator` example listening on a free port of 127.0.0.1, its stderr kept; killed on
+/// drop.
+pub struct Calculator {
+    child: Child,
+    /// `host:port` it listens on.
+    pub addr: String,
+    stderr: Capture,
+}
+
+impl Calculator {
+    /// Starts the executable `calculator` with `--listen 127.0.0.1:0` and waits for the address
+    /// it prints.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no address in time.
+    pub fn start(calculator: &Path) -> Calculator {
+        let mut child = Command::new(calculator)
+            .args(["--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("could not start the calculator: {err}"));
+        let stderr = Capture::start(child.stderr.take().expect("piped stderr"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, first_line) = mpsc::channel();
+        thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = tx.send(stdout.read_line(&mut line).map(|_| line));
+            // Keep reading, so the server never blocks on a full pipe.
+            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+        });
+        let mut server = Calculator {
+            child,
+            addr: String::new(),
+            stderr,
+        };
+        let line = match first_line.recv_timeout(START_LIMIT) {
+            Ok(Ok(line)) => line,
+            Ok(Err(err)) => panic!("reading the calculator's stdout: {err}"),
+            Err(_) => panic!(
+                "the calculator printed no address within {START_LIMIT:?}\n{}",
+                server.stderr()
+            ),
+        };
+        server.addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}\n{}", server.stderr()))
+            .to_owned();
+        server
+    }
+
+    /// What the calculator wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Asserts the server is still running (a client must not have brought it down).
+    ///
+    /// # Panics
+    ///
+    /// When it has exited.
+    pub fn assert_alive(&mut self) {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            panic!("the calculator exited ({status})\n{}", self.stderr());
+        }
+    }
+}
+
+impl Drop for Calculator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,81 @@
+//! Methods several tests register, each added to a test's own `Methods`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use jrpc_runtime::{Context, Methods, RpcError};
+use tokio::sync::Semaphore;
+
+/// `add [a, b]`: the sum of two integers, answered at once.
+pub fn add(methods: &mut Methods) {
+    methods
+        .typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
+            Ok::<_, RpcError>(a + b)
+        })
+        .unwrap();
+}
+
+/// `big [n]`: a string of `n` `x`s, for answers of a chosen size.
+pub fn big(methods: &mut Methods) {
+    methods
+        .typed("big", &["n"], |(n,): (usize,), _| async move {
+            Ok::<_, RpcError>("x".repeat(n))
+        })
+        .unwrap();
+}
+
+/// `ping`: a notification that counts itself in `pings`.
+pub fn count_pings(methods: &mut Methods, pings: &Arc<AtomicUsize>) {
+    let pings = Arc::clone(pings);
+    methods
+        .notice("ping", &[], move |(): (), _| {
+            let pings = Arc::clone(&pings);
+            async move {
+                pings.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+}
+
+/// The request header `name` a handler's context holds, if its transport has headers and the
+/// value is text.
+pub fn request_header(ctx: &Context, name: &str) -> Option<String> {
+    ctx.headers()
+        .and_then(|h| h.get(name))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Holds the calls of the `gate` method (see [`gate`]) until the test lets them through.
+pub struct Gate {
+    /// How many `gate` calls have started.
+    pub entered: AtomicUsize,
+    /// Each `gate` call takes a permit to finish.
+    pub release: Semaphore,
+}
+
+impl Gate {
+    /// A closed gate, nothing entered yet.
+    pub fn shared() -> Arc<Gate> {
+        Arc::new(Gate {
+            entered: AtomicUsize::new(0),
+            release: Semaphore::new(0),
+        })
+    }
+}
+
+/// `gate`: counts itself in `gate.entered`, waits for a permit of `gate.release`, and answers
+/// `"through"`.
+pub fn gate(methods: &mut Methods, gate: &Arc<Gate>) {
+    let g = Arc::clone(gate);
+    methods
+        .typed("gate", &[], move |(): (), _| {
+            let g = Arc::clone(&g);
+            async move {
+                g.entered.fetch_add(1, Ordering::SeqCst);
+                g.release.acquire().await.unwrap().forget();
+                Ok::<_, RpcError>("through")
+            }
+        })
+        .unwrap();
+}

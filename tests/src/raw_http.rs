@@ -1,0 +1,158 @@
+//! HTTP/1.1 written and read by hand, so that a test sees every status, header and connection
+//! detail as a client sees it.
+
+use std::net::SocketAddr;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::TcpStream;
+
+/// A reply as read off the wire.
+#[derive(Debug)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The headers in order, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: String,
+}
+
+impl Reply {
+    /// The first header called `name`.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON.
+    ///
+    /// # Panics
+    ///
+    /// When it is not JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|err| panic!("body is not JSON ({err}): {:?}", self.body))
+    }
+
+    /// Checks the error envelope every non-204 status the HTTP layer answers carries; returns
+    /// the body.
+    ///
+    /// # Panics
+    ///
+    /// When the status is not `status`, or the body is not an error envelope of `code`.
+    pub fn assert_envelope(&self, status: u16, code: i64) -> Value {
+        assert_eq!(self.status, status, "{self:?}");
+        assert_eq!(self.header("content-type"), Some("application/json"));
+        let body = self.json();
+        assert_eq!(body["jsonrpc"], "2.0");
+        assert_eq!(body["id"], Value::Null);
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert!(body["error"]["message"].is_string());
+        body
+    }
+}
+
+/// One client connection, read as HTTP/1.1.
+pub struct Conn {
+    stream: BufReader<TcpStream>,
+}
+
+impl Conn {
+    /// Connects to `addr`.
+    pub async fn open(addr: SocketAddr) -> Self {
+        Self {
+            stream: BufReader::new(TcpStream::connect(addr).await.unwrap()),
+        }
+    }
+
+    /// The connection's local port.
+    pub fn local_port(&self) -> u16 {
+        self.stream.get_ref().local_addr().unwrap().port()
+    }
+
+    /// Writes `bytes` as they are.
+    pub async fn write(&mut self, bytes: &[u8]) {
+        self.stream.get_mut().write_all(bytes).await.unwrap();
+    }
+
+    /// Writes `request` and reads the reply.
+    pub async fn send(&mut self, request: &[u8]) -> Reply {
+        self.write(request).await;
+        self.read_reply().await
+    }
+
+    /// Reads one reply (its body by `content-length`).
+    pub async fn read_reply(&mut self) -> Reply {
+        let mut line = String::new();
+        self.stream.read_line(&mut line).await.unwrap();
+        let status = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            self.stream.read_line(&mut line).await.unwrap();
+            let trimmed = line.trim_end();
+            if trimmed.is_empty() {
+                break;
+            }
+            let (name, value) = trimmed.split_once(':').expect("a header line");
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+        let length = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .map_or(0, |(_, v)| v.parse().unwrap());
+        let mut body = vec![0; length];
+        self.stream.read_exact(&mut body).await.unwrap();
+        Reply {
+            status,
+            headers,
+            body: String::from_utf8(body).unwrap(),
+        }
+    }
+
+    /// Whether the server closed the connection (end of stream, or a reset).
+    pub async fn is_closed(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        matches!(self.stream.read(&mut byte).await, Ok(0) | Err(_))
+    }
+}
+
+/// A `POST` of `body` to `path`, with a `content-type` header if given and the `extra` header
+/// lines (each ended by `\r\n`).
+pub fn post(path: &str, content_type: Option<&str>, extra: &str, body: &str) -> Vec<u8> {
+    let content_type = content_type
+        .map(|ct| format!("content-type: {ct}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST {path} HTTP/1.1\r\nhost: test\r\n{content_type}{extra}content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A JSON `POST` of `body` to `/rpc`.
+pub fn post_json(body: &str) -> Vec<u8> {
+    post("/rpc", Some("application/json"), "", body)
+}
+
+/// Sends `raw` on a fresh connection to `addr` and reads the reply.
+pub async fn request(addr: SocketAddr, raw: &[u8]) -> Reply {
+    Conn::open(addr).await.send(raw).await
+}
+
+/// Sends `raw` on a fresh connection to `addr` and reads until the server closes it; returns
+/// all it sent, head and body.
+pub async fn exchange(addr: SocketAddr, raw: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(raw).await.unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).await.unwrap();
+    reply
+}
