@@ -860,8 +860,15 @@ impl Connection {
                     return None;
                 }
                 let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
+                let answers = answers.clone();
                 Some(Running(tokio::spawn(async move {
-                    methods.handle_in(&text, &ctx).await;
+                    // A notification is never answered; what is answered here is an invalid
+                    // object without an id (`-32600`, id null).
+                    if let Some(text) = methods.handle_in(&text, &ctx).await {
+                        if let Some(tx) = answers.upgrade() {
+                            let _ = tx.send(Command::Notify { text }).await;
+                        }
+                    }
                 })))
             }
             (None, _) if probe.result.is_some() || probe.error.is_some() => {

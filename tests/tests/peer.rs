@@ -723,6 +723,35 @@ async fn a_line_that_is_not_json_is_answered_and_the_next_is_served() {
 }
 
 #[tokio::test]
+async fn an_invalid_object_without_an_id_is_still_answered() {
+    bounded(async {
+        let mut methods = Methods::new();
+        add(&mut methods);
+        let (_a, mut raw) = lines_peer(methods, PeerConfig::default());
+        // Each has a `method` and no `id`, so it looks like a notification, but none is a valid
+        // request: each is answered -32600 with a null id, as `Methods::handle` answers it.
+        for invalid in [
+            json!({"jsonrpc": "1.0", "method": "add", "params": [1, 2]}),
+            json!({"method": "add", "params": [1, 2]}),
+            json!({"jsonrpc": "2.0", "method": "add", "params": 3}),
+            json!({"jsonrpc": "2.0", "method": 5}),
+        ] {
+            raw.send_json(invalid.clone()).await;
+            let answer = raw.recv().await;
+            assert_eq!(answer["error"]["code"], -32600, "{invalid} got {answer}");
+            assert_eq!(answer["id"], Value::Null);
+        }
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 2}))
+            .await;
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "result": 3, "id": 2})
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn an_oversize_content_length_body_is_skipped() {
     bounded(async {
         let mut methods = Methods::new();
