@@ -502,7 +502,7 @@ fn answer(raw_id: Option<&RawValue>, err: &RpcError) -> Option<Vec<u8>> {
 }
 
 /// The answer to something that is not a valid request: always sent, even without an id.
-fn rejected(rejection: &Rejection<'_>) -> Vec<u8> {
+pub(crate) fn rejected(rejection: &Rejection<'_>) -> Vec<u8> {
     match rejection {
         Rejection::Parse => error_bytes(&RpcError::parse_error(), None),
         Rejection::Invalid { id } => error_bytes(&RpcError::invalid_request(), *id),

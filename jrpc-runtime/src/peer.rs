@@ -723,7 +723,7 @@ impl Connection {
                         self.fail_pending();
                     }
                     Some(Err(err)) => break Err(format!("unreadable input: {err}")),
-                    Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx).await,
+                    Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx),
                 },
                 () = sleep_until(drain_until), if drain_until.is_some() => {
                     tracing::debug!(running = self.running.len(), "drain time is over; cancelling");
@@ -808,11 +808,7 @@ impl Connection {
     }
 
     /// Takes one incoming frame; returns the notification handler to wait for, if one started.
-    async fn incoming(
-        &mut self,
-        frame: Frame,
-        answers: &mpsc::WeakSender<Command>,
-    ) -> Option<Running> {
+    fn incoming(&mut self, frame: Frame, answers: &mpsc::WeakSender<Command>) -> Option<Running> {
         let text = match frame {
             Frame::Message(text) => text,
             Frame::TooLong { limit, got } => {
@@ -834,7 +830,7 @@ impl Connection {
             return None;
         }
         let Ok(probe) = serde_json::from_str::<Probe<'_>>(&text) else {
-            self.answer_inline(&text).await;
+            self.reject(&text);
             return None;
         };
         match (probe.method, probe.id) {
@@ -876,17 +872,23 @@ impl Connection {
                 None
             }
             (None, _) => {
-                self.answer_inline(&text).await;
+                self.reject(&text);
                 None
             }
         }
     }
 
-    /// Answers a message that starts no handler (unreadable or invalid) right away.
-    async fn answer_inline(&mut self, text: &str) {
-        if let Some(answer) = self.methods.handle_in(text, &self.ctx).await {
-            self.send(answer);
-        }
+    /// Answers, without running anything, a message the probe could not take as a request: not
+    /// JSON, not an object, a member written twice, or no `method`. The dispatcher ignores
+    /// `result` and `error`, so it would run a request that repeats one of them, and here, in
+    /// the loop's own task, where a handler that waits stops the connection: such an object is
+    /// answered `-32600` like any other with a repeated member.
+    fn reject(&mut self, text: &str) {
+        let answer = match crate::request::parse(text) {
+            Err(rejection) => crate::methods::rejected(&rejection),
+            Ok(req) => error_bytes(&RpcError::invalid_request(), req.id),
+        };
+        self.send_bytes(answer);
     }
 
     fn spawn_call(&mut self, id: Option<Id>, text: String, answers: &mpsc::WeakSender<Command>) {

@@ -752,6 +752,30 @@ async fn an_invalid_object_without_an_id_is_still_answered() {
 }
 
 #[tokio::test]
+async fn a_request_with_a_repeated_member_never_holds_up_the_loop() {
+    bounded(async {
+        let mut methods = Methods::new();
+        add(&mut methods);
+        hang(&mut methods);
+        let (_a, mut raw) = lines_peer(methods, PeerConfig::default());
+        // A member written twice: the loop cannot read this as it reads other messages. It must
+        // not run `hang` in the loop's own task, which would stop the connection for good.
+        raw.send(r#"{"jsonrpc":"2.0","method":"hang","id":1,"result":1,"result":2}"#)
+            .await;
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 2}))
+            .await;
+        let answer = raw.recv().await;
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert_eq!(answer["id"], 1);
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "result": 3, "id": 2})
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn an_oversize_content_length_body_is_skipped() {
     bounded(async {
         let mut methods = Methods::new();
