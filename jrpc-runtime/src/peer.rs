@@ -150,7 +150,8 @@ impl PeerConfig {
         self
     }
 
-    /// How many incoming calls may run at once (at least 1); past it a call is answered `-32000`.
+    /// How many incoming calls may run at once (at least 1; a batch counts as one); past it a call
+    /// or a batch is answered `-32000` at once (a batch with one error, id `null`).
     #[must_use]
     pub fn max_in_flight(mut self, max: usize) -> Self {
         self.max_in_flight = max.max(1);
@@ -826,7 +827,10 @@ impl Connection {
             }
         };
         if crate::request::is_batch(&text) {
-            self.spawn_call(None, text, answers);
+            // A batch is calls too: past the cap it is refused whole, with one answer.
+            if !self.refused_busy(None) {
+                self.spawn_call(None, text, answers);
+            }
             return None;
         }
         let Ok(probe) = serde_json::from_str::<Probe<'_>>(&text) else {
@@ -835,12 +839,7 @@ impl Connection {
         };
         match (probe.method, probe.id) {
             (Some(_), Some(raw_id)) => {
-                if self.running.len() >= self.config.max_in_flight {
-                    let err =
-                        RpcError::new(crate::ErrorCode::SERVER_ERROR, "Server busy").with_data(
-                            &format!("more than {} calls in flight", self.config.max_in_flight),
-                        );
-                    self.send_bytes(error_bytes(&err, Some(raw_id)));
+                if self.refused_busy(Some(raw_id)) {
                     return None;
                 }
                 let id = Id::from_json(raw_id.get());
@@ -889,6 +888,19 @@ impl Connection {
             Ok(req) => error_bytes(&RpcError::invalid_request(), req.id),
         };
         self.send_bytes(answer);
+    }
+
+    /// Answers `-32000` at once, and says so, when [`PeerConfig::max_in_flight`] calls (or
+    /// batches) are running; `raw_id` is the call's id, `None` for a batch.
+    fn refused_busy(&mut self, raw_id: Option<&RawValue>) -> bool {
+        let max = self.config.max_in_flight;
+        if self.running.len() < max {
+            return false;
+        }
+        let err = RpcError::new(crate::ErrorCode::SERVER_ERROR, "Server busy")
+            .with_data(&format!("more than {max} calls in flight"));
+        self.send_bytes(error_bytes(&err, raw_id));
+        true
     }
 
     fn spawn_call(&mut self, id: Option<Id>, text: String, answers: &mpsc::WeakSender<Command>) {

@@ -501,6 +501,40 @@ async fn past_the_in_flight_cap_a_call_is_refused_at_once() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_in_flight_cap_a_batch_is_refused_at_once() {
+    bounded(async {
+        let (mut methods, gate, mut rx) = holding();
+        add(&mut methods);
+        let (_a, mut raw) = lines_peer(methods, PeerConfig::default().max_in_flight(1));
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
+            .await;
+        assert_eq!(rx.recv().await.as_deref(), Some("started"));
+        // The one slot is taken: a batch is refused too, or batches would run without a bound.
+        raw.send(r#"[{"jsonrpc":"2.0","method":"hold","id":2}]"#)
+            .await;
+        let answer = raw.recv().await;
+        assert_eq!(
+            answer["error"]["code"],
+            ErrorCode::SERVER_ERROR.code(),
+            "{answer}"
+        );
+        assert_eq!(answer["id"], Value::Null);
+        gate.add_permits(1);
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "result": "released", "id": 1})
+        );
+        raw.send(r#"[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":3}]"#)
+            .await;
+        assert_eq!(
+            raw.recv().await,
+            json!([{"jsonrpc": "2.0", "result": 3, "id": 3}])
+        );
+    })
+    .await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cancellation notices
 // ---------------------------------------------------------------------------------------------
