@@ -40,8 +40,14 @@ impl Id {
     pub fn from_json(raw: &str) -> Option<Self> {
         let first = *raw.as_bytes().first()?;
         match first {
+            // The fast path takes a string with nothing to unescape; anything else (an escape,
+            // a control character, a missing closing quote) goes to serde_json to judge.
             b'"' => match raw.get(1..raw.len() - 1) {
-                Some(inner) if raw.len() >= 2 && !inner.contains(['\\', '"']) => {
+                Some(inner)
+                    if raw.len() >= 2
+                        && raw.ends_with('"')
+                        && !inner.bytes().any(|b| b == b'\\' || b == b'"' || b < 0x20) =>
+                {
                     Some(Self(Repr::Str(inner.into())))
                 }
                 _ => serde_json::from_str::<String>(raw).ok().map(Self::from),
@@ -173,5 +179,32 @@ impl<'de> Deserialize<'de> for Id {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         Self::from_json(raw.get())
             .ok_or_else(|| serde::de::Error::custom("an id must be a number, a string or null"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_json_takes_only_whole_json_values() {
+        assert_eq!(
+            Id::from_json(r#""ab""#).as_ref().and_then(Id::as_str),
+            Some("ab")
+        );
+        assert_eq!(
+            Id::from_json(r#""a\"b""#).as_ref().and_then(Id::as_str),
+            Some("a\"b")
+        );
+        // Not strings: no closing quote, a raw control character, a lone quote.
+        for bad in [
+            "\"ab", "\"abc", "\"a\tb\"", "\"", "\"a\"x", "nul", "1x", "-", "true", "",
+        ] {
+            assert_eq!(Id::from_json(bad), None, "{bad:?}");
+        }
+        assert_eq!(
+            Id::from_json("-0").map(|id| id.to_string()),
+            Some("-0".into())
+        );
     }
 }
