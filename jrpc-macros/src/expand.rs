@@ -6,11 +6,13 @@ mod server;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::token::Brace;
 use syn::{Block, Expr, Ident, Item, ItemTrait, ReturnType, Stmt, TraitItem, Type};
 
 use crate::ast::{Kind, Service};
 use crate::attr::{ServiceArgs, respan};
+use crate::valid::INTO_METHODS;
 
 /// The generated items for a valid service. `item` is the user's item with
 /// the helper attributes taken out.
@@ -53,7 +55,7 @@ pub(crate) fn fallback(item: Item, service: Option<&Service>, args: &ServiceArgs
         service
             .methods
             .iter()
-            .any(|method| method.sig.ident == "into_methods")
+            .any(|method| method.sig.ident.unraw() == INTO_METHODS)
     });
     match (item, service.map(|service| (service, &service.kind))) {
         (

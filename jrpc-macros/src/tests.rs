@@ -172,3 +172,20 @@ fn stub_type_parameter_avoids_user_types() {
     let output = expand("", "trait T { fn a(&self, c: u8); }");
     assert!(output.contains("struct TClient < C >"), "{output}");
 }
+
+#[test]
+fn raw_identifiers_name_the_same_method() {
+    // `r#new` is `new`: it clashes with the stub's constructor.
+    let output = expand("", "trait T { fn r#new(&self); }");
+    assert_eq!(errors(&output), 1, "{output}");
+    assert!(output.contains("`new` is taken"), "{output}");
+    let output = expand("", "impl S { fn r#into_methods(&self) {} }");
+    assert_eq!(errors(&output), 1, "{output}");
+    // No stand-in `into_methods` next to the user's.
+    assert_eq!(output.matches("fn into_methods").count(), 0, "{output}");
+    assert_eq!(output.matches("fn r#into_methods").count(), 1, "{output}");
+    // The stand-in stub defines each method once.
+    let output = expand("", "trait T { fn r#f(&self); fn f(&self); fn g(self); }");
+    assert_eq!(output.matches("async fn r#f").count(), 1, "{output}");
+    assert_eq!(output.matches("async fn f").count(), 0, "{output}");
+}

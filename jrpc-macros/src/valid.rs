@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::{Item, ItemImpl, Pat, Type};
 
 use crate::ast::{Kind, Method, Misplaced, Output, Param, ParamKind, Service, is_context};
@@ -15,9 +16,9 @@ use crate::attr::ServiceArgs;
 use crate::ctxt::Ctxt;
 
 /// Names the generated code defines next to the user's methods.
-const INTO_METHODS: &str = "into_methods";
+pub(crate) const INTO_METHODS: &str = "into_methods";
 /// Names of the client stub's own methods.
-const CLIENT_METHODS: &[&str] = &["new", "with_encoding", "caller", "into_caller"];
+pub(crate) const CLIENT_METHODS: &[&str] = &["new", "with_encoding", "caller", "into_caller"];
 
 pub(crate) fn check(service: &Service, args: &ServiceArgs, cx: &mut Ctxt) {
     check_kind(&service.kind, cx);
@@ -181,7 +182,8 @@ fn is_self(ty: &Type) -> bool {
 
 /// Names the generated code defines itself.
 fn check_reserved_ident(method: &Method, kind: &Kind, cx: &mut Ctxt) {
-    let ident = method.sig.ident.to_string();
+    // `r#new` defines `new` as well.
+    let ident = method.sig.ident.unraw().to_string();
     let owner = if ident == INTO_METHODS {
         "the generated `into_methods`".to_owned()
     } else if let Kind::Trait {
@@ -358,7 +360,7 @@ fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
         }
         match first.get(method.wire_name.as_str()) {
             // Two methods with one Rust name: rustc reports that.
-            Some(earlier) if earlier.sig.ident == method.sig.ident => {}
+            Some(earlier) if earlier.sig.ident.unraw() == method.sig.ident.unraw() => {}
             Some(earlier) => {
                 cx.error_at(
                     method.wire_name_span(),

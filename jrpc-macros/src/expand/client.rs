@@ -9,6 +9,7 @@ use syn::{FnArg, Generics, Visibility};
 use super::{at, krate_at, local};
 use crate::ast::{Method, Output, Service};
 use crate::attr::ServiceArgs;
+use crate::valid::CLIENT_METHODS;
 
 /// The stub struct, its constructors and one method per service method.
 pub(super) fn client(
@@ -214,17 +215,17 @@ pub(super) fn stand_in(
     if !generics.params.is_empty() {
         return out;
     }
-    let mut seen: Vec<&Ident> = Vec::new();
+    let mut seen: Vec<Ident> = Vec::new();
     let mut methods = Vec::new();
     for method in &service.methods {
         let ident = &method.sig.ident;
-        let clashes = ["new", "with_encoding", "caller", "into_caller"]
-            .iter()
-            .any(|name| ident == name);
-        if clashes || seen.contains(&ident) || !method.sig.generics.params.is_empty() {
+        // `r#new` and `new` name one method.
+        let name = ident.unraw();
+        let clashes = CLIENT_METHODS.iter().any(|reserved| name == reserved);
+        if clashes || seen.contains(&name) || !method.sig.generics.params.is_empty() {
             continue;
         }
-        seen.push(ident);
+        seen.push(name);
         let inputs = method.sig.inputs.iter().filter_map(|input| match input {
             FnArg::Typed(arg) if !crate::ast::is_context_ref(&arg.ty) => {
                 let ty = &arg.ty;
