@@ -151,7 +151,13 @@ fn rpc_service_impl(
     let mut item: syn::Item = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => {
-            let mut out = error.to_compile_error();
+            // Errors in the options are reported too.
+            cx.push(error);
+            let mut out = cx
+                .finish()
+                .err()
+                .map(|e| e.to_compile_error())
+                .unwrap_or_default();
             out.extend(input);
             return out;
         }

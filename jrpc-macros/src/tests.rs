@@ -189,3 +189,10 @@ fn raw_identifiers_name_the_same_method() {
     assert_eq!(output.matches("async fn r#f").count(), 1, "{output}");
     assert_eq!(output.matches("async fn f").count(), 0, "{output}");
 }
+
+#[test]
+fn an_item_syn_cannot_read_keeps_the_option_errors() {
+    let output = expand("colour = \"red\"", "1 + 1");
+    assert_eq!(errors(&output), 2, "{output}");
+    assert!(output.contains("colour"), "{output}");
+}
