@@ -93,7 +93,10 @@ impl MethodAttrs {
             if attr.path().is_ident("notification") {
                 if let Meta::Path(_) = attr.meta {
                     if out.notification.is_some() {
-                        cx.error_spanned(&attr, "duplicate `#[notification]` attribute");
+                        cx.error_spanned(
+                            &attr,
+                            "duplicate `#[notification]` attribute: remove this one",
+                        );
                     } else {
                         out.notification = Some(attr);
                     }
@@ -220,7 +223,10 @@ impl Seen {
     /// Whether this is the first `key`; a repeat is an error at the repeat.
     fn first(&mut self, meta: &Meta, key: &str, cx: &mut Ctxt) -> bool {
         if self.0.iter().any(|k| k == key) {
-            cx.error_spanned(meta.path(), format_args!("duplicate `{key}` key"));
+            cx.error_spanned(
+                meta.path(),
+                format_args!("duplicate `{key}` key: give each key once"),
+            );
             false
         } else {
             self.0.push(key.to_owned());

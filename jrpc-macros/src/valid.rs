@@ -110,7 +110,7 @@ fn check_method(method: &Method, kind: &Kind, namespace_reserved: bool, cx: &mut
         );
     }
     if let Some(abi) = &sig.abi {
-        cx.error_spanned(abi, "jrpc methods cannot have an `extern` ABI");
+        cx.error_spanned(abi, "jrpc methods cannot have an `extern` ABI: remove it");
     }
 
     check_reserved_ident(method, kind, cx);
@@ -126,7 +126,8 @@ fn check_method(method: &Method, kind: &Kind, namespace_reserved: bool, cx: &mut
     {
         cx.error_at(
             method.wire_name_span(),
-            "a jrpc method name cannot be empty",
+            "a jrpc method name cannot be empty: write one, or remove `name = \"\"` to use \
+             the method's own name",
         );
     }
     if !namespace_reserved && method.wire_name.starts_with("rpc.") {
@@ -282,7 +283,11 @@ fn check_params(method: &Method, cx: &mut Ctxt) {
                     .as_ref()
                     .is_some_and(|n| n.value().is_empty())
                 {
-                    cx.error_at(param.wire_name_span(), "a parameter name cannot be empty");
+                    cx.error_at(
+                        param.wire_name_span(),
+                        "a parameter name cannot be empty: write one, or remove `name = \"\"` \
+                         to use the parameter's own name",
+                    );
                 } else if !param.wire_name.is_empty() {
                     if names.contains_key(param.wire_name.as_str()) {
                         cx.error_at(
