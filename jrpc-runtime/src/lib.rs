@@ -88,6 +88,7 @@ mod params;
 mod peer;
 mod request;
 pub mod stdio;
+mod time;
 pub mod ws;
 
 #[doc(hidden)]

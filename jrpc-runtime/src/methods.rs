@@ -322,9 +322,7 @@ impl Methods {
     }
 
     fn deadline(&self) -> Option<tokio::time::Instant> {
-        self.inner
-            .timeout
-            .map(|limit| tokio::time::Instant::now() + limit)
+        self.inner.timeout.map(crate::time::after)
     }
 
     async fn handle_batch(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {

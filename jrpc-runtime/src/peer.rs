@@ -551,9 +551,7 @@ impl Caller for Peer {
         let (reply, answer) = oneshot::channel();
         // The limit covers the whole call: waiting for room in a full queue (the other side not
         // reading) as well as waiting for the answer.
-        let deadline = self
-            .timeout
-            .map(|limit| (tokio::time::Instant::now() + limit, limit));
+        let deadline = self.timeout.map(|limit| (crate::time::after(limit), limit));
         let timed_out = |limit| ClientError::TimedOut {
             method: method.to_owned(),
             limit,
@@ -720,7 +718,7 @@ impl Connection {
                 frame = reader.next(), if reading && notification.is_none() && outbox < read_room => match frame {
                     None => {
                         reading = false;
-                        drain_until = Some(tokio::time::Instant::now() + self.config.drain);
+                        drain_until = Some(crate::time::after(self.config.drain));
                         self.fail_pending();
                     }
                     Some(Err(err)) => break Err(format!("unreadable input: {err}")),

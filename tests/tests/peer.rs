@@ -451,6 +451,40 @@ async fn at_end_of_input_running_calls_finish_and_are_answered() {
 }
 
 #[tokio::test]
+async fn limits_of_duration_max_mean_no_limit() {
+    bounded(async {
+        let mut methods = Methods::new();
+        add(&mut methods);
+        methods.timeout(Some(Duration::MAX));
+        let config = PeerConfig::default()
+            .call_timeout(Some(Duration::MAX))
+            .drain(Duration::MAX);
+        let (a, mut raw) = lines_peer(methods, config.clone());
+        // The handler's deadline, from `Methods::timeout`.
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 1}))
+            .await;
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "result": 3, "id": 1})
+        );
+        // An outgoing call's deadline, from the config and from `with_timeout`.
+        for peer in [a.peer.clone(), a.peer.with_timeout(Some(Duration::MAX))] {
+            let call = tokio::spawn(async move { peer.call::<i64>("double", [2]).await });
+            let request = raw.recv().await;
+            assert_eq!(request["method"], "double");
+            raw.send_json(json!({"jsonrpc": "2.0", "result": 4, "id": request["id"]}))
+                .await;
+            assert_eq!(call.await.unwrap().unwrap(), 4);
+        }
+        // The drain deadline, at end of input.
+        raw.writer.shutdown().await.unwrap();
+        assert_eq!(raw.next().await, None);
+        a.driver.await.unwrap().unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn past_the_drain_budget_running_calls_are_cancelled() {
     bounded(async {
         let (methods, _, mut rx) = holding();

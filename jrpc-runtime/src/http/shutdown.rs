@@ -146,7 +146,7 @@ impl Drain {
     }
 
     async fn shutdown(&self) -> Drained {
-        let deadline = tokio::time::Instant::now() + self.budget;
+        let deadline = crate::time::after(self.budget);
         self.advance(Phase::Draining);
         tracing::info!(budget = ?self.budget, "draining");
         let calls_done = tokio::time::timeout_at(deadline, self.wait_for_zero(Counter::Calls))

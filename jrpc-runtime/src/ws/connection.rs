@@ -33,7 +33,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::OwnedPermit;
-use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio::time::{Interval, MissedTickBehavior};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -190,7 +190,7 @@ impl Pump {
         let mut draining = false;
         let mut peer_done = false;
         let mut ping = self.ping_interval.map(|period| {
-            let mut ticks = tokio::time::interval_at(Instant::now() + period, period);
+            let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
             ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
             ticks
         });
@@ -224,7 +224,7 @@ impl Pump {
                         if let Some(idle_timeout) = self.idle_timeout {
                             if idle.is_elapsed() {
                                 // The clock stood while the peer was busy: restart it.
-                                idle.as_mut().reset(Instant::now() + idle_timeout);
+                                idle.as_mut().reset(crate::time::after(idle_timeout));
                             }
                         }
                         slot = Some(permit);
@@ -234,7 +234,7 @@ impl Pump {
                 },
                 message = source.next(), if slot.is_some() => {
                     if let Some(idle_timeout) = self.idle_timeout {
-                        idle.as_mut().reset(Instant::now() + idle_timeout);
+                        idle.as_mut().reset(crate::time::after(idle_timeout));
                     }
                     match self.received(message) {
                         Ok(Some(text)) => {
@@ -330,7 +330,7 @@ async fn close<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let deadline = Instant::now() + limit;
+    let deadline = crate::time::after(limit);
     let frame = CloseFrame {
         code,
         reason: reason.into(),

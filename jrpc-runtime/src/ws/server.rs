@@ -248,7 +248,7 @@ impl WsServer {
     /// running are not counted here: [`Drained::BudgetSpent`] reports `calls: 0` and the
     /// connections left.
     pub async fn shutdown(&self) -> Drained {
-        let deadline = tokio::time::Instant::now() + self.inner.drain_timeout;
+        let deadline = crate::time::after(self.inner.drain_timeout);
         advance(&self.inner.phase, Phase::Draining);
         let mut open = self.inner.open.subscribe();
         let drained = tokio::time::timeout_at(deadline, open.wait_for(|n| *n == 0))
