@@ -6,8 +6,9 @@
 use std::sync::Mutex;
 
 use jrpc_runtime::{
-    ClientError, Context, ErrorCode, Methods, ParamEncoding, RpcError, rpc_service,
+    Caller, ClientError, Context, ErrorCode, Methods, ParamEncoding, RpcError, rpc_service,
 };
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// The service of the design document.
@@ -301,4 +302,113 @@ async fn client_accessors() {
     let _: &Methods = again.caller();
     let caller: Methods = client.into_caller();
     assert_eq!(CalculatorClient::new(&caller).add(1, 1).await.unwrap(), 2);
+}
+
+/// A caller that records what a stub sends, then passes it to a table.
+struct Recorder {
+    methods: Methods,
+    sent: Mutex<Vec<(&'static str, String, Option<Value>)>>,
+}
+
+impl Recorder {
+    fn new() -> Self {
+        Self {
+            methods: methods(),
+            sent: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn record(&self, kind: &'static str, method: &str, params: Option<&RawValue>) {
+        let params = params.map(|raw| serde_json::from_str(raw.get()).unwrap());
+        self.sent
+            .lock()
+            .unwrap()
+            .push((kind, method.to_owned(), params));
+    }
+
+    /// What was sent since the last look.
+    fn take(&self) -> Vec<(&'static str, String, Option<Value>)> {
+        std::mem::take(&mut *self.sent.lock().unwrap())
+    }
+}
+
+impl Caller for Recorder {
+    async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.record("call", method, params.as_deref());
+        self.methods.call_raw(method, params).await
+    }
+
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        self.record("notify", method, params.as_deref());
+        self.methods.notify_raw(method, params).await
+    }
+}
+
+fn sent(
+    kind: &'static str,
+    method: &str,
+    params: Option<Value>,
+) -> (&'static str, String, Option<Value>) {
+    (kind, method.to_owned(), params)
+}
+
+#[tokio::test]
+async fn client_wire_positional() {
+    let recorder = Recorder::new();
+    let client = CalculatorClient::new(&recorder);
+    client.add(1, 2).await.unwrap();
+    client.power(2, None).await.unwrap();
+    client.power(2, Some(3)).await.unwrap();
+    client.sum(vec![1, 2]).await.unwrap();
+    client.data().await.unwrap();
+    client.whoami().await.unwrap();
+    client.update(vec![7]).await.unwrap();
+    assert_eq!(
+        recorder.take(),
+        [
+            sent("call", "add", Some(json!([1, 2]))),
+            // A `None` keeps its place, so later values keep theirs.
+            sent("call", "power", Some(json!([2, null]))),
+            sent("call", "power", Some(json!([2, 3]))),
+            // The whole params: the value itself, not a list of one.
+            sent("call", "sum", Some(json!([1, 2]))),
+            // The wire name, and no params for no parameters.
+            sent("call", "get_data", None),
+            // The context is not a parameter on the wire.
+            sent("call", "whoami", None),
+            sent("notify", "update", Some(json!([[7]]))),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn client_wire_named() {
+    let recorder = Recorder::new();
+    let client = CalculatorClient::new(&recorder).with_encoding(ParamEncoding::Named);
+    client.add(1, 2).await.unwrap();
+    client.power(2, None).await.unwrap();
+    client.power(2, Some(3)).await.unwrap();
+    client.sum(vec![1, 2]).await.unwrap();
+    client.whoami().await.unwrap();
+    client.update(vec![7]).await.unwrap();
+    assert_eq!(
+        recorder.take(),
+        [
+            sent("call", "add", Some(json!({"a": 1, "b": 2}))),
+            // A `None` is left out by name.
+            sent("call", "power", Some(json!({"base": 2}))),
+            sent("call", "power", Some(json!({"base": 2, "exponent": 3}))),
+            sent("call", "sum", Some(json!([1, 2]))),
+            sent("call", "whoami", None),
+            sent("notify", "update", Some(json!({"values": [7]}))),
+        ]
+    );
 }
