@@ -54,10 +54,9 @@ impl Client {
         method: &str,
         params: impl serde::Serialize,
     ) -> Result<R, ClientError> {
-        let params = serde_json::value::to_raw_value(&params)
-            .map_err(|err| ClientError::Malformed(format!("params: {err}")))?;
-        let params = (params.get() != "null").then_some(params);
-        let raw = self.call_raw(method, params).await?;
+        let raw = self
+            .call_raw(method, crate::peer::encode_params(&params)?)
+            .await?;
         crate::__private::decode_result(&raw)
     }
 }

@@ -511,7 +511,9 @@ impl Peer {
     }
 }
 
-fn encode_params(params: &impl Serialize) -> Result<Option<Box<RawValue>>, ClientError> {
+/// Encodes the params of [`Peer::call`] and the like: `None` for params that encode as `null`
+/// (such as `()`), which are left out of the request.
+pub(crate) fn encode_params(params: &impl Serialize) -> Result<Option<Box<RawValue>>, ClientError> {
     let raw = serde_json::value::to_raw_value(params)
         .map_err(|err| ClientError::Malformed(format!("params: {err}")))?;
     Ok((raw.get() != "null").then_some(raw))

@@ -152,9 +152,7 @@ impl Topics {
         method: &str,
         params: impl Serialize,
     ) -> Result<usize, ClientError> {
-        let raw = serde_json::value::to_raw_value(&params)
-            .map_err(|err| ClientError::Malformed(format!("params: {err}")))?;
-        let raw = (raw.get() != "null").then_some(raw);
+        let raw = crate::peer::encode_params(&params)?;
         let subscribers: Vec<(u64, Peer)> = match self.inner.lock().get(topic) {
             Some(subscribers) => subscribers
                 .iter()
