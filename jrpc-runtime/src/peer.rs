@@ -158,10 +158,12 @@ impl PeerConfig {
         self
     }
 
-    /// How many outgoing messages may wait to be written (at least 1).
+    /// How many outgoing messages may wait to be written (at least 1, at most
+    /// [`Semaphore::MAX_PERMITS`](tokio::sync::Semaphore::MAX_PERMITS), the most a Tokio channel
+    /// holds).
     #[must_use]
     pub fn queue(mut self, len: usize) -> Self {
-        self.queue = len.max(1);
+        self.queue = len.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         self
     }
 
@@ -683,7 +685,7 @@ impl Connection {
         // Commands stop being taken while this much waits to be written, so that handlers and
         // handles feel the backpressure; reading goes on (to twice as much, for the answers that
         // reading itself writes), so that two sides writing to each other never both stop reading.
-        let (command_room, read_room) = (self.config.queue, 2 * self.config.queue);
+        let (command_room, read_room) = (self.config.queue, self.config.queue.saturating_mul(2));
         let watch_overflow = self.config.overflow == Overflow::Close;
         let outcome: Result<(), String> = loop {
             let idle = !self.unflushed;

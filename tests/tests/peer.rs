@@ -485,6 +485,23 @@ async fn limits_of_duration_max_mean_no_limit() {
 }
 
 #[tokio::test]
+async fn a_queue_of_usize_max_is_taken_as_the_largest_there_can_be() {
+    bounded(async {
+        let mut methods = Methods::new();
+        add(&mut methods);
+        let config = PeerConfig::default().queue(usize::MAX);
+        let (a, _b) = pair(
+            Framing::Lines,
+            (Methods::new(), config.clone()),
+            (methods, config),
+        );
+        let sum: i64 = a.peer.call("add", [1, 2]).await.unwrap();
+        assert_eq!(sum, 3);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn past_the_drain_budget_running_calls_are_cancelled() {
     bounded(async {
         let (methods, _, mut rx) = holding();
