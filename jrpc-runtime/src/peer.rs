@@ -50,7 +50,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
-use crate::framing::{ContentLength, DEFAULT_MAX_LEN, Frame, Lines};
+use crate::framing::{ContentLength, DEFAULT_MAX_LEN, Frame, FrameError, Lines};
 use crate::methods::error_bytes;
 use crate::{Caller, ClientError, Context, Id, Message, Methods, RpcError, Transport};
 
@@ -344,19 +344,39 @@ impl Peer {
         R: AsyncRead + Send + 'static,
         W: AsyncWrite + Send + 'static,
     {
+        Self::connect_split_with(read, write, framing, methods, config, false)
+    }
+
+    /// [`connect_split`](Self::connect_split), ending with the last handle if
+    /// `close_when_unused` (a child process no one calls any more).
+    pub(crate) fn connect_split_with<R, W>(
+        read: R,
+        write: W,
+        framing: Framing,
+        methods: Methods,
+        config: PeerConfig,
+        close_when_unused: bool,
+    ) -> (Peer, Driver)
+    where
+        R: AsyncRead + Send + 'static,
+        W: AsyncWrite + Send + 'static,
+    {
         let max = config.max_message_len;
         match framing {
-            Framing::Lines => Self::start(
+            Framing::Lines => Self::start_with(
                 FramedRead::new(read, Lines::new(max)),
-                FramedWrite::new(write, Lines::new(max)),
+                FramedWrite::new(write, Lines::new(max))
+                    .with(|text: String| std::future::ready(Ok::<_, FrameError>(one_line(text)))),
                 methods,
                 config,
+                close_when_unused,
             ),
-            Framing::ContentLength => Self::start(
+            Framing::ContentLength => Self::start_with(
                 FramedRead::new(read, ContentLength::new(max)),
                 FramedWrite::new(write, ContentLength::new(max)),
                 methods,
                 config,
+                close_when_unused,
             ),
         }
     }
@@ -519,6 +539,18 @@ pub(crate) fn encode_params(params: &impl Serialize) -> Result<Option<Box<RawVal
     let raw = serde_json::value::to_raw_value(params)
         .map_err(|err| ClientError::Malformed(format!("params: {err}")))?;
     Ok((raw.get() != "null").then_some(raw))
+}
+
+/// A message for line framing. In JSON text a raw line end can only be white space (within a
+/// string it is escaped), so a result, params or error data written over several lines (a
+/// `RawValue` kept as the application wrote it) go out on one line, meaning the same, rather than
+/// be refused by [`Lines`], which would end the connection.
+fn one_line(text: String) -> String {
+    if text.contains('\n') {
+        text.replace('\n', " ")
+    } else {
+        text
+    }
 }
 
 /// Tells the loop when a call is given up before its answer, however that happens.

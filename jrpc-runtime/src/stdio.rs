@@ -67,23 +67,7 @@ pub fn spawn(
         return Err(std::io::Error::other("the child's pipes were not opened"));
     };
     let config = config.transport(Transport::Stdio);
-    let max = config.get_max_message_len();
-    let (peer, driver) = match framing {
-        Framing::ContentLength => Peer::start_with(
-            tokio_util::codec::FramedRead::new(stdout, crate::framing::ContentLength::new(max)),
-            tokio_util::codec::FramedWrite::new(stdin, crate::framing::ContentLength::new(max)),
-            methods,
-            config,
-            true,
-        ),
-        _ => Peer::start_with(
-            tokio_util::codec::FramedRead::new(stdout, crate::framing::Lines::new(max)),
-            tokio_util::codec::FramedWrite::new(stdin, crate::framing::Lines::new(max)),
-            methods,
-            config,
-            true,
-        ),
-    };
+    let (peer, driver) = Peer::connect_split_with(stdout, stdin, framing, methods, config, true);
     tokio::spawn(async move {
         if let Err(err) = driver.await {
             tracing::warn!(%err, "child connection ended");

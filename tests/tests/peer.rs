@@ -861,6 +861,36 @@ async fn a_request_with_a_repeated_member_never_holds_up_the_loop() {
 }
 
 #[tokio::test]
+async fn a_result_written_over_several_lines_goes_out_as_one() {
+    bounded(async {
+        let mut methods = Methods::new();
+        add(&mut methods);
+        methods
+            .typed("pretty", &[], |(): (), _| async {
+                serde_json::value::RawValue::from_string("{\n  \"a\": [1,\r\n 2]\n}".into())
+                    .map_err(|_| RpcError::internal())
+            })
+            .unwrap();
+        let (_a, mut raw) = lines_peer(methods, PeerConfig::default());
+        // A raw newline in JSON text can only be white space: the line framing must not split
+        // the message there, nor give up the connection over it.
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "pretty", "id": 1}))
+            .await;
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "result": {"a": [1, 2]}, "id": 1})
+        );
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 2}))
+            .await;
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "result": 3, "id": 2})
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn an_oversize_content_length_body_is_skipped() {
     bounded(async {
         let mut methods = Methods::new();
