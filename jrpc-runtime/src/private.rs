@@ -40,6 +40,7 @@ impl<T: Serialize + Send + 'static> RpcResult for T {}
     note = "implement `From<{Self}> for jrpc_runtime::RpcError` to say which code and message each error answers"
 )]
 pub trait IntoRpcError: Into<RpcError> + 'static {}
+#[diagnostic::do_not_recommend]
 impl<E: Into<RpcError> + 'static> IntoRpcError for E {}
 
 /// Checks a parameter type where the user wrote it.
