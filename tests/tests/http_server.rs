@@ -633,6 +633,20 @@ async fn a_client_slow_to_send_its_headers_is_cut_off() {
 }
 
 #[tokio::test]
+async fn a_body_slower_than_the_body_read_timeout_is_408() {
+    bounded(async {
+        let server = start(|b| b.body_read_timeout(Duration::from_millis(200))).await;
+        let mut conn = Conn::open(server.addr).await;
+        // The headers announce 60 bytes; only the first few ever come.
+        conn.write(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: 60\r\n\r\n{\"jsonrpc\"").await;
+        let reply = conn.read_reply().await;
+        reply.assert_envelope(408, -32600);
+        assert!(conn.is_closed().await);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn bad_settings_are_refused_by_name() {
     let key = |b: HttpServerBuilder| b.build().err().map(|e| e.key());
     let b = || HttpServer::builder(Methods::new());
@@ -641,6 +655,10 @@ async fn bad_settings_are_refused_by_name() {
     assert_eq!(
         key(b().header_read_timeout(Duration::ZERO)),
         Some("header_read_timeout")
+    );
+    assert_eq!(
+        key(b().body_read_timeout(Duration::ZERO)),
+        Some("body_read_timeout")
     );
     assert_eq!(
         key(b().handler_timeout(Some(Duration::ZERO))),

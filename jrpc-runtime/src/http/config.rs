@@ -26,6 +26,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 /// Default [`header_read_timeout`](HttpServerBuilder::header_read_timeout): 30 s.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Default [`body_read_timeout`](HttpServerBuilder::body_read_timeout): 30 s.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Default [`drain_timeout`](HttpServerBuilder::drain_timeout): 30 s, the grace period most
 /// orchestrators (Kubernetes, systemd) give a process between `SIGTERM` and `SIGKILL`.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -98,6 +101,7 @@ pub struct HttpServerBuilder {
     max_body_bytes: usize,
     max_connections: usize,
     header_read_timeout: Duration,
+    body_read_timeout: Duration,
     /// `None`: leave the table's own setting.
     handler_timeout: Option<Option<Duration>>,
     /// `None`: leave the table's own setting.
@@ -130,6 +134,7 @@ pub(crate) struct Settings {
     pub(crate) max_body_bytes: usize,
     pub(crate) max_connections: usize,
     pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
     pub(crate) drain_timeout: Duration,
     /// What each WebSocket connection runs with.
     pub(crate) websocket: ConnectionSettings,
@@ -144,6 +149,7 @@ impl HttpServerBuilder {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             handler_timeout: None,
             batches: None,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
@@ -192,6 +198,15 @@ impl HttpServerBuilder {
     /// slow-header ("slowloris") clients.
     pub fn header_read_timeout(mut self, limit: Duration) -> Self {
         self.header_read_timeout = limit;
+        self
+    }
+
+    /// How long a client may take to send a request's body once its headers are in (default
+    /// [`DEFAULT_BODY_READ_TIMEOUT`], 30 s); past it the request is answered `408` and the
+    /// connection closed. This bounds slow-body clients, which would otherwise hold a connection
+    /// slot (and delay a shutdown's drain) for as long as they trickle.
+    pub fn body_read_timeout(mut self, limit: Duration) -> Self {
+        self.body_read_timeout = limit;
         self
     }
 
@@ -283,8 +298,8 @@ impl HttpServerBuilder {
     /// # Errors
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a path not starting with
-    /// `/` or holding `?`, `#` or whitespace; a zero `max_body_bytes`, `max_connections` or
-    /// `header_read_timeout`; a zero `handler_timeout` (use `None` for no limit); `batches` of
+    /// `/` or holding `?`, `#` or whitespace; a zero `max_body_bytes`, `max_connections`,
+    /// `header_read_timeout` or `body_read_timeout`; a zero `handler_timeout` (use `None` for no limit); `batches` of
     /// `Batches::UpTo(0)` (use `Batches::Refused`); a [`websocket`](Self::websocket) setting, named
     /// as its [`WsSettings`] method, for the reasons [`WsServerBuilder::build`] gives.
     ///
@@ -310,6 +325,9 @@ impl HttpServerBuilder {
                 "header_read_timeout",
                 "must be above zero",
             ));
+        }
+        if self.body_read_timeout.is_zero() {
+            return Err(ConfigError::new("body_read_timeout", "must be above zero"));
         }
         if self
             .handler_timeout
@@ -341,6 +359,7 @@ impl HttpServerBuilder {
             max_body_bytes: self.max_body_bytes,
             max_connections: self.max_connections,
             header_read_timeout: self.header_read_timeout,
+            body_read_timeout: self.body_read_timeout,
             drain_timeout: self.drain_timeout,
             websocket,
         };

@@ -19,6 +19,7 @@
 //! | a body over `max_body_bytes` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
 //! | a `content-type` that is not JSON | `415` | `-32600` |
 //! | a body that breaks off (bad chunking, a client gone mid-body) | `400` | `-32600` |
+//! | a body slower than `body_read_timeout` | `408` | `-32600` |
 //! | another path | `404` | `-32600` |
 //! | anything, once a shutdown has begun | `503`, `Connection: close` | `-32000` |
 //!

@@ -105,6 +105,14 @@ pub(crate) fn unreadable_body() -> Response<ResponseBody> {
     ))
 }
 
+/// `408`, `-32600`: the body did not arrive within the body read timeout.
+pub(crate) fn body_timed_out() -> Response<ResponseBody> {
+    closing(envelope(
+        StatusCode::REQUEST_TIMEOUT,
+        RpcError::invalid_request().with_data("the request body did not arrive in time"),
+    ))
+}
+
 /// `503`, `-32000` (the server range: nothing is wrong with the request), with
 /// `Connection: close` so that the client goes elsewhere.
 pub(crate) fn unavailable() -> Response<ResponseBody> {

@@ -79,7 +79,13 @@ impl HttpServer {
         topics: Topics,
     ) -> Self {
         let drain = Drain::new(settings.drain_timeout);
-        let endpoint = RpcService::new(methods, settings.max_body_bytes, drain, context_hook);
+        let endpoint = RpcService::new(
+            methods,
+            settings.max_body_bytes,
+            settings.body_read_timeout,
+            drain,
+            context_hook,
+        );
         let mut http1 = http1::Builder::new();
         http1
             .timer(TokioTimer::new())

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use ::http::request::Parts;
@@ -76,6 +77,7 @@ pub struct RpcService {
 struct Endpoint {
     methods: Methods,
     max_body_bytes: usize,
+    body_read_timeout: Duration,
     drain: Arc<Drain>,
     tags: Tags,
     context_hook: Option<ContextHook>,
@@ -85,6 +87,7 @@ impl RpcService {
     pub(crate) fn new(
         methods: Methods,
         max_body_bytes: usize,
+        body_read_timeout: Duration,
         drain: Arc<Drain>,
         context_hook: Option<ContextHook>,
     ) -> Self {
@@ -92,6 +95,7 @@ impl RpcService {
             endpoint: Arc::new(Endpoint {
                 methods,
                 max_body_bytes,
+                body_read_timeout,
                 drain,
                 tags: Tags::default(),
                 context_hook,
@@ -199,14 +203,19 @@ impl RpcService {
         }
         let (parts, body) = req.into_parts();
         // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
-        let bytes = match Limited::new(body, limit).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(err) if err.is::<LengthLimitError>() => return reply::too_large(limit),
-            Err(err) => {
-                tracing::debug!(error = %err, "request body unreadable");
-                return reply::unreadable_body();
-            }
-        };
+        let reading = Limited::new(body, limit).collect();
+        let bytes =
+            match tokio::time::timeout_at(crate::time::after(endpoint.body_read_timeout), reading)
+                .await
+            {
+                Ok(Ok(collected)) => collected.to_bytes(),
+                Ok(Err(err)) if err.is::<LengthLimitError>() => return reply::too_large(limit),
+                Ok(Err(err)) => {
+                    tracing::debug!(error = %err, "request body unreadable");
+                    return reply::unreadable_body();
+                }
+                Err(_) => return reply::body_timed_out(),
+            };
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return reply::not_utf8();
         };
@@ -307,6 +316,7 @@ mod tests {
         RpcService::new(
             methods,
             max_body_bytes,
+            Duration::from_secs(30),
             Drain::new(Duration::from_secs(1)),
             None,
         )
