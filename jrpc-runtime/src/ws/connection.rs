@@ -12,7 +12,7 @@
 //! | 1 | the stop signal (drain budget spent) | drops the connection at once |
 //! | 2 | the peer's loop failing (its queue overflowed) | drops the connection at once |
 //! | 3 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
-//! | 4 | the peer's outgoing texts (and a due ping) | writes them, pings first; ends when the peer's loop has ended and all is flushed |
+//! | 4 | the peer's outgoing texts (and a due ping) | writes them, pings first; flushes when the peer's loop flushes (so what it wrote in one go leaves in one write); ends when the peer's loop has ended and all is flushed |
 //! | 5 | room in the peer's input | takes a read slot |
 //! | 6 | the socket, only while a read slot is held | text: to the peer; binary: close 1003; close: answer it |
 //! | 7 | the ping timer | queues a ping |
@@ -39,6 +39,7 @@ use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Message};
+use tokio_util::sync::PollSender;
 
 use crate::framing::Frame;
 use crate::{Context, Methods, Overflow, Peer, PeerConfig, Transport};
@@ -118,14 +119,14 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (frames_tx, frames_rx) = mpsc::channel::<Result<Frame, Infallible>>(1);
-    let (out_tx, out_rx) = mpsc::channel::<String>(1);
+    let (out_tx, out_rx) = mpsc::channel::<Out>(1);
     let reader = futures_util::stream::unfold(frames_rx, |mut rx| async move {
         rx.recv().await.map(|frame| (frame, rx))
     });
-    let writer = futures_util::sink::unfold(out_tx, |tx, text: String| async move {
-        tx.send(text).await.map_err(|_| PumpGone)?;
-        Ok::<_, PumpGone>(tx)
-    });
+    let writer = Writer {
+        tx: PollSender::new(out_tx),
+        unflushed: false,
+    };
     let (peer, driver) = Peer::start_in(
         reader,
         writer,
@@ -150,6 +151,58 @@ where
     (peer, task)
 }
 
+/// What the peer's loop hands the pump: a text, or the end of a batch of them.
+enum Out {
+    Text(String),
+    /// The peer's loop flushed: what it wrote before goes out in one write. The pump flushes only
+    /// here, so answers finishing together leave together instead of one segment each.
+    Flush,
+}
+
+/// The peer's loop's sink: texts to the pump, and its flushes as [`Out::Flush`].
+struct Writer {
+    tx: PollSender<Out>,
+    /// A text was sent since the last flush marker.
+    unflushed: bool,
+}
+
+impl futures_util::Sink<String> for Writer {
+    type Error = PumpGone;
+
+    fn poll_ready(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<(), PumpGone>> {
+        self.tx.poll_reserve(cx).map_err(|_| PumpGone)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, text: String) -> Result<(), PumpGone> {
+        self.unflushed = true;
+        self.tx.send_item(Out::Text(text)).map_err(|_| PumpGone)
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<(), PumpGone>> {
+        if self.unflushed {
+            ready!(self.tx.poll_reserve(cx)).map_err(|_| PumpGone)?;
+            self.tx.send_item(Out::Flush).map_err(|_| PumpGone)?;
+            self.unflushed = false;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<(), PumpGone>> {
+        ready!(self.as_mut().poll_flush(cx))?;
+        self.tx.close();
+        Poll::Ready(Ok(()))
+    }
+}
+
 /// The writer's error once the pump is gone (the socket closed).
 #[derive(Debug)]
 struct PumpGone;
@@ -163,8 +216,8 @@ impl std::fmt::Display for PumpGone {
 struct Pump {
     /// Frames to the peer's loop; `None` once reading stopped (shutdown).
     frames: Option<mpsc::Sender<Result<Frame, Infallible>>>,
-    /// Texts from the peer's loop.
-    out: mpsc::Receiver<String>,
+    /// Texts (and flush marks) from the peer's loop.
+    out: mpsc::Receiver<Out>,
     outbox: Outbox,
     ping_interval: Option<Duration>,
     idle_timeout: Option<Duration>,
@@ -368,6 +421,8 @@ struct Outbox {
     next: Option<Message>,
     ping: bool,
     unflushed: bool,
+    /// The peer's loop (or a ping) asked for a flush.
+    flush: bool,
     /// The peer's loop has dropped its writer.
     ended: bool,
 }
@@ -380,7 +435,7 @@ impl Outbox {
     fn poll<S>(
         &mut self,
         sink: &mut Sink<S>,
-        out: &mut mpsc::Receiver<String>,
+        out: &mut mpsc::Receiver<Out>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), WsError>>
     where
@@ -390,10 +445,18 @@ impl Outbox {
             if self.next.is_none() {
                 if self.ping {
                     self.ping = false;
+                    self.flush = true;
                     self.next = Some(Message::Ping(Bytes::new()));
                 } else if !self.ended {
                     match out.poll_recv(cx) {
-                        Poll::Ready(Some(text)) => self.next = Some(Message::Text(text.into())),
+                        Poll::Ready(Some(Out::Text(text))) => {
+                            self.next = Some(Message::Text(text.into()));
+                        }
+                        Poll::Ready(Some(Out::Flush)) => {
+                            // Take what else waits first: it goes out in the same write.
+                            self.flush = true;
+                            continue;
+                        }
                         Poll::Ready(None) => self.ended = true,
                         Poll::Pending => {}
                     }
@@ -413,9 +476,10 @@ impl Outbox {
                     }
                 }
             }
-            if self.unflushed {
+            if self.unflushed && (self.flush || self.ended) {
                 ready!(sink.poll_flush_unpin(cx))?;
                 self.unflushed = false;
+                self.flush = false;
             }
             return if self.ended {
                 Poll::Ready(Ok(()))
