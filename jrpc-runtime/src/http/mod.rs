@@ -112,8 +112,9 @@ pub use client::{
     HttpClient, HttpClientBuilder, StatusError,
 };
 pub use config::{
-    ConfigError, DEFAULT_DRAIN_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_RPC_PATH, DEFAULT_WS_PATH, HttpServerBuilder,
+    ConfigError, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_RPC_PATH, DEFAULT_WS_PATH,
+    HttpServerBuilder,
 };
 pub use reply::ResponseBody;
 pub use server::HttpServer;
