@@ -101,7 +101,7 @@ pub use context::{Context, Transport};
 pub use error::{ClientError, ErrorCode, RegisterError, RpcError};
 pub use id::Id;
 pub use message::Message;
-pub use methods::{Batches, ErrorReport, Methods};
+pub use methods::{Batches, ErrorReport, Methods, Observation, Outcome};
 pub use params::{FromParams, Params, Whole};
 pub use peer::{Cancellation, Driver, Framing, Overflow, Peer, PeerConfig};
 

@@ -16,7 +16,7 @@ use tracing::Instrument as _;
 
 use crate::params::{FromParams, Params};
 use crate::request::{self, Rejection, Request};
-use crate::{Context, Id, RegisterError, RpcError, Transport};
+use crate::{Context, ErrorCode, Id, RegisterError, RpcError, Transport};
 
 /// The first bytes of every successful answer; handlers write their result right after them.
 pub(crate) const RESULT_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","result":"#;
@@ -24,16 +24,18 @@ pub(crate) const RESULT_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","result":"#;
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// What a handler's future ends with: the answer's bytes up to the result, or why it failed.
-type Outcome = Result<Vec<u8>, Failure>;
+type Output = Result<Vec<u8>, Failure>;
 
 /// A registered handler with its types erased: decodes the params (synchronously, so a decoding
 /// failure is `-32602` before anything runs), then returns the future that does the work.
 type Erased =
-    dyn Fn(Option<&RawValue>, Context) -> Result<BoxFuture<Outcome>, RpcError> + Send + Sync;
+    dyn Fn(Option<&RawValue>, Context) -> Result<BoxFuture<Output>, RpcError> + Send + Sync;
 
-type Fallback = dyn Fn(String, Params, Context) -> BoxFuture<Outcome> + Send + Sync;
+type Fallback = dyn Fn(String, Params, Context) -> BoxFuture<Output> + Send + Sync;
 
 type ErrorHook = dyn Fn(&ErrorReport<'_>) + Send + Sync;
+
+type Observer = dyn Fn(&Observation<'_>) + Send + Sync;
 
 pub(crate) enum Failure {
     /// The handler answered an error.
@@ -53,6 +55,33 @@ pub struct ErrorReport<'a> {
     pub id: Option<&'a Id>,
     /// What went wrong: a panic message, a timeout, an encoding error, a reserved code.
     pub reason: &'a str,
+}
+
+/// How a request went, as [`Methods::observe`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// The handler answered a result (or, for a notification, finished).
+    Success,
+    /// The request failed with this code: the handler's error, bad params (`-32602`), an unknown
+    /// method (`-32601`), or an internal failure (`-32603`).
+    Error(ErrorCode),
+}
+
+/// One request handled, given to the [`Methods::observe`] hook: for metrics and access logs.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Observation<'a> {
+    /// The method called.
+    pub method: &'a str,
+    /// The request id; `None` for a notification.
+    pub id: Option<&'a Id>,
+    /// The transport the request arrived on.
+    pub transport: Transport,
+    /// From reading the request to its answer (parsing excluded).
+    pub elapsed: Duration,
+    /// How it went.
+    pub outcome: Outcome,
 }
 
 /// Whether a server takes batches, and how large.
@@ -100,6 +129,7 @@ struct Inner {
     table: HashMap<Box<str>, Arc<Erased>, BuildHasherDefault<Fnv>>,
     fallback: Option<Arc<Fallback>>,
     on_error: Option<Arc<ErrorHook>>,
+    observer: Option<Arc<Observer>>,
     batches: Batches,
     timeout: Option<Duration>,
     in_process: Context,
@@ -131,6 +161,7 @@ impl Methods {
                 table: HashMap::default(),
                 fallback: None,
                 on_error: None,
+                observer: None,
                 batches: Batches::default(),
                 timeout: None,
                 in_process: Context::new(Transport::InProcess),
@@ -176,7 +207,7 @@ impl Methods {
         let erased = move |params: Option<&RawValue>, ctx: Context| {
             let params = P::from_params(params, names)?;
             let fut = handler(params, ctx);
-            Ok(Box::pin(async move { encode(fut.await) }) as BoxFuture<Outcome>)
+            Ok(Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>)
         };
         self.register(name, Arc::new(erased))
     }
@@ -254,7 +285,7 @@ impl Methods {
     {
         let erased = move |method: String, params: Params, ctx: Context| {
             let fut = handler(method, params, ctx);
-            Box::pin(async move { encode(fut.await) }) as BoxFuture<Outcome>
+            Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>
         };
         self.inner_mut().fallback = Some(Arc::new(erased));
         self
@@ -268,6 +299,34 @@ impl Methods {
         F: Fn(&ErrorReport<'_>) + Send + Sync + 'static,
     {
         self.inner_mut().on_error = Some(Arc::new(hook));
+        self
+    }
+
+    /// Calls `hook` once per request handled (each batch element counts), with its method, id,
+    /// transport, duration and outcome: the place for metrics. Costs nothing while unset.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use jrpc_runtime::{Methods, Outcome, RpcError};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let mut methods = Methods::new();
+    /// methods.typed("one", &[], |(): (), _| async { Ok::<_, RpcError>(1) }).unwrap();
+    /// methods.observe(move |o| sink.lock().unwrap().push((o.method.to_owned(), o.outcome)));
+    /// methods.handle(r#"[{"jsonrpc":"2.0","method":"one","id":1},{"jsonrpc":"2.0","method":"two","id":2}]"#).await;
+    /// assert_eq!(*seen.lock().unwrap(), [
+    ///     ("one".to_owned(), Outcome::Success),
+    ///     ("two".to_owned(), Outcome::Error(jrpc_runtime::ErrorCode::METHOD_NOT_FOUND)),
+    /// ]);
+    /// # });
+    /// ```
+    pub fn observe<F>(&mut self, hook: F) -> &mut Self
+    where
+        F: Fn(&Observation<'_>) + Send + Sync + 'static,
+    {
+        self.inner_mut().observer = Some(Arc::new(hook));
         self
     }
 
@@ -377,6 +436,30 @@ impl Methods {
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
+        let Some(observer) = &self.inner.observer else {
+            return self.respond(req, ctx, deadline).await.0;
+        };
+        let started = std::time::Instant::now();
+        let method = req.method.clone();
+        let id = req.id.map(request::id_of);
+        let (answer, outcome) = self.respond(req, ctx, deadline).await;
+        observer(&Observation {
+            method: &method,
+            id: id.as_ref(),
+            transport: ctx.transport(),
+            elapsed: started.elapsed(),
+            outcome,
+        });
+        answer
+    }
+
+    /// The answer to one request, and how it went.
+    async fn respond(
+        &self,
+        req: Request<'_>,
+        ctx: &Context,
+        deadline: Option<tokio::time::Instant>,
+    ) -> (Option<Vec<u8>>, Outcome) {
         let id = req.id.map(request::id_of);
         let ctx = ctx.for_request(id.clone());
         let span = tracing::debug_span!(
@@ -397,7 +480,7 @@ impl Methods {
                             // Nobody hears about a notification's bad params unless it is logged.
                             tracing::warn!(method = %req.method, error = %err, "notification params did not decode");
                         }
-                        return answer(req.id, &err);
+                        return (answer(req.id, &err), Outcome::Error(err.code()));
                     }
                     Err(panic) => {
                         let reason = format!("handler panicked: {}", panic_message(&*panic));
@@ -410,7 +493,10 @@ impl Methods {
                     let params = Params::from_params(req.params, &[]).unwrap_or_default();
                     fallback(req.method.clone().into_owned(), params, ctx)
                 }
-                None => return answer(req.id, &RpcError::method_not_found()),
+                None => {
+                    let err = RpcError::method_not_found();
+                    return (answer(req.id, &err), Outcome::Error(err.code()));
+                }
             },
         };
         // Entering a disabled span on every poll is measurable on the hot path.
@@ -421,17 +507,19 @@ impl Methods {
         };
         match outcome {
             Ok(mut out) => {
-                let raw_id = req.id?;
+                let Some(raw_id) = req.id else {
+                    return (None, Outcome::Success);
+                };
                 out.extend_from_slice(br#","id":"#);
                 out.extend_from_slice(raw_id.get().as_bytes());
                 out.push(b'}');
-                Some(out)
+                (Some(out), Outcome::Success)
             }
             Err(Failure::Rpc(err)) if err.code().is_reserved() => {
                 let reason = format!("handler answered the reserved code {}: {err}", err.code());
                 self.internal(&req.method, id.as_ref(), req.id, &reason)
             }
-            Err(Failure::Rpc(err)) => answer(req.id, &err),
+            Err(Failure::Rpc(err)) => (answer(req.id, &err), Outcome::Error(err.code())),
             Err(Failure::Internal(reason)) => {
                 self.internal(&req.method, id.as_ref(), req.id, &reason)
             }
@@ -446,17 +534,18 @@ impl Methods {
         id: Option<&Id>,
         raw_id: Option<&RawValue>,
         reason: &str,
-    ) -> Option<Vec<u8>> {
+    ) -> (Option<Vec<u8>>, Outcome) {
         tracing::error!(method, id = ?id, reason, "request failed");
         if let Some(hook) = &self.inner.on_error {
             hook(&ErrorReport { method, id, reason });
         }
-        answer(raw_id, &RpcError::internal())
+        let err = RpcError::internal();
+        (answer(raw_id, &err), Outcome::Error(err.code()))
     }
 }
 
 /// Runs a handler's future with panics contained and the deadline applied.
-async fn run(fut: BoxFuture<Outcome>, deadline: Option<tokio::time::Instant>) -> Outcome {
+async fn run(fut: BoxFuture<Output>, deadline: Option<tokio::time::Instant>) -> Output {
     let guarded = AssertUnwindSafe(fut).catch_unwind();
     let caught = match deadline {
         None => guarded.await,
@@ -482,7 +571,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 }
 
 /// Encodes a handler's result after [`RESULT_PREFIX`].
-fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>) -> Outcome {
+fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>) -> Output {
     let value = result.map_err(|err| Failure::Rpc(err.into()))?;
     let mut out = Vec::with_capacity(64);
     out.extend_from_slice(RESULT_PREFIX);

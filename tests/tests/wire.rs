@@ -469,3 +469,45 @@ fn error_codes() {
     assert!(!ErrorCode::new(-32000).is_reserved());
     assert!(!ErrorCode::INVALID_PARAMS.is_reserved());
 }
+
+#[tokio::test]
+async fn the_observer_sees_every_request_with_its_outcome() {
+    use jrpc_runtime::{Outcome, Transport};
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut m = methods();
+    let sink = Arc::clone(&seen);
+    m.observe(move |o| {
+        assert_eq!(o.transport, Transport::InProcess);
+        sink.lock().unwrap().push((
+            o.method.to_owned(),
+            o.id.map(ToString::to_string),
+            o.outcome,
+        ));
+    });
+    for body in [
+        r#"{"jsonrpc":"2.0","method":"subtract","params":[2,1],"id":1}"#,
+        r#"{"jsonrpc":"2.0","method":"subtract","params":["x"],"id":2}"#,
+        r#"{"jsonrpc":"2.0","method":"panic","id":3}"#,
+        r#"{"jsonrpc":"2.0","method":"fail","params":[7],"id":"s"}"#,
+        r#"{"jsonrpc":"2.0","method":"note"}"#,
+        r#"{"jsonrpc":"2.0","method":"nope","id":4}"#,
+    ] {
+        m.handle(body).await;
+    }
+    let code = |c| Outcome::Error(ErrorCode::new(c));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (
+                "subtract".to_owned(),
+                Some("1".to_owned()),
+                Outcome::Success
+            ),
+            ("subtract".to_owned(), Some("2".to_owned()), code(-32602)),
+            ("panic".to_owned(), Some("3".to_owned()), code(-32603)),
+            ("fail".to_owned(), Some("\"s\"".to_owned()), code(7)),
+            ("note".to_owned(), None, Outcome::Success),
+            ("nope".to_owned(), Some("4".to_owned()), code(-32601)),
+        ]
+    );
+}
