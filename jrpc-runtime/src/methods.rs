@@ -436,94 +436,90 @@ impl Methods {
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
-        let Some(observer) = &self.inner.observer else {
-            return self.respond(req, ctx, deadline).await.0;
-        };
-        let started = std::time::Instant::now();
-        let method = req.method.clone();
+        let started = self
+            .inner
+            .observer
+            .as_ref()
+            .map(|_| std::time::Instant::now());
         let id = req.id.map(request::id_of);
-        let (answer, outcome) = self.respond(req, ctx, deadline).await;
-        observer(&Observation {
-            method: &method,
-            id: id.as_ref(),
-            transport: ctx.transport(),
-            elapsed: started.elapsed(),
-            outcome,
-        });
-        answer
-    }
-
-    /// The answer to one request, and how it went.
-    async fn respond(
-        &self,
-        req: Request<'_>,
-        ctx: &Context,
-        deadline: Option<tokio::time::Instant>,
-    ) -> (Option<Vec<u8>>, Outcome) {
-        let id = req.id.map(request::id_of);
-        let ctx = ctx.for_request(id.clone());
-        let span = tracing::debug_span!(
-            "rpc",
-            method = %req.method,
-            id = tracing::field::Empty,
-            transport = ctx.transport().as_str(),
-        );
-        if let (false, Some(id)) = (span.is_disabled(), &id) {
-            span.record("id", tracing::field::display(id));
-        }
-        let fut = match self.inner.table.get(&*req.method) {
-            Some(handler) => {
-                match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
-                    Ok(Ok(fut)) => fut,
-                    Ok(Err(err)) => {
-                        if req.id.is_none() {
-                            // Nobody hears about a notification's bad params unless it is logged.
-                            tracing::warn!(method = %req.method, error = %err, "notification params did not decode");
+        // One block with one exit, so that the observer sees every way out (and costs nothing
+        // while unset: no second future wraps this one).
+        let (answer, outcome) = 'done: {
+            let ctx = ctx.for_request(id.clone());
+            let span = tracing::debug_span!(
+                "rpc",
+                method = %req.method,
+                id = tracing::field::Empty,
+                transport = ctx.transport().as_str(),
+            );
+            if let (false, Some(id)) = (span.is_disabled(), &id) {
+                span.record("id", tracing::field::display(id));
+            }
+            let fut = match self.inner.table.get(&*req.method) {
+                Some(handler) => {
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
+                        Ok(Ok(fut)) => fut,
+                        Ok(Err(err)) => {
+                            if req.id.is_none() {
+                                // Nobody hears about a notification's bad params unless it is logged.
+                                tracing::warn!(method = %req.method, error = %err, "notification params did not decode");
+                            }
+                            break 'done (answer(req.id, &err), Outcome::Error(err.code()));
                         }
-                        return (answer(req.id, &err), Outcome::Error(err.code()));
+                        Err(panic) => {
+                            let reason = format!("handler panicked: {}", panic_message(&*panic));
+                            break 'done self.internal(&req.method, id.as_ref(), req.id, &reason);
+                        }
                     }
-                    Err(panic) => {
-                        let reason = format!("handler panicked: {}", panic_message(&*panic));
-                        return self.internal(&req.method, id.as_ref(), req.id, &reason);
+                }
+                None => match &self.inner.fallback {
+                    Some(fallback) => {
+                        let params = Params::from_params(req.params, &[]).unwrap_or_default();
+                        fallback(req.method.clone().into_owned(), params, ctx)
                     }
+                    None => {
+                        let err = RpcError::method_not_found();
+                        break 'done (answer(req.id, &err), Outcome::Error(err.code()));
+                    }
+                },
+            };
+            // Entering a disabled span on every poll is measurable on the hot path.
+            let output = if span.is_disabled() {
+                run(fut, deadline).await
+            } else {
+                run(fut, deadline).instrument(span).await
+            };
+            match output {
+                Ok(mut out) => match req.id {
+                    Some(raw_id) => {
+                        out.extend_from_slice(br#","id":"#);
+                        out.extend_from_slice(raw_id.get().as_bytes());
+                        out.push(b'}');
+                        (Some(out), Outcome::Success)
+                    }
+                    None => (None, Outcome::Success),
+                },
+                Err(Failure::Rpc(err)) if err.code().is_reserved() => {
+                    let reason =
+                        format!("handler answered the reserved code {}: {err}", err.code());
+                    self.internal(&req.method, id.as_ref(), req.id, &reason)
+                }
+                Err(Failure::Rpc(err)) => (answer(req.id, &err), Outcome::Error(err.code())),
+                Err(Failure::Internal(reason)) => {
+                    self.internal(&req.method, id.as_ref(), req.id, &reason)
                 }
             }
-            None => match &self.inner.fallback {
-                Some(fallback) => {
-                    let params = Params::from_params(req.params, &[]).unwrap_or_default();
-                    fallback(req.method.clone().into_owned(), params, ctx)
-                }
-                None => {
-                    let err = RpcError::method_not_found();
-                    return (answer(req.id, &err), Outcome::Error(err.code()));
-                }
-            },
         };
-        // Entering a disabled span on every poll is measurable on the hot path.
-        let outcome = if span.is_disabled() {
-            run(fut, deadline).await
-        } else {
-            run(fut, deadline).instrument(span).await
-        };
-        match outcome {
-            Ok(mut out) => {
-                let Some(raw_id) = req.id else {
-                    return (None, Outcome::Success);
-                };
-                out.extend_from_slice(br#","id":"#);
-                out.extend_from_slice(raw_id.get().as_bytes());
-                out.push(b'}');
-                (Some(out), Outcome::Success)
-            }
-            Err(Failure::Rpc(err)) if err.code().is_reserved() => {
-                let reason = format!("handler answered the reserved code {}: {err}", err.code());
-                self.internal(&req.method, id.as_ref(), req.id, &reason)
-            }
-            Err(Failure::Rpc(err)) => (answer(req.id, &err), Outcome::Error(err.code())),
-            Err(Failure::Internal(reason)) => {
-                self.internal(&req.method, id.as_ref(), req.id, &reason)
-            }
+        if let (Some(observer), Some(started)) = (&self.inner.observer, started) {
+            observer(&Observation {
+                method: &req.method,
+                id: id.as_ref(),
+                transport: ctx.transport(),
+                elapsed: started.elapsed(),
+                outcome,
+            });
         }
+        answer
     }
 
     /// Reports an internal failure and answers `-32603` with no detail.
