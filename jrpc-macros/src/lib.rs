@@ -89,7 +89,10 @@
 //! JSON-RPC 2.0); `params = whole` needs exactly one parameter; a method has
 //! at most one `&Context`; methods may not be named `into_methods` (nor, in a
 //! trait, `new`, `with_encoding`, `caller` or `into_caller`, the stub's own
-//! methods) — keep the wire name with `#[rpc(name = "...")]`.
+//! methods) — keep the wire name with `#[rpc(name = "...")]`. The stub
+//! derives `Clone` and `Debug`: a method named `clone` or `fmt` is allowed,
+//! and then `client.clone()` calls the service; write `Clone::clone(&client)`
+//! for a copy of the stub, or rename the Rust method.
 //!
 //! Parameter, result and error types are checked by rustc, through bounds
 //! spanned at each type, so "`Foo` cannot be a jrpc method parameter" points
