@@ -256,6 +256,19 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
     }
 }
 
+impl RpcService {
+    /// What both `Service` impls return: the answer, as a future that owns a clone of `self`.
+    fn boxed_respond<B>(&self, req: Request<B>) -> ResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.respond(req).await) })
+    }
+}
+
 impl<B> tower_service::Service<Request<B>> for RpcService
 where
     B: Body + Send + 'static,
@@ -272,8 +285,7 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move { Ok(this.respond(req).await) })
+        self.boxed_respond(req)
     }
 }
 
@@ -288,8 +300,7 @@ where
     type Future = ResponseFuture;
 
     fn call(&self, req: Request<B>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move { Ok(this.respond(req).await) })
+        self.boxed_respond(req)
     }
 }
 
