@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::value::RawValue;
 
+use crate::message::call_text;
 use crate::{ClientError, Id, Message, Methods};
 
 /// How a stub sends its parameters.
@@ -106,12 +107,7 @@ impl Caller for Methods {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = Id::from(NEXT_ID.fetch_add(1, Ordering::Relaxed));
-        let body = Message::Request {
-            id,
-            method: method.to_owned(),
-            params,
-        }
-        .to_json();
+        let body = call_text(Some(&id), method, params.as_deref());
         match self.handle(&body).await {
             Some(answer) => Message::parse(&answer)?.into_result(),
             None => Err(ClientError::Malformed("no answer to a call".into())),
@@ -123,11 +119,7 @@ impl Caller for Methods {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
-        let body = Message::Notification {
-            method: method.to_owned(),
-            params,
-        }
-        .to_json();
+        let body = call_text(None, method, params.as_deref());
         self.handle(&body).await;
         Ok(())
     }

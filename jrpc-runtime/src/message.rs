@@ -1,7 +1,6 @@
 //! Owned JSON-RPC messages, for clients and peers.
 
 use std::borrow::Cow;
-use std::io::Write as _;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -140,27 +139,26 @@ impl Message {
     }
 
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","#);
-        match self {
+        let id = match self {
             Self::Request { id, method, params } => {
-                write_call(out, method, params.as_deref());
-                out.extend_from_slice(br#","id":"#);
-                id.write_json(out);
+                return write_call(out, Some(id), method, params.as_deref());
             }
-            Self::Notification { method, params } => write_call(out, method, params.as_deref()),
+            Self::Notification { method, params } => {
+                return write_call(out, None, method, params.as_deref());
+            }
             Self::Response { id, result } => {
-                out.extend_from_slice(br#""result":"#);
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
                 out.extend_from_slice(result.get().as_bytes());
-                out.extend_from_slice(br#","id":"#);
-                id.write_json(out);
+                id
             }
             Self::ErrorResponse { id, error } => {
-                out.extend_from_slice(br#""error":"#);
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","error":"#);
                 let _ = serde_json::to_writer(&mut *out, error);
-                out.extend_from_slice(br#","id":"#);
-                id.write_json(out);
+                id
             }
-        }
+        };
+        out.extend_from_slice(br#","id":"#);
+        id.write_json(out);
         out.push(b'}');
     }
 
@@ -179,12 +177,27 @@ impl Message {
     }
 }
 
-fn write_call(out: &mut Vec<u8>, method: &str, params: Option<&RawValue>) {
-    out.extend_from_slice(br#""method":"#);
+/// Writes a call (with `id`) or a notification (without).
+fn write_call(out: &mut Vec<u8>, id: Option<&Id>, method: &str, params: Option<&RawValue>) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
     let _ = serde_json::to_writer(&mut *out, method);
     if let Some(params) = params {
-        let _ = write!(out, r#","params":{}"#, params.get());
+        out.extend_from_slice(br#","params":"#);
+        out.extend_from_slice(params.get().as_bytes());
     }
+    if let Some(id) = id {
+        out.extend_from_slice(br#","id":"#);
+        id.write_json(out);
+    }
+    out.push(b'}');
+}
+
+/// The text of a call (with `id`) or a notification (without), written straight from borrowed
+/// parts: what clients send, without building an owned [`Message`] first.
+pub(crate) fn call_text(id: Option<&Id>, method: &str, params: Option<&RawValue>) -> String {
+    let mut out = Vec::with_capacity(48 + method.len() + params.map_or(0, |p| p.get().len()));
+    write_call(&mut out, id, method, params);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
 use crate::framing::{ContentLength, DEFAULT_MAX_LEN, Frame, FrameError, Lines};
+use crate::message::call_text;
 use crate::methods::error_bytes;
 use crate::{Caller, ClientError, Context, Id, Message, Methods, RpcError, Transport};
 
@@ -578,12 +579,7 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let text = Message::Request {
-            id: Id::from(id),
-            method: method.to_owned(),
-            params,
-        }
-        .to_json();
+        let text = call_text(Some(&Id::from(id)), method, params.as_deref());
         let (reply, answer) = oneshot::channel();
         // The limit covers the whole call: waiting for room in a full queue (the other side not
         // reading) as well as waiting for the answer.
@@ -631,11 +627,7 @@ impl Caller for Peer {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
-        let text = Message::Notification {
-            method: method.to_owned(),
-            params,
-        }
-        .to_json();
+        let text = call_text(None, method, params.as_deref());
         self.send(method, Command::Notify { text }).await
     }
 }

@@ -16,6 +16,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde_json::value::RawValue;
 
 use super::config::ConfigError;
+use crate::message::call_text;
 use crate::{Caller, ClientError, Id, Message};
 
 /// Default per-call [`timeout`](HttpClientBuilder::timeout): 60 s.
@@ -367,21 +368,13 @@ impl HttpClient {
             if n > 0 {
                 body.push(',');
             }
-            let message = if entry.notification {
-                Message::Notification {
-                    method: entry.method,
-                    params: entry.params,
-                }
-            } else {
-                let id = self.next_id();
-                ids.push(id.clone());
-                Message::Request {
-                    id,
-                    method: entry.method,
-                    params: entry.params,
-                }
-            };
-            body.push_str(&message.to_json());
+            let id = (!entry.notification).then(|| self.next_id());
+            body.push_str(&call_text(
+                id.as_ref(),
+                &entry.method,
+                entry.params.as_deref(),
+            ));
+            ids.extend(id);
         }
         body.push(']');
         let label = format!("batch of {} calls", ids.len());
@@ -546,12 +539,7 @@ impl Caller for HttpClient {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id();
-        let body = Message::Request {
-            id: id.clone(),
-            method: method.to_owned(),
-            params,
-        }
-        .to_json();
+        let body = call_text(Some(&id), method, params.as_deref());
         let (status, answer) = self.exchange(method, body).await?;
         if !status.is_success() {
             return Err(status_failure(status, &answer));
@@ -580,11 +568,7 @@ impl Caller for HttpClient {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
-        let body = Message::Notification {
-            method: method.to_owned(),
-            params,
-        }
-        .to_json();
+        let body = call_text(None, method, params.as_deref());
         let (status, answer) = self.exchange(method, body).await?;
         // Servers differ: 204, 202, or 200 with `null`, `{}` or an empty body. Any success will do.
         if status.is_success() {
