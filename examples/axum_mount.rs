@@ -32,11 +32,11 @@ use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 fn methods() -> Methods {
     let mut methods = Methods::new();
     let registered = methods
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
+        .register("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
             Ok::<_, RpcError>(a + b)
         })
         .and_then(|m| {
-            m.typed("whoami", &[], |(): (), ctx: Context| async move {
+            m.register("whoami", &[], |(): (), ctx: Context| async move {
                 Ok::<_, RpcError>(ctx.request_tag().map(str::to_owned))
             })
         });

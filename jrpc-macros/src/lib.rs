@@ -32,7 +32,7 @@
 //!   `async fn`); sync methods, doc comments and other attributes are kept;
 //! - a provided method `fn into_methods(self) -> Methods` (for
 //!   `Self: Sized + Send + Sync + 'static`) that registers every method in a
-//!   new `Methods` table with `Methods::typed`, or `Methods::notice` for a
+//!   new `Methods` table with `Methods::register`, or `Methods::register_notification` for a
 //!   `#[notification]`;
 //! - `{Trait}Client<C>`, a client stub over any `C: Caller`: `new(caller)`,
 //!   `with_encoding(ParamEncoding)` (params by position, the default, or by

@@ -30,7 +30,7 @@ const IN_FLIGHT: u64 = 64;
 fn methods() -> Methods {
     let mut methods = Methods::new();
     methods
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move {
+        .register("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move {
             Ok::<_, RpcError>(a + b)
         })
         .expect("one registration");

@@ -29,7 +29,7 @@ pub enum ParamEncoding {
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let mut methods = Methods::new();
-/// methods.typed("neg", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(-x) }).unwrap();
+/// methods.register("neg", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(-x) }).unwrap();
 /// let params = serde_json::value::to_raw_value(&[5]).ok();
 /// let result = methods.call_raw("neg", params).await.unwrap();
 /// assert_eq!(result.get(), "-5");

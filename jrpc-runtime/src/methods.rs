@@ -105,6 +105,11 @@ impl Default for Batches {
 /// The method table: register handlers, then answer bodies with [`handle`](Methods::handle) or
 /// serve the table over a transport.
 ///
+/// Registration methods are named for what they add: [`register`](Methods::register) (params
+/// decoded into a tuple of Rust types), [`register_raw`](Methods::register_raw) (the raw
+/// [`Params`]) and [`register_notification`](Methods::register_notification) (a handler that
+/// answers nothing). Sending is the [`Caller`](crate::Caller)'s business, never a `Methods` method's.
+///
 /// `Methods` is cheap to clone: clones share the table (a registration after cloning copies it).
 ///
 /// ```
@@ -113,7 +118,7 @@ impl Default for Batches {
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let mut methods = Methods::new();
 /// methods
-///     .typed("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move { Ok::<_, RpcError>(a + b) })
+///     .register("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move { Ok::<_, RpcError>(a + b) })
 ///     .unwrap();
 /// let answer = methods.handle(r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#).await;
 /// assert_eq!(answer.as_deref(), Some(r#"{"jsonrpc":"2.0","result":5,"id":1}"#));
@@ -173,7 +178,7 @@ impl Methods {
         Arc::make_mut(&mut self.inner)
     }
 
-    fn register(&mut self, name: &str, handler: Arc<Erased>) -> Result<&mut Self, RegisterError> {
+    fn insert(&mut self, name: &str, handler: Arc<Erased>) -> Result<&mut Self, RegisterError> {
         if name.starts_with("rpc.") {
             return Err(RegisterError::Reserved(name.to_owned()));
         }
@@ -191,7 +196,7 @@ impl Methods {
     /// # Errors
     ///
     /// [`RegisterError`] when the name is taken or starts with `rpc.`.
-    pub fn typed<P, F, Fut, T, E>(
+    pub fn register<P, F, Fut, T, E>(
         &mut self,
         name: &str,
         names: &'static [&'static str],
@@ -209,7 +214,7 @@ impl Methods {
             let fut = handler(params, ctx);
             Ok(Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>)
         };
-        self.register(name, Arc::new(erased))
+        self.insert(name, Arc::new(erased))
     }
 
     /// Registers a method that reads its raw [`Params`] itself.
@@ -217,14 +222,18 @@ impl Methods {
     /// # Errors
     ///
     /// [`RegisterError`] when the name is taken or starts with `rpc.`.
-    pub fn call<F, Fut, T, E>(&mut self, name: &str, handler: F) -> Result<&mut Self, RegisterError>
+    pub fn register_raw<F, Fut, T, E>(
+        &mut self,
+        name: &str,
+        handler: F,
+    ) -> Result<&mut Self, RegisterError>
     where
         F: Fn(Params, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
         T: Serialize + 'static,
         E: Into<RpcError> + 'static,
     {
-        self.typed(name, &[], handler)
+        self.register(name, &[], handler)
     }
 
     /// Registers a notification handler. A notification is never answered; a call (with an id)
@@ -233,7 +242,7 @@ impl Methods {
     /// # Errors
     ///
     /// [`RegisterError`] when the name is taken or starts with `rpc.`.
-    pub fn notice<P, F, Fut>(
+    pub fn register_notification<P, F, Fut>(
         &mut self,
         name: &str,
         names: &'static [&'static str],
@@ -244,7 +253,7 @@ impl Methods {
         F: Fn(P, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        self.typed(name, names, move |params: P, ctx| {
+        self.register(name, names, move |params: P, ctx| {
             let fut = handler(params, ctx);
             async move {
                 fut.await;
@@ -313,7 +322,7 @@ impl Methods {
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let sink = Arc::clone(&seen);
     /// let mut methods = Methods::new();
-    /// methods.typed("one", &[], |(): (), _| async { Ok::<_, RpcError>(1) }).unwrap();
+    /// methods.register("one", &[], |(): (), _| async { Ok::<_, RpcError>(1) }).unwrap();
     /// methods.observe(move |o| sink.lock().unwrap().push((o.method.to_owned(), o.outcome)));
     /// methods.handle(r#"[{"jsonrpc":"2.0","method":"one","id":1},{"jsonrpc":"2.0","method":"two","id":2}]"#).await;
     /// assert_eq!(*seen.lock().unwrap(), [

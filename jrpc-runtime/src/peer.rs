@@ -256,7 +256,7 @@ struct Shared {
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let (a, b) = tokio::io::duplex(1024);
 /// let mut methods = Methods::new();
-/// methods.typed("double", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(2 * x) }).unwrap();
+/// methods.register("double", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(2 * x) }).unwrap();
 /// let (_server, server_loop) = Peer::connect(a, Default::default(), methods, PeerConfig::default());
 /// tokio::spawn(server_loop);
 /// let (client, client_loop) = Peer::connect(b, Default::default(), Methods::new(), PeerConfig::default());

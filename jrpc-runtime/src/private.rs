@@ -6,7 +6,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-pub use crate::params::Whole;
 use crate::{ClientError, Methods, ParamEncoding, RegisterError, RpcError};
 
 /// Registration results of generated code: names were checked when the macro ran.

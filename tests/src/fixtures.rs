@@ -9,7 +9,7 @@ use tokio::sync::Semaphore;
 /// `add [a, b]`: the sum of two integers, answered at once.
 pub fn add(methods: &mut Methods) {
     methods
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
+        .register("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
             Ok::<_, RpcError>(a + b)
         })
         .unwrap();
@@ -18,7 +18,7 @@ pub fn add(methods: &mut Methods) {
 /// `big [n]`: a string of `n` `x`s, for answers of a chosen size.
 pub fn big(methods: &mut Methods) {
     methods
-        .typed("big", &["n"], |(n,): (usize,), _| async move {
+        .register("big", &["n"], |(n,): (usize,), _| async move {
             Ok::<_, RpcError>("x".repeat(n))
         })
         .unwrap();
@@ -28,7 +28,7 @@ pub fn big(methods: &mut Methods) {
 pub fn count_pings(methods: &mut Methods, pings: &Arc<AtomicUsize>) {
     let pings = Arc::clone(pings);
     methods
-        .notice("ping", &[], move |(): (), _| {
+        .register_notification("ping", &[], move |(): (), _| {
             let pings = Arc::clone(&pings);
             async move {
                 pings.fetch_add(1, Ordering::SeqCst);
@@ -69,7 +69,7 @@ impl Gate {
 pub fn gate(methods: &mut Methods, gate: &Arc<Gate>) {
     let g = Arc::clone(gate);
     methods
-        .typed("gate", &[], move |(): (), _| {
+        .register("gate", &[], move |(): (), _| {
             let g = Arc::clone(&g);
             async move {
                 g.entered.fetch_add(1, Ordering::SeqCst);

@@ -91,7 +91,7 @@ async fn whoami_and_ticks_over_http_and_ws() {
         let mut methods = Methods::new();
         let sink = Arc::clone(&seen);
         methods
-            .notice("tick", &["n"], move |(n,): (u32,), _| {
+            .register_notification("tick", &["n"], move |(n,): (u32,), _| {
                 sink.lock().unwrap().push(n);
                 async {}
             })

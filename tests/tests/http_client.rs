@@ -31,7 +31,7 @@ fn methods(state: &Arc<State>) -> Methods {
     let mut methods = Methods::new();
     add(&mut methods);
     methods
-        .typed("divide", &["a", "b"], |(a, b): (f64, f64), _| async move {
+        .register("divide", &["a", "b"], |(a, b): (f64, f64), _| async move {
             if b == 0.0 {
                 Err(RpcError::new(1, "division by zero").with_data(&[a, b]))
             } else {
@@ -40,18 +40,18 @@ fn methods(state: &Arc<State>) -> Methods {
         })
         .unwrap();
     methods
-        .typed("port", &[], |(): (), ctx: Context| async move {
+        .register("port", &[], |(): (), ctx: Context| async move {
             Ok::<_, RpcError>(ctx.peer_addr().map(|addr| addr.port()))
         })
         .unwrap();
     methods
-        .typed("auth", &[], |(): (), ctx: Context| async move {
+        .register("auth", &[], |(): (), ctx: Context| async move {
             Ok::<_, RpcError>(request_header(&ctx, "authorization"))
         })
         .unwrap();
     big(&mut methods);
     methods
-        .typed("panics", &[], |(): (), _| async move {
+        .register("panics", &[], |(): (), _| async move {
             if true {
                 panic!("boom");
             }
@@ -61,7 +61,7 @@ fn methods(state: &Arc<State>) -> Methods {
     count_pings(&mut methods, &state.pings);
     let s = Arc::clone(state);
     methods
-        .typed("gate", &[], move |(): (), _| {
+        .register("gate", &[], move |(): (), _| {
             let s = Arc::clone(&s);
             async move {
                 s.release.notified().await;

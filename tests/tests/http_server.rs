@@ -31,7 +31,7 @@ fn methods(state: &Arc<State>) -> Methods {
     let mut methods = Methods::new();
     add(&mut methods);
     methods
-        .typed("whoami", &[], |(): (), ctx: Context| async move {
+        .register("whoami", &[], |(): (), ctx: Context| async move {
             let header = request_header(&ctx, "x-custom");
             Ok::<_, RpcError>(serde_json::json!({
                 "transport": ctx.transport().as_str(),
@@ -44,7 +44,7 @@ fn methods(state: &Arc<State>) -> Methods {
     count_pings(&mut methods, &state.pings);
     let s = Arc::clone(state);
     methods
-        .typed("gate", &[], move |(): (), _| {
+        .register("gate", &[], move |(): (), _| {
             let s = Arc::clone(&s);
             async move {
                 s.entered.notify_one();
@@ -54,7 +54,7 @@ fn methods(state: &Arc<State>) -> Methods {
         })
         .unwrap();
     methods
-        .typed("sleep", &["ms"], |(ms,): (u64,), _| async move {
+        .register("sleep", &["ms"], |(ms,): (u64,), _| async move {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             Ok::<_, RpcError>("slept")
         })
@@ -466,7 +466,7 @@ async fn map_context_adds_to_each_request_context() {
     bounded(async {
         let mut methods = Methods::new();
         methods
-            .typed("user", &[], |(): (), ctx: Context| async move {
+            .register("user", &[], |(): (), ctx: Context| async move {
                 let user = ctx.extension::<User>().map(|u| u.0.clone());
                 let headers = ctx.headers().map(|h| h.len());
                 Ok::<_, RpcError>((user, headers.is_some_and(|n| n > 0)))

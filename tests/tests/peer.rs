@@ -189,7 +189,7 @@ impl Drop for DropGuard {
 fn hold(methods: &mut Methods, events: &Events, gate: &Arc<Semaphore>) {
     let (events, gate) = (events.clone(), Arc::clone(gate));
     methods
-        .typed("hold", &[], move |(): (), _ctx| {
+        .register("hold", &[], move |(): (), _ctx| {
             let (events, gate) = (events.clone(), Arc::clone(&gate));
             async move {
                 let _guard = DropGuard(events.clone());
@@ -213,7 +213,7 @@ fn holding() -> (Methods, Arc<Semaphore>, mpsc::UnboundedReceiver<String>) {
 /// `hang`: never answers.
 fn hang(methods: &mut Methods) {
     methods
-        .typed("hang", &[], |(): (), _ctx| async {
+        .register("hang", &[], |(): (), _ctx| async {
             std::future::pending::<()>().await;
             Ok::<_, RpcError>(())
         })
@@ -238,7 +238,7 @@ async fn both_sides_call_each_other_at_once() {
             let mut methods = Methods::new();
             add(&mut methods);
             methods
-                .typed("name", &[], move |(): (), _ctx| async move {
+                .register("name", &[], move |(): (), _ctx| async move {
                     Ok::<_, RpcError>(name)
                 })
                 .unwrap();
@@ -866,7 +866,7 @@ async fn a_result_written_over_several_lines_goes_out_as_one() {
         let mut methods = Methods::new();
         add(&mut methods);
         methods
-            .typed("pretty", &[], |(): (), _| async {
+            .register("pretty", &[], |(): (), _| async {
                 serde_json::value::RawValue::from_string("{\n  \"a\": [1,\r\n 2]\n}".into())
                     .map_err(|_| RpcError::internal())
             })
@@ -985,7 +985,7 @@ async fn a_notification_handler_finishes_before_the_next_message_is_read() {
         let mut methods = Methods::new();
         let note_log = Arc::clone(&log);
         methods
-            .notice("note", &[], move |(): (), _ctx| {
+            .register_notification("note", &[], move |(): (), _ctx| {
                 let log = Arc::clone(&note_log);
                 async move {
                     log.lock().unwrap().push("note started");
@@ -997,7 +997,7 @@ async fn a_notification_handler_finishes_before_the_next_message_is_read() {
             .unwrap();
         let mark_log = Arc::clone(&log);
         methods
-            .typed("mark", &[], move |(): (), _ctx| {
+            .register("mark", &[], move |(): (), _ctx| {
                 let log = Arc::clone(&mark_log);
                 async move {
                     log.lock().unwrap().push("mark");
@@ -1022,7 +1022,7 @@ async fn a_running_call_does_not_hold_up_reading() {
         let (mut methods, gate, mut rx) = holding();
         let open = Arc::clone(&gate);
         methods
-            .notice("open", &[], move |(): (), _ctx| {
+            .register_notification("open", &[], move |(): (), _ctx| {
                 let gate = Arc::clone(&open);
                 async move { gate.add_permits(1) }
             })
@@ -1042,7 +1042,7 @@ async fn a_handlers_pushes_arrive_before_its_answer() {
     bounded(async {
         let mut server = Methods::new();
         server
-            .typed(
+            .register(
                 "work",
                 &["steps"],
                 |(steps,): (u32,), ctx: Context| async move {
@@ -1060,7 +1060,7 @@ async fn a_handlers_pushes_arrive_before_its_answer() {
         let mut client = Methods::new();
         let log = Arc::clone(&seen);
         client
-            .notice("progress", &["step"], move |(step,): (u32,), _ctx| {
+            .register_notification("progress", &["step"], move |(step,): (u32,), _ctx| {
                 let log = Arc::clone(&log);
                 async move { log.lock().unwrap().push(step) }
             })
@@ -1092,7 +1092,7 @@ async fn a_call_handler_calls_the_other_side_and_waits_for_it() {
         // `workspace/configuration` before it answers.
         let mut server = Methods::new();
         server
-            .typed("initialize", &[], |(): (), ctx: Context| async move {
+            .register("initialize", &[], |(): (), ctx: Context| async move {
                 let peer = ctx.peer().expect("a peer connection");
                 let config: Vec<Value> = peer
                     .call(
@@ -1106,7 +1106,7 @@ async fn a_call_handler_calls_the_other_side_and_waits_for_it() {
             .unwrap();
         let mut client = Methods::new();
         client
-            .typed(
+            .register(
                 "workspace/configuration",
                 &["items"],
                 |(items,): (Vec<Value>,), _ctx| async move {
@@ -1215,7 +1215,7 @@ async fn large_messages_both_ways_at_once_do_not_deadlock() {
         let echo = || {
             let mut methods = Methods::new();
             methods
-                .typed("echo", &["text"], |(text,): (String,), _ctx| async move {
+                .register("echo", &["text"], |(text,): (String,), _ctx| async move {
                     Ok::<_, RpcError>(text)
                 })
                 .unwrap();
@@ -1247,7 +1247,7 @@ async fn overflow_close_closes_a_connection_whose_other_side_stopped_reading() {
     bounded(async {
         let mut methods = Methods::new();
         methods
-            .typed("flood", &[], |(): (), ctx: Context| async move {
+            .register("flood", &[], |(): (), ctx: Context| async move {
                 let peer = ctx.peer().expect("a peer connection");
                 let chunk = "x".repeat(1024);
                 for _ in 0..1000 {
@@ -1283,7 +1283,7 @@ async fn dropping_the_loop_cancels_every_handler() {
         hold(&mut methods, &tx, &gate);
         let waiting = tx.clone();
         methods
-            .notice("wait", &[], move |(): (), _ctx| {
+            .register_notification("wait", &[], move |(): (), _ctx| {
                 let events = waiting.clone();
                 async move {
                     let _guard = DropGuard(events.clone());

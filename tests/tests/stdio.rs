@@ -45,7 +45,7 @@ fn spawn_plain(command: Command, framing: Framing) -> Peer {
 fn parent_methods(ticks: &Arc<Mutex<Vec<u32>>>) -> Methods {
     let mut methods = Methods::new();
     methods
-        .typed(
+        .register(
             "answer",
             &["question"],
             |(q,): (String,), _ctx| async move { Ok::<_, RpcError>(format!("re: {q}")) },
@@ -53,7 +53,7 @@ fn parent_methods(ticks: &Arc<Mutex<Vec<u32>>>) -> Methods {
         .unwrap();
     let ticks = Arc::clone(ticks);
     methods
-        .notice("tick", &["n"], move |(n,): (u32,), _ctx| {
+        .register_notification("tick", &["n"], move |(n,): (u32,), _ctx| {
             let ticks = Arc::clone(&ticks);
             async move { ticks.lock().unwrap().push(n) }
         })
@@ -112,7 +112,7 @@ async fn handlers_see_the_stdio_transport_both_ways() {
     bounded(async {
         let mut methods = Methods::new();
         methods
-            .typed(
+            .register(
                 "answer",
                 &["q"],
                 |(_q,): (String,), ctx: Context| async move {
@@ -182,7 +182,7 @@ async fn the_child_is_killed_when_the_last_handle_drops_while_it_calls_us() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut methods = Methods::new();
         methods
-            .typed("answer", &["q"], move |(_q,): (String,), _ctx| {
+            .register("answer", &["q"], move |(_q,): (String,), _ctx| {
                 let tx = tx.clone();
                 async move {
                     let _guard = DropGuard(tx.clone());

@@ -9,39 +9,40 @@ use serde_json::{Value, json};
 
 fn methods() -> Methods {
     let mut m = Methods::new();
-    m.typed(
+    m.register(
         "subtract",
         &["minuend", "subtrahend"],
         |(a, b): (i64, i64), _| async move { Ok::<_, RpcError>(a - b) },
     )
     .unwrap();
-    m.typed("fail", &["code"], |(code,): (i32,), _| async move {
+    m.register("fail", &["code"], |(code,): (i32,), _| async move {
         Err::<(), _>(RpcError::new(code, "custom"))
     })
     .unwrap();
-    m.typed("panic", &[], |(): (), _| async move {
+    m.register("panic", &[], |(): (), _| async move {
         if true {
             panic!("boom");
         }
         Ok::<(), RpcError>(())
     })
     .unwrap();
-    m.typed("sleep", &["ms"], |(ms,): (u64,), _| async move {
+    m.register("sleep", &["ms"], |(ms,): (u64,), _| async move {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         Ok::<_, RpcError>(ms)
     })
     .unwrap();
-    m.typed("unencodable", &[], |(): (), _| async move {
+    m.register("unencodable", &[], |(): (), _| async move {
         let mut map = std::collections::HashMap::new();
         map.insert(vec![1u8], 1);
         Ok::<_, RpcError>(map)
     })
     .unwrap();
-    m.call("echo", |params: Params, _| async move {
+    m.register_raw("echo", |params: Params, _| async move {
         Ok::<_, RpcError>(params.into_raw())
     })
     .unwrap();
-    m.notice("note", &[], |_: Params, _| async {}).unwrap();
+    m.register_notification("note", &[], |_: Params, _| async {})
+        .unwrap();
     m
 }
 
@@ -155,7 +156,7 @@ async fn notification_handlers_run() {
     let seen = Arc::new(AtomicUsize::new(0));
     let mut m = Methods::new();
     let counter = Arc::clone(&seen);
-    m.notice("tick", &["n"], move |(n,): (usize,), _| {
+    m.register_notification("tick", &["n"], move |(n,): (usize,), _| {
         let counter = Arc::clone(&counter);
         async move {
             counter.fetch_add(n, Ordering::SeqCst);
@@ -428,20 +429,20 @@ async fn echo_keeps_numbers_as_sent() {
 async fn merge_refuses_duplicates_and_fallback_answers_unknown_methods() {
     let mut a = methods();
     let mut b = Methods::new();
-    b.typed("subtract", &[], |(): (), _| async { Ok::<_, RpcError>(0) })
+    b.register("subtract", &[], |(): (), _| async { Ok::<_, RpcError>(0) })
         .unwrap();
     assert!(a.merge(b).is_err());
     assert!(
-        a.typed("rpc.x", &[], |(): (), _| async { Ok::<_, RpcError>(0) })
+        a.register("rpc.x", &[], |(): (), _| async { Ok::<_, RpcError>(0) })
             .is_err()
     );
     assert!(
-        a.typed("subtract", &[], |(): (), _| async { Ok::<_, RpcError>(0) })
+        a.register("subtract", &[], |(): (), _| async { Ok::<_, RpcError>(0) })
             .is_err()
     );
 
     let mut c = Methods::new();
-    c.typed("other", &[], |(): (), _| async {
+    c.register("other", &[], |(): (), _| async {
         Ok::<_, RpcError>("other")
     })
     .unwrap();

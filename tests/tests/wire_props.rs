@@ -7,17 +7,17 @@ use serde_json::Value;
 
 fn methods() -> Methods {
     let mut m = Methods::new();
-    m.typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
+    m.register("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
         Ok::<_, RpcError>(a.wrapping_add(b))
     })
     .unwrap();
-    m.typed(
+    m.register(
         "opt",
         &["a", "b"],
         |(a, b): (Option<String>, Option<u8>), _| async move { Ok::<_, RpcError>((a, b)) },
     )
     .unwrap();
-    m.notice("note", &["x"], |(_x,): (Option<Value>,), _| async {})
+    m.register_notification("note", &["x"], |(_x,): (Option<Value>,), _| async {})
         .unwrap();
     m
 }

@@ -14,7 +14,7 @@ use jrpc_tests::{bounded, eventually};
 async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
     let mut methods = Methods::new();
     methods
-        .typed("watch", &[], |(): (), ctx: Context| async move {
+        .register("watch", &[], |(): (), ctx: Context| async move {
             Ok::<_, RpcError>(ctx.subscribe("firehose")?)
         })
         .unwrap();

@@ -53,12 +53,12 @@ fn client_methods() -> (Methods, mpsc::UnboundedReceiver<u32>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let mut methods = Methods::new();
     methods
-        .typed("whoareyou", &[], |(): (), _| async move {
+        .register("whoareyou", &[], |(): (), _| async move {
             Ok::<_, RpcError>("ada")
         })
         .unwrap();
     methods
-        .notice("counted", &["n"], move |(n,): (u32,), _| {
+        .register_notification("counted", &["n"], move |(n,): (u32,), _| {
             let tx = tx.clone();
             async move {
                 let _ = tx.send(n);

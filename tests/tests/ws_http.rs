@@ -28,7 +28,7 @@ fn methods(gate: &Arc<Semaphore>, started: mpsc::UnboundedSender<()>) -> Methods
     let mut methods = Methods::new();
     let gate = Arc::clone(gate);
     methods
-        .typed("hold", &[], move |(): (), _| {
+        .register("hold", &[], move |(): (), _| {
             let (gate, started) = (Arc::clone(&gate), started.clone());
             async move {
                 let _ = started.send(());
@@ -38,17 +38,17 @@ fn methods(gate: &Arc<Semaphore>, started: mpsc::UnboundedSender<()>) -> Methods
         })
         .unwrap();
     methods
-        .typed("echo", &["text"], |(text,): (String,), _| async move {
+        .register("echo", &["text"], |(text,): (String,), _| async move {
             Ok::<_, RpcError>(text)
         })
         .unwrap();
     methods
-        .typed("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
+        .register("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
             Ok::<_, RpcError>(ctx.subscribe(&topic)?)
         })
         .unwrap();
     methods
-        .typed("whoami", &[], |(): (), ctx: Context| async move {
+        .register("whoami", &[], |(): (), ctx: Context| async move {
             Ok::<_, RpcError>(json!({
                 "user": ctx.extension::<User>().map(|user| user.0.clone()),
                 "websocket": ctx.transport() == Transport::WebSocket,

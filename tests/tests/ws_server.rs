@@ -28,7 +28,7 @@ fn methods(state: &Arc<State>) -> Methods {
     let mut methods = Methods::new();
     add(&mut methods);
     methods
-        .typed("chatty", &["n"], |(n,): (u32,), ctx: Context| async move {
+        .register("chatty", &["n"], |(n,): (u32,), ctx: Context| async move {
             let peer = ctx.peer().expect("a WebSocket connection has a peer");
             for i in 0..n {
                 peer.notify("progress", [i])
@@ -39,7 +39,7 @@ fn methods(state: &Arc<State>) -> Methods {
         })
         .unwrap();
     methods
-        .typed("whoami", &[], |(): (), ctx: Context| async move {
+        .register("whoami", &[], |(): (), ctx: Context| async move {
             let custom = request_header(&ctx, "x-custom");
             Ok::<_, RpcError>(json!({
                 "transport": ctx.transport().as_str(),

@@ -12,12 +12,12 @@ use tokio::sync::mpsc;
 fn methods() -> Methods {
     let mut methods = Methods::new();
     methods
-        .typed("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
+        .register("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
             Ok::<_, RpcError>(ctx.subscribe(&topic)?)
         })
         .unwrap();
     methods
-        .typed(
+        .register(
             "unwatch",
             &["topic"],
             |(topic,): (String,), ctx: Context| async move {
@@ -33,7 +33,7 @@ async fn subscriber(url: &str) -> (WsClient, mpsc::UnboundedReceiver<String>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let mut handlers = Methods::new();
     handlers
-        .notice("news", &["headline"], move |(headline,): (String,), _| {
+        .register_notification("news", &["headline"], move |(headline,): (String,), _| {
             let tx = tx.clone();
             async move {
                 let _ = tx.send(headline);

@@ -148,19 +148,19 @@ impl Shape {
         let name = self.name();
         let generics: Vec<_> = (0..self.arity).map(|i| format_ident!("P{i}")).collect();
         let params = if self.whole {
-            quote!(#krate::__private::Whole<#(#generics)*>)
+            quote!(#krate::Whole<#(#generics)*>)
         } else {
             quote!((#(#generics,)*))
         };
         let (register, output_generics, output_bounds) = if self.notification {
             (
-                quote!(notice),
+                quote!(register_notification),
                 quote!(),
                 quote!(Fut: ::core::future::Future<Output = ()> + ::core::marker::Send + 'static,),
             )
         } else {
             (
-                quote!(typed),
+                quote!(register),
                 quote!(T, E,),
                 quote! {
                     T: #krate::__private::RpcResult,
@@ -218,8 +218,8 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
         .collect();
     let (pat, ty) = if method.attrs.whole.is_some() {
         (
-            quote_spanned!(span=> #krate::__private::Whole(#(#idents)*)),
-            quote_spanned!(span=> #krate::__private::Whole<#(#types)*>),
+            quote_spanned!(span=> #krate::Whole(#(#idents)*)),
+            quote_spanned!(span=> #krate::Whole<#(#types)*>),
         )
     } else {
         (

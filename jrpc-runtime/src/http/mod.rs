@@ -46,7 +46,7 @@
 //! use jrpc_runtime::{Context, Methods, RpcError};
 //!
 //! let mut methods = Methods::new();
-//! methods.typed("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
+//! methods.register("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
 //!     Ok::<_, RpcError>(ctx.subscribe(&topic)?)
 //! })?;
 //! let server = HttpServer::builder(methods)
@@ -69,7 +69,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let mut methods = Methods::new();
-//! methods.typed("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move { Ok::<_, RpcError>(a + b) })?;
+//! methods.register("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move { Ok::<_, RpcError>(a + b) })?;
 //!
 //! let server = HttpServer::builder(methods)
 //!     .rpc_path("/rpc")

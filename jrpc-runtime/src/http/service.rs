@@ -320,7 +320,7 @@ mod tests {
     fn service(max_body_bytes: usize) -> RpcService {
         let mut methods = Methods::new();
         methods
-            .typed("echo_tag", &[], |(): (), ctx: Context| async move {
+            .register("echo_tag", &[], |(): (), ctx: Context| async move {
                 Ok::<_, RpcError>(ctx.request_tag().map(str::to_owned))
             })
             .unwrap();

@@ -31,7 +31,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let mut handlers = Methods::new();
-/// handlers.notice("tick", &["n"], |(n,): (u64,), _| async move { println!("tick {n}") })?;
+/// handlers.register_notification("tick", &["n"], |(n,): (u64,), _| async move { println!("tick {n}") })?;
 /// let client = WsClient::connect("ws://127.0.0.1:9000/ws", handlers).await?;
 /// let sum: i64 = client.call("add", [2, 3]).await?;
 /// assert_eq!(sum, 5);

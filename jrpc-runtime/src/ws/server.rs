@@ -57,7 +57,7 @@ const HANDSHAKE_TIMEOUT: Duration = crate::http::DEFAULT_HEADER_READ_TIMEOUT;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let mut methods = Methods::new();
-/// methods.typed("add", &["a", "b"], |(a, b): (i64, i64), _| async move { Ok::<_, RpcError>(a + b) })?;
+/// methods.register("add", &["a", "b"], |(a, b): (i64, i64), _| async move { Ok::<_, RpcError>(a + b) })?;
 /// let server = WsServer::builder(methods).build()?;
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:9000").await?;
 /// # let stop_requested = std::future::pending::<()>();

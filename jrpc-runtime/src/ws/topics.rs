@@ -25,7 +25,7 @@ use crate::{Caller as _, ClientError, Context, Peer};
 ///
 /// let mut methods = Methods::new();
 /// methods
-///     .typed("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
+///     .register("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
 ///         ctx.subscribe(&topic)?;
 ///         Ok::<_, RpcError>(true)
 ///     })

@@ -16,27 +16,27 @@ use serde_json::Value;
 fn methods() -> Result<Methods, jrpc_runtime::RegisterError> {
     let mut methods = Methods::new();
     methods
-        .typed("pid", &[], |(): (), _ctx| async {
+        .register("pid", &[], |(): (), _ctx| async {
             Ok::<_, RpcError>(std::process::id())
         })?
-        .typed("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move {
+        .register("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move {
             Ok::<_, RpcError>(a.wrapping_add(b))
         })?
-        .typed(
+        .register(
             "echo",
             &[],
             |Whole(params): Whole<Value>, _ctx| async move { Ok::<_, RpcError>(params) },
         )?
-        .typed("sleep", &["ms"], |(ms,): (u64,), _ctx| async move {
+        .register("sleep", &["ms"], |(ms,): (u64,), _ctx| async move {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             Ok::<_, RpcError>(ms)
         })?
-        .typed("hang", &[], |(): (), _ctx| async {
+        .register("hang", &[], |(): (), _ctx| async {
             std::future::pending::<()>().await;
             Ok::<_, RpcError>(())
         })?
         // Calls the parent's `answer` with `question` and answers what the parent said.
-        .typed(
+        .register(
             "ask",
             &["question"],
             |(question,): (String,), ctx: Context| async move {
@@ -47,7 +47,7 @@ fn methods() -> Result<Methods, jrpc_runtime::RegisterError> {
             },
         )?
         // Sends `tick [n]` for n in 1..=count, then answers `count`.
-        .typed(
+        .register(
             "ticks",
             &["count"],
             |(count,): (u32,), ctx: Context| async move {
@@ -62,14 +62,14 @@ fn methods() -> Result<Methods, jrpc_runtime::RegisterError> {
         )?
         // Calls the parent's `answer` in the background: the parent is called while it calls
         // nothing itself.
-        .notice("call_me", &[], |(): (), ctx: Context| async move {
+        .register_notification("call_me", &[], |(): (), ctx: Context| async move {
             if let Some(peer) = ctx.peer().cloned() {
                 tokio::spawn(async move {
                     let _ = peer.call::<Value>("answer", ["later"]).await;
                 });
             }
         })?
-        .notice("quit", &[], |(): (), _ctx| async { std::process::exit(0) })?;
+        .register_notification("quit", &[], |(): (), _ctx| async { std::process::exit(0) })?;
     Ok(methods)
 }
 
