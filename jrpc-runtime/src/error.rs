@@ -310,6 +310,10 @@ pub enum ClientError {
     /// The answer was not a valid response, or its result did not decode into the expected type.
     #[error("malformed answer: {0}")]
     Malformed(String),
+    /// The call's own params could not be encoded as JSON (a map with non-string keys, a
+    /// `Serialize` impl that failed); nothing was sent.
+    #[error("params could not be encoded: {0}")]
+    Encode(String),
     /// The transport failed (I/O, HTTP status, connection refused, ...).
     #[error("transport: {0}")]
     Transport(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -538,7 +538,7 @@ impl Peer {
 /// (such as `()`), which are left out of the request.
 pub(crate) fn encode_params(params: &impl Serialize) -> Result<Option<Box<RawValue>>, ClientError> {
     let raw = serde_json::value::to_raw_value(params)
-        .map_err(|err| ClientError::Malformed(format!("params: {err}")))?;
+        .map_err(|err| ClientError::Encode(format!("params: {err}")))?;
     Ok((raw.get() != "null").then_some(raw))
 }
 

@@ -75,7 +75,7 @@ impl ParamsBuilder {
     ///
     /// # Errors
     ///
-    /// [`ClientError::Malformed`] when the value cannot be encoded.
+    /// [`ClientError::Encode`] when the value cannot be encoded.
     pub fn push<T: Serialize + ?Sized>(
         &mut self,
         name: &'static str,
@@ -89,7 +89,7 @@ impl ParamsBuilder {
         }
         let start = self.out.len();
         serde_json::to_writer(&mut self.out, value)
-            .map_err(|err| ClientError::Malformed(format!("parameter \"{name}\": {err}")))?;
+            .map_err(|err| ClientError::Encode(format!("parameter \"{name}\": {err}")))?;
         if self.encoding == ParamEncoding::Named && &self.out[start..] == b"null" {
             self.out.truncate(mark);
             return Ok(());
@@ -127,11 +127,11 @@ impl ParamsBuilder {
     ///
     /// # Errors
     ///
-    /// [`ClientError::Malformed`] when the value cannot be encoded.
+    /// [`ClientError::Encode`] when the value cannot be encoded.
     pub fn whole<T: Serialize + ?Sized>(value: &T) -> Result<Option<Box<RawValue>>, ClientError> {
         serde_json::value::to_raw_value(value)
             .map(Some)
-            .map_err(|err| ClientError::Malformed(format!("params: {err}")))
+            .map_err(|err| ClientError::Encode(format!("params: {err}")))
     }
 }
 
