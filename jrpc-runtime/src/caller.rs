@@ -1,13 +1,13 @@
-//! The client side: what generated stubs call through.
+//! The client side: what generated stubs and applications call through.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::message::call_text;
-use crate::{ClientError, Id, Message, Methods};
+use crate::ClientError;
 
 /// How a stub sends its parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -21,8 +21,12 @@ pub enum ParamEncoding {
 }
 
 /// Something that sends calls and notifications to a JSON-RPC server: the HTTP and WebSocket
-/// clients, a [`Peer`](crate::Peer), or a [`Methods`] table in-process. Generated stubs
-/// (`FooClient<C: Caller>`) work over any of them.
+/// clients, a [`Peer`](crate::Peer), or a [`Methods`](crate::Methods) table in-process.
+/// Generated stubs (`FooClient<C: Caller>`) work over any of them.
+///
+/// An implementation provides the two raw methods; [`call`](Caller::call) and
+/// [`notify`](Caller::notify), which encode the params and decode the result, come with the
+/// trait, so they are written once for every caller. Bring the trait into scope to use them.
 ///
 /// ```
 /// use jrpc_runtime::{Caller, Methods, RpcError};
@@ -30,13 +34,14 @@ pub enum ParamEncoding {
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let mut methods = Methods::new();
 /// methods.register("neg", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(-x) }).unwrap();
-/// let params = serde_json::value::to_raw_value(&[5]).ok();
-/// let result = methods.call_raw("neg", params).await.unwrap();
-/// assert_eq!(result.get(), "-5");
+/// let neg: i64 = methods.call("neg", [5]).await.unwrap();
+/// assert_eq!(neg, -5);
+/// let raw = methods.call_raw("neg", serde_json::value::to_raw_value(&[6]).ok()).await.unwrap();
+/// assert_eq!(raw.get(), "-6");
 /// # });
 /// ```
 pub trait Caller: Send + Sync {
-    /// Calls `method` and waits for its result.
+    /// Calls `method` with params already encoded, and waits for its result.
     ///
     /// # Errors
     ///
@@ -47,7 +52,7 @@ pub trait Caller: Send + Sync {
         params: Option<Box<RawValue>>,
     ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send;
 
-    /// Sends a notification; nothing comes back.
+    /// Sends a notification with params already encoded; nothing comes back.
     ///
     /// # Errors
     ///
@@ -57,70 +62,85 @@ pub trait Caller: Send + Sync {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> impl Future<Output = Result<(), ClientError>> + Send;
-}
 
-impl<C: Caller + ?Sized> Caller for &C {
-    fn call_raw(
+    /// Calls `method` and decodes its result. `params` that encode as `null` (such as `()`) are
+    /// left out of the request.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Encode`] when `params` cannot be encoded, [`ClientError::Malformed`] when
+    /// the result does not decode into `R`, and whatever [`call_raw`](Caller::call_raw) fails
+    /// with.
+    fn call<R: DeserializeOwned>(
         &self,
         method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send {
-        (**self).call_raw(method, params)
-    }
-
-    fn notify_raw(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> impl Future<Output = Result<(), ClientError>> + Send {
-        (**self).notify_raw(method, params)
-    }
-}
-
-impl<C: Caller + ?Sized> Caller for Arc<C> {
-    fn call_raw(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send {
-        (**self).call_raw(method, params)
-    }
-
-    fn notify_raw(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> impl Future<Output = Result<(), ClientError>> + Send {
-        (**self).notify_raw(method, params)
-    }
-}
-
-/// Ids for in-process calls; they only need to be distinct while a call runs.
-static NEXT_ID: AtomicI64 = AtomicI64::new(1);
-
-/// In-process calls: the request goes through [`Methods::handle`] as text, exactly as it would
-/// arrive over a transport, and handlers see [`Transport::InProcess`](crate::Transport::InProcess).
-impl Caller for Methods {
-    async fn call_raw(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let id = Id::from(NEXT_ID.fetch_add(1, Ordering::Relaxed));
-        let body = call_text(Some(&id), method, params.as_deref());
-        match self.handle(&body).await {
-            Some(answer) => Message::parse(&answer)?.into_result(),
-            None => Err(ClientError::Malformed("no answer to a call".into())),
+        params: impl Serialize,
+    ) -> impl Future<Output = Result<R, ClientError>> + Send {
+        let params = encode_params(&params);
+        async move {
+            let raw = self.call_raw(method, params?).await?;
+            decode_result(&raw)
         }
     }
 
-    async fn notify_raw(
+    /// Sends the notification `method`. `params` that encode as `null` are left out.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Encode`] when `params` cannot be encoded, and whatever
+    /// [`notify_raw`](Caller::notify_raw) fails with.
+    fn notify(
         &self,
         method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<(), ClientError> {
-        let body = call_text(None, method, params.as_deref());
-        self.handle(&body).await;
-        Ok(())
+        params: impl Serialize,
+    ) -> impl Future<Output = Result<(), ClientError>> + Send {
+        let params = encode_params(&params);
+        async move { self.notify_raw(method, params?).await }
     }
+}
+
+/// Forwards the raw methods to the caller behind a pointer.
+macro_rules! forward_caller {
+    ($($pointer:ty),*) => {$(
+        impl<C: Caller + ?Sized> Caller for $pointer {
+            fn call_raw(
+                &self,
+                method: &str,
+                params: Option<Box<RawValue>>,
+            ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send {
+                (**self).call_raw(method, params)
+            }
+
+            fn notify_raw(
+                &self,
+                method: &str,
+                params: Option<Box<RawValue>>,
+            ) -> impl Future<Output = Result<(), ClientError>> + Send {
+                (**self).notify_raw(method, params)
+            }
+        }
+    )*};
+}
+
+forward_caller!(&C, Arc<C>);
+
+/// Encodes the params of a call or a notification: `None` for params that encode as `null`
+/// (such as `()`), which are left out of the request.
+///
+/// # Errors
+///
+/// [`ClientError::Encode`] when `params` cannot be encoded.
+pub(crate) fn encode_params(params: &impl Serialize) -> Result<Option<Box<RawValue>>, ClientError> {
+    let raw = serde_json::value::to_raw_value(params)
+        .map_err(|err| ClientError::Encode(format!("params: {err}")))?;
+    Ok((raw.get() != "null").then_some(raw))
+}
+
+/// Decodes a call's result into the type the caller expects.
+///
+/// # Errors
+///
+/// [`ClientError::Malformed`] when the result does not decode into `T`.
+pub(crate) fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ClientError> {
+    serde_json::from_str(raw.get()).map_err(|err| ClientError::Malformed(format!("result: {err}")))
 }

@@ -1,263 +1,8 @@
-//! Error codes, the error object of a response, and the errors a client sees.
+//! The errors users handle: a registration refused, a client call failed, a setting refused.
 
-use std::borrow::Cow;
-use std::fmt;
 use std::time::Duration;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::ser::{SerializeStruct, Serializer};
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
-
-/// A JSON-RPC error code: an open set, so any `i32` is a valid code.
-///
-/// ```
-/// use jrpc_runtime::ErrorCode;
-///
-/// assert_eq!(ErrorCode::METHOD_NOT_FOUND.code(), -32601);
-/// assert!(ErrorCode::new(-32000).is_server_error());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ErrorCode(pub i32);
-
-impl ErrorCode {
-    /// Invalid JSON was received.
-    pub const PARSE_ERROR: Self = Self(-32700);
-    /// The JSON sent is not a valid request object.
-    pub const INVALID_REQUEST: Self = Self(-32600);
-    /// The method does not exist or is not available.
-    pub const METHOD_NOT_FOUND: Self = Self(-32601);
-    /// Invalid method parameters.
-    pub const INVALID_PARAMS: Self = Self(-32602);
-    /// Internal JSON-RPC error.
-    pub const INTERNAL_ERROR: Self = Self(-32603);
-    /// The first code of the implementation-defined server range (`-32099..=-32000`); jrpc answers it
-    /// when a call is refused for load (too many calls in flight).
-    pub const SERVER_ERROR: Self = Self(-32000);
-    /// A call cancelled by the client (the LSP `RequestCancelled` code).
-    pub const REQUEST_CANCELLED: Self = Self(-32800);
-
-    /// Wraps a raw code.
-    pub const fn new(code: i32) -> Self {
-        Self(code)
-    }
-
-    /// The raw code.
-    pub const fn code(self) -> i32 {
-        self.0
-    }
-
-    /// Whether the code lies in the implementation-defined server range `-32099..=-32000`.
-    pub const fn is_server_error(self) -> bool {
-        self.0 >= -32099 && self.0 <= -32000
-    }
-
-    /// Whether the specification reserves this code for protocol failures that a handler must not
-    /// claim: `-32768..=-32000`, less `-32602`, `-32603` and the server range.
-    pub const fn is_reserved(self) -> bool {
-        self.0 >= -32768
-            && self.0 <= -32000
-            && self.0 != -32602
-            && self.0 != -32603
-            && !self.is_server_error()
-    }
-
-    /// The specification's message for its own codes, else `None`.
-    pub const fn standard_message(self) -> Option<&'static str> {
-        match self.0 {
-            -32700 => Some("Parse error"),
-            -32600 => Some("Invalid Request"),
-            -32601 => Some("Method not found"),
-            -32602 => Some("Invalid params"),
-            -32603 => Some("Internal error"),
-            _ => None,
-        }
-    }
-}
-
-impl From<i32> for ErrorCode {
-    fn from(code: i32) -> Self {
-        Self(code)
-    }
-}
-
-impl fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
-    }
-}
-
-/// The `error` member of a JSON-RPC response: a code, a message and optional data.
-///
-/// Handlers return it (or any `E: Into<RpcError>`) to answer an application error; clients see it
-/// in [`ClientError::Failed`].
-///
-/// ```
-/// use jrpc_runtime::RpcError;
-///
-/// let err = RpcError::new(1, "division by zero").with_data(&[1, 0]);
-/// assert_eq!(err.code().code(), 1);
-/// assert_eq!(err.data().map(|d| d.get()), Some("[1,0]"));
-/// ```
-#[derive(Clone, Debug)]
-pub struct RpcError {
-    code: ErrorCode,
-    message: Cow<'static, str>,
-    data: Option<Box<RawValue>>,
-}
-
-impl RpcError {
-    /// An error with a code and a message and no data.
-    pub fn new(code: impl Into<ErrorCode>, message: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// Attaches `data`; a value that cannot be encoded leaves the data out.
-    #[must_use]
-    pub fn with_data<T: Serialize + ?Sized>(mut self, data: &T) -> Self {
-        self.data = serde_json::value::to_raw_value(data).ok();
-        self
-    }
-
-    /// Attaches already encoded `data`.
-    #[must_use]
-    pub fn with_raw_data(mut self, data: Box<RawValue>) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// `-32700 Parse error`.
-    pub fn parse_error() -> Self {
-        Self::standard(ErrorCode::PARSE_ERROR)
-    }
-
-    /// `-32600 Invalid Request`.
-    pub fn invalid_request() -> Self {
-        Self::standard(ErrorCode::INVALID_REQUEST)
-    }
-
-    /// `-32601 Method not found`.
-    pub fn method_not_found() -> Self {
-        Self::standard(ErrorCode::METHOD_NOT_FOUND)
-    }
-
-    /// `-32602 Invalid params`, with `data` a string saying what is wrong.
-    pub fn invalid_params(reason: impl Into<String>) -> Self {
-        Self::standard(ErrorCode::INVALID_PARAMS).with_data(&reason.into())
-    }
-
-    /// `-32603 Internal error`, with no detail (the reason belongs in logs, not on the wire).
-    pub fn internal() -> Self {
-        Self::standard(ErrorCode::INTERNAL_ERROR)
-    }
-
-    fn standard(code: ErrorCode) -> Self {
-        Self::new(code, code.standard_message().unwrap_or("Server error"))
-    }
-
-    /// The code.
-    pub fn code(&self) -> ErrorCode {
-        self.code
-    }
-
-    /// The message.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// The data, as JSON text.
-    pub fn data(&self) -> Option<&RawValue> {
-        self.data.as_deref()
-    }
-
-    /// Decodes the data into `T`; `None` when there is no data.
-    ///
-    /// # Errors
-    ///
-    /// When the data does not decode into `T`.
-    pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
-        self.data
-            .as_deref()
-            .map(|raw| serde_json::from_str(raw.get()))
-    }
-}
-
-impl fmt::Display for RpcError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error {}: {}", self.code, self.message)?;
-        if let Some(data) = &self.data {
-            write!(f, " ({})", data.get())?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for RpcError {}
-
-impl PartialEq for RpcError {
-    fn eq(&self, other: &Self) -> bool {
-        self.code == other.code
-            && self.message == other.message
-            && self.data.as_deref().map(RawValue::get) == other.data.as_deref().map(RawValue::get)
-    }
-}
-
-impl Serialize for RpcError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s =
-            serializer.serialize_struct("RpcError", 2 + usize::from(self.data.is_some()))?;
-        s.serialize_field("code", &self.code.0)?;
-        s.serialize_field("message", &self.message)?;
-        if let Some(data) = &self.data {
-            s.serialize_field("data", data)?;
-        }
-        s.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for RpcError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ErrorVisitor;
-        impl<'de> Visitor<'de> for ErrorVisitor {
-            type Value = RpcError;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON-RPC error object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RpcError, A::Error> {
-                let (mut code, mut message, mut data) = (None, None, None);
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    match &*key {
-                        "code" => code = Some(map.next_value::<i32>()?),
-                        "message" => message = Some(map.next_value::<String>()?),
-                        "data" => data = Some(map.next_value::<Box<RawValue>>()?),
-                        _ => {
-                            map.next_value::<de::IgnoredAny>()?;
-                        }
-                    }
-                }
-                let code = code.ok_or_else(|| de::Error::missing_field("code"))?;
-                // Some servers leave the message out; an empty one is kinder than a failure.
-                let message = message.unwrap_or_default();
-                Ok(RpcError {
-                    code: ErrorCode(code),
-                    message: message.into(),
-                    data,
-                })
-            }
-        }
-        deserializer.deserialize_map(ErrorVisitor)
-    }
-}
-
-impl From<std::convert::Infallible> for RpcError {
-    fn from(never: std::convert::Infallible) -> Self {
-        match never {}
-    }
-}
+use crate::RpcError;
 
 /// A method name registered twice, or a reserved one.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -332,5 +77,90 @@ impl ClientError {
 impl From<RpcError> for ClientError {
     fn from(err: RpcError) -> Self {
         Self::Failed(err)
+    }
+}
+
+/// A setting that a builder refused, naming it.
+///
+/// Every builder of this crate ([`PeerConfig`](crate::PeerConfig)'s and the servers' and
+/// clients') checks each value when it builds, and names the first one out of range by the
+/// method that sets it; none clamps a value silently.
+///
+/// ```
+/// use jrpc_runtime::PeerConfig;
+///
+/// let err = PeerConfig::builder().max_in_flight(0).build().unwrap_err();
+/// assert_eq!(err.key(), "max_in_flight");
+/// assert_eq!(err.to_string(), "invalid `max_in_flight`: must be at least 1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid `{key}`: {reason}")]
+pub struct ConfigError {
+    key: &'static str,
+    reason: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(key: &'static str, reason: impl Into<String>) -> Self {
+        Self {
+            key,
+            reason: reason.into(),
+        }
+    }
+
+    /// The setting's name, as the builder method that sets it is named.
+    pub fn key(&self) -> &'static str {
+        self.key
+    }
+
+    /// What is wrong with the value.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+/// The checks builders share, each failing with the key it names.
+pub(crate) mod check {
+    use std::time::Duration;
+
+    use super::ConfigError;
+
+    /// Zero would refuse every call, every message, every byte: a mistake, never a policy.
+    pub(crate) fn at_least_one(key: &'static str, value: usize) -> Result<(), ConfigError> {
+        if value == 0 {
+            return Err(ConfigError::new(key, "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// A count that becomes the size of a Tokio channel or semaphore, which has a ceiling.
+    pub(crate) fn permits(key: &'static str, value: usize) -> Result<(), ConfigError> {
+        let max = tokio::sync::Semaphore::MAX_PERMITS;
+        if value == 0 || value > max {
+            return Err(ConfigError::new(key, format!("must be between 1 and {max}")));
+        }
+        Ok(())
+    }
+
+    /// A limit that may be turned off with `None`; zero would fire at once (or spin).
+    pub(crate) fn optional_limit(
+        key: &'static str,
+        limit: Option<Duration>,
+    ) -> Result<(), ConfigError> {
+        if limit.is_some_and(|limit| limit.is_zero()) {
+            return Err(ConfigError::new(
+                key,
+                "must be above zero; use `None` to turn it off",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A limit that cannot be turned off.
+    pub(crate) fn limit(key: &'static str, limit: Duration) -> Result<(), ConfigError> {
+        if limit.is_zero() {
+            return Err(ConfigError::new(key, "must be above zero"));
+        }
+        Ok(())
     }
 }

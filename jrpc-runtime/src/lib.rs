@@ -76,19 +76,20 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod caller;
+#[cfg(any(feature = "http", feature = "ws"))]
 mod client;
-mod context;
+mod dispatch;
 mod error;
 pub mod framing;
+#[cfg(feature = "http")]
 pub mod http;
-mod id;
-mod message;
-mod methods;
-mod params;
 mod peer;
-mod request;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub mod server;
 pub mod stdio;
 mod time;
+mod wire;
+#[cfg(feature = "ws")]
 pub mod ws;
 
 #[doc(hidden)]
@@ -96,14 +97,15 @@ pub mod ws;
 pub mod __private;
 
 pub use caller::{Caller, ParamEncoding};
+#[cfg(any(feature = "http", feature = "ws"))]
 pub use client::Client;
-pub use context::{Context, Transport};
-pub use error::{ClientError, ErrorCode, RegisterError, RpcError};
-pub use id::Id;
-pub use message::Message;
-pub use methods::{Batches, ErrorReport, Methods, Observation, Outcome};
-pub use params::{FromParams, Params, Whole};
-pub use peer::{Cancellation, Driver, Framing, Overflow, Peer, PeerConfig};
+pub use dispatch::{
+    Batches, Context, ErrorReport, FromParams, Methods, Observation, Outcome, Params, Transport,
+    Whole,
+};
+pub use error::{ClientError, ConfigError, RegisterError};
+pub use peer::{Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder};
+pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]
 pub use jrpc_macros::rpc_service;

@@ -141,5 +141,5 @@ impl ParamsBuilder {
 ///
 /// [`ClientError::Malformed`] when the result does not decode into `T`.
 pub fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ClientError> {
-    serde_json::from_str(raw.get()).map_err(|err| ClientError::Malformed(format!("result: {err}")))
+    crate::caller::decode_result(raw)
 }

@@ -1,11 +1,10 @@
 //! Owned JSON-RPC messages, for clients and peers.
 
-use std::borrow::Cow;
-
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::{ClientError, Id, RpcError};
+use super::incoming::{Members, string_of};
+use super::{Id, RpcError, write};
+use crate::ClientError;
 
 /// One JSON-RPC message, owned.
 ///
@@ -51,22 +50,6 @@ pub enum Message {
     },
 }
 
-#[derive(Deserialize)]
-struct Fields<'a> {
-    #[serde(default, borrow, deserialize_with = "crate::request::present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    method: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "crate::request::present")]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "crate::request::present")]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "crate::request::present")]
-    result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<RpcError>,
-}
-
 impl Message {
     /// Reads one message (not a batch).
     ///
@@ -76,41 +59,36 @@ impl Message {
     ///
     /// [`ClientError::Malformed`] when the text is not a JSON-RPC message.
     pub fn parse(text: &str) -> Result<Self, ClientError> {
-        let fields: Fields<'_> =
-            serde_json::from_str(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
-        if fields.jsonrpc.is_some_and(|v| v.get() != r#""2.0""#) {
-            return Err(ClientError::Malformed("`jsonrpc` is not \"2.0\"".into()));
+        let members =
+            Members::read(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
+        let malformed = ClientError::Malformed;
+        if let Some(method) = members.method {
+            if let Some(key) = members.repeated {
+                return Err(malformed(format!("`{}` is written twice", key.name())));
+            }
+            if members.result.is_some() || members.error.is_some() {
+                return Err(malformed(
+                    "not a request, a notification or a response".into(),
+                ));
+            }
+            members.check_version().map_err(malformed)?;
+            let method = string_of(method)
+                .ok_or_else(|| malformed("`method` is not a string".into()))?
+                .into_owned();
+            let params = members.params.map(ToOwned::to_owned);
+            return Ok(match members.id().map_err(malformed)? {
+                Some(id) => Self::Request { id, method, params },
+                None => Self::Notification { method, params },
+            });
         }
-        let id = match fields.id {
-            Some(raw) => Some(
-                Id::from_json(raw.get())
-                    .ok_or_else(|| ClientError::Malformed(format!("invalid id {}", raw.get())))?,
-            ),
-            None => None,
-        };
-        let params = fields.params.map(ToOwned::to_owned);
-        match (fields.method, fields.result, fields.error, id) {
-            (Some(method), None, None, Some(id)) => Ok(Self::Request {
+        let (id, outcome) = members.answer().map_err(malformed)?;
+        Ok(match outcome {
+            Ok(result) => Self::Response {
                 id,
-                method: method.into_owned(),
-                params,
-            }),
-            (Some(method), None, None, None) => Ok(Self::Notification {
-                method: method.into_owned(),
-                params,
-            }),
-            (None, Some(result), None, id) => Ok(Self::Response {
-                id: id.unwrap_or(Id::NULL),
                 result: result.to_owned(),
-            }),
-            (None, None, Some(error), id) => Ok(Self::ErrorResponse {
-                id: id.unwrap_or(Id::NULL),
-                error,
-            }),
-            _ => Err(ClientError::Malformed(
-                "not a request, a notification or a response".into(),
-            )),
-        }
+            },
+            Err(error) => Self::ErrorResponse { id, error },
+        })
     }
 
     /// Reads a body that may be a batch: one message, or the elements of an array.
@@ -119,7 +97,7 @@ impl Message {
     ///
     /// [`ClientError::Malformed`] when the text or an element is not a JSON-RPC message.
     pub fn parse_many(text: &str) -> Result<Vec<Self>, ClientError> {
-        if crate::request::is_batch(text) {
+        if super::is_batch(text) {
             let elements: Vec<&RawValue> = serde_json::from_str(text)
                 .map_err(|err| ClientError::Malformed(err.to_string()))?;
             elements
@@ -135,31 +113,20 @@ impl Message {
     pub fn to_json(&self) -> String {
         let mut out = Vec::with_capacity(64);
         self.write_json(&mut out);
-        String::from_utf8(out).unwrap_or_default()
+        write::text(out)
     }
 
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
-        let id = match self {
+        match self {
             Self::Request { id, method, params } => {
-                return write_call(out, Some(id), method, params.as_deref());
+                write::call(out, Some(id), method, params.as_deref());
             }
             Self::Notification { method, params } => {
-                return write_call(out, None, method, params.as_deref());
+                write::call(out, None::<&Id>, method, params.as_deref());
             }
-            Self::Response { id, result } => {
-                out.extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
-                out.extend_from_slice(result.get().as_bytes());
-                id
-            }
-            Self::ErrorResponse { id, error } => {
-                out.extend_from_slice(br#"{"jsonrpc":"2.0","error":"#);
-                let _ = serde_json::to_writer(&mut *out, error);
-                id
-            }
-        };
-        out.extend_from_slice(br#","id":"#);
-        id.write_json(out);
-        out.push(b'}');
+            Self::Response { id, result } => write::response(out, result, id),
+            Self::ErrorResponse { id, error } => write::error(out, error, id),
+        }
     }
 
     /// The answer's outcome, for a response or an error response.
@@ -175,29 +142,6 @@ impl Message {
             _ => Err(ClientError::Malformed("expected a response".into())),
         }
     }
-}
-
-/// Writes a call (with `id`) or a notification (without).
-fn write_call(out: &mut Vec<u8>, id: Option<&Id>, method: &str, params: Option<&RawValue>) {
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
-    let _ = serde_json::to_writer(&mut *out, method);
-    if let Some(params) = params {
-        out.extend_from_slice(br#","params":"#);
-        out.extend_from_slice(params.get().as_bytes());
-    }
-    if let Some(id) = id {
-        out.extend_from_slice(br#","id":"#);
-        id.write_json(out);
-    }
-    out.push(b'}');
-}
-
-/// The text of a call (with `id`) or a notification (without), written straight from borrowed
-/// parts: what clients send, without building an owned [`Message`] first.
-pub(crate) fn call_text(id: Option<&Id>, method: &str, params: Option<&RawValue>) -> String {
-    let mut out = Vec::with_capacity(48 + method.len() + params.map_or(0, |p| p.get().len()));
-    write_call(&mut out, id, method, params);
-    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::extensions::Extensions;
 use crate::Id;
 
 /// The kind of transport a request arrived on.
@@ -69,10 +70,10 @@ pub struct Context {
 struct Shared {
     transport: Transport,
     peer_addr: Option<SocketAddr>,
+    #[cfg(any(feature = "http", feature = "ws"))]
     headers: Option<http::HeaderMap>,
     request_tag: Option<Arc<str>>,
-    extensions: http::Extensions,
-    peer: Option<crate::Peer>,
+    extensions: Extensions,
 }
 
 impl Context {
@@ -83,10 +84,10 @@ impl Context {
             shared: Arc::new(Shared {
                 transport,
                 peer_addr: None,
+                #[cfg(any(feature = "http", feature = "ws"))]
                 headers: None,
                 request_tag: None,
-                extensions: http::Extensions::new(),
-                peer: None,
+                extensions: Extensions::default(),
             }),
         }
     }
@@ -99,6 +100,7 @@ impl Context {
     }
 
     /// Sets the HTTP headers of the request (or of the WebSocket upgrade).
+    #[cfg(any(feature = "http", feature = "ws"))]
     #[must_use]
     pub fn with_headers(mut self, headers: http::HeaderMap) -> Self {
         Arc::make_mut(&mut self.shared).headers = Some(headers);
@@ -119,9 +121,10 @@ impl Context {
         self
     }
 
+    /// This context for requests arriving on `transport` instead.
     #[must_use]
-    pub(crate) fn with_peer(mut self, peer: crate::Peer) -> Self {
-        Arc::make_mut(&mut self.shared).peer = Some(peer);
+    pub(crate) fn with_transport(mut self, transport: Transport) -> Self {
+        Arc::make_mut(&mut self.shared).transport = transport;
         self
     }
 
@@ -149,6 +152,7 @@ impl Context {
     }
 
     /// The HTTP headers of the request (or of the WebSocket upgrade).
+    #[cfg(any(feature = "http", feature = "ws"))]
     pub fn headers(&self) -> Option<&http::HeaderMap> {
         self.shared.headers.as_ref()
     }
@@ -162,15 +166,6 @@ impl Context {
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.shared.extensions.get::<T>()
     }
-
-    /// The other side of the connection, to notify or call it from inside a handler; `None` on
-    /// transports that do not stay open (HTTP, in-process).
-    ///
-    /// A notification handler must not await a call on its own connection: incoming messages are
-    /// read only after it finishes, so the answer would never be read. Spawn the call instead.
-    pub fn peer(&self) -> Option<&crate::Peer> {
-        self.shared.peer.as_ref()
-    }
 }
 
 impl fmt::Debug for Context {
@@ -180,6 +175,7 @@ impl fmt::Debug for Context {
             .field("id", &self.id)
             .field("peer_addr", &self.shared.peer_addr)
             .field("request_tag", &self.shared.request_tag)
+            .field("extensions", &self.shared.extensions.len())
             .finish_non_exhaustive()
     }
 }

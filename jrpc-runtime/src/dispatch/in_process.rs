@@ -1,0 +1,39 @@
+//! In-process calls: a [`Methods`] table is a [`Caller`] of its own methods.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::value::RawValue;
+
+use super::Methods;
+use crate::wire::write;
+use crate::{Caller, ClientError, Id, Message};
+
+/// Ids for in-process calls; they only need to be distinct while a call runs.
+static NEXT_ID: AtomicI64 = AtomicI64::new(1);
+
+/// In-process calls: the request goes through [`Methods::handle`] as text, exactly as it would
+/// arrive over a transport, and handlers see [`Transport::InProcess`](crate::Transport::InProcess).
+impl Caller for Methods {
+    async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let id = Id::from(NEXT_ID.fetch_add(1, Ordering::Relaxed));
+        let body = write::call_text(Some(&id), method, params.as_deref());
+        match self.handle(&body).await {
+            Some(answer) => Message::parse(&answer)?.into_result(),
+            None => Err(ClientError::Malformed("no answer to a call".into())),
+        }
+    }
+
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        let body = write::call_text(None::<&Id>, method, params.as_deref());
+        self.handle(&body).await;
+        Ok(())
+    }
+}

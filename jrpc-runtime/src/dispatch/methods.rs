@@ -1,0 +1,360 @@
+//! The method table: registration, merging, the hooks and the settings the dispatcher runs with.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::{Context, ErrorReport, FromParams, Observation, Params, Transport};
+use crate::wire::write;
+use crate::{RegisterError, RpcError};
+
+pub(super) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// What a handler's future ends with: the answer's bytes up to the result, or why it failed.
+pub(super) type Output = Result<Vec<u8>, Failure>;
+
+/// A registered handler with its types erased: decodes the params (synchronously, so a decoding
+/// failure is `-32602` before anything runs), then returns the future that does the work.
+pub(super) type Erased =
+    dyn Fn(Option<&RawValue>, Context) -> Result<BoxFuture<Output>, RpcError> + Send + Sync;
+
+type Fallback = dyn Fn(String, Params, Context) -> BoxFuture<Output> + Send + Sync;
+
+type ErrorHook = dyn Fn(&ErrorReport<'_>) + Send + Sync;
+
+type Observer = dyn Fn(&Observation<'_>) + Send + Sync;
+
+pub(super) enum Failure {
+    /// The handler answered an error.
+    Rpc(RpcError),
+    /// Something the client must not see the details of: answered `-32603`, reported to the hook.
+    Internal(String),
+}
+
+/// Whether a server takes batches, and how large.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Batches {
+    /// Batches of at most this many elements; a larger one is answered `-32600`.
+    UpTo(usize),
+    /// Every batch is answered `-32600` (MCP and ACP have no batches).
+    Refused,
+}
+
+impl Default for Batches {
+    /// Up to 1 000 elements: far above what clients send, low enough that one body cannot queue
+    /// unbounded work.
+    fn default() -> Self {
+        Self::UpTo(1000)
+    }
+}
+
+/// The method table: register handlers, then answer bodies with [`handle`](Methods::handle) or
+/// serve the table over a transport.
+///
+/// Registration methods are named for what they add: [`register`](Methods::register) (params
+/// decoded into a tuple of Rust types), [`register_raw`](Methods::register_raw) (the raw
+/// [`Params`]) and [`register_notification`](Methods::register_notification) (a handler that
+/// answers nothing). Sending is the [`Caller`](crate::Caller)'s business, never a `Methods` method's.
+///
+/// `Methods` is cheap to clone: clones share the table (a registration after cloning copies it).
+///
+/// ```
+/// use jrpc_runtime::{Methods, RpcError};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut methods = Methods::new();
+/// methods
+///     .register("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move { Ok::<_, RpcError>(a + b) })
+///     .unwrap();
+/// let answer = methods.handle(r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#).await;
+/// assert_eq!(answer.as_deref(), Some(r#"{"jsonrpc":"2.0","result":5,"id":1}"#));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Methods {
+    pub(super) inner: Arc<Inner>,
+}
+
+#[derive(Clone)]
+pub(super) struct Inner {
+    pub(super) table: HashMap<Box<str>, Arc<Erased>, BuildHasherDefault<Fnv>>,
+    pub(super) fallback: Option<Arc<Fallback>>,
+    pub(super) on_error: Option<Arc<ErrorHook>>,
+    pub(super) observer: Option<Arc<Observer>>,
+    pub(super) batches: Batches,
+    pub(super) handler_timeout: Option<Duration>,
+    pub(super) in_process: Context,
+}
+
+impl Default for Methods {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Methods {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.inner.table.keys().map(|k| &**k).collect();
+        names.sort_unstable();
+        f.debug_struct("Methods")
+            .field("methods", &names)
+            .field("batches", &self.inner.batches)
+            .field("handler_timeout", &self.inner.handler_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Methods {
+    /// An empty table: batches of up to 1 000, no handler timeout.
+    pub fn new() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                table: HashMap::default(),
+                fallback: None,
+                on_error: None,
+                observer: None,
+                batches: Batches::default(),
+                handler_timeout: None,
+                in_process: Context::new(Transport::InProcess),
+            }),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        Arc::make_mut(&mut self.inner)
+    }
+
+    fn insert(&mut self, name: &str, handler: Arc<Erased>) -> Result<&mut Self, RegisterError> {
+        if name.starts_with("rpc.") {
+            return Err(RegisterError::Reserved(name.to_owned()));
+        }
+        let table = &mut self.inner_mut().table;
+        if table.contains_key(name) {
+            return Err(RegisterError::Duplicate(name.to_owned()));
+        }
+        table.insert(name.into(), handler);
+        Ok(self)
+    }
+
+    /// Registers a method whose params decode into `P` (a tuple of parameter types, by position or
+    /// by the wire `names`; see [`FromParams`]) and whose future answers a result or an error.
+    ///
+    /// # Errors
+    ///
+    /// [`RegisterError`] when the name is taken or starts with `rpc.`.
+    pub fn register<P, F, Fut, T, E>(
+        &mut self,
+        name: &str,
+        names: &'static [&'static str],
+        handler: F,
+    ) -> Result<&mut Self, RegisterError>
+    where
+        P: FromParams,
+        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Serialize + 'static,
+        E: Into<RpcError> + 'static,
+    {
+        let erased = move |params: Option<&RawValue>, ctx: Context| {
+            let params = P::from_params(params, names)?;
+            let fut = handler(params, ctx);
+            Ok(Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>)
+        };
+        self.insert(name, Arc::new(erased))
+    }
+
+    /// Registers a method that reads its raw [`Params`] itself.
+    ///
+    /// # Errors
+    ///
+    /// [`RegisterError`] when the name is taken or starts with `rpc.`.
+    pub fn register_raw<F, Fut, T, E>(
+        &mut self,
+        name: &str,
+        handler: F,
+    ) -> Result<&mut Self, RegisterError>
+    where
+        F: Fn(Params, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Serialize + 'static,
+        E: Into<RpcError> + 'static,
+    {
+        self.register(name, &[], handler)
+    }
+
+    /// Registers a notification handler. A notification is never answered; a call (with an id)
+    /// to it runs it and is answered `null`.
+    ///
+    /// # Errors
+    ///
+    /// [`RegisterError`] when the name is taken or starts with `rpc.`.
+    pub fn register_notification<P, F, Fut>(
+        &mut self,
+        name: &str,
+        names: &'static [&'static str],
+        handler: F,
+    ) -> Result<&mut Self, RegisterError>
+    where
+        P: FromParams,
+        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.register(name, names, move |params: P, ctx| {
+            let fut = handler(params, ctx);
+            async move {
+                fut.await;
+                Ok::<(), RpcError>(())
+            }
+        })
+    }
+
+    /// Adds every method of `other`.
+    ///
+    /// # Errors
+    ///
+    /// [`RegisterError::Duplicate`] naming the first method both tables have; `self` is then left
+    /// unchanged.
+    pub fn merge(&mut self, other: Methods) -> Result<&mut Self, RegisterError> {
+        if let Some(name) = other
+            .inner
+            .table
+            .keys()
+            .find(|name| self.inner.table.contains_key(*name))
+        {
+            return Err(RegisterError::Duplicate(name.to_string()));
+        }
+        let table = &mut self.inner_mut().table;
+        for (name, handler) in &other.inner.table {
+            table.insert(name.clone(), Arc::clone(handler));
+        }
+        Ok(self)
+    }
+
+    /// Answers methods that are not in the table (instead of `-32601`); it gets the method name.
+    pub fn fallback<F, Fut, T, E>(&mut self, handler: F) -> &mut Self
+    where
+        F: Fn(String, Params, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Serialize + 'static,
+        E: Into<RpcError> + 'static,
+    {
+        let erased = move |method: String, params: Params, ctx: Context| {
+            let fut = handler(method, params, ctx);
+            Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>
+        };
+        self.inner_mut().fallback = Some(Arc::new(erased));
+        self
+    }
+
+    /// Calls `hook` for every failure answered `-32603` (a panic, a timeout, a result that could
+    /// not be encoded, a handler error with a reserved code), with the reason the client does not
+    /// see. Each is also logged with `tracing` at `error` level.
+    pub fn on_error<F>(&mut self, hook: F) -> &mut Self
+    where
+        F: Fn(&ErrorReport<'_>) + Send + Sync + 'static,
+    {
+        self.inner_mut().on_error = Some(Arc::new(hook));
+        self
+    }
+
+    /// Calls `hook` once per request handled (each batch element counts), with its method, id,
+    /// transport, duration and outcome: the place for metrics. Costs nothing while unset.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use jrpc_runtime::{Methods, Outcome, RpcError};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let mut methods = Methods::new();
+    /// methods.register("one", &[], |(): (), _| async { Ok::<_, RpcError>(1) }).unwrap();
+    /// methods.observe(move |o| sink.lock().unwrap().push((o.method.to_owned(), o.outcome)));
+    /// methods.handle(r#"[{"jsonrpc":"2.0","method":"one","id":1},{"jsonrpc":"2.0","method":"two","id":2}]"#).await;
+    /// assert_eq!(*seen.lock().unwrap(), [
+    ///     ("one".to_owned(), Outcome::Success),
+    ///     ("two".to_owned(), Outcome::Error(jrpc_runtime::ErrorCode::METHOD_NOT_FOUND)),
+    /// ]);
+    /// # });
+    /// ```
+    pub fn observe<F>(&mut self, hook: F) -> &mut Self
+    where
+        F: Fn(&Observation<'_>) + Send + Sync + 'static,
+    {
+        self.inner_mut().observer = Some(Arc::new(hook));
+        self
+    }
+
+    /// Sets how batches are taken (default: up to 1 000 elements).
+    pub fn batches(&mut self, batches: Batches) -> &mut Self {
+        self.inner_mut().batches = batches;
+        self
+    }
+
+    /// Gives every request (a whole batch shares one deadline) at most `limit`; past it the call
+    /// is answered `-32603` and its handler dropped. `None` (the default) waits as long as the
+    /// handler takes. Needs a Tokio runtime with the time driver.
+    pub fn handler_timeout(&mut self, limit: Option<Duration>) -> &mut Self {
+        self.inner_mut().handler_timeout = limit;
+        self
+    }
+
+    /// The batch policy.
+    pub fn batch_policy(&self) -> Batches {
+        self.inner.batches
+    }
+
+    /// Whether a method of that name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.inner.table.contains_key(name)
+    }
+
+    /// The registered names, in no particular order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inner.table.keys().map(|name| &**name)
+    }
+
+}
+
+/// Encodes a handler's result after [`RESULT_PREFIX`](write::RESULT_PREFIX).
+fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>) -> Output {
+    let value = result.map_err(|err| Failure::Rpc(err.into()))?;
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(write::RESULT_PREFIX);
+    match serde_json::to_writer(&mut out, &value) {
+        Ok(()) => Ok(out),
+        Err(err) => Err(Failure::Internal(format!(
+            "result could not be encoded: {err}"
+        ))),
+    }
+}
+
+/// FNV-1a: method names are short and chosen by the server, so a keyed hash buys nothing here.
+#[derive(Default)]
+pub(super) struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for byte in bytes {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}

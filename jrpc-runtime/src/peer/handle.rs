@@ -1,0 +1,317 @@
+//! The handle on a connection: [`Peer`], a [`Caller`] of the other side, and the constructors
+//! that start a connection's loop.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures_util::{Sink, SinkExt as _, Stream};
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+use super::connection::{Command, Connection};
+use super::{Framing, Lifetime, Overflow, PeerConfig};
+use crate::framing::{ContentLength, Frame, FrameError, Lines};
+use crate::wire::write;
+use crate::{Caller, ClientError, Context, Id, Methods};
+
+/// What handles and the loop share.
+pub(super) struct Shared {
+    next_id: AtomicI64,
+    overflow: Overflow,
+    /// Signalled when a push found the queue full under [`Overflow::Close`].
+    pub(super) overflowed: Notify,
+}
+
+/// A handle on an open connection, to call or notify the other side; cheap to clone.
+///
+/// Handles are [`Caller`]s, so every generated stub works over them, and
+/// [`Caller::call`]/[`Caller::notify`] send with typed params. Inside a handler,
+/// [`Context::peer`] gives the connection's own handle.
+///
+/// ```
+/// use jrpc_runtime::{Caller as _, Methods, Peer, PeerConfig, RpcError};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (a, b) = tokio::io::duplex(1024);
+/// let mut methods = Methods::new();
+/// methods.register("double", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(2 * x) }).unwrap();
+/// let (_server, server_loop) = Peer::connect(a, methods, PeerConfig::default());
+/// tokio::spawn(server_loop);
+/// let (client, client_loop) = Peer::connect(b, Methods::new(), PeerConfig::default());
+/// tokio::spawn(client_loop);
+/// let four: i64 = client.call("double", [2]).await.unwrap();
+/// assert_eq!(four, 4);
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Peer {
+    tx: Sender,
+    shared: Arc<Shared>,
+    timeout: Option<Duration>,
+}
+
+/// Handlers hold weak senders, so a connection whose users dropped every handle can end.
+#[derive(Clone)]
+enum Sender {
+    Strong(mpsc::Sender<Command>),
+    Weak(mpsc::WeakSender<Command>),
+}
+
+impl Sender {
+    fn get(&self) -> Option<mpsc::Sender<Command>> {
+        match self {
+            Self::Strong(tx) => Some(tx.clone()),
+            Self::Weak(tx) => tx.upgrade(),
+        }
+    }
+}
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer")
+            .field("timeout", &self.timeout)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// The loop of a connection: spawn it (or await it). It ends `Ok` when input ended and what ran
+/// has drained, or when every handle is gone under [`Lifetime::UntilUnused`]; `Err` when the
+/// connection broke (an unreadable header, a failed write).
+pub struct Driver(Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>);
+
+impl Future for Driver {
+    type Output = std::io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Driver")
+    }
+}
+
+/// The connection's own handle in its handlers' contexts; a type of this module, so that no
+/// one else can put one there.
+#[derive(Clone)]
+struct Own(Peer);
+
+impl Context {
+    /// The other side of the connection, to notify or call it from inside a handler; `None` on
+    /// transports that do not stay open (HTTP, in-process).
+    ///
+    /// A notification handler must not await a call on its own connection: incoming messages are
+    /// read only after it finishes, so the answer would never be read. Spawn the call instead.
+    pub fn peer(&self) -> Option<&Peer> {
+        self.extension::<Own>().map(|own| &own.0)
+    }
+}
+
+impl Peer {
+    /// Serves `methods` over a byte stream, framed as `config` says, and returns a handle to call
+    /// the other side, and the loop to spawn.
+    pub fn connect<T>(io: T, methods: Methods, config: PeerConfig) -> (Peer, Driver)
+    where
+        T: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let (read, write) = tokio::io::split(io);
+        Self::connect_split(read, write, methods, config)
+    }
+
+    /// Like [`connect`](Self::connect), over separate reading and writing halves (stdin and
+    /// stdout, a child's pipes).
+    pub fn connect_split<R, W>(read: R, write: W, methods: Methods, config: PeerConfig) -> (Peer, Driver)
+    where
+        R: AsyncRead + Send + 'static,
+        W: AsyncWrite + Send + 'static,
+    {
+        let max = config.max_message_size;
+        match config.framing {
+            Framing::Lines => Self::start(
+                FramedRead::new(read, Lines::new(max)),
+                FramedWrite::new(write, Lines::new(max))
+                    .with(|text: String| std::future::ready(Ok::<_, FrameError>(one_line(text)))),
+                methods,
+                config,
+            ),
+            Framing::ContentLength => Self::start(
+                FramedRead::new(read, ContentLength::new(max)),
+                FramedWrite::new(write, ContentLength::new(max)),
+                methods,
+                config,
+            ),
+        }
+    }
+
+    /// Starts a connection over any stream of frames and sink of texts (a WebSocket, a test
+    /// double); `config`'s framing is not used.
+    pub fn start<R, W, RE, WE>(reader: R, writer: W, methods: Methods, config: PeerConfig) -> (Peer, Driver)
+    where
+        R: Stream<Item = Result<Frame, RE>> + Send + 'static,
+        W: Sink<String, Error = WE> + Send + 'static,
+        RE: fmt::Display + Send + 'static,
+        WE: fmt::Display + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(config.queue);
+        let shared = Arc::new(Shared {
+            next_id: AtomicI64::new(1),
+            overflow: config.overflow,
+            overflowed: Notify::new(),
+        });
+        let handle = Peer {
+            tx: Sender::Weak(tx.downgrade()),
+            shared: Arc::clone(&shared),
+            timeout: config.call_timeout,
+        };
+        let ctx = config.context.clone().with_extension(Own(handle.clone()));
+        // A server keeps its own strong sender so that handlers can push after the caller dropped
+        // the handle it was given; a client lets the loop end with its last handle.
+        let keepalive = (config.lifetime == Lifetime::UntilInputEnds).then(|| tx.clone());
+        let conn = Connection::new(methods, ctx, config, shared, tx.downgrade());
+        let driver = Driver(Box::pin(conn.run(
+            Box::pin(reader),
+            Box::pin(writer),
+            rx,
+            keepalive,
+        )));
+        (
+            Peer {
+                tx: Sender::Strong(tx),
+                ..handle
+            },
+            driver,
+        )
+    }
+
+    /// This handle with another per-call timeout (`None` waits forever).
+    #[must_use]
+    pub fn with_timeout(&self, limit: Option<Duration>) -> Peer {
+        Peer {
+            timeout: limit,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the connection's loop has ended.
+    pub fn is_closed(&self) -> bool {
+        self.tx.get().is_none_or(|tx| tx.is_closed())
+    }
+
+    async fn send(&self, method: &str, command: Command) -> Result<(), ClientError> {
+        let closed = || ClientError::Closed {
+            method: method.to_owned(),
+        };
+        let tx = self.tx.get().ok_or_else(closed)?;
+        match self.shared.overflow {
+            Overflow::Wait => tx.send(command).await.map_err(|_| closed()),
+            Overflow::Close => match tx.try_send(command) {
+                Ok(()) => Ok(()),
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    self.shared.overflowed.notify_one();
+                    Err(closed())
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => Err(closed()),
+            },
+        }
+    }
+}
+
+/// A message for line framing. In JSON text a raw line end can only be white space (within a
+/// string it is escaped), so a result, params or error data written over several lines (a
+/// `RawValue` kept as the application wrote it) go out on one line, meaning the same, rather than
+/// be refused by [`Lines`], which would end the connection.
+fn one_line(text: String) -> String {
+    if text.contains('\n') {
+        text.replace('\n', " ")
+    } else {
+        text
+    }
+}
+
+/// Tells the loop when a call is given up before its answer, however that happens.
+struct ForgetOnDrop<'a> {
+    peer: &'a Peer,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Some(tx) = self.peer.tx.get() {
+                // A full queue only loses the cancel notice; the answer is dropped when it comes.
+                let _ = tx.try_send(Command::Forget { id: self.id });
+            }
+        }
+    }
+}
+
+impl Caller for Peer {
+    async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let text = write::call_text(Some(&id), method, params.as_deref());
+        let (reply, answer) = oneshot::channel();
+        // The limit covers the whole call: waiting for room in a full queue (the other side not
+        // reading) as well as waiting for the answer.
+        let deadline = self.timeout.map(|limit| (crate::time::after(limit), limit));
+        let timed_out = |limit| ClientError::TimedOut {
+            method: method.to_owned(),
+            limit,
+        };
+        let send = self.send(
+            method,
+            Command::Call {
+                id,
+                method: method.to_owned(),
+                text,
+                reply,
+            },
+        );
+        match deadline {
+            None => send.await?,
+            Some((at, limit)) => tokio::time::timeout_at(at, send)
+                .await
+                .map_err(|_| timed_out(limit))??,
+        }
+        let mut guard = ForgetOnDrop {
+            peer: self,
+            id,
+            armed: true,
+        };
+        let result = match deadline {
+            None => answer.await,
+            Some((at, limit)) => tokio::time::timeout_at(at, answer)
+                .await
+                .map_err(|_| timed_out(limit))?,
+        };
+        guard.armed = false;
+        result.unwrap_or_else(|_| {
+            Err(ClientError::Closed {
+                method: method.to_owned(),
+            })
+        })
+    }
+
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        let text = write::call_text(None::<&Id>, method, params.as_deref());
+        self.send(method, Command::Notify { text }).await
+    }
+}

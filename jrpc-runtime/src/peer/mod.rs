@@ -1,0 +1,31 @@
+//! The two-way connection: both sides call.
+//!
+//! A [`Peer`] is a handle on a connection whose loop ([`Driver`]) one task runs; the loop serves
+//! a [`Methods`](crate::Methods) table to the other side, and the handle calls the other side
+//! (it is a [`Caller`](crate::Caller)). The pieces:
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `config` | [`PeerConfig`] and its checking builder, [`Framing`], [`Overflow`], [`Lifetime`] |
+//! | `handle` | [`Peer`]: the constructors, the `Caller` impl, [`Context::peer`](crate::Context::peer) |
+//! | `connection` | the loop: what it reads, writes and runs, in which order |
+//! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
+//!
+//! Three constructors, one per kind of stream: [`Peer::connect`] (one byte stream),
+//! [`Peer::connect_split`] (separate halves: stdin and stdout, a child's pipes) and
+//! [`Peer::start`] (a stream of messages and a sink of texts: a WebSocket, a test double). Each
+//! takes the table to serve and a [`PeerConfig`].
+//!
+//! Messages are taken in arrival order: a notification handler finishes before the next message
+//! is read; a call starts in turn and runs in its own task; an answer wakes its caller in turn.
+//! So a notification handler must not await a call on its own connection: the answer would never
+//! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
+
+mod cancel;
+mod config;
+mod connection;
+mod handle;
+
+pub use cancel::Cancellation;
+pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
+pub use handle::{Driver, Peer};

@@ -1,0 +1,472 @@
+//! The one parsed form of an incoming message, borrowing from its text.
+//!
+//! A message is read once, into [`Members`]: each member kept as raw JSON text, with a note of
+//! any member written twice. [`Members::classify`] then says what it is, by these rules:
+//!
+//! | the object | is |
+//! | --- | --- |
+//! | not JSON (a BOM, an empty text included) | [`Incoming::Unparsable`] (`-32700`) |
+//! | JSON, but not an object | [`Incoming::Invalid`], id `null` |
+//! | a member written twice | [`Incoming::Invalid`], with the id unless `id` is the one repeated |
+//! | no `method`, and a `result` or an `error` | [`Incoming::Response`]: an answer for a peer, `-32600` for a server |
+//! | an `id` that is an object, an array or a boolean | [`Incoming::Invalid`], id `null` |
+//! | `jsonrpc` not `"2.0"`, `method` missing or not a string, `params` neither array nor object | [`Incoming::Invalid`], with the id |
+//! | anything else | [`Incoming::Request`]: a call with an `id` member (`null` included), a notification without |
+//!
+//! `params` are decoded later, by the handler, straight into its Rust types; nothing goes through
+//! `serde_json::Value`.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use super::{Id, RpcError, write};
+
+/// The members of a message object as written, each kept as raw JSON text.
+///
+/// A member that is present is `Some` even when it is `null`, so `"id": null` (a call) differs from
+/// no `id` (a notification).
+#[derive(Default)]
+pub(crate) struct Members<'a> {
+    pub(super) jsonrpc: Option<&'a RawValue>,
+    pub(super) method: Option<&'a RawValue>,
+    pub(super) params: Option<&'a RawValue>,
+    pub(super) id: Option<&'a RawValue>,
+    pub(super) result: Option<&'a RawValue>,
+    pub(super) error: Option<&'a RawValue>,
+    /// The first member found written twice.
+    pub(super) repeated: Option<Key>,
+}
+
+/// A member that [`Members`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+pub(super) enum Key {
+    Jsonrpc,
+    Method,
+    Params,
+    Id,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Members<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+        let mut members = Members::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            let slot = match key {
+                Key::Jsonrpc => &mut members.jsonrpc,
+                Key::Method => &mut members.method,
+                Key::Params => &mut members.params,
+                Key::Id => &mut members.id,
+                Key::Result => &mut members.result,
+                Key::Error => &mut members.error,
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            let value = map.next_value::<&'de RawValue>()?;
+            if slot.is_some() {
+                members.repeated.get_or_insert(key);
+            } else {
+                *slot = Some(value);
+            }
+        }
+        Ok(members)
+    }
+}
+
+/// What an incoming message is.
+pub(crate) enum Incoming<'a> {
+    /// A valid request object: a call or a notification.
+    Request(Request<'a>),
+    /// An answer: no `method`, and a `result` or an `error`. A peer wakes its caller with it; a
+    /// server, which sends no calls, answers it `-32600`.
+    Response(Response<'a>),
+    /// JSON, but not a valid request: `-32600`, with the id when it is a valid one.
+    Invalid { id: Option<&'a RawValue> },
+    /// Not JSON at all: `-32700`, id `null`.
+    Unparsable,
+}
+
+impl<'a> Incoming<'a> {
+    /// The request a server takes, or why it takes none. A server sends no calls, so an answer
+    /// is one more object it cannot take as a request.
+    pub(crate) fn into_request(self) -> Result<Request<'a>, Rejection<'a>> {
+        match self {
+            Self::Request(req) => Ok(req),
+            Self::Response(res) => Err(Rejection::Invalid { id: res.valid_id() }),
+            Self::Invalid { id } => Err(Rejection::Invalid { id }),
+            Self::Unparsable => Err(Rejection::Unparsable),
+        }
+    }
+}
+
+/// Why a message is not a request, and the id to answer it with.
+pub(crate) enum Rejection<'a> {
+    /// Not JSON at all: `-32700`, id `null`.
+    Unparsable,
+    /// JSON, but not a valid request: `-32600`, with the id when it is a valid one.
+    Invalid { id: Option<&'a RawValue> },
+}
+
+impl Rejection<'_> {
+    /// The answer: always sent, even without an id.
+    pub(crate) fn answer(&self) -> Vec<u8> {
+        match self {
+            Self::Unparsable => write::error_bytes(&RpcError::parse_error(), &None::<&Id>),
+            Self::Invalid { id } => write::error_bytes(&RpcError::invalid_request(), id),
+        }
+    }
+}
+
+/// A request object that passed validation.
+pub(crate) struct Request<'a> {
+    pub(crate) method: Cow<'a, str>,
+    pub(crate) params: Option<&'a RawValue>,
+    /// `None` for a notification; the id's raw text otherwise.
+    pub(crate) id: Option<&'a RawValue>,
+}
+
+/// A [`Request`] that owns its parts, to outlive the text it was read from (a call handed to a
+/// task of its own).
+pub(crate) struct OwnedRequest {
+    method: Box<str>,
+    params: Option<Box<RawValue>>,
+    id: Option<Box<RawValue>>,
+}
+
+impl Request<'_> {
+    pub(crate) fn to_owned(&self) -> OwnedRequest {
+        OwnedRequest {
+            method: (*self.method).into(),
+            params: self.params.map(ToOwned::to_owned),
+            id: self.id.map(ToOwned::to_owned),
+        }
+    }
+}
+
+impl OwnedRequest {
+    pub(crate) fn as_request(&self) -> Request<'_> {
+        Request {
+            method: Cow::Borrowed(&self.method),
+            params: self.params.as_deref(),
+            id: self.id.as_deref(),
+        }
+    }
+}
+
+/// A response object, read leniently (as answers from servers we did not write must be).
+pub(crate) struct Response<'a>(Members<'a>);
+
+impl<'a> Response<'a> {
+    /// The id when it is a valid one: what a server's `-32600` carries.
+    pub(crate) fn valid_id(&self) -> Option<&'a RawValue> {
+        self.0.id.filter(|raw| is_valid_id(raw))
+    }
+
+    /// The answer's id and outcome.
+    ///
+    /// # Errors
+    ///
+    /// Why it is not an answer: a `jsonrpc` other than `"2.0"` (a missing one is taken), an
+    /// invalid id, both `result` and `error`, or an `error` that is not an error object.
+    pub(crate) fn read(&self) -> Result<(Id, Result<&'a RawValue, RpcError>), String> {
+        self.0.answer()
+    }
+}
+
+impl<'a> Members<'a> {
+    /// Reads the members of one message (not a batch).
+    pub(crate) fn read(text: &'a str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// What the message is, by the rules in the [module docs](self).
+    pub(crate) fn classify(self) -> Incoming<'a> {
+        if let Some(key) = self.repeated {
+            let id = if key == Key::Id {
+                None
+            } else {
+                self.id.filter(|raw| is_valid_id(raw))
+            };
+            return Incoming::Invalid { id };
+        }
+        if self.method.is_none() && (self.result.is_some() || self.error.is_some()) {
+            return Incoming::Response(Response(self));
+        }
+        let id = match self.id {
+            Some(raw) if !is_valid_id(raw) => return Incoming::Invalid { id: None },
+            id => id,
+        };
+        let invalid = Incoming::Invalid { id };
+        if !self.jsonrpc.is_some_and(is_version) {
+            return invalid;
+        }
+        let Some(method) = self.method.and_then(string_of) else {
+            return invalid;
+        };
+        if !self.params.is_none_or(is_structured) {
+            return invalid;
+        }
+        Incoming::Request(Request {
+            method,
+            params: self.params,
+            id,
+        })
+    }
+
+    /// The id and outcome of an answer, read leniently; see [`Response::read`].
+    pub(super) fn answer(&self) -> Result<(Id, Result<&'a RawValue, RpcError>), String> {
+        if let Some(key) = self.repeated {
+            return Err(format!("`{}` is written twice", key.name()));
+        }
+        self.check_version()?;
+        let id = self.id()?.unwrap_or(Id::NULL);
+        match (self.result, self.error) {
+            (Some(result), None) => Ok((id, Ok(result))),
+            (None, Some(error)) => {
+                let error = serde_json::from_str::<RpcError>(error.get())
+                    .map_err(|err| format!("`error` is not an error object: {err}"))?;
+                Ok((id, Err(error)))
+            }
+            _ => Err("not a request, a notification or a response".into()),
+        }
+    }
+
+    /// A missing `jsonrpc` is taken (some servers leave it out); another version is not.
+    pub(super) fn check_version(&self) -> Result<(), String> {
+        match self.jsonrpc {
+            Some(raw) if !is_version(raw) => Err("`jsonrpc` is not \"2.0\"".into()),
+            _ => Ok(()),
+        }
+    }
+
+    pub(super) fn id(&self) -> Result<Option<Id>, String> {
+        self.id
+            .map(|raw| Id::from_json(raw.get()).ok_or_else(|| format!("invalid id {}", raw.get())))
+            .transpose()
+    }
+}
+
+impl Key {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Self::Jsonrpc => "jsonrpc",
+            Self::Method => "method",
+            Self::Params => "params",
+            Self::Id => "id",
+            Self::Result => "result",
+            Self::Error => "error",
+            Self::Other => "a member",
+        }
+    }
+}
+
+/// Reads one message (never a batch) from `text`.
+pub(crate) fn parse(text: &str) -> Incoming<'_> {
+    match Members::read(text) {
+        Ok(members) => members.classify(),
+        // The text may still be broken further on (`1 x`): only valid JSON is "Invalid Request".
+        Err(err) if err.is_data() && serde_json::from_str::<IgnoredAny>(text).is_ok() => {
+            Incoming::Invalid { id: None }
+        }
+        Err(_) => Incoming::Unparsable,
+    }
+}
+
+/// Reads the elements of a batch (`text` starts with `[`), each classified on its own; `None`
+/// when `text` is not JSON.
+///
+/// A batch of objects is read in one pass; only when that fails (an element that is not an
+/// object) is each element read on its own, so one bad element cannot spoil the others.
+pub(crate) fn parse_batch(text: &str) -> Option<Vec<Incoming<'_>>> {
+    if let Ok(elements) = serde_json::from_str::<Vec<Members<'_>>>(text) {
+        return Some(elements.into_iter().map(Members::classify).collect());
+    }
+    let elements = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
+    // Each element is valid JSON, so `parse` can only find it invalid, never unreadable.
+    Some(elements.into_iter().map(|raw| parse(raw.get())).collect())
+}
+
+/// `"2.0"`, written plainly or with escapes.
+fn is_version(raw: &RawValue) -> bool {
+    let text = raw.get();
+    text == r#""2.0""#
+        || (text.contains('\\')
+            && serde_json::from_str::<Cow<'_, str>>(text).is_ok_and(|s| s == "2.0"))
+}
+
+/// A JSON string's contents, borrowed when it has no escapes.
+pub(super) fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    if !text.starts_with('"') {
+        return None;
+    }
+    match text.get(1..text.len() - 1) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        _ => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
+    }
+}
+
+/// `params` are an array or an object.
+fn is_structured(raw: &RawValue) -> bool {
+    matches!(raw.get().as_bytes().first(), Some(b'[' | b'{'))
+}
+
+/// Ids are numbers, strings or `null`; objects, arrays and booleans are not.
+fn is_valid_id(raw: &RawValue) -> bool {
+    matches!(
+        raw.get().as_bytes().first(),
+        Some(b'"' | b'n' | b'-' | b'0'..=b'9')
+    )
+}
+
+/// Whether a body is a batch: its first non-blank character is `[`.
+pub(crate) fn is_batch(text: &str) -> bool {
+    text.trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('[')
+}
+
+/// Turns a validated raw id into an [`Id`].
+pub(crate) fn id_of(raw: &RawValue) -> Id {
+    Id::from_json(raw.get()).unwrap_or(Id::NULL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(text: &str) -> Request<'_> {
+        match parse(text) {
+            Incoming::Request(req) => req,
+            _ => panic!("not a request: {text}"),
+        }
+    }
+
+    fn rejected_id(text: &str) -> Option<Option<String>> {
+        match parse(text) {
+            Incoming::Request(_) | Incoming::Response(_) => None,
+            Incoming::Unparsable => Some(Some("parse".into())),
+            Incoming::Invalid { id } => Some(id.map(|id| id.get().to_owned())),
+        }
+    }
+
+    #[test]
+    fn reads_a_call() {
+        let req = request(r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7}"#);
+        assert_eq!(req.method, "add");
+        assert_eq!(req.params.map(RawValue::get), Some("[1,2]"));
+        assert_eq!(req.id.map(RawValue::get), Some("7"));
+        let owned = req.to_owned();
+        assert_eq!(owned.as_request().params.map(RawValue::get), Some("[1,2]"));
+    }
+
+    #[test]
+    fn null_id_is_a_call_and_absent_id_a_notification() {
+        let call = request(r#"{"jsonrpc":"2.0","method":"a","id":null}"#);
+        assert_eq!(call.id.map(RawValue::get), Some("null"));
+        let note = request(r#"{"jsonrpc":"2.0","method":"a"}"#);
+        assert!(note.id.is_none());
+    }
+
+    #[test]
+    fn escaped_method_is_decoded() {
+        let req = request(r#"{"jsonrpc":"2\u002e0","method":"a\u0062","id":1}"#);
+        assert_eq!(req.method, "ab");
+    }
+
+    #[test]
+    fn rejections_carry_the_id_when_valid() {
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":1,"id":5}"#),
+            Some(Some("5".into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"1.0","method":"a","id":"x"}"#),
+            Some(Some(r#""x""#.into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":{}}"#),
+            Some(None)
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":true}"#),
+            Some(None)
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":null,"id":1}"#),
+            Some(Some("1".into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":3,"id":1}"#),
+            Some(Some("1".into()))
+        );
+        assert_eq!(rejected_id("1"), Some(None));
+        assert_eq!(rejected_id("1 x"), Some(Some("parse".into())));
+        assert_eq!(rejected_id("\u{feff}{}"), Some(Some("parse".into())));
+        assert_eq!(rejected_id(""), Some(Some("parse".into())));
+    }
+
+    #[test]
+    fn a_repeated_member_is_invalid_and_keeps_an_id_read_once() {
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":1,"result":1,"result":2}"#),
+            Some(Some("1".into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","method":"b","id":"x"}"#),
+            Some(Some(r#""x""#.into()))
+        );
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","id":1,"id":2}"#),
+            Some(None)
+        );
+        // Other members may repeat: they are not read.
+        assert!(rejected_id(r#"{"jsonrpc":"2.0","method":"a","x":1,"x":2}"#).is_none());
+    }
+
+    #[test]
+    fn answers_are_read_leniently() {
+        let Incoming::Response(res) = parse(r#"{"result":[1],"id":3}"#) else {
+            panic!("an answer");
+        };
+        let (id, outcome) = res.read().unwrap();
+        assert_eq!(id, Id::from(3));
+        assert_eq!(outcome.map(RawValue::get).ok(), Some("[1]"));
+        let Incoming::Response(res) = parse(r#"{"jsonrpc":"2.0","result":1,"error":{"code":1},"id":1}"#) else {
+            panic!("an answer");
+        };
+        assert!(res.read().is_err());
+    }
+
+    #[test]
+    fn a_batch_is_read_element_by_element() {
+        let elements = parse_batch(r#"[{"jsonrpc":"2.0","method":"a"},1,{"id":1,"result":0}]"#)
+            .unwrap();
+        assert!(matches!(elements[0], Incoming::Request(_)));
+        assert!(matches!(elements[1], Incoming::Invalid { id: None }));
+        assert!(matches!(elements[2], Incoming::Response(_)));
+        assert!(parse_batch("[1,").is_none());
+    }
+}
