@@ -2,15 +2,17 @@
 
 use serde_json::value::RawValue;
 
+#[cfg(feature = "http")]
 use crate::http::HttpClient;
+#[cfg(feature = "ws")]
 use crate::ws::WsClient;
 use crate::{Caller, ClientError, Methods};
 
 /// An HTTP or a WebSocket client, chosen by the URL's scheme; a [`Caller`], so every generated
-/// stub runs over it.
+/// stub runs over it. Each kind is there with its cargo feature (`http`, `ws`).
 ///
 /// ```no_run
-/// use jrpc_runtime::{Client, Methods};
+/// use jrpc_runtime::{Caller as _, Client, Methods};
 ///
 /// # async fn run() -> Result<(), jrpc_runtime::ClientError> {
 /// let client = Client::connect("ws://127.0.0.1:8080/ws", Methods::new()).await?;
@@ -20,9 +22,11 @@ use crate::{Caller, ClientError, Methods};
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Client {
-    /// `http://` and `https://` URLs.
+    /// `http://` URLs.
+    #[cfg(feature = "http")]
     Http(HttpClient),
-    /// `ws://` and `wss://` URLs.
+    /// `ws://` URLs.
+    #[cfg(feature = "ws")]
     Ws(WsClient),
 }
 
@@ -33,31 +37,26 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`ClientError::Transport`] for a URL that cannot be used or a connection that fails.
+    /// [`ClientError::Transport`] for a URL that cannot be used (its scheme's feature left out
+    /// included) or a connection that fails.
+    #[cfg_attr(not(feature = "ws"), allow(unused_variables))]
     pub async fn connect(url: &str, methods: Methods) -> Result<Self, ClientError> {
         if url.starts_with("ws://") || url.starts_with("wss://") {
-            WsClient::connect(url, methods).await.map(Self::Ws)
-        } else {
-            HttpClient::new(url)
-                .map(Self::Http)
-                .map_err(|err| ClientError::Transport(Box::new(err)))
+            #[cfg(feature = "ws")]
+            return WsClient::connect(url, methods).await.map(Self::Ws);
+            #[cfg(not(feature = "ws"))]
+            return Err(ClientError::Transport(
+                format!("`{url}` needs the `ws` feature").into(),
+            ));
         }
-    }
-
-    /// Calls `method` and decodes its result.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Failed`] with the server's error, or the transport's failure.
-    pub async fn call<R: serde::de::DeserializeOwned>(
-        &self,
-        method: &str,
-        params: impl serde::Serialize,
-    ) -> Result<R, ClientError> {
-        let raw = self
-            .call_raw(method, crate::peer::encode_params(&params)?)
-            .await?;
-        crate::__private::decode_result(&raw)
+        #[cfg(feature = "http")]
+        return HttpClient::new(url)
+            .map(Self::Http)
+            .map_err(|err| ClientError::Transport(Box::new(err)));
+        #[cfg(not(feature = "http"))]
+        Err(ClientError::Transport(
+            format!("`{url}` needs the `http` feature").into(),
+        ))
     }
 }
 
@@ -68,7 +67,9 @@ impl Caller for Client {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         match self {
+            #[cfg(feature = "http")]
             Self::Http(client) => client.call_raw(method, params).await,
+            #[cfg(feature = "ws")]
             Self::Ws(client) => client.call_raw(method, params).await,
         }
     }
@@ -79,7 +80,9 @@ impl Caller for Client {
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
         match self {
+            #[cfg(feature = "http")]
             Self::Http(client) => client.notify_raw(method, params).await,
+            #[cfg(feature = "ws")]
             Self::Ws(client) => client.notify_raw(method, params).await,
         }
     }

@@ -120,6 +120,10 @@ impl ConfigError {
 }
 
 /// The checks builders share, each failing with the key it names.
+#[cfg_attr(
+    not(any(feature = "http", feature = "ws")),
+    allow(dead_code, reason = "the servers' builders use the rest")
+)]
 pub(crate) mod check {
     use std::time::Duration;
 

@@ -15,21 +15,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde_json::value::RawValue;
 
-use super::config::ConfigError;
-use crate::message::call_text;
-use crate::{Caller, ClientError, Id, Message};
-
-/// Default per-call [`timeout`](HttpClientBuilder::timeout): 60 s.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Default [`max_response_bytes`](HttpClientBuilder::max_response_bytes): 10 MiB, as the server's
-/// default body cap.
-pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 10 * 1024 * 1024;
-
-/// Default [`pool_idle_timeout`](HttpClientBuilder::pool_idle_timeout): 20 s, under the 30 s
-/// after which a jrpc server (and hyper's default) closes an idle connection, so that the client
-/// seldom picks a connection the server is closing.
-pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
+use crate::error::check;
+use crate::wire::write::call_text;
+use crate::{Caller, ClientError, ConfigError, Id, Message};
 
 /// A JSON-RPC client over HTTP: each call is a `POST` of one request to the URL, over a pool of
 /// keep-alive connections; it implements [`Caller`], so generated stubs run over it.
@@ -56,7 +44,7 @@ pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 /// | another status with a JSON-RPC error body | [`ClientError::Failed`] | [`ClientError::Failed`] |
 /// | another status with any other body | [`ClientError::Transport`] holding a [`StatusError`] | the same |
 /// | nothing before the timeout | [`ClientError::TimedOut`] | the same |
-/// | a body over `max_response_bytes` | [`ClientError::TooLong`] | the same |
+/// | a body over `max_message_size` | [`ClientError::TooLong`] | the same |
 /// | a closed connection mid-answer | [`ClientError::Closed`] | the same |
 ///
 /// Only `http://` URLs are taken: there is no TLS in this crate; put a TLS-terminating proxy in
@@ -72,8 +60,8 @@ struct Inner {
     client: Client<HttpConnector, Full<Bytes>>,
     uri: Uri,
     headers: HeaderMap,
-    timeout: Option<Duration>,
-    max_response_bytes: usize,
+    call_timeout: Option<Duration>,
+    max_message_size: usize,
     next_id: AtomicI64,
 }
 
@@ -82,8 +70,8 @@ impl fmt::Debug for Inner {
         // Headers are left out: they often carry credentials.
         f.debug_struct("HttpClient")
             .field("uri", &self.uri)
-            .field("timeout", &self.timeout)
-            .field("max_response_bytes", &self.max_response_bytes)
+            .field("call_timeout", &self.call_timeout)
+            .field("max_message_size", &self.max_message_size)
             .finish_non_exhaustive()
     }
 }
@@ -93,8 +81,8 @@ impl fmt::Debug for Inner {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct HttpClientBuilder {
     url: String,
-    timeout: Option<Duration>,
-    max_response_bytes: usize,
+    call_timeout: Option<Duration>,
+    max_message_size: usize,
     pool_idle_timeout: Option<Duration>,
     headers: Vec<(String, String)>,
 }
@@ -103,8 +91,8 @@ impl fmt::Debug for HttpClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpClientBuilder")
             .field("url", &self.url)
-            .field("timeout", &self.timeout)
-            .field("max_response_bytes", &self.max_response_bytes)
+            .field("call_timeout", &self.call_timeout)
+            .field("max_message_size", &self.max_message_size)
             .field("pool_idle_timeout", &self.pool_idle_timeout)
             .finish_non_exhaustive()
     }
@@ -112,21 +100,22 @@ impl fmt::Debug for HttpClientBuilder {
 
 impl HttpClientBuilder {
     /// The time a call (or a notification, or a whole batch) may take, from sending to the end
-    /// of the answer (default [`DEFAULT_CALL_TIMEOUT`], 60 s); `None` waits forever.
-    pub fn timeout(mut self, limit: Option<Duration>) -> Self {
-        self.timeout = limit;
+    /// of the answer (default 60 s); `None` waits forever.
+    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.call_timeout = limit;
         self
     }
 
-    /// The largest answer body taken (default [`DEFAULT_MAX_RESPONSE_BYTES`], 10 MiB); a larger
+    /// The largest answer body taken (default 10 MiB, as the server's default cap); a larger
     /// one fails the call with [`ClientError::TooLong`].
-    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
-        self.max_response_bytes = bytes;
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
         self
     }
 
-    /// How long an idle connection stays in the pool (default [`DEFAULT_POOL_IDLE_TIMEOUT`],
-    /// 20 s); `None` keeps it until the server closes it.
+    /// How long an idle connection stays in the pool (default 20 s, under the 30 s after which
+    /// a jrpc server, and hyper's default, closes an idle connection, so that the client seldom
+    /// picks a connection the server is closing); `None` keeps it until the server closes it.
     pub fn pool_idle_timeout(mut self, limit: Option<Duration>) -> Self {
         self.pool_idle_timeout = limit;
         self
@@ -149,19 +138,14 @@ impl HttpClientBuilder {
     /// # Errors
     ///
     /// [`ConfigError`] naming the bad setting: `url` (not an `http://` URL with a host),
-    /// `timeout` (zero: use `None` for no limit), `max_response_bytes` (zero), `header` (a name
-    /// or value that HTTP does not allow).
+    /// `call_timeout` (zero: use `None` for no limit), `max_message_size` (zero),
+    /// `pool_idle_timeout` (zero: use `None`), `header` (a name or value that HTTP does not
+    /// allow).
     pub fn build(self) -> Result<HttpClient, ConfigError> {
         let uri = parse_url(&self.url)?;
-        if self.timeout.is_some_and(|limit| limit.is_zero()) {
-            return Err(ConfigError::new(
-                "timeout",
-                "must be above zero; use `None` for no limit",
-            ));
-        }
-        if self.max_response_bytes == 0 {
-            return Err(ConfigError::new("max_response_bytes", "must be at least 1"));
-        }
+        check::optional_limit("call_timeout", self.call_timeout)?;
+        check::at_least_one("max_message_size", self.max_message_size)?;
+        check::optional_limit("pool_idle_timeout", self.pool_idle_timeout)?;
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
@@ -188,8 +172,8 @@ impl HttpClientBuilder {
                 client,
                 uri,
                 headers,
-                timeout: self.timeout,
-                max_response_bytes: self.max_response_bytes,
+                call_timeout: self.call_timeout,
+                max_message_size: self.max_message_size,
                 next_id: AtomicI64::new(1),
             }),
         })
@@ -325,9 +309,9 @@ impl HttpClient {
     pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
         HttpClientBuilder {
             url: url.into(),
-            timeout: Some(DEFAULT_CALL_TIMEOUT),
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-            pool_idle_timeout: Some(DEFAULT_POOL_IDLE_TIMEOUT),
+            call_timeout: Some(Duration::from_secs(60)),
+            max_message_size: 10 * 1024 * 1024,
+            pool_idle_timeout: Some(Duration::from_secs(20)),
             headers: Vec::new(),
         }
     }
@@ -428,8 +412,8 @@ impl HttpClient {
         method: &str,
         body: String,
     ) -> Result<(StatusCode, Bytes), ClientError> {
-        let exchange = self.post(body);
-        match self.inner.timeout {
+        let exchange = self.post(method, body);
+        match self.inner.call_timeout {
             None => exchange.await,
             Some(limit) => tokio::time::timeout(limit, exchange)
                 .await
@@ -440,16 +424,9 @@ impl HttpClient {
                     })
                 }),
         }
-        .map_err(|err| match err {
-            // Name the method, which `post` does not know.
-            ClientError::Closed { .. } => ClientError::Closed {
-                method: method.to_owned(),
-            },
-            other => other,
-        })
     }
 
-    async fn post(&self, body: String) -> Result<(StatusCode, Bytes), ClientError> {
+    async fn post(&self, method: &str, body: String) -> Result<(StatusCode, Bytes), ClientError> {
         let inner = &*self.inner;
         let mut req = Request::new(Full::new(Bytes::from(body)));
         *req.method_mut() = Method::POST;
@@ -459,9 +436,9 @@ impl HttpClient {
             .client
             .request(req)
             .await
-            .map_err(|err| self.failed(err))?;
+            .map_err(|err| self.failed(method, err))?;
         let status = res.status();
-        let limit = inner.max_response_bytes;
+        let limit = inner.max_message_size;
         let declared = res
             .headers()
             .get(CONTENT_LENGTH)
@@ -469,15 +446,20 @@ impl HttpClient {
         if let Some(got) = declared.filter(|len| *len > limit) {
             return Err(ClientError::TooLong { limit, got });
         }
-        let body = self.read_body(res.into_body(), limit).await?;
+        let body = self.read_body(method, res.into_body(), limit).await?;
         Ok((status, body))
     }
 
     /// Reads a body frame by frame, stopping as soon as it passes `limit`.
-    async fn read_body(&self, mut body: Incoming, limit: usize) -> Result<Bytes, ClientError> {
+    async fn read_body(
+        &self,
+        method: &str,
+        mut body: Incoming,
+        limit: usize,
+    ) -> Result<Bytes, ClientError> {
         let mut out = Vec::new();
         while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|err| self.failed(err))?;
+            let frame = frame.map_err(|err| self.failed(method, err))?;
             if let Ok(data) = frame.into_data() {
                 if out.len() + data.len() > limit {
                     return Err(ClientError::TooLong {
@@ -493,7 +475,11 @@ impl HttpClient {
 
     /// A transport failure: [`ClientError::Closed`] when the connection closed under the request,
     /// [`ClientError::Transport`] otherwise.
-    fn failed(&self, err: impl std::error::Error + Send + Sync + 'static) -> ClientError {
+    fn failed(
+        &self,
+        method: &str,
+        err: impl std::error::Error + Send + Sync + 'static,
+    ) -> ClientError {
         let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&err);
         while let Some(current) = cause {
             if let Some(hyper_err) = current.downcast_ref::<hyper::Error>() {
@@ -501,9 +487,8 @@ impl HttpClient {
                     || hyper_err.is_canceled()
                     || hyper_err.is_closed()
                 {
-                    // The method is filled in by `exchange`.
                     return ClientError::Closed {
-                        method: String::new(),
+                        method: method.to_owned(),
                     };
                 }
             }
@@ -568,7 +553,7 @@ impl Caller for HttpClient {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
-        let body = call_text(None, method, params.as_deref());
+        let body = call_text(None::<&Id>, method, params.as_deref());
         let (status, answer) = self.exchange(method, body).await?;
         // Servers differ: 204, 202, or 200 with `null`, `{}` or an empty body. Any success will do.
         if status.is_success() {

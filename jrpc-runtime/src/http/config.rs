@@ -4,76 +4,21 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::ws::{ConnectionSettings, Topics, WsSettings};
-use crate::{Batches, Context, Methods};
-
 use super::server::HttpServer;
+use super::service::RpcService;
+use crate::error::check;
+#[cfg(feature = "ws")]
+use crate::server::ShutdownHandle;
+use crate::server::{Shutdown, Slots};
+#[cfg(feature = "ws")]
+use crate::server::Topics;
+#[cfg(feature = "ws")]
+use crate::ws::{WsServer, WsSettings};
+use crate::{Batches, ConfigError, Context, Methods};
 
-/// Default [`max_body_bytes`](HttpServerBuilder::max_body_bytes): 10 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
-
-/// Default [`max_connections`](HttpServerBuilder::max_connections): 10 000.
-///
-/// The cap exists so that a flood of connections turns into a queue in the kernel's accept
-/// backlog instead of memory growth and `EMFILE` failures inside the process. 10 000 is well above
-/// what one instance holds in normal service (browsers open at most six connections per origin,
-/// proxies and clients pool theirs), while an idle HTTP/1.1 connection costs one file descriptor
-/// and a few tens of KiB, so the cap bounds the worst case at a few hundred MiB. A cap of 100 or
-/// so, as some frameworks ship, is hit by an ordinary load balancer's pool and then stalls
-/// healthy clients. Raise the process's descriptor limit (`ulimit -n`) above the cap.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
-
-/// Default [`header_read_timeout`](HttpServerBuilder::header_read_timeout): 30 s.
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Default [`body_read_timeout`](HttpServerBuilder::body_read_timeout): 30 s.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Default [`drain_timeout`](HttpServerBuilder::drain_timeout): 30 s, the grace period most
-/// orchestrators (Kubernetes, systemd) give a process between `SIGTERM` and `SIGKILL`.
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Default [`rpc_path`](HttpServerBuilder::rpc_path): `/rpc`.
-pub const DEFAULT_RPC_PATH: &str = "/rpc";
-
-/// Default [`ws_path`](HttpServerBuilder::ws_path): `/ws`.
-pub const DEFAULT_WS_PATH: &str = "/ws";
-
-/// A setting that a builder refused, naming it.
-///
-/// ```
-/// use jrpc_runtime::Methods;
-/// use jrpc_runtime::http::HttpServer;
-///
-/// let err = HttpServer::builder(Methods::new()).max_body_bytes(0).build().unwrap_err();
-/// assert_eq!(err.key(), "max_body_bytes");
-/// assert_eq!(err.to_string(), "invalid `max_body_bytes`: must be at least 1");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid `{key}`: {reason}")]
-pub struct ConfigError {
-    key: &'static str,
-    reason: String,
-}
-
-impl ConfigError {
-    pub(crate) fn new(key: &'static str, reason: impl Into<String>) -> Self {
-        Self {
-            key,
-            reason: reason.into(),
-        }
-    }
-
-    /// The setting's name, as the builder method that sets it is named.
-    pub fn key(&self) -> &'static str {
-        self.key
-    }
-
-    /// What is wrong with the value.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
+/// How long the headers and the body of a request may each take by default: see
+/// [`HttpServerBuilder::header_read_timeout`].
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Builds an [`HttpServer`]: paths, limits, the drain budget, and the WebSocket path's settings
 /// and topics registry, checked by [`build`](Self::build).
@@ -97,8 +42,9 @@ impl ConfigError {
 pub struct HttpServerBuilder {
     methods: Methods,
     rpc_path: String,
+    #[cfg(feature = "ws")]
     ws_path: String,
-    max_body_bytes: usize,
+    max_message_size: usize,
     max_connections: usize,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
@@ -108,7 +54,9 @@ pub struct HttpServerBuilder {
     batches: Option<Batches>,
     drain_timeout: Duration,
     context_hook: Option<ContextHook>,
+    #[cfg(feature = "ws")]
     websocket: WsSettings,
+    #[cfg(feature = "ws")]
     topics: Option<Topics>,
 }
 
@@ -126,40 +74,38 @@ impl fmt::Debug for ContextHook {
     }
 }
 
-/// The checked settings the server and the endpoint run with.
+/// The checked settings the server runs with.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) rpc_path: Box<str>,
+    #[cfg(feature = "ws")]
     pub(crate) ws_path: Box<str>,
-    pub(crate) max_body_bytes: usize,
-    pub(crate) max_connections: usize,
     pub(crate) header_read_timeout: Duration,
-    pub(crate) body_read_timeout: Duration,
-    pub(crate) drain_timeout: Duration,
-    /// What each WebSocket connection runs with.
-    pub(crate) websocket: ConnectionSettings,
 }
 
 impl HttpServerBuilder {
     pub(crate) fn new(methods: Methods) -> Self {
         Self {
             methods,
-            rpc_path: DEFAULT_RPC_PATH.to_owned(),
-            ws_path: DEFAULT_WS_PATH.to_owned(),
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            rpc_path: "/rpc".to_owned(),
+            #[cfg(feature = "ws")]
+            ws_path: "/ws".to_owned(),
+            max_message_size: 10 * 1024 * 1024,
+            max_connections: 10_000,
+            header_read_timeout: READ_TIMEOUT,
+            body_read_timeout: READ_TIMEOUT,
             handler_timeout: None,
             batches: None,
-            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            drain_timeout: Duration::from_secs(30),
             context_hook: None,
+            #[cfg(feature = "ws")]
             websocket: WsSettings::default(),
+            #[cfg(feature = "ws")]
             topics: None,
         }
     }
 
-    /// The path that takes JSON-RPC `POST`s (default [`DEFAULT_RPC_PATH`], `/rpc`). It must
+    /// The path that takes JSON-RPC `POST`s (default `/rpc`). It must
     /// start with `/` and hold no query or fragment.
     ///
     /// Only [`HttpServer::serve`] routes by path; an [`RpcService`](super::RpcService) mounted in
@@ -169,32 +115,40 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The path of WebSocket upgrades (default [`DEFAULT_WS_PATH`], `/ws`), on the same listener.
-    /// It may equal [`rpc_path`](Self::rpc_path): requests are then told apart by method (`GET`
-    /// upgrades, `POST` calls).
+    /// The path of WebSocket upgrades (default `/ws`), on the same listener. It may equal
+    /// [`rpc_path`](Self::rpc_path): requests are then told apart by method (`GET` upgrades,
+    /// `POST` calls).
+    #[cfg(feature = "ws")]
     pub fn ws_path(mut self, path: impl Into<String>) -> Self {
         self.ws_path = path.into();
         self
     }
 
-    /// The largest request body taken (default [`DEFAULT_MAX_BODY_BYTES`], 10 MiB); a larger
+    /// The largest message taken: a request body, a batch included (default 10 MiB); a larger
     /// one is answered `413`. The cap is checked against `Content-Length` before anything is
     /// read, and counted while a chunked body arrives, so a body is never held past it.
-    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes;
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
         self
     }
 
-    /// How many connections are served at once (default [`DEFAULT_MAX_CONNECTIONS`]; see there
-    /// why). At the cap the server stops accepting until a connection closes; new clients wait
-    /// in the kernel's backlog rather than being refused.
+    /// How many connections are served at once (default 10 000). At the cap the server stops
+    /// accepting until a connection closes; new clients wait in the kernel's backlog rather
+    /// than being refused.
+    ///
+    /// The cap exists so that a flood of connections turns into a queue in the kernel's accept
+    /// backlog instead of memory growth and `EMFILE` failures inside the process. 10 000 is well
+    /// above what one instance holds in normal service (browsers open at most six connections
+    /// per origin, proxies and clients pool theirs), while a cap of 100 or so, as some frameworks
+    /// ship, is hit by an ordinary load balancer's pool and then stalls healthy clients. Raise
+    /// the process's descriptor limit (`ulimit -n`) above the cap.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
         self
     }
 
-    /// How long a client may take to send a request's headers (default
-    /// [`DEFAULT_HEADER_READ_TIMEOUT`], 30 s); past it the connection is closed. This bounds
+    /// How long a client may take to send a request's headers (default 30 s); past it the
+    /// connection is closed. This bounds
     /// slow-header ("slowloris") clients.
     pub fn header_read_timeout(mut self, limit: Duration) -> Self {
         self.header_read_timeout = limit;
@@ -202,7 +156,7 @@ impl HttpServerBuilder {
     }
 
     /// How long a client may take to send a request's body once its headers are in (default
-    /// [`DEFAULT_BODY_READ_TIMEOUT`], 30 s); past it the request is answered `408` and the
+    /// 30 s); past it the request is answered `408` and the
     /// connection closed. This bounds slow-body clients, which would otherwise hold a connection
     /// slot (and delay a shutdown's drain) for as long as they trickle.
     pub fn body_read_timeout(mut self, limit: Duration) -> Self {
@@ -210,7 +164,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// Sets the table's handler timeout ([`Methods::timeout`]): a request (a whole batch shares
+    /// Sets the table's handler timeout ([`Methods::handler_timeout`]): a request (a whole batch shares
     /// one deadline) running longer is answered `-32603`. `None` lets handlers run as long as they
     /// take. Left unset, the table keeps its own setting (none, unless it was given one).
     pub fn handler_timeout(mut self, limit: Option<Duration>) -> Self {
@@ -225,9 +179,9 @@ impl HttpServerBuilder {
         self
     }
 
-    /// How long [`ShutdownHandle::shutdown`](super::ShutdownHandle::shutdown) waits for
-    /// in-flight calls and open connections (default [`DEFAULT_DRAIN_TIMEOUT`], 30 s). Zero
-    /// stops at once.
+    /// How long [`ShutdownHandle::shutdown`] waits for in-flight calls and open connections
+    /// (default 30 s, the grace period most orchestrators, Kubernetes and systemd among them,
+    /// give a process between `SIGTERM` and `SIGKILL`). Zero stops at once.
     pub fn drain_timeout(mut self, budget: Duration) -> Self {
         self.drain_timeout = budget;
         self
@@ -280,6 +234,7 @@ impl HttpServerBuilder {
     ///     .unwrap_err();
     /// assert_eq!(err.key(), "queue");
     /// ```
+    #[cfg(feature = "ws")]
     pub fn websocket(mut self, settings: WsSettings) -> Self {
         self.websocket = settings;
         self
@@ -288,6 +243,7 @@ impl HttpServerBuilder {
     /// The registry that WebSocket connections subscribe to (see [`Topics`]); share one between
     /// the server and the code that publishes. Left unset, the server makes its own
     /// ([`HttpServer::topics`]).
+    #[cfg(feature = "ws")]
     pub fn topics(mut self, topics: Topics) -> Self {
         self.topics = Some(topics);
         self
@@ -298,76 +254,60 @@ impl HttpServerBuilder {
     /// # Errors
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a path not starting with
-    /// `/` or holding `?`, `#` or whitespace; a zero `max_body_bytes`, `max_connections`,
-    /// `header_read_timeout` or `body_read_timeout`; a zero `handler_timeout` (use `None` for no limit); `batches` of
-    /// `Batches::UpTo(0)` (use `Batches::Refused`); a [`websocket`](Self::websocket) setting, named
-    /// as its [`WsSettings`] method, for the reasons [`WsServerBuilder::build`] gives.
-    ///
-    /// [`WsServerBuilder::build`]: crate::ws::WsServerBuilder::build
+    /// `/` or holding `?`, `#` or whitespace; a zero `max_message_size`, `header_read_timeout`
+    /// or `body_read_timeout`; a `max_connections` of zero or above what a semaphore holds; a
+    /// zero `handler_timeout` (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
+    /// `Batches::Refused`); a [`websocket`](Self::websocket) setting, named as its
+    /// [`WsSettings`] method, for the reasons given there.
     pub fn build(self) -> Result<HttpServer, ConfigError> {
         check_path("rpc_path", &self.rpc_path)?;
+        #[cfg(feature = "ws")]
         check_path("ws_path", &self.ws_path)?;
-        if self.max_body_bytes == 0 {
-            return Err(ConfigError::new("max_body_bytes", "must be at least 1"));
-        }
-        // The accept loop counts connections with a semaphore, which has a ceiling of its own.
-        if self.max_connections == 0 || self.max_connections > tokio::sync::Semaphore::MAX_PERMITS {
-            return Err(ConfigError::new(
-                "max_connections",
-                format!(
-                    "must be between 1 and {}",
-                    tokio::sync::Semaphore::MAX_PERMITS
-                ),
-            ));
-        }
-        if self.header_read_timeout.is_zero() {
-            return Err(ConfigError::new(
-                "header_read_timeout",
-                "must be above zero",
-            ));
-        }
-        if self.body_read_timeout.is_zero() {
-            return Err(ConfigError::new("body_read_timeout", "must be above zero"));
-        }
-        if self
-            .handler_timeout
-            .flatten()
-            .is_some_and(|limit| limit.is_zero())
-        {
-            return Err(ConfigError::new(
-                "handler_timeout",
-                "must be above zero; use `None` for no limit",
-            ));
-        }
+        check::at_least_one("max_message_size", self.max_message_size)?;
+        check::permits("max_connections", self.max_connections)?;
+        check::limit("header_read_timeout", self.header_read_timeout)?;
+        check::limit("body_read_timeout", self.body_read_timeout)?;
+        check::optional_limit("handler_timeout", self.handler_timeout.flatten())?;
         if self.batches == Some(Batches::UpTo(0)) {
             return Err(ConfigError::new(
                 "batches",
                 "`Batches::UpTo(0)` takes no batch; use `Batches::Refused`",
             ));
         }
-        let websocket = self.websocket.check(self.drain_timeout)?;
         let mut methods = self.methods;
         if let Some(limit) = self.handler_timeout {
-            methods.timeout(limit);
+            methods.handler_timeout(limit);
         }
         if let Some(batches) = self.batches {
             methods.batches(batches);
         }
+        let shutdown = Shutdown::new(self.drain_timeout);
+        // One shutdown for both: the WebSocket side drains on the same budget, at the same time.
+        #[cfg(feature = "ws")]
+        let ws = WsServer::builder(methods.clone())
+            .settings(self.websocket)
+            .topics(self.topics.unwrap_or_default())
+            .shutdown_with(&ShutdownHandle::new(Arc::clone(&shutdown)))
+            .build()?;
+        let endpoint = RpcService::new(
+            methods,
+            self.max_message_size,
+            self.body_read_timeout,
+            shutdown,
+            self.context_hook,
+        );
         let settings = Settings {
             rpc_path: self.rpc_path.into(),
+            #[cfg(feature = "ws")]
             ws_path: self.ws_path.into(),
-            max_body_bytes: self.max_body_bytes,
-            max_connections: self.max_connections,
             header_read_timeout: self.header_read_timeout,
-            body_read_timeout: self.body_read_timeout,
-            drain_timeout: self.drain_timeout,
-            websocket,
         };
         Ok(HttpServer::new(
-            methods,
+            endpoint,
             settings,
-            self.context_hook,
-            self.topics.unwrap_or_default(),
+            Slots::new(self.max_connections),
+            #[cfg(feature = "ws")]
+            ws,
         ))
     }
 }
@@ -402,7 +342,7 @@ mod tests {
         let b = || HttpServer::builder(Methods::new());
         assert_eq!(key_of(b().rpc_path("rpc")), "rpc_path");
         assert_eq!(key_of(b().ws_path("/ws?x")), "ws_path");
-        assert_eq!(key_of(b().max_body_bytes(0)), "max_body_bytes");
+        assert_eq!(key_of(b().max_message_size(0)), "max_message_size");
         assert_eq!(key_of(b().max_connections(0)), "max_connections");
         assert_eq!(
             key_of(b().header_read_timeout(Duration::ZERO)),

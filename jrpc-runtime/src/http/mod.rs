@@ -4,9 +4,9 @@
 //! | piece | what it is |
 //! | --- | --- |
 //! | [`HttpServer`] | the server: an accept loop ([`serve`](HttpServer::serve)) and a connection adapter ([`serve_connection`](HttpServer::serve_connection)) |
-//! | [`HttpServerBuilder`] | its settings, checked by `build` ([`ConfigError`] names the bad one) |
+//! | [`HttpServerBuilder`] | its settings, checked by `build` ([`ConfigError`](crate::ConfigError) names the bad one) |
 //! | [`RpcService`] | the endpoint alone: a `tower_service::Service` and a `hyper::service::Service` |
-//! | [`ShutdownHandle`] | starts a graceful shutdown and waits for it ([`Drained`]) |
+//! | [`ShutdownHandle`](crate::server::ShutdownHandle) | starts a graceful shutdown and waits for it ([`Drained`](crate::server::Drained)) |
 //! | [`HttpClient`] | the client: keep-alive pool, timeouts, batches; a [`Caller`](crate::Caller) |
 //!
 //! # Statuses
@@ -16,7 +16,7 @@
 //! | `POST` on the RPC path with a call (or a batch holding one) | `200` | the JSON-RPC answer, errors included (`-32700` for a body that is not JSON) |
 //! | the same with notifications only | `204` | none |
 //! | another method on the RPC path | `405`, `Allow: POST` | `-32600` |
-//! | a body over `max_body_bytes` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
+//! | a body over `max_message_size` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
 //! | a `content-type` that is not JSON | `415` | `-32600` |
 //! | a body that breaks off (bad chunking, a client gone mid-body) | `400` | `-32600` |
 //! | a body slower than `body_read_timeout` | `408` | `-32600` |
@@ -29,20 +29,23 @@
 //!
 //! # WebSocket
 //!
-//! [`HttpServer`] answers `GET` upgrades on its `ws_path` (default `/ws`) on the same listener,
-//! and serves each socket as [`crate::ws`] describes (messages, close codes, backpressure). What
-//! the HTTP server adds to it, and why:
+//! With the `ws` feature, [`HttpServer`] answers `GET` upgrades on its `ws_path` (default `/ws`)
+//! on the same listener: it hands each upgrade to the public
+//! [`WsServer::upgrade_with`](crate::ws::WsServer::upgrade_with) of a WebSocket server it builds
+//! with the same table and shutdown, which serves the socket as [`crate::ws`] describes
+//! (messages, close codes, backpressure). What the HTTP server adds to it, and why:
 //!
 //! | concern | decision |
 //! | --- | --- |
 //! | settings | [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, so one set of limits configures either; `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...), as those names are not used by the HTTP settings. The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
-//! | topics | the server holds a [`Topics`](crate::ws::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::ws::ContextExt::subscribe), and [`HttpServer::publish`] (or the registry itself) reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
+//! | topics | the server holds a [`Topics`](crate::server::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::server::ContextExt::subscribe), and [`publish`](crate::server::Topics::publish) on [`HttpServer::topics`] reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
 //! | context | [`map_context`](HttpServerBuilder::map_context) runs once per WebSocket, on the upgrade request, and its context is the base of every call on the connection: an authentication layer in front sees WebSocket clients as it sees HTTP ones. The context also has the upgrade's headers, its `x-request-id` tag and the peer's address. |
 //! | limits | a connection counts against [`max_connections`](HttpServerBuilder::max_connections) from its accept until it closes, as HTTP or as the WebSocket it was upgraded to; it counts once, not once per side. A shutdown waits for it the same way. |
 //!
 //! ```
 //! use jrpc_runtime::http::HttpServer;
-//! use jrpc_runtime::ws::{ContextExt as _, WsSettings};
+//! use jrpc_runtime::server::ContextExt as _;
+//! use jrpc_runtime::ws::WsSettings;
 //! use jrpc_runtime::{Context, Methods, RpcError};
 //!
 //! let mut methods = Methods::new();
@@ -53,7 +56,7 @@
 //!     .websocket(WsSettings::new().max_in_flight(8).queue(1024))
 //!     .build()?;
 //! // Every WebSocket connection that called `watch("prices")` gets the notification.
-//! let reached = server.publish("prices", "price", ("ACME", 12.5))?;
+//! let reached = server.topics().publish("prices", "price", ("ACME", 12.5))?;
 //! assert_eq!(reached, 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -63,8 +66,9 @@
 //! ```
 //! use std::time::Duration;
 //!
-//! use jrpc_runtime::http::{Drained, HttpClient, HttpServer};
-//! use jrpc_runtime::{Caller, Methods, RpcError};
+//! use jrpc_runtime::http::{HttpClient, HttpServer};
+//! use jrpc_runtime::server::Drained;
+//! use jrpc_runtime::{Caller as _, Methods, RpcError};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -73,7 +77,7 @@
 //!
 //! let server = HttpServer::builder(methods)
 //!     .rpc_path("/rpc")
-//!     .max_body_bytes(1024 * 1024)
+//!     .max_message_size(1024 * 1024)
 //!     .handler_timeout(Some(Duration::from_secs(10)))
 //!     .drain_timeout(Duration::from_secs(5))
 //!     .build()?;
@@ -83,8 +87,8 @@
 //! let serving = tokio::spawn(async move { server.serve(listener).await });
 //!
 //! let client = HttpClient::new(&format!("http://{addr}/rpc"))?;
-//! let sum = client.call_raw("add", serde_json::value::to_raw_value(&[2, 3]).ok()).await?;
-//! assert_eq!(sum.get(), "5");
+//! let sum: i64 = client.call("add", [2, 3]).await?;
+//! assert_eq!(sum, 5);
 //!
 //! assert_eq!(shutdown.shutdown().await, Drained::Complete);
 //! serving.await?;
@@ -105,18 +109,8 @@ mod reply;
 mod request_id;
 mod server;
 mod service;
-mod shutdown;
 
-pub use client::{
-    BatchCall, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_POOL_IDLE_TIMEOUT,
-    HttpClient, HttpClientBuilder, StatusError,
-};
-pub use config::{
-    ConfigError, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_RPC_PATH, DEFAULT_WS_PATH,
-    HttpServerBuilder,
-};
-pub use reply::ResponseBody;
+pub use client::{BatchCall, HttpClient, HttpClientBuilder, StatusError};
+pub use config::HttpServerBuilder;
 pub use server::HttpServer;
-pub use service::{ResponseFuture, RpcService};
-pub use shutdown::{Drained, ShutdownHandle};
+pub use service::RpcService;

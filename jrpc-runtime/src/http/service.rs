@@ -18,14 +18,14 @@ use tracing::Instrument as _;
 use super::config::ContextHook;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
-use super::shutdown::{Drain, ShutdownHandle};
+use crate::server::{Shutdown, ShutdownHandle};
 use crate::{Context, Methods, Transport};
 
 /// The error type request bodies may fail with.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The future of [`RpcService`]'s `call`.
-pub type ResponseFuture =
+pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
 
 /// The JSON-RPC endpoint: answers a `POST` carrying a JSON-RPC body.
@@ -43,7 +43,7 @@ pub type ResponseFuture =
 /// | notifications only | `204`, no body |
 /// | not `POST` | `405`, `Allow: POST`, `-32600` |
 /// | a content type that is not JSON | `415`, `-32600` |
-/// | a body over `max_body_bytes` | `413`, `-32600` |
+/// | a body over `max_message_size` | `413`, `-32600` |
 /// | a body that could not be read | `400`, `-32600` |
 /// | during a shutdown | `503`, `-32000`, `Connection: close` |
 ///
@@ -76,9 +76,9 @@ pub struct RpcService {
 #[derive(Debug)]
 struct Endpoint {
     methods: Methods,
-    max_body_bytes: usize,
+    max_message_size: usize,
     body_read_timeout: Duration,
-    drain: Arc<Drain>,
+    shutdown: Arc<Shutdown>,
     tags: Tags,
     context_hook: Option<ContextHook>,
 }
@@ -86,17 +86,17 @@ struct Endpoint {
 impl RpcService {
     pub(crate) fn new(
         methods: Methods,
-        max_body_bytes: usize,
+        max_message_size: usize,
         body_read_timeout: Duration,
-        drain: Arc<Drain>,
+        shutdown: Arc<Shutdown>,
         context_hook: Option<ContextHook>,
     ) -> Self {
         Self {
             endpoint: Arc::new(Endpoint {
                 methods,
-                max_body_bytes,
+                max_message_size,
                 body_read_timeout,
-                drain,
+                shutdown,
                 tags: Tags::default(),
                 context_hook,
             }),
@@ -115,43 +115,33 @@ impl RpcService {
     /// A handle to shut this endpoint (and the [`HttpServer`](super::HttpServer) it came from)
     /// down gracefully.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle::new(Arc::clone(&self.endpoint.drain))
+        ShutdownHandle::new(Arc::clone(&self.endpoint.shutdown))
     }
 
-    pub(crate) fn drain(&self) -> &Arc<Drain> {
-        &self.endpoint.drain
+    pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
+        &self.endpoint.shutdown
     }
 
     pub(crate) fn tags(&self) -> &Tags {
         &self.endpoint.tags
     }
 
-    /// The method table, with the server's timeout and batch settings applied.
-    pub(crate) fn methods(&self) -> &Methods {
-        &self.endpoint.methods
-    }
-
     /// The context a request's handlers start from, over HTTP or (made once, of the upgrade
-    /// request) WebSocket: the transport, the request tag, the peer's address, what
-    /// `map_context` adds, then the request's headers.
-    pub(crate) fn context(
-        &self,
-        transport: Transport,
-        mut parts: Parts,
-        tag: &Arc<str>,
-    ) -> Context {
+    /// request) WebSocket: the transport, the request tag, the peer's address, and what
+    /// `map_context` adds; the caller adds the request's headers.
+    pub(crate) fn context(&self, transport: Transport, parts: &Parts, tag: &Arc<str>) -> Context {
         let mut ctx = Context::new(transport).with_request_tag(Arc::clone(tag));
         if let Some(addr) = self.peer_addr {
             ctx = ctx.with_peer_addr(addr);
         }
-        if let Some(hook) = &self.endpoint.context_hook {
-            ctx = (hook.0)(&parts, ctx);
+        match &self.endpoint.context_hook {
+            Some(hook) => (hook.0)(parts, ctx),
+            None => ctx,
         }
-        ctx.with_headers(std::mem::take(&mut parts.headers))
     }
 
     /// Answers one HTTP request; what the `Service` impls call.
-    pub async fn respond<B>(&self, req: Request<B>) -> Response<ResponseBody>
+    async fn respond<B>(&self, req: Request<B>) -> Response<ResponseBody>
     where
         B: Body + Send,
         B::Data: Send,
@@ -178,7 +168,7 @@ impl RpcService {
     {
         let endpoint = &*self.endpoint;
         // Held until the answer is ready, so that a shutdown waits for it.
-        let Some(_in_flight) = endpoint.drain.track_call() else {
+        let Some(_in_flight) = endpoint.shutdown.track_call() else {
             return reply::unavailable();
         };
         // An early reply leaves the body unread; the connection cannot carry another request then.
@@ -197,11 +187,11 @@ impl RpcService {
                 return unread(reply::unsupported_media_type(content_type));
             }
         }
-        let limit = endpoint.max_body_bytes;
+        let limit = endpoint.max_message_size;
         if declared_length(&req).is_some_and(|len| len > limit as u64) {
             return reply::too_large(limit);
         }
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
         let reading = Limited::new(body, limit).collect();
         let bytes =
@@ -219,7 +209,9 @@ impl RpcService {
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return reply::not_utf8();
         };
-        let ctx = self.context(Transport::Http, parts, tag);
+        // `map_context` reads the headers first; then the context takes them.
+        let ctx = self.context(Transport::Http, &parts, tag);
+        let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
         match endpoint.methods.handle_in(text, &ctx).await {
             Some(answer) => reply::answer(answer),
             None => reply::no_content(),
@@ -317,7 +309,7 @@ mod tests {
     use super::*;
     use crate::RpcError;
 
-    fn service(max_body_bytes: usize) -> RpcService {
+    fn service(max_message_size: usize) -> RpcService {
         let mut methods = Methods::new();
         methods
             .register("echo_tag", &[], |(): (), ctx: Context| async move {
@@ -326,9 +318,9 @@ mod tests {
             .unwrap();
         RpcService::new(
             methods,
-            max_body_bytes,
+            max_message_size,
             Duration::from_secs(30),
-            Drain::new(Duration::from_secs(1)),
+            Shutdown::new(Duration::from_secs(1)),
             None,
         )
     }

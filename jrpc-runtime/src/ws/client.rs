@@ -3,22 +3,16 @@
 use std::time::Duration;
 
 use ::http::{HeaderName, HeaderValue};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
-use super::config::WsSettings;
 use super::connection;
-use crate::{Caller, ClientError, Context, Methods, Overflow, Peer, Transport};
-
-/// Default [`connect_timeout`](WsClientBuilder::connect_timeout): 10 s for the TCP connection
-/// and the opening handshake together.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use super::settings::WsSettings;
+use crate::{Caller, ClientError, Context, Methods, Peer, Transport};
 
 /// A JSON-RPC client over WebSocket; both sides call.
 ///
-/// Calls go out with [`call`](Self::call) (or any generated stub: the client is a [`Caller`]);
+/// Calls go out with [`Caller::call`] (or any generated stub: the client is a [`Caller`]);
 /// what the server sends, its notifications and its calls, is served by the [`Methods`] given at
 /// connect time. Cloning is cheap: clones share the connection, which closes (1000) when the
 /// last clone drops.
@@ -27,7 +21,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// ```no_run
 /// use jrpc_runtime::ws::WsClient;
-/// use jrpc_runtime::{Methods, RpcError};
+/// use jrpc_runtime::{Caller as _, Methods, RpcError};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let mut handlers = Methods::new();
@@ -47,9 +41,9 @@ impl WsClient {
     ///
     /// # Errors
     ///
-    /// [`ClientError::Transport`] when the URL is invalid, the connection fails, or the server
-    /// refuses the upgrade (the error carries its HTTP response); [`ClientError::TimedOut`]
-    /// past the [`DEFAULT_CONNECT_TIMEOUT`].
+    /// [`ClientError::Transport`] when the URL is invalid, the connection fails or takes longer
+    /// than the default connect timeout, or the server refuses the upgrade (the error carries
+    /// its HTTP response).
     pub async fn connect(url: &str, methods: Methods) -> Result<Self, ClientError> {
         Self::builder(url).methods(methods).connect().await
     }
@@ -67,29 +61,6 @@ impl WsClient {
     /// Whether the connection has closed.
     pub fn is_closed(&self) -> bool {
         self.peer.is_closed()
-    }
-
-    /// Calls `method` on the server and decodes its result.
-    ///
-    /// # Errors
-    ///
-    /// As [`Peer::call`]: [`ClientError::Failed`] with the server's error,
-    /// [`ClientError::TimedOut`], [`ClientError::Closed`], or [`ClientError::Malformed`].
-    pub async fn call<R: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: impl Serialize,
-    ) -> Result<R, ClientError> {
-        self.peer.call(method, params).await
-    }
-
-    /// Sends a notification to the server.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Closed`] when the connection has closed.
-    pub async fn notify(&self, method: &str, params: impl Serialize) -> Result<(), ClientError> {
-        self.peer.notify(method, params).await
     }
 }
 
@@ -144,7 +115,7 @@ impl WsClientBuilder {
             headers: Vec::new(),
             // A client pings only when asked, and never gives up on a quiet server by itself.
             settings: WsSettings::new().ping_interval(None).idle_timeout(None),
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            connect_timeout: Duration::from_secs(10),
         }
     }
 
@@ -166,15 +137,13 @@ impl WsClientBuilder {
         self
     }
 
-    /// The largest message either way (default
-    /// [`DEFAULT_MAX_MESSAGE_SIZE`](super::DEFAULT_MAX_MESSAGE_SIZE)).
+    /// The largest message either way (default 4 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.settings = self.settings.max_message_size(bytes);
         self
     }
 
-    /// How many calls from the server may run at once (default
-    /// [`DEFAULT_MAX_IN_FLIGHT`](super::DEFAULT_MAX_IN_FLIGHT)).
+    /// How many calls from the server may run at once (default 64).
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.settings = self.settings.max_in_flight(calls);
         self
@@ -192,7 +161,9 @@ impl WsClientBuilder {
         self
     }
 
-    /// How long connecting may take, handshake included (default [`DEFAULT_CONNECT_TIMEOUT`]).
+    /// How long connecting may take, the TCP connection and the opening handshake together
+    /// (default 10 s); past it `connect` fails with [`ClientError::Transport`] holding an
+    /// [`io::ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut) error.
     pub fn connect_timeout(mut self, limit: Duration) -> Self {
         self.connect_timeout = limit;
         self
@@ -203,17 +174,14 @@ impl WsClientBuilder {
     /// # Errors
     ///
     /// [`ClientError::Transport`] when a setting is out of range (a
-    /// [`ConfigError`](crate::http::ConfigError)), a header is invalid, the URL is invalid,
-    /// the connection fails, or the server refuses the upgrade; [`ClientError::TimedOut`] past
-    /// the connect timeout.
+    /// [`ConfigError`](crate::ConfigError)), a header is invalid, the URL is invalid, the
+    /// connection fails or times out, or the server refuses the upgrade.
     pub async fn connect(self) -> Result<WsClient, ClientError> {
         let transport = |err: Box<dyn std::error::Error + Send + Sync>| ClientError::Transport(err);
-        let mut settings = self
+        let settings = self
             .settings
-            .check(crate::http::DEFAULT_DRAIN_TIMEOUT)
+            .check_client()
             .map_err(|err| transport(Box::new(err)))?;
-        // The client's own calls wait for room in a full queue rather than closing it.
-        settings.overflow = Overflow::Wait;
         let mut request = self
             .url
             .as_str()
@@ -229,9 +197,15 @@ impl WsClientBuilder {
             tokio_tungstenite::connect_async_with_config(request, Some(settings.ws), true);
         let (ws, _response) = tokio::time::timeout(self.connect_timeout, connecting)
             .await
-            .map_err(|_| ClientError::TimedOut {
-                method: "(connect)".to_owned(),
-                limit: self.connect_timeout,
+            .map_err(|_| {
+                let why = format!(
+                    "connecting to {} took longer than {:?}",
+                    self.url, self.connect_timeout
+                );
+                transport(Box::new(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    why,
+                )))
             })?
             .map_err(|err| transport(Box::new(err)))?;
         let (peer, pump) = connection::start(
@@ -241,7 +215,6 @@ impl WsClientBuilder {
             &settings,
             Box::pin(std::future::pending()),
             Box::pin(std::future::pending()),
-            true,
         );
         tokio::spawn(pump);
         Ok(WsClient { peer })

@@ -42,7 +42,7 @@ use tokio_tungstenite::tungstenite::{Bytes, Message};
 use tokio_util::sync::PollSender;
 
 use crate::framing::Frame;
-use crate::{Context, Methods, Overflow, Peer, PeerConfig, Transport};
+use crate::{Context, Methods, Peer, PeerConfig};
 
 /// A signal future: shutdown begun, or the drain budget spent.
 pub(crate) type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -51,27 +51,11 @@ pub(crate) type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) ws: WebSocketConfig,
-    pub(crate) max_in_flight: usize,
-    pub(crate) queue: usize,
-    pub(crate) call_timeout: Option<Duration>,
+    /// The peer's settings: its limits, and a server's or a client's overflow and lifetime.
+    pub(crate) peer: PeerConfig,
     pub(crate) ping_interval: Option<Duration>,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) close_timeout: Duration,
-    pub(crate) drain: Duration,
-    pub(crate) overflow: Overflow,
-}
-
-impl Settings {
-    fn peer_config(&self) -> PeerConfig {
-        PeerConfig::default()
-            .transport(Transport::WebSocket)
-            .max_in_flight(self.max_in_flight)
-            .queue(self.queue)
-            .call_timeout(self.call_timeout)
-            .drain(self.drain)
-            .overflow(self.overflow)
-            .max_message_len(self.ws.max_message_size.unwrap_or(usize::MAX))
-    }
 }
 
 /// What ends a connection's pump, and so which close frame (if any) it sends.
@@ -103,17 +87,16 @@ enum End {
 
 /// Starts serving `ws`: returns the connection's handle and the pump to spawn.
 ///
-/// `base` is the context handlers see (transport, peer address, headers, extensions).
-/// `close_when_unused` lets the connection end with its last handle (a client); a server keeps
-/// it open while the socket is.
+/// `ctx` is the context handlers see (transport, peer address, headers, extensions); whether the
+/// connection ends with its last handle (a client) or only with the socket (a server) is in
+/// `settings`.
 pub(crate) fn start<S>(
     ws: WebSocketStream<S>,
     methods: Methods,
-    base: Context,
+    ctx: Context,
     settings: &Settings,
     closing: Signal,
     stop: Signal,
-    close_when_unused: bool,
 ) -> (Peer, impl Future<Output = ()> + Send + 'static)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -127,14 +110,8 @@ where
         tx: PollSender::new(out_tx),
         unflushed: false,
     };
-    let (peer, driver) = Peer::start_in(
-        reader,
-        writer,
-        methods,
-        settings.peer_config(),
-        base,
-        close_when_unused,
-    );
+    let config = settings.peer.clone().with_context(ctx);
+    let (peer, driver) = Peer::start(reader, writer, methods, config);
     let pump = Pump {
         frames: Some(frames_tx),
         out: out_rx,

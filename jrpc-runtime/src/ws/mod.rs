@@ -3,14 +3,16 @@
 //!
 //! | piece | what it is |
 //! | --- | --- |
-//! | [`WsServer`] | the server: an accept loop ([`serve`](WsServer::serve)), a connection adapter ([`serve_connection`](WsServer::serve_connection)), an upgrade answer for hyper or axum ([`upgrade`](WsServer::upgrade)), [`publish`](WsServer::publish), a graceful [`shutdown`](WsServer::shutdown) |
+//! | [`WsServer`] | the server: an accept loop ([`serve`](WsServer::serve)), a connection adapter ([`serve_connection`](WsServer::serve_connection)), an upgrade answer for hyper or axum ([`upgrade`](WsServer::upgrade), [`upgrade_with`](WsServer::upgrade_with)), a graceful shutdown ([`shutdown_handle`](WsServer::shutdown_handle)) |
 //! | [`WsServerBuilder`] | its settings, checked by `build` |
 //! | [`WsSettings`] | the settings of each connection, for a [`WsServer`] or an [`HttpServer`](crate::http::HttpServer)'s WebSocket path |
-//! | [`Topics`] | named groups of connections; [`ContextExt`] subscribes from a handler |
 //! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::Caller) for generated stubs |
 //!
+//! Topics ([`Topics`](crate::server::Topics), [`ContextExt`](crate::server::ContextExt)) and the
+//! shutdown handle are the [`server`](crate::server) layer's, shared with the HTTP server.
+//!
 //! [`HttpServer`](crate::http::HttpServer) also serves WebSocket, on its `ws_path` (default
-//! `/ws`) of the same listener, with [`WsSettings`] and a [`Topics`] registry of its own (see the
+//! `/ws`) of the same listener, with [`WsSettings`] and a [`Topics`](crate::server::Topics) registry of its own (see the
 //! [`http` module docs](crate::http#websocket)).
 //!
 //! # Messages
@@ -26,21 +28,21 @@
 //! | event | what happens |
 //! | --- | --- |
 //! | a binary frame | close 1003 (unsupported data) |
-//! | a message over [`max_message_size`](WsServerBuilder::max_message_size) | close 1009 (message too big) |
+//! | a message over [`max_message_size`](WsSettings::max_message_size) | close 1009 (message too big) |
 //! | a text frame that is not UTF-8 | close 1007 |
 //! | a protocol violation | close 1002 |
-//! | nothing received (pongs included) for [`idle_timeout`](WsServerBuilder::idle_timeout) | close 1000 |
+//! | nothing received (pongs included) for [`idle_timeout`](WsSettings::idle_timeout) | close 1000 |
 //! | a shutdown | reading stops, running calls finish and are answered, then close 1001 (going away) |
 //! | the drain budget spent | dropped |
 //! | the outgoing queue full (the client does not read) | dropped at once: its way out is clogged, a close frame would not get through (the client sees 1006) |
 //! | an outgoing message over `max_message_size` | close 1011 (the message is not sent) |
 //! | the client closes | the close is answered; running calls are cancelled |
 //!
-//! Past [`max_in_flight`](WsServerBuilder::max_in_flight) calls running on one connection, a
+//! Past [`max_in_flight`](WsSettings::max_in_flight) calls running on one connection, a
 //! call is answered `-32000` at once.
 //!
 //! Pushes never wait for room ([`Overflow::Close`](crate::Overflow::Close)): a server must not
-//! stall on one slow client. So size [`queue`](WsServerBuilder::queue) for the largest burst a
+//! stall on one slow client. So size [`queue`](WsSettings::queue) for the largest burst a
 //! handler or a publish sends at once: a handler that pushes a thousand notifications in a loop
 //! outruns the connection's writer and finds the queue full.
 //!
@@ -48,24 +50,17 @@
 //!
 //! An idle connection holds a 4 KiB read buffer, two small tasks (the peer's loop and the
 //! socket pump) and three channels; tungstenite's 128 KiB buffers are brought down to
-//! [`DEFAULT_BUFFER_SIZE`]. What a connection may hold for a client that does not read is
-//! bounded by [`queue`](WsServerBuilder::queue) messages, plus the write buffer (its
-//! [`write_buffer_size`](WsServerBuilder::write_buffer_size) plus one message), plus the
+//! 4 KiB ([`read_buffer_size`](WsSettings::read_buffer_size)). What a connection may hold for a client that does not read is
+//! bounded by [`queue`](WsSettings::queue) messages, plus the write buffer (its
+//! [`write_buffer_size`](WsSettings::write_buffer_size) plus one message), plus the
 //! kernel's socket buffer.
 
 mod client;
-mod config;
 mod connection;
 mod server;
-mod topics;
+mod settings;
+mod upgrade;
 
-pub use client::{DEFAULT_CONNECT_TIMEOUT, WsClient, WsClientBuilder};
-pub use config::{
-    DEFAULT_BUFFER_SIZE, DEFAULT_CALL_TIMEOUT, DEFAULT_CLOSE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_PING_INTERVAL, DEFAULT_QUEUE,
-    WsServerBuilder, WsSettings,
-};
-pub(crate) use connection::Settings as ConnectionSettings;
-pub use server::WsServer;
-pub(crate) use server::{FromHttp, upgrade_from_http};
-pub use topics::{ContextExt, SubscribeError, Topics};
+pub use client::{WsClient, WsClientBuilder};
+pub use server::{WsServer, WsServerBuilder};
+pub use settings::WsSettings;

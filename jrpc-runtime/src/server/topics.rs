@@ -12,15 +12,16 @@ use crate::{Caller as _, ClientError, Context, Peer};
 /// A registry of topics: a handler subscribes its connection to a topic, and
 /// [`publish`](Topics::publish) sends a notification to every connection subscribed to it.
 ///
-/// A [`WsServer`](super::WsServer) holds one (its own, or one given with
-/// [`WsServerBuilder::topics`](super::WsServerBuilder::topics)) and puts it in every
+/// A [`WsServer`](crate::ws::WsServer) holds one (its own, or one given with
+/// [`WsServerBuilder::topics`](crate::ws::WsServerBuilder::topics)) and puts it in every
 /// connection's [`Context`], where [`ContextExt::subscribe`] finds it. A connection leaves every
 /// topic when it closes, however it closes.
 ///
 /// Cloning is cheap: clones share the registry.
 ///
 /// ```
-/// use jrpc_runtime::ws::{ContextExt as _, Topics, WsServer};
+/// use jrpc_runtime::server::{ContextExt as _, Topics};
+/// use jrpc_runtime::ws::WsServer;
 /// use jrpc_runtime::{Context, Methods, RpcError};
 ///
 /// let mut methods = Methods::new();
@@ -152,7 +153,7 @@ impl Topics {
         method: &str,
         params: impl Serialize,
     ) -> Result<usize, ClientError> {
-        let raw = crate::peer::encode_params(&params)?;
+        let raw = crate::caller::encode_params(&params)?;
         let subscribers: Vec<(u64, Peer)> = match self.inner.lock().get(topic) {
             Some(subscribers) => subscribers
                 .iter()
@@ -188,10 +189,10 @@ impl Topics {
 }
 
 /// Topic operations on a handler's [`Context`], through the [`Topics`] registry of the
-/// [`WsServer`](super::WsServer) the connection belongs to.
+/// [`WsServer`](crate::ws::WsServer) the connection belongs to.
 ///
 /// ```
-/// use jrpc_runtime::ws::ContextExt as _;
+/// use jrpc_runtime::server::ContextExt as _;
 /// use jrpc_runtime::{Context, RpcError};
 ///
 /// async fn watch(topic: String, ctx: Context) -> Result<bool, RpcError> {

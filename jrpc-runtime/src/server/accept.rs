@@ -1,0 +1,88 @@
+//! The accept loop every server runs: a connection cap, a loop that survives failed accepts, and
+//! an end when a shutdown begins.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::Shutdown;
+
+/// A connection's place under the server's `max_connections` cap, held until it closes (as the
+/// WebSocket an HTTP connection was upgraded to, too).
+pub(crate) type Slot = OwnedSemaphorePermit;
+
+/// How many connections a server serves at once.
+#[derive(Debug)]
+pub(crate) struct Slots(Arc<Semaphore>);
+
+impl Slots {
+    /// Room for `max` connections; `max` was checked to be at most
+    /// [`Semaphore::MAX_PERMITS`].
+    pub(crate) fn new(max: usize) -> Self {
+        Self(Arc::new(Semaphore::new(max)))
+    }
+}
+
+/// Accepts connections on `listener` and hands each to `serve` with its slot, until a shutdown
+/// begins; then returns (dropping the listener), while the open connections drain.
+///
+/// At the cap it waits for a connection to close before accepting another: new clients wait in
+/// the kernel's backlog rather than being refused. A failed accept never ends the loop: a
+/// client's reset is skipped, and a lack of resources (`EMFILE` and the like) is logged and
+/// retried after 100 ms.
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    slots: &Slots,
+    shutdown: &Shutdown,
+    what: &'static str,
+    mut serve: impl FnMut(TcpStream, SocketAddr, Slot),
+) {
+    tracing::info!(addr = ?listener.local_addr().ok(), "serving {what}");
+    let stopping = shutdown.draining();
+    tokio::pin!(stopping);
+    loop {
+        let slot = tokio::select! {
+            biased;
+            () = &mut stopping => break,
+            slot = Arc::clone(&slots.0).acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break, // never closed: the semaphore lives as long as the server
+            },
+        };
+        let accepted = tokio::select! {
+            biased;
+            () = &mut stopping => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(pair) => pair,
+            Err(err) if is_per_connection(&err) => continue,
+            Err(err) => {
+                tracing::error!(error = %err, "accept failed; retrying in 100 ms");
+                tokio::select! {
+                    () = &mut stopping => break,
+                    () = tokio::time::sleep(Duration::from_millis(100)) => continue,
+                }
+            }
+        };
+        // Answers are small and written whole: send them without waiting for more.
+        let _ = stream.set_nodelay(true);
+        serve(stream, peer, slot);
+    }
+    tracing::info!("stopped accepting {what} connections");
+}
+
+/// Errors that concern one incoming connection only (it was reset before it was taken).
+fn is_per_connection(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::Interrupted
+    )
+}

@@ -1,0 +1,259 @@
+//! The settings of each WebSocket connection, their defaults, and the checks a build makes.
+
+use std::time::Duration;
+
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use super::connection::Settings;
+use crate::error::check;
+use crate::{ConfigError, Lifetime, Overflow, PeerConfig, Transport};
+
+/// The settings of each WebSocket connection: limits and keepalive. One value configures a
+/// [`WsServer`](super::WsServer) ([`WsServerBuilder::settings`](super::WsServerBuilder::settings))
+/// or the WebSocket path of an [`HttpServer`](crate::http::HttpServer)
+/// ([`HttpServerBuilder::websocket`](crate::http::HttpServerBuilder::websocket)); the server's
+/// `build` checks it and names a bad setting by its method here.
+///
+/// ```
+/// use std::time::Duration;
+/// use jrpc_runtime::Methods;
+/// use jrpc_runtime::http::HttpServer;
+/// use jrpc_runtime::ws::WsSettings;
+///
+/// let settings = WsSettings::new()
+///     .max_in_flight(16)
+///     .ping_interval(Some(Duration::from_secs(20)))
+///     .idle_timeout(Some(Duration::from_secs(45)));
+/// let server = HttpServer::builder(Methods::new()).websocket(settings).build();
+/// assert!(server.is_ok());
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "settings do nothing until a server builder takes them"]
+pub struct WsSettings {
+    max_in_flight: usize,
+    queue: usize,
+    max_message_size: usize,
+    read_buffer_size: usize,
+    write_buffer_size: usize,
+    ping_interval: Option<Duration>,
+    idle_timeout: Option<Duration>,
+    call_timeout: Option<Duration>,
+    close_timeout: Duration,
+}
+
+/// 4 KiB: see [`WsSettings::read_buffer_size`].
+const BUFFER_SIZE: usize = 4 * 1024;
+
+impl Default for WsSettings {
+    /// Every setting at the default its method gives.
+    fn default() -> Self {
+        Self {
+            max_in_flight: 64,
+            queue: 256,
+            max_message_size: crate::framing::DEFAULT_MAX_LEN,
+            read_buffer_size: BUFFER_SIZE,
+            write_buffer_size: BUFFER_SIZE,
+            ping_interval: Some(Duration::from_secs(30)),
+            idle_timeout: Some(Duration::from_secs(75)),
+            call_timeout: Some(Duration::from_secs(60)),
+            close_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl WsSettings {
+    /// Every setting at its default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many calls of one connection may run at once (default 64); past it a call is
+    /// answered `-32000` at once. One client rarely has more than a handful of calls
+    /// outstanding; 64 leaves room for bursts while one connection cannot keep more than 64
+    /// handlers busy.
+    pub fn max_in_flight(mut self, calls: usize) -> Self {
+        self.max_in_flight = calls;
+        self
+    }
+
+    /// How many outgoing messages (answers, notifications, calls) may wait to be written on one
+    /// connection (default 256). When a push finds the queue full, the client is not reading:
+    /// the connection is dropped rather than letting its backlog grow. What one connection holds
+    /// is bounded by this many messages, plus tungstenite's write buffer (at most
+    /// [`write_buffer_size`](Self::write_buffer_size) plus one message).
+    pub fn queue(mut self, messages: usize) -> Self {
+        self.queue = messages;
+        self
+    }
+
+    /// The largest message, in bytes, either way (default 4 MiB, as the stream framings). A
+    /// larger incoming message closes the connection with 1009; a larger outgoing one may not fit
+    /// the write buffer, and then closes it with 1011.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// The read buffer each connection allocates up front (default 4 KiB). tungstenite's own
+    /// default is 128 KiB each way, allocated up front: 256 KiB for an idle connection.
+    /// JSON-RPC messages are mostly well under 4 KiB; a larger one grows the buffer as it
+    /// arrives (up to [`max_message_size`](Self::max_message_size)).
+    pub fn read_buffer_size(mut self, bytes: usize) -> Self {
+        self.read_buffer_size = bytes;
+        self
+    }
+
+    /// How much tungstenite gathers before writing to the socket (default 4 KiB); the write
+    /// buffer never holds more than this plus one message.
+    pub fn write_buffer_size(mut self, bytes: usize) -> Self {
+        self.write_buffer_size = bytes;
+        self
+    }
+
+    /// How often to ping each connection (default 30 s, below the 60 s idle cut of common
+    /// proxies and load balancers, so that a quiet connection stays open through them); `None`
+    /// sends no pings.
+    pub fn ping_interval(mut self, every: Option<Duration>) -> Self {
+        self.ping_interval = every;
+        self
+    }
+
+    /// How long a connection may send nothing at all, pongs included, before it is closed with
+    /// 1000 (default 75 s: two ping intervals and some slack, so a client that answered none of
+    /// two pings is gone); `None` keeps idle connections open.
+    pub fn idle_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.idle_timeout = limit;
+        self
+    }
+
+    /// How long a call from a handler to its client ([`Context::peer`](crate::Context::peer))
+    /// waits for the answer (default 60 s, as [`PeerConfig`]'s); `None` waits forever.
+    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.call_timeout = limit;
+        self
+    }
+
+    /// How long to wait for the client's answer to a close frame before the socket is dropped
+    /// anyway (default 5 s).
+    pub fn close_timeout(mut self, limit: Duration) -> Self {
+        self.close_timeout = limit;
+        self
+    }
+
+    /// Checks the settings (each rule says why) and turns them into a connection's: a server's,
+    /// whose calls may run for `drain_timeout` once a shutdown begins and whose pushes never wait
+    /// for room ([`Overflow::Close`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] naming the first setting that is out of range: a zero `max_in_flight`,
+    /// `queue`, `max_message_size`, `read_buffer_size` or `close_timeout`; a `queue` above what a
+    /// Tokio channel holds; a zero `ping_interval`, `idle_timeout` or `call_timeout` (use
+    /// `None`); an `idle_timeout` not longer than the `ping_interval` (a client answering every
+    /// ping would still be cut).
+    pub(crate) fn check(&self, drain_timeout: Duration) -> Result<Settings, ConfigError> {
+        self.check_as(
+            PeerConfig::builder()
+                .overflow(Overflow::Close)
+                .drain_timeout(drain_timeout),
+        )
+    }
+
+    /// [`check`](Self::check) for a client: its own calls wait for room in a full queue rather
+    /// than close it, and the connection ends with its last handle.
+    pub(crate) fn check_client(&self) -> Result<Settings, ConfigError> {
+        self.check_as(
+            PeerConfig::builder()
+                .overflow(Overflow::Wait)
+                .lifetime(Lifetime::UntilUnused),
+        )
+    }
+
+    fn check_as(&self, peer: crate::PeerConfigBuilder) -> Result<Settings, ConfigError> {
+        let peer = peer
+            .context(crate::Context::new(Transport::WebSocket))
+            .max_in_flight(self.max_in_flight)
+            .queue(self.queue)
+            .max_message_size(self.max_message_size)
+            .call_timeout(self.call_timeout)
+            .build()?;
+        // tungstenite reads into this buffer's capacity; with none it would see the end of input.
+        check::at_least_one("read_buffer_size", self.read_buffer_size)?;
+        check::optional_limit("ping_interval", self.ping_interval)?;
+        check::optional_limit("idle_timeout", self.idle_timeout)?;
+        check::limit("close_timeout", self.close_timeout)?;
+        if let (Some(ping), Some(idle)) = (self.ping_interval, self.idle_timeout) {
+            // A client answers pings; only silence past a ping or two means it is gone.
+            if idle <= ping {
+                return Err(ConfigError::new(
+                    "idle_timeout",
+                    format!("must be longer than `ping_interval` ({ping:?})"),
+                ));
+            }
+        }
+        // The write buffer holds at most `write_buffer_size` plus one frame (its header is at most
+        // 14 bytes); the cap makes a larger outgoing message an error rather than a silent growth.
+        let max_write = self
+            .write_buffer_size
+            .saturating_add(self.max_message_size)
+            .saturating_add(14);
+        let ws = WebSocketConfig::default()
+            .read_buffer_size(self.read_buffer_size)
+            .write_buffer_size(self.write_buffer_size)
+            .max_write_buffer_size(max_write)
+            .max_message_size(Some(self.max_message_size))
+            .max_frame_size(Some(self.max_message_size));
+        Ok(Settings {
+            ws,
+            peer,
+            ping_interval: self.ping_interval,
+            idle_timeout: self.idle_timeout,
+            close_timeout: self.close_timeout,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of(settings: WsSettings) -> &'static str {
+        settings.check(Duration::ZERO).map(drop).unwrap_err().key()
+    }
+
+    #[test]
+    fn the_defaults_pass() {
+        assert!(WsSettings::default().check(Duration::ZERO).is_ok());
+        assert!(WsSettings::default().check_client().is_ok());
+    }
+
+    #[test]
+    fn each_bad_setting_is_named() {
+        let s = WsSettings::new;
+        assert_eq!(key_of(s().max_in_flight(0)), "max_in_flight");
+        assert_eq!(key_of(s().queue(0)), "queue");
+        assert_eq!(key_of(s().queue(usize::MAX)), "queue");
+        assert_eq!(key_of(s().max_message_size(0)), "max_message_size");
+        assert_eq!(key_of(s().read_buffer_size(0)), "read_buffer_size");
+        assert_eq!(
+            key_of(s().ping_interval(Some(Duration::ZERO))),
+            "ping_interval"
+        );
+        assert_eq!(
+            key_of(s().idle_timeout(Some(Duration::from_secs(30)))),
+            "idle_timeout"
+        );
+        assert_eq!(
+            key_of(s().call_timeout(Some(Duration::ZERO))),
+            "call_timeout"
+        );
+        assert_eq!(key_of(s().close_timeout(Duration::ZERO)), "close_timeout");
+        assert!(
+            s().ping_interval(None)
+                .idle_timeout(Some(Duration::from_secs(1)))
+                .write_buffer_size(0)
+                .check(Duration::ZERO)
+                .is_ok()
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! The WebSocket handshake over hyper's upgrade: check the request, answer `101`, and hand the
+//! upgraded socket on.
+
+use std::future::Future;
+
+use ::http::header::{
+    CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE,
+};
+use ::http::request::Parts;
+use ::http::{HeaderValue, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::upgrade::{OnUpgrade, Upgraded};
+use hyper_util::rt::TokioIo;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+
+use crate::server::reply::{self, Body};
+
+/// An upgraded socket.
+pub(super) type Socket = WebSocketStream<TokioIo<Upgraded>>;
+
+/// A refused upgrade: the status and what was wrong.
+type Refused = (StatusCode, &'static str);
+
+/// Checks an upgrade request and builds the `101` answer; or says why it is refused.
+fn handshake(req: &mut Parts) -> Result<(Response<Body>, OnUpgrade), Refused> {
+    let headers = &req.headers;
+    let has_token = |name, token: &str| {
+        headers.get_all(name).iter().any(|value| {
+            value.to_str().is_ok_and(|value| {
+                value
+                    .split(',')
+                    .any(|part| part.trim().eq_ignore_ascii_case(token))
+            })
+        })
+    };
+    if !has_token(UPGRADE, "websocket") || !has_token(CONNECTION, "upgrade") {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "expected a WebSocket upgrade (`Connection: Upgrade`, `Upgrade: websocket`)",
+        ));
+    }
+    if headers
+        .get(SEC_WEBSOCKET_VERSION)
+        .map(HeaderValue::as_bytes)
+        != Some(b"13")
+    {
+        return Err((
+            StatusCode::UPGRADE_REQUIRED,
+            "only WebSocket version 13 is spoken",
+        ));
+    }
+    let Some(key) = headers.get(SEC_WEBSOCKET_KEY) else {
+        return Err((StatusCode::BAD_REQUEST, "`Sec-WebSocket-Key` is missing"));
+    };
+    let accept = derive_accept_key(key.as_bytes());
+    let Some(on_upgrade) = req.extensions.remove::<OnUpgrade>() else {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "this connection cannot be upgraded",
+        ));
+    };
+    let mut res = Response::new(Full::default());
+    *res.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let out = res.headers_mut();
+    out.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+    out.insert(UPGRADE, HeaderValue::from_static("websocket"));
+    if let Ok(accept) = HeaderValue::from_str(&accept) {
+        out.insert(SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    Ok((res, on_upgrade))
+}
+
+/// A refused upgrade, with the version spoken when that was the problem.
+fn refused((status, why): Refused) -> Response<Body> {
+    let mut res = reply::refusal(status, why);
+    if status == StatusCode::UPGRADE_REQUIRED {
+        res.headers_mut()
+            .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+    }
+    res
+}
+
+/// Checks an upgrade request and answers it; once the upgrade completes, `serve` runs the socket
+/// in a task of its own.
+pub(super) fn accept<B, F, Fut>(req: Request<B>, config: WebSocketConfig, serve: F) -> Response<Body>
+where
+    F: FnOnce(Socket) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let (mut parts, _body) = req.into_parts();
+    let (res, on_upgrade) = match handshake(&mut parts) {
+        Ok(pair) => pair,
+        Err(why) => return refused(why),
+    };
+    tokio::spawn(async move {
+        let io = match on_upgrade.await {
+            Ok(io) => TokioIo::new(io),
+            Err(err) => return tracing::debug!(error = %err, "WebSocket upgrade failed"),
+        };
+        let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
+        serve(ws).await;
+    });
+    res
+}
