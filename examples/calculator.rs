@@ -27,9 +27,12 @@ async fn main() {
         } else {
             Framing::Lines
         };
-        jrpc_runtime::stdio::serve(Calc.into_methods(), framing, PeerConfig::default())
-            .await
-            .map_err(|err| err.to_string())
+        match PeerConfig::builder().framing(framing).build() {
+            Ok(config) => jrpc_runtime::stdio::serve(Calc.into_methods(), config)
+                .await
+                .map_err(|err| err.to_string()),
+            Err(err) => Err(err.to_string()),
+        }
     } else {
         let listen = args
             .iter()

@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use jrpc_runtime::{Cancellation, Context, Framing, Peer, PeerConfig, RpcError, rpc_service};
+use jrpc_runtime::{
+    Caller as _, Cancellation, Context, Framing, Peer, PeerConfig, RpcError, rpc_service,
+};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -384,8 +386,18 @@ async fn main() {
     methods.on_error(|report| {
         eprintln!("lsp_server: {} failed: {}", report.method, report.reason);
     });
-    let config = PeerConfig::default().cancellation(Cancellation::Lsp);
-    let served = jrpc_runtime::stdio::serve(methods, Framing::ContentLength, config);
+    let config = PeerConfig::builder()
+        .framing(Framing::ContentLength)
+        .cancellation(Cancellation::Lsp)
+        .build();
+    let config = match config {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("lsp_server: {err}");
+            std::process::exit(2);
+        }
+    };
+    let served = jrpc_runtime::stdio::serve(methods, config);
     tokio::select! {
         outcome = served => {
             if let Err(err) = outcome {

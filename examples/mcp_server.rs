@@ -164,8 +164,15 @@ async fn main() {
     methods.batches(Batches::Refused).on_error(|report| {
         eprintln!("mcp_server: {} failed: {}", report.method, report.reason);
     });
-    let config = PeerConfig::default().cancellation(Cancellation::Mcp);
-    if let Err(err) = jrpc_runtime::stdio::serve(methods, Framing::Lines, config).await {
+    let config = PeerConfig::builder()
+        .framing(Framing::Lines)
+        .cancellation(Cancellation::Mcp)
+        .build();
+    let served = match config {
+        Ok(config) => jrpc_runtime::stdio::serve(methods, config).await,
+        Err(err) => Err(std::io::Error::other(err)),
+    };
+    if let Err(err) = served {
         eprintln!("mcp_server: {err}");
         std::process::exit(1);
     }

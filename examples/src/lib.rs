@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::{Context, RpcError, rpc_service};
+use jrpc_runtime::{Caller as _, Context, RpcError, rpc_service};
 use serde_json::Value;
 use serde_json::value::RawValue;
 

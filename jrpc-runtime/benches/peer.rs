@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use jrpc_runtime::{Framing, Methods, Peer, PeerConfig, RpcError};
+use jrpc_runtime::{Caller as _, Methods, Peer, PeerConfig, RpcError};
 
 const BODY: &str = r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#;
 const IN_FLIGHT: u64 = 64;
@@ -63,10 +63,8 @@ fn peer(c: &mut Criterion) {
         .expect("a runtime");
     let client = runtime.block_on(async {
         let (a, b) = tokio::io::duplex(64 * 1024);
-        let (client, client_loop) =
-            Peer::connect(a, Framing::Lines, Methods::new(), PeerConfig::default());
-        let (_server, server_loop) =
-            Peer::connect(b, Framing::Lines, methods(), PeerConfig::default());
+        let (client, client_loop) = Peer::connect(a, Methods::new(), PeerConfig::default());
+        let (_server, server_loop) = Peer::connect(b, methods(), PeerConfig::default());
         tokio::spawn(client_loop);
         tokio::spawn(server_loop);
         client

@@ -141,7 +141,10 @@ pub(crate) mod check {
     pub(crate) fn permits(key: &'static str, value: usize) -> Result<(), ConfigError> {
         let max = tokio::sync::Semaphore::MAX_PERMITS;
         if value == 0 || value > max {
-            return Err(ConfigError::new(key, format!("must be between 1 and {max}")));
+            return Err(ConfigError::new(
+                key,
+                format!("must be between 1 and {max}"),
+            ));
         }
         Ok(())
     }

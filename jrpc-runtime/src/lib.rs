@@ -104,7 +104,9 @@ pub use dispatch::{
     Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
-pub use peer::{Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder};
+pub use peer::{
+    Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder,
+};
 pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use jrpc_runtime::http::{BatchCall, HttpClient, HttpServer, ShutdownHandle, StatusError};
+use jrpc_runtime::http::{BatchCall, HttpClient, HttpServer, StatusError};
+use jrpc_runtime::server::ShutdownHandle;
 use jrpc_runtime::{Batches, Caller, ClientError, Context, Methods, RpcError};
 use jrpc_tests::bounded;
 use jrpc_tests::fixtures::{add, big, count_pings, request_header};
@@ -416,7 +417,7 @@ async fn a_call_past_its_timeout_is_timed_out() {
     bounded(async {
         let server = start().await;
         let client = HttpClient::builder(server.url.as_str())
-            .timeout(Some(Duration::from_millis(100)))
+            .call_timeout(Some(Duration::from_millis(100)))
             .build()
             .unwrap();
         let err = client.call_raw("gate", None).await.unwrap_err();
@@ -441,7 +442,7 @@ async fn without_a_timeout_a_call_waits_for_its_answer() {
     bounded(async {
         let server = start().await;
         let client = HttpClient::builder(server.url.as_str())
-            .timeout(None)
+            .call_timeout(None)
             .build()
             .unwrap();
         let call = tokio::spawn(async move { client.call_raw("gate", None).await });
@@ -494,7 +495,7 @@ async fn an_answer_over_the_cap_is_too_long() {
     bounded(async {
         let server = start().await;
         let client = HttpClient::builder(server.url.as_str())
-            .max_response_bytes(1000)
+            .max_message_size(1000)
             .build()
             .unwrap();
         assert!(client.call_raw("big", params([100])).await.is_ok());
@@ -581,8 +582,11 @@ fn bad_settings_are_refused_by_name() {
         assert_eq!(key(HttpClient::builder(url)), Some("url"), "{url}");
     }
     let ok = || HttpClient::builder("http://127.0.0.1:1/rpc");
-    assert_eq!(key(ok().timeout(Some(Duration::ZERO))), Some("timeout"));
-    assert_eq!(key(ok().max_response_bytes(0)), Some("max_response_bytes"));
+    assert_eq!(
+        key(ok().call_timeout(Some(Duration::ZERO))),
+        Some("call_timeout")
+    );
+    assert_eq!(key(ok().max_message_size(0)), Some("max_message_size"));
     assert_eq!(key(ok().header("bad name", "v")), Some("header"));
     assert_eq!(key(ok().header("x-ok", "line\nbreak")), Some("header"));
     assert_eq!(key(ok()), None);

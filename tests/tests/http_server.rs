@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use jrpc_runtime::http::{Drained, HttpClient, HttpServer, HttpServerBuilder, ShutdownHandle};
+use jrpc_runtime::http::{HttpClient, HttpServer, HttpServerBuilder};
+use jrpc_runtime::server::{Drained, ShutdownHandle};
 use jrpc_runtime::{Batches, Caller, Context, Methods, RpcError};
 use jrpc_tests::bounded;
 use jrpc_tests::fixtures::{add, count_pings, request_header};
@@ -221,7 +222,7 @@ async fn other_paths_are_404() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declared_oversize_body_is_413_before_it_is_read() {
     bounded(async {
-        let server = start(|b| b.max_body_bytes(1024)).await;
+        let server = start(|b| b.max_message_size(1024)).await;
         let mut conn = Conn::open(server.addr).await;
         // Only the head is sent: the server must answer from `Content-Length` alone.
         let reply = conn
@@ -243,7 +244,7 @@ async fn a_declared_oversize_body_is_413_before_it_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chunked_oversize_body_is_413_while_it_arrives() {
     bounded(async {
-        let server = start(|b| b.max_body_bytes(1024)).await;
+        let server = start(|b| b.max_message_size(1024)).await;
         let mut conn = Conn::open(server.addr).await;
         conn.write(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n").await;
         // 3 chunks of 500 bytes pass the cap; the body is never finished.
@@ -263,7 +264,7 @@ async fn a_chunked_oversize_body_is_413_while_it_arrives() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_up_to_the_cap_are_taken_declared_or_chunked() {
     bounded(async {
-        let server = start(|b| b.max_body_bytes(1024)).await;
+        let server = start(|b| b.max_message_size(1024)).await;
         let padded = format!("{ADD:<1024}");
         assert_eq!(padded.len(), 1024);
         let reply = request(server.addr, &post_json(&padded)).await;
@@ -650,7 +651,7 @@ async fn a_body_slower_than_the_body_read_timeout_is_408() {
 async fn bad_settings_are_refused_by_name() {
     let key = |b: HttpServerBuilder| b.build().err().map(|e| e.key());
     let b = || HttpServer::builder(Methods::new());
-    assert_eq!(key(b().max_body_bytes(0)), Some("max_body_bytes"));
+    assert_eq!(key(b().max_message_size(0)), Some("max_message_size"));
     assert_eq!(key(b().max_connections(0)), Some("max_connections"));
     assert_eq!(
         key(b().header_read_timeout(Duration::ZERO)),

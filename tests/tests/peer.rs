@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jrpc_runtime::{
-    Cancellation, ClientError, Context, ErrorCode, Framing, Methods, Peer, PeerConfig, RpcError,
-    rpc_service,
+    Caller as _, Cancellation, ClientError, Context, ErrorCode, Framing, Methods, Peer, PeerConfig,
+    RpcError, rpc_service,
 };
 use jrpc_tests::fixtures::add;
 use serde::de::DeserializeOwned;
@@ -42,7 +42,7 @@ struct Side {
 }
 
 fn side(io: DuplexStream, framing: Framing, methods: Methods, config: PeerConfig) -> Side {
-    let (peer, driver) = Peer::connect(io, framing, methods, config);
+    let (peer, driver) = Peer::connect(io, methods, config.with_framing(framing));
     Side {
         peer,
         driver: tokio::spawn(driver),
@@ -347,7 +347,7 @@ async fn a_call_times_out_and_the_connection_goes_on() {
 #[tokio::test]
 async fn the_configured_timeout_applies_and_a_late_answer_is_dropped() {
     bounded(async {
-        let config = PeerConfig::default().call_timeout(Some(SHORT));
+        let config = PeerConfig::builder().call_timeout(Some(SHORT)).build().unwrap();
         let (a, mut raw) = lines_peer(Methods::new(), config);
         let err = a.peer.call::<Value>("slow", ()).await.unwrap_err();
         assert!(
@@ -373,7 +373,7 @@ async fn the_configured_timeout_applies_and_a_late_answer_is_dropped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_times_out_even_while_the_other_side_does_not_read() {
     bounded(async {
-        let config = PeerConfig::default().queue(1).call_timeout(Some(SHORT));
+        let config = PeerConfig::builder().queue(1).call_timeout(Some(SHORT)).build().unwrap();
         // The raw side reads nothing: soon every byte buffer and queue on the way is full.
         let (a, _raw) = lines_peer(Methods::new(), config);
         let big = "x".repeat(16 * 1024);
@@ -399,7 +399,10 @@ async fn the_other_side_gone_fails_pending_calls_and_cancels_running_handlers() 
         let (b_methods, _, mut b_events) = holding();
         let (a, b) = pair(
             Framing::Lines,
-            (a_methods, PeerConfig::default().drain(SHORT)),
+            (
+                a_methods,
+                PeerConfig::builder().drain_timeout(SHORT).build().unwrap(),
+            ),
             (b_methods, PeerConfig::default()),
         );
         // B calls A's `hold` (a handler running on A), A calls B's `hold` (a call pending on A).
@@ -455,10 +458,12 @@ async fn limits_of_duration_max_mean_no_limit() {
     bounded(async {
         let mut methods = Methods::new();
         add(&mut methods);
-        methods.timeout(Some(Duration::MAX));
-        let config = PeerConfig::default()
+        methods.handler_timeout(Some(Duration::MAX));
+        let config = PeerConfig::builder()
             .call_timeout(Some(Duration::MAX))
-            .drain(Duration::MAX);
+            .drain_timeout(Duration::MAX)
+            .build()
+            .unwrap();
         let (a, mut raw) = lines_peer(methods, config.clone());
         // The handler's deadline, from `Methods::timeout`.
         raw.send_json(json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 1}))
@@ -485,11 +490,16 @@ async fn limits_of_duration_max_mean_no_limit() {
 }
 
 #[tokio::test]
-async fn a_queue_of_usize_max_is_taken_as_the_largest_there_can_be() {
+async fn a_queue_past_what_a_channel_holds_is_refused_and_the_largest_works() {
     bounded(async {
         let mut methods = Methods::new();
         add(&mut methods);
-        let config = PeerConfig::default().queue(usize::MAX);
+        let refused = PeerConfig::builder().queue(usize::MAX).build().unwrap_err();
+        assert_eq!(refused.key(), "queue");
+        let config = PeerConfig::builder()
+            .queue(tokio::sync::Semaphore::MAX_PERMITS)
+            .build()
+            .unwrap();
         let (a, _b) = pair(
             Framing::Lines,
             (Methods::new(), config.clone()),
@@ -505,7 +515,10 @@ async fn a_queue_of_usize_max_is_taken_as_the_largest_there_can_be() {
 async fn past_the_drain_budget_running_calls_are_cancelled() {
     bounded(async {
         let (methods, _, mut rx) = holding();
-        let (a, mut raw) = lines_peer(methods, PeerConfig::default().drain(SHORT));
+        let (a, mut raw) = lines_peer(
+            methods,
+            PeerConfig::builder().drain_timeout(SHORT).build().unwrap(),
+        );
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
             .await;
         assert_eq!(rx.recv().await.as_deref(), Some("started"));
@@ -529,7 +542,10 @@ async fn past_the_in_flight_cap_a_call_is_refused_at_once() {
         let (a, _b) = pair(
             Framing::Lines,
             (Methods::new(), PeerConfig::default()),
-            (methods, PeerConfig::default().max_in_flight(2)),
+            (
+                methods,
+                PeerConfig::builder().max_in_flight(2).build().unwrap(),
+            ),
         );
         let held: Vec<_> = (0..2)
             .map(|_| spawn_call::<String>(&a.peer, "hold"))
@@ -557,7 +573,10 @@ async fn past_the_in_flight_cap_a_batch_is_refused_at_once() {
     bounded(async {
         let (mut methods, gate, mut rx) = holding();
         add(&mut methods);
-        let (_a, mut raw) = lines_peer(methods, PeerConfig::default().max_in_flight(1));
+        let (_a, mut raw) = lines_peer(
+            methods,
+            PeerConfig::builder().max_in_flight(1).build().unwrap(),
+        );
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
             .await;
         assert_eq!(rx.recv().await.as_deref(), Some("started"));
@@ -593,9 +612,11 @@ async fn past_the_in_flight_cap_a_batch_is_refused_at_once() {
 #[tokio::test]
 async fn lsp_a_timed_out_call_sends_cancel_request() {
     bounded(async {
-        let config = PeerConfig::default()
+        let config = PeerConfig::builder()
             .cancellation(Cancellation::Lsp)
-            .call_timeout(Some(SHORT));
+            .call_timeout(Some(SHORT))
+            .build()
+            .unwrap();
         let (a, mut raw) = lsp_peer(Methods::new(), config);
         let err = a.peer.call::<Value>("slow", ()).await.unwrap_err();
         assert!(matches!(err, ClientError::TimedOut { .. }), "{err:?}");
@@ -612,9 +633,11 @@ async fn lsp_a_timed_out_call_sends_cancel_request() {
 #[tokio::test]
 async fn lsp_a_dropped_call_sends_cancel_request() {
     bounded(async {
-        let config = PeerConfig::default()
+        let config = PeerConfig::builder()
             .cancellation(Cancellation::Lsp)
-            .call_timeout(None);
+            .call_timeout(None)
+            .build()
+            .unwrap();
         let (a, mut raw) = lsp_peer(Methods::new(), config);
         let call = spawn_call::<Value>(&a.peer, "slow");
         let request = raw.recv().await;
@@ -634,7 +657,10 @@ async fn lsp_a_received_cancel_request_aborts_the_handler_and_answers_32800() {
     bounded(async {
         let (mut methods, _, mut rx) = holding();
         add(&mut methods);
-        let config = PeerConfig::default().cancellation(Cancellation::Lsp);
+        let config = PeerConfig::builder()
+            .cancellation(Cancellation::Lsp)
+            .build()
+            .unwrap();
         let (_a, mut raw) = lsp_peer(methods, config);
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 7}))
             .await;
@@ -661,11 +687,14 @@ async fn lsp_cancellation_between_two_peers() {
     bounded(async {
         let (mut methods, _, mut rx) = holding();
         add(&mut methods);
-        let config = PeerConfig::default().cancellation(Cancellation::Lsp);
+        let config = PeerConfig::builder().cancellation(Cancellation::Lsp);
         let (a, _b) = pair(
             Framing::ContentLength,
-            (Methods::new(), config.clone().call_timeout(Some(SHORT))),
-            (methods, config),
+            (
+                Methods::new(),
+                config.clone().call_timeout(Some(SHORT)).build().unwrap(),
+            ),
+            (methods, config.build().unwrap()),
         );
         let err = a.peer.call::<String>("hold", ()).await.unwrap_err();
         assert!(matches!(err, ClientError::TimedOut { .. }), "{err:?}");
@@ -681,9 +710,11 @@ async fn lsp_cancellation_between_two_peers() {
 #[tokio::test]
 async fn mcp_a_timed_out_call_sends_notifications_cancelled() {
     bounded(async {
-        let config = PeerConfig::default()
+        let config = PeerConfig::builder()
             .cancellation(Cancellation::Mcp)
-            .call_timeout(Some(SHORT));
+            .call_timeout(Some(SHORT))
+            .build()
+            .unwrap();
         let (a, mut raw) = lines_peer(Methods::new(), config);
         let err = a.peer.call::<Value>("tools/call", ()).await.unwrap_err();
         assert!(matches!(err, ClientError::TimedOut { .. }), "{err:?}");
@@ -703,7 +734,10 @@ async fn mcp_a_received_notice_aborts_the_handler_and_nothing_is_answered() {
     bounded(async {
         let (mut methods, _, mut rx) = holding();
         add(&mut methods);
-        let config = PeerConfig::default().cancellation(Cancellation::Mcp);
+        let config = PeerConfig::builder()
+            .cancellation(Cancellation::Mcp)
+            .build()
+            .unwrap();
         let (_a, mut raw) = lines_peer(methods, config);
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": "call-7"}))
             .await;
@@ -731,7 +765,13 @@ async fn with_cancellation_off_notices_are_ordinary_notifications() {
     bounded(async {
         let (mut methods, gate, mut rx) = holding();
         add(&mut methods);
-        let (a, mut raw) = lines_peer(methods, PeerConfig::default().call_timeout(Some(SHORT)));
+        let (a, mut raw) = lines_peer(
+            methods,
+            PeerConfig::builder()
+                .call_timeout(Some(SHORT))
+                .build()
+                .unwrap(),
+        );
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 7}))
             .await;
         assert_eq!(rx.recv().await.as_deref(), Some("started"));
@@ -768,7 +808,10 @@ async fn an_oversize_line_is_answered_with_an_error_and_the_next_is_served() {
     bounded(async {
         let mut methods = Methods::new();
         add(&mut methods);
-        let (_a, mut raw) = lines_peer(methods, PeerConfig::default().max_message_len(64));
+        let (_a, mut raw) = lines_peer(
+            methods,
+            PeerConfig::builder().max_message_size(64).build().unwrap(),
+        );
         let padding = "x".repeat(200);
         raw.send_json(
             json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 1, "pad": padding}),
@@ -895,7 +938,10 @@ async fn an_oversize_content_length_body_is_skipped() {
     bounded(async {
         let mut methods = Methods::new();
         add(&mut methods);
-        let (_a, mut raw) = lsp_peer(methods, PeerConfig::default().max_message_len(64));
+        let (_a, mut raw) = lsp_peer(
+            methods,
+            PeerConfig::builder().max_message_size(64).build().unwrap(),
+        );
         let padding = "x".repeat(200);
         raw.send_json(
             json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 1, "pad": padding}),
@@ -1260,9 +1306,11 @@ async fn overflow_close_closes_a_connection_whose_other_side_stopped_reading() {
                 Ok("never refused".to_owned())
             })
             .unwrap();
-        let config = PeerConfig::default()
+        let config = PeerConfig::builder()
             .queue(4)
-            .overflow(jrpc_runtime::Overflow::Close);
+            .overflow(jrpc_runtime::Overflow::Close)
+            .build()
+            .unwrap();
         // The raw side sends one call and never reads again.
         let (a, mut raw) = lines_peer(methods, config);
         raw.send_json(json!({"jsonrpc": "2.0", "method": "flood", "id": 1}))

@@ -10,7 +10,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jrpc_runtime::{ClientError, Context, Framing, Methods, Peer, PeerConfig, RpcError, stdio};
+use jrpc_runtime::{
+    Caller as _, ClientError, Context, Framing, Methods, Peer, PeerConfig, RpcError, stdio,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
@@ -38,7 +40,12 @@ fn sh(script: &str) -> Command {
 
 /// Spawns `command` speaking `framing`, with no methods of ours and the default settings.
 fn spawn_plain(command: Command, framing: Framing) -> Peer {
-    stdio::spawn(command, framing, Methods::new(), PeerConfig::default()).unwrap()
+    stdio::spawn(
+        command,
+        Methods::new(),
+        PeerConfig::default().with_framing(framing),
+    )
+    .unwrap()
 }
 
 /// The parent's methods: `answer [q]` answers `"re: q"`; `tick [n]` notifications are logged.
@@ -85,9 +92,8 @@ async fn spawn_and_talk(args: &[&str], framing: Framing) {
     let ticks = Arc::new(Mutex::new(Vec::new()));
     let peer = stdio::spawn(
         child(args),
-        framing,
         parent_methods(&ticks),
-        PeerConfig::default(),
+        PeerConfig::default().with_framing(framing),
     )
     .unwrap();
     talk(&peer, &ticks).await;
@@ -120,8 +126,12 @@ async fn handlers_see_the_stdio_transport_both_ways() {
                 },
             )
             .unwrap();
-        let peer =
-            stdio::spawn(child(&[]), Framing::Lines, methods, PeerConfig::default()).unwrap();
+        let peer = stdio::spawn(
+            child(&[]),
+            methods,
+            PeerConfig::default().with_framing(Framing::Lines),
+        )
+        .unwrap();
         let answer: String = peer.call("ask", ["transport?"]).await.unwrap();
         assert_eq!(answer, "stdio");
     })
@@ -194,9 +204,8 @@ async fn the_child_is_killed_when_the_last_handle_drops_while_it_calls_us() {
             .unwrap();
         let peer = stdio::spawn(
             child(&["--linger"]),
-            Framing::Lines,
             methods,
-            PeerConfig::default(),
+            PeerConfig::default().with_framing(Framing::Lines),
         )
         .unwrap();
         let pid: u32 = peer.call("pid", ()).await.unwrap();

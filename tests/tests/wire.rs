@@ -363,7 +363,7 @@ async fn reserved_codes_from_handlers_are_replaced() {
 async fn panics_timeouts_and_unencodable_results_are_internal_errors_reported_to_the_hook() {
     let reasons = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut m = methods();
-    m.timeout(Some(Duration::from_millis(50)));
+    m.handler_timeout(Some(Duration::from_millis(50)));
     let sink = Arc::clone(&reasons);
     m.on_error(move |report| {
         sink.lock()

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::ws::{ContextExt as _, WsServer};
+use jrpc_runtime::server::ContextExt as _;
+use jrpc_runtime::ws::{WsServer, WsSettings};
 use jrpc_runtime::{Context, Methods, RpcError};
 use jrpc_tests::process::rss;
 use jrpc_tests::raw_ws::{CLOSE, RawWs};
@@ -19,8 +20,7 @@ async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
         })
         .unwrap();
     let server = WsServer::builder(methods)
-        .queue(8)
-        .ping_interval(None)
+        .settings(WsSettings::new().queue(8).ping_interval(None))
         .build()
         .unwrap();
     let (addr, _) = serve_ws(server.clone()).await;
@@ -36,7 +36,12 @@ async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
     let mut published = 0u64;
     // Unbounded buffering would hold all of it: 2 000 x 64 KiB = 125 MiB.
     for _ in 0..2_000 {
-        if server.publish("firehose", "chunk", [&chunk]).unwrap() == 0 {
+        if server
+            .topics()
+            .publish("firehose", "chunk", [&chunk])
+            .unwrap()
+            == 0
+        {
             break;
         }
         published += 1;
@@ -44,7 +49,7 @@ async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert!(published < 2_000, "the connection was never dropped");
-    eventually(|| server.connections() == 0).await;
+    eventually(|| server.shutdown_handle().connections() == 0).await;
     assert_eq!(server.topics().subscribers("firehose"), 0);
     if let (Some(before), Some(after)) = (before, rss()) {
         let grown = after.saturating_sub(before);

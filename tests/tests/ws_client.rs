@@ -5,7 +5,9 @@ use std::net::SocketAddr;
 
 use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::ws::{WsClient, WsServer};
-use jrpc_runtime::{ClientError, Context, ErrorCode, Methods, RpcError, Transport, rpc_service};
+use jrpc_runtime::{
+    Caller as _, ClientError, Context, ErrorCode, Methods, RpcError, Transport, rpc_service,
+};
 use jrpc_tests::servers::{serve_http, serve_ws};
 use jrpc_tests::{bounded, eventually};
 use tokio::sync::mpsc;
@@ -150,10 +152,10 @@ async fn the_connection_closes_with_the_last_handle() {
         .await
         .unwrap();
     let _: i64 = bounded(client.call("add", [1, 1])).await.unwrap();
-    eventually(|| server.connections() == 1).await;
+    eventually(|| server.shutdown_handle().connections() == 1).await;
     let peer = client.peer().clone();
     drop(client);
     assert!(!peer.is_closed(), "a clone keeps it open");
     drop(peer);
-    eventually(|| server.connections() == 0).await;
+    eventually(|| server.shutdown_handle().connections() == 0).await;
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jrpc_runtime::http::{HttpClient, HttpServer, HttpServerBuilder};
-use jrpc_runtime::ws::{ContextExt as _, Topics, WsSettings};
+use jrpc_runtime::server::{ContextExt as _, Topics};
+use jrpc_runtime::ws::WsSettings;
 use jrpc_runtime::{Caller as _, ClientError, Context, ErrorCode, Methods, RpcError, Transport};
 use jrpc_tests::raw_http::post;
 use jrpc_tests::raw_ws::RawWs;
@@ -161,14 +162,20 @@ async fn publishing_through_the_http_server_reaches_the_subscribers_left() {
             3,
             "the registry given is the one used"
         );
-        assert_eq!(server.publish("news", "news", ["first"]).unwrap(), 3);
+        assert_eq!(
+            server.topics().publish("news", "news", ["first"]).unwrap(),
+            3
+        );
         assert_eq!(a.next_json().await, news("first"));
         assert_eq!(c.next_json().await, news("first"));
 
         // `b` closes its connection: it leaves the topic without a word.
         drop(b);
         eventually(|| server.topics().subscribers("news") == 2).await;
-        assert_eq!(server.publish("news", "news", ["second"]).unwrap(), 2);
+        assert_eq!(
+            server.topics().publish("news", "news", ["second"]).unwrap(),
+            2
+        );
         assert_eq!(a.next_json().await, news("second"));
         assert_eq!(c.next_json().await, news("second"));
 

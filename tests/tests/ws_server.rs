@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use jrpc_runtime::http::{HttpClient, HttpServer};
-use jrpc_runtime::ws::{WsServer, WsServerBuilder};
+use jrpc_runtime::ws::{WsServer, WsSettings};
 use jrpc_runtime::{Caller, Context, Methods, RpcError};
 use jrpc_tests::fixtures::{Gate, add, big, count_pings, gate, request_header};
 use jrpc_tests::raw_http::exchange;
@@ -64,9 +64,10 @@ fn state() -> Arc<State> {
 /// A `WsServer` on its own listener.
 async fn start(
     state: &Arc<State>,
-    configure: impl FnOnce(WsServerBuilder) -> WsServerBuilder,
+    configure: impl FnOnce(WsSettings) -> WsSettings,
 ) -> (SocketAddr, WsServer) {
-    let server = configure(WsServer::builder(methods(state)))
+    let server = WsServer::builder(methods(state))
+        .settings(configure(WsSettings::new()))
         .build()
         .expect("valid settings");
     let (addr, _) = serve_ws(server.clone()).await;
@@ -163,7 +164,7 @@ async fn a_binary_frame_closes_with_1003() {
     .await;
     assert_eq!(ws.close_code().await, 1003);
     assert_eq!(bounded(ws.next_frame()).await.map(|f| f.opcode), None);
-    eventually(|| server.connections() == 0).await;
+    eventually(|| server.shutdown_handle().connections() == 0).await;
 
     // Over the HTTP listener too.
     let addr = start_http(&state).await;
@@ -308,7 +309,7 @@ async fn an_answer_over_the_cap_closes_with_1011() {
     let mut methods = Methods::new();
     big(&mut methods);
     let server = WsServer::builder(methods)
-        .max_message_size(1024)
+        .settings(WsSettings::new().max_message_size(1024))
         .build()
         .unwrap();
     let (addr, _) = serve_ws(server).await;

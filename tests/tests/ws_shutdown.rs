@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use jrpc_runtime::Methods;
-use jrpc_runtime::http::{Drained, HttpServer};
+use jrpc_runtime::http::HttpServer;
+use jrpc_runtime::server::Drained;
 use jrpc_runtime::ws::WsServer;
 use jrpc_tests::fixtures::{Gate, gate};
 use jrpc_tests::raw_ws::RawWs;
@@ -41,7 +42,7 @@ async fn ws_server_shutdown_answers_running_calls_then_closes_with_1001() {
 
     let shutdown = {
         let server = server.clone();
-        tokio::spawn(async move { server.shutdown().await })
+        tokio::spawn(async move { server.shutdown_handle().shutdown().await })
     };
     // The idle connection goes at once; the accept loop ends.
     assert_eq!(idle.close_code().await, 1001);
@@ -56,7 +57,7 @@ async fn ws_server_shutdown_answers_running_calls_then_closes_with_1001() {
     );
     assert_eq!(busy.close_code().await, 1001);
     assert_eq!(bounded(shutdown).await.unwrap(), Drained::Complete);
-    assert_eq!(server.connections(), 0);
+    assert_eq!(server.shutdown_handle().connections(), 0);
 }
 
 #[tokio::test]
@@ -71,7 +72,7 @@ async fn ws_server_drops_what_is_left_when_the_budget_is_spent() {
     busy.send_text(r#"{"jsonrpc":"2.0","method":"gate","id":1}"#)
         .await;
     eventually(|| gate.entered.load(Ordering::SeqCst) == 1).await;
-    let outcome = bounded(server.shutdown()).await;
+    let outcome = bounded(server.shutdown_handle().shutdown()).await;
     assert_eq!(
         outcome,
         Drained::BudgetSpent {

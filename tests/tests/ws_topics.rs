@@ -1,8 +1,9 @@
 //! Topics: three connections subscribe, one leaves (by closing, or by unsubscribing), and
 //! publishing reaches exactly the ones still in.
 
-use jrpc_runtime::ws::{ContextExt as _, SubscribeError, Topics, WsClient, WsServer};
-use jrpc_runtime::{Context, Methods, RpcError};
+use jrpc_runtime::server::{ContextExt as _, SubscribeError, Topics};
+use jrpc_runtime::ws::{WsClient, WsServer};
+use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::raw_ws::RawWs;
 use jrpc_tests::servers::serve_ws;
 use jrpc_tests::{bounded, eventually};
@@ -62,7 +63,10 @@ async fn publishing_reaches_the_subscribers_still_connected() {
     let (b, mut b_news) = subscriber(&url).await;
     let (c, mut c_news) = subscriber(&url).await;
     assert_eq!(topics.subscribers("news"), 3);
-    assert_eq!(server.publish("news", "news", ["first"]).unwrap(), 3);
+    assert_eq!(
+        server.topics().publish("news", "news", ["first"]).unwrap(),
+        3
+    );
     for news in [&mut a_news, &mut b_news, &mut c_news] {
         assert_eq!(bounded(news.recv()).await.as_deref(), Some("first"));
     }
@@ -79,7 +83,10 @@ async fn publishing_reaches_the_subscribers_still_connected() {
     // `c` unsubscribes and stays connected.
     let removed: bool = bounded(c.call("unwatch", ["news"])).await.unwrap();
     assert!(removed);
-    assert_eq!(server.publish("news", "news", ["third"]).unwrap(), 1);
+    assert_eq!(
+        server.topics().publish("news", "news", ["third"]).unwrap(),
+        1
+    );
     assert_eq!(bounded(a_news.recv()).await.as_deref(), Some("third"));
     let _: bool = bounded(c.call("unwatch", ["news"])).await.unwrap();
     assert!(c_news.try_recv().is_err(), "c got nothing after leaving");
@@ -88,7 +95,10 @@ async fn publishing_reaches_the_subscribers_still_connected() {
     drop(a);
     eventually(|| topics.subscribers("news") == 0).await;
     assert!(topics.names().is_empty());
-    assert_eq!(server.publish("news", "news", ["fourth"]).unwrap(), 0);
+    assert_eq!(
+        server.topics().publish("news", "news", ["fourth"]).unwrap(),
+        0
+    );
 }
 
 #[tokio::test]
@@ -100,7 +110,13 @@ async fn a_raw_client_sees_the_published_notification() {
         .await;
     assert_eq!(ws.next_json().await["result"], true);
     assert_eq!(server.topics().subscribers("t"), 1);
-    assert_eq!(server.publish("t", "tick", json!({"n": 1})).unwrap(), 1);
+    assert_eq!(
+        server
+            .topics()
+            .publish("t", "tick", json!({"n": 1}))
+            .unwrap(),
+        1
+    );
     assert_eq!(
         ws.next_json().await,
         json!({"jsonrpc": "2.0", "method": "tick", "params": {"n": 1}})

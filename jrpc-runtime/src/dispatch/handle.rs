@@ -34,7 +34,9 @@ impl Methods {
     /// Answers one request that was already read (a peer reads each message itself, to tell
     /// calls from answers): its answer, `None` for a notification.
     pub(crate) async fn handle_request(&self, req: Request<'_>, ctx: &Context) -> Option<String> {
-        self.dispatch(req, ctx, self.deadline()).await.map(write::text)
+        self.dispatch(req, ctx, self.deadline())
+            .await
+            .map(write::text)
     }
 
     fn deadline(&self) -> Option<tokio::time::Instant> {

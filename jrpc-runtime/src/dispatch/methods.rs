@@ -320,7 +320,6 @@ impl Methods {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.inner.table.keys().map(|name| &**name)
     }
-
 }
 
 /// Encodes a handler's result after [`RESULT_PREFIX`](write::RESULT_PREFIX).

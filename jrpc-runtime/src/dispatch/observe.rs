@@ -45,4 +45,3 @@ pub struct Observation<'a> {
     /// How it went.
     pub outcome: Outcome,
 }
-

@@ -9,9 +9,9 @@ use super::service::RpcService;
 use crate::error::check;
 #[cfg(feature = "ws")]
 use crate::server::ShutdownHandle;
-use crate::server::{Shutdown, Slots};
 #[cfg(feature = "ws")]
 use crate::server::Topics;
+use crate::server::{Shutdown, Slots};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 use crate::{Batches, ConfigError, Context, Methods};
@@ -30,7 +30,7 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// let server = HttpServer::builder(Methods::new())
 ///     .rpc_path("/api")
-///     .max_body_bytes(1024 * 1024)
+///     .max_message_size(1024 * 1024)
 ///     .handler_timeout(Some(Duration::from_secs(10)))
 ///     .batches(Batches::UpTo(50))
 ///     .build()

@@ -6,9 +6,9 @@ use ::http::{HeaderValue, Method, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Bytes;
 
+use crate::RpcError;
 pub(crate) use crate::server::reply::{Body as ResponseBody, closing, unavailable};
 use crate::server::reply::{envelope, json, json_type, refusal};
-use crate::RpcError;
 
 /// `200` with a JSON-RPC answer.
 pub(crate) fn answer(body: String) -> Response<ResponseBody> {

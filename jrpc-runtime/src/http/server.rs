@@ -6,9 +6,9 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use ::http::{HeaderValue, Request, Response};
 #[cfg(feature = "ws")]
 use ::http::Method;
+use ::http::{HeaderValue, Request, Response};
 use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -20,12 +20,12 @@ use super::config::{HttpServerBuilder, Settings};
 use super::reply::{self, ResponseBody};
 use super::request_id::x_request_id;
 use super::service::{ResponseFuture, RpcService};
-use crate::server::{ShutdownHandle, Slot, Slots, accept_loop};
-#[cfg(feature = "ws")]
-use crate::server::Topics;
 use crate::Methods;
 #[cfg(feature = "ws")]
 use crate::Transport;
+#[cfg(feature = "ws")]
+use crate::server::Topics;
+use crate::server::{ShutdownHandle, Slot, Slots, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 

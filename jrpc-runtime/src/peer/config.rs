@@ -108,6 +108,14 @@ impl PeerConfig {
         self
     }
 
+    /// This configuration with another framing: any framing is valid, so this needs no builder
+    /// (one set of limits serves a `Content-Length` connection and a line one alike).
+    #[must_use]
+    pub fn with_framing(mut self, framing: Framing) -> Self {
+        self.framing = framing;
+        self
+    }
+
     /// The cap on incoming calls in flight.
     pub fn max_in_flight(&self) -> usize {
         self.max_in_flight

@@ -309,9 +309,7 @@ impl Connection {
             Incoming::Response(res) => {
                 match res.read() {
                     Ok((id, outcome)) => {
-                        let result = outcome
-                            .map(ToOwned::to_owned)
-                            .map_err(ClientError::Failed);
+                        let result = outcome.map(ToOwned::to_owned).map_err(ClientError::Failed);
                         self.wake(&id, result);
                     }
                     Err(why) => tracing::warn!(%why, "ignored a malformed answer"),
@@ -358,13 +356,12 @@ impl Connection {
         let slot = self.next_slot;
         self.next_slot += 1;
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
-        let mut call: Pin<Box<dyn Future<Output = Option<String>> + Send>> =
-            Box::pin(async move {
-                match job {
-                    Job::Request(req) => methods.handle_request(req.as_request(), &ctx).await,
-                    Job::Batch(text) => methods.handle_in(&text, &ctx).await,
-                }
-            });
+        let mut call: Pin<Box<dyn Future<Output = Option<String>> + Send>> = Box::pin(async move {
+            match job {
+                Job::Request(req) => methods.handle_request(req.as_request(), &ctx).await,
+                Job::Batch(text) => methods.handle_in(&text, &ctx).await,
+            }
+        });
         // Most handlers finish without waiting: polling once here answers them without a task
         // switch. Their answer still goes through the command queue, behind whatever the handler
         // pushed. One that waits goes on in its own task, polled again there with a real waker.

@@ -130,7 +130,12 @@ impl Peer {
 
     /// Like [`connect`](Self::connect), over separate reading and writing halves (stdin and
     /// stdout, a child's pipes).
-    pub fn connect_split<R, W>(read: R, write: W, methods: Methods, config: PeerConfig) -> (Peer, Driver)
+    pub fn connect_split<R, W>(
+        read: R,
+        write: W,
+        methods: Methods,
+        config: PeerConfig,
+    ) -> (Peer, Driver)
     where
         R: AsyncRead + Send + 'static,
         W: AsyncWrite + Send + 'static,
@@ -155,7 +160,12 @@ impl Peer {
 
     /// Starts a connection over any stream of frames and sink of texts (a WebSocket, a test
     /// double); `config`'s framing is not used.
-    pub fn start<R, W, RE, WE>(reader: R, writer: W, methods: Methods, config: PeerConfig) -> (Peer, Driver)
+    pub fn start<R, W, RE, WE>(
+        reader: R,
+        writer: W,
+        methods: Methods,
+        config: PeerConfig,
+    ) -> (Peer, Driver)
     where
         R: Stream<Item = Result<Frame, RE>> + Send + 'static,
         W: Sink<String, Error = WE> + Send + 'static,

@@ -22,8 +22,8 @@ mod shutdown;
 mod topics;
 
 pub(crate) use accept::{Slot, Slots, accept_loop};
-pub(crate) use shutdown::{Shutdown, Tracked};
 pub use shutdown::{Drained, ShutdownHandle};
+pub(crate) use shutdown::{Shutdown, Tracked};
 #[cfg(feature = "ws")]
 pub(crate) use topics::Membership;
 #[cfg(feature = "ws")]

@@ -257,4 +257,3 @@ impl From<std::convert::Infallible> for RpcError {
         match never {}
     }
 }
-

@@ -454,7 +454,9 @@ mod tests {
         let (id, outcome) = res.read().unwrap();
         assert_eq!(id, Id::from(3));
         assert_eq!(outcome.map(RawValue::get).ok(), Some("[1]"));
-        let Incoming::Response(res) = parse(r#"{"jsonrpc":"2.0","result":1,"error":{"code":1},"id":1}"#) else {
+        let Incoming::Response(res) =
+            parse(r#"{"jsonrpc":"2.0","result":1,"error":{"code":1},"id":1}"#)
+        else {
             panic!("an answer");
         };
         assert!(res.read().is_err());
@@ -462,8 +464,8 @@ mod tests {
 
     #[test]
     fn a_batch_is_read_element_by_element() {
-        let elements = parse_batch(r#"[{"jsonrpc":"2.0","method":"a"},1,{"id":1,"result":0}]"#)
-            .unwrap();
+        let elements =
+            parse_batch(r#"[{"jsonrpc":"2.0","method":"a"},1,{"id":1,"result":0}]"#).unwrap();
         assert!(matches!(elements[0], Incoming::Request(_)));
         assert!(matches!(elements[1], Incoming::Invalid { id: None }));
         assert!(matches!(elements[2], Incoming::Response(_)));

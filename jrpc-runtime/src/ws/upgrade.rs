@@ -84,7 +84,11 @@ fn refused((status, why): Refused) -> Response<Body> {
 
 /// Checks an upgrade request and answers it; once the upgrade completes, `serve` runs the socket
 /// in a task of its own.
-pub(super) fn accept<B, F, Fut>(req: Request<B>, config: WebSocketConfig, serve: F) -> Response<Body>
+pub(super) fn accept<B, F, Fut>(
+    req: Request<B>,
+    config: WebSocketConfig,
+    serve: F,
+) -> Response<Body>
 where
     F: FnOnce(Socket) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send,

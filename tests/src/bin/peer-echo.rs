@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::{Context, Framing, Methods, PeerConfig, RpcError, Whole, stdio};
+use jrpc_runtime::{Caller as _, Context, Framing, Methods, PeerConfig, RpcError, Whole, stdio};
 use serde_json::Value;
 
 fn methods() -> Result<Methods, jrpc_runtime::RegisterError> {
@@ -85,7 +85,10 @@ fn main() -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(stdio::serve(methods, framing, PeerConfig::default()))?;
+    runtime.block_on(stdio::serve(
+        methods,
+        PeerConfig::default().with_framing(framing),
+    ))?;
     if has("--linger") {
         std::thread::sleep(Duration::from_secs(600));
     }
