@@ -125,6 +125,39 @@ async fn ids_of_the_wrong_kind_are_invalid_with_null_id() {
 }
 
 #[tokio::test]
+async fn a_member_written_twice_is_invalid_with_the_id_when_it_is_read_once() {
+    let m = methods();
+    for repeated in [
+        r#""method":"subtract","method":"subtract","params":[2,1],"id":7"#,
+        r#""method":"subtract","params":[2,1],"params":[3,1],"id":7"#,
+        r#""method":"subtract","params":[2,1],"id":7,"result":1,"result":2"#,
+        r#""jsonrpc":"2.0","method":"subtract","params":[2,1],"id":7"#,
+    ] {
+        let body = format!(r#"{{"jsonrpc":"2.0",{repeated}}}"#);
+        assert_eq!(error_of(&m, &body).await, (-32600, json!(7)), "{body}");
+    }
+    let body = r#"{"jsonrpc":"2.0","method":"subtract","params":[2,1],"id":7,"id":8}"#;
+    assert_eq!(error_of(&m, body).await, (-32600, Value::Null));
+    // Members that are not read may repeat.
+    let body = r#"{"jsonrpc":"2.0","method":"subtract","params":[2,1],"x":1,"x":2,"id":7}"#;
+    assert_eq!(
+        answer(&m, body).await,
+        Some(json!({"jsonrpc":"2.0","result":1,"id":7}))
+    );
+}
+
+#[tokio::test]
+async fn params_that_cannot_be_encoded_are_refused_before_anything_is_sent() {
+    use jrpc_runtime::{Caller as _, ClientError};
+    let m = methods();
+    let mut bad = std::collections::HashMap::new();
+    bad.insert(vec![1u8], 1);
+    let err = m.call::<Value>("echo", &bad).await.unwrap_err();
+    assert!(matches!(err, ClientError::Encode(_)), "{err:?}");
+    assert!(m.notify("note", &bad).await.is_err());
+}
+
+#[tokio::test]
 async fn null_id_is_a_call() {
     let m = methods();
     let text = m

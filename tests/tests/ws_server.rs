@@ -321,3 +321,46 @@ async fn an_answer_over_the_cap_closes_with_1011() {
         .await;
     assert_eq!(ws.close_code().await, 1011);
 }
+
+#[tokio::test]
+async fn at_max_connections_the_next_client_waits_until_one_closes() {
+    let state = state();
+    let server = WsServer::builder(methods(&state))
+        .max_connections(1)
+        .build()
+        .unwrap();
+    let (addr, _) = serve_ws(server.clone()).await;
+    let mut first = RawWs::connect(addr, "/", &[]).await;
+    let second = tokio::spawn(async move { RawWs::connect(addr, "/", &[]).await });
+    // The second client waits in the backlog: its handshake is not even read.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!second.is_finished());
+    assert_eq!(server.shutdown_handle().connections(), 1);
+    first.send_frame(CLOSE, &1000_u16.to_be_bytes()).await;
+    let mut second = bounded(second).await.unwrap();
+    second
+        .send_text(r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#)
+        .await;
+    assert_eq!(second.next_json().await["result"], 3);
+}
+
+#[tokio::test]
+async fn a_server_built_with_another_s_shutdown_drains_with_it() {
+    let state = state();
+    let first = WsServer::builder(methods(&state)).build().unwrap();
+    let second = WsServer::builder(methods(&state))
+        .shutdown_with(&first.shutdown_handle())
+        .build()
+        .unwrap();
+    let (a, serving_a) = serve_ws(first.clone()).await;
+    let (b, serving_b) = serve_ws(second.clone()).await;
+    let mut on_a = RawWs::connect(a, "/", &[]).await;
+    let mut on_b = RawWs::connect(b, "/", &[]).await;
+    eventually(|| first.shutdown_handle().connections() == 2).await;
+    let drained = bounded(second.shutdown_handle().shutdown()).await;
+    assert_eq!(drained, jrpc_runtime::server::Drained::Complete);
+    assert_eq!(on_a.close_code().await, 1001);
+    assert_eq!(on_b.close_code().await, 1001);
+    bounded(serving_a).await.unwrap();
+    bounded(serving_b).await.unwrap();
+}

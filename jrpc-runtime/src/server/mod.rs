@@ -1,9 +1,9 @@
 //! What every network server shares: the accept loop and its connection cap, graceful shutdown,
 //! the replies a server writes itself, and the topics registry.
 //!
-//! [`HttpServer`](crate::http::HttpServer) and [`WsServer`](crate::ws::WsServer) are both built
+//! `http::HttpServer` and `ws::WsServer` are both built
 //! on these pieces, and neither reaches into the other: the HTTP listener hands a WebSocket
-//! upgrade to the public [`WsServer::upgrade_with`](crate::ws::WsServer::upgrade_with).
+//! upgrade to the public `ws::WsServer::upgrade_with`.
 //!
 //! | piece | what it is |
 //! | --- | --- |

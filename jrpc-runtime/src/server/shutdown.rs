@@ -144,7 +144,7 @@ pub enum Drained {
 }
 
 /// Starts and watches a graceful shutdown of a server: the same type for
-/// [`HttpServer`](crate::http::HttpServer), [`WsServer`](crate::ws::WsServer) and the HTTP
+/// `http::HttpServer`, `ws::WsServer` and the HTTP
 /// endpoint alone. Cheap to clone; every clone drives the same server.
 #[derive(Clone, Debug)]
 pub struct ShutdownHandle {
@@ -175,7 +175,7 @@ impl ShutdownHandle {
     ///    is left.
     ///
     /// Calling it again, or from several clones, is harmless: each call waits for the same drain.
-    /// For an [`RpcService`](crate::http::RpcService) mounted in another server, steps 1 and 2
+    /// For an `http::RpcService` mounted in another server, steps 1 and 2
     /// apply; closing connections is that server's job (axum's `with_graceful_shutdown`, for
     /// one).
     pub async fn shutdown(&self) -> Drained {

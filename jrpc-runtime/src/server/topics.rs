@@ -12,8 +12,8 @@ use crate::{Caller as _, ClientError, Context, Peer};
 /// A registry of topics: a handler subscribes its connection to a topic, and
 /// [`publish`](Topics::publish) sends a notification to every connection subscribed to it.
 ///
-/// A [`WsServer`](crate::ws::WsServer) holds one (its own, or one given with
-/// [`WsServerBuilder::topics`](crate::ws::WsServerBuilder::topics)) and puts it in every
+/// A `ws::WsServer` holds one (its own, or one given with
+/// `ws::WsServerBuilder::topics`) and puts it in every
 /// connection's [`Context`], where [`ContextExt::subscribe`] finds it. A connection leaves every
 /// topic when it closes, however it closes.
 ///
@@ -189,7 +189,7 @@ impl Topics {
 }
 
 /// Topic operations on a handler's [`Context`], through the [`Topics`] registry of the
-/// [`WsServer`](crate::ws::WsServer) the connection belongs to.
+/// `ws::WsServer` the connection belongs to.
 ///
 /// ```
 /// use jrpc_runtime::server::ContextExt as _;

@@ -5,15 +5,15 @@
 //! | --- | --- |
 //! | [`WsServer`] | the server: an accept loop ([`serve`](WsServer::serve)), a connection adapter ([`serve_connection`](WsServer::serve_connection)), an upgrade answer for hyper or axum ([`upgrade`](WsServer::upgrade), [`upgrade_with`](WsServer::upgrade_with)), a graceful shutdown ([`shutdown_handle`](WsServer::shutdown_handle)) |
 //! | [`WsServerBuilder`] | its settings, checked by `build` |
-//! | [`WsSettings`] | the settings of each connection, for a [`WsServer`] or an [`HttpServer`](crate::http::HttpServer)'s WebSocket path |
+//! | [`WsSettings`] | the settings of each connection, for a [`WsServer`] or an `http::HttpServer`'s WebSocket path |
 //! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::Caller) for generated stubs |
 //!
 //! Topics ([`Topics`](crate::server::Topics), [`ContextExt`](crate::server::ContextExt)) and the
 //! shutdown handle are the [`server`](crate::server) layer's, shared with the HTTP server.
 //!
-//! [`HttpServer`](crate::http::HttpServer) also serves WebSocket, on its `ws_path` (default
+//! `http::HttpServer` also serves WebSocket, on its `ws_path` (default
 //! `/ws`) of the same listener, with [`WsSettings`] and a [`Topics`](crate::server::Topics) registry of its own (see the
-//! [`http` module docs](crate::http#websocket)).
+//! `http` module docs, "WebSocket").
 //!
 //! # Messages
 //!

@@ -36,8 +36,8 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// - [`serve_connection`](Self::serve_connection): one socket of an accept loop of your own.
 /// - [`upgrade`](Self::upgrade), or [`upgrade_with`](Self::upgrade_with) with a context of your
 ///   own: a hyper (or axum) handler answers the upgrade request with it.
-/// - [`HttpServer`](crate::http::HttpServer) serves WebSocket on its `ws_path` itself, through
-///   `upgrade_with` (see the [`http` module docs](crate::http#websocket)).
+/// - `http::HttpServer` serves WebSocket on its `ws_path` itself, through
+///   `upgrade_with` (see the `http` module docs, "WebSocket").
 ///
 /// Cloning is cheap; clones are the same server.
 ///

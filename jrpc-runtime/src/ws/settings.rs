@@ -10,8 +10,8 @@ use crate::{ConfigError, Lifetime, Overflow, PeerConfig, Transport};
 
 /// The settings of each WebSocket connection: limits and keepalive. One value configures a
 /// [`WsServer`](super::WsServer) ([`WsServerBuilder::settings`](super::WsServerBuilder::settings))
-/// or the WebSocket path of an [`HttpServer`](crate::http::HttpServer)
-/// ([`HttpServerBuilder::websocket`](crate::http::HttpServerBuilder::websocket)); the server's
+/// or the WebSocket path of an `http::HttpServer`
+/// (`http::HttpServerBuilder::websocket`); the server's
 /// `build` checks it and names a bad setting by its method here.
 ///
 /// ```
