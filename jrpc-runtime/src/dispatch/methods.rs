@@ -195,17 +195,12 @@ impl Methods {
     /// # Errors
     ///
     /// [`RegisterError`] when the name is taken or starts with `rpc.`.
-    pub fn register_notification<P, F, Fut>(
+    pub fn register_notification<P: FromParams, Fut: Future<Output = ()> + Send + 'static>(
         &mut self,
         name: &str,
         names: &'static [&'static str],
-        handler: F,
-    ) -> Result<&mut Self, RegisterError>
-    where
-        P: FromParams,
-        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
+        handler: impl Fn(P, Context) -> Fut + Send + Sync + 'static,
+    ) -> Result<&mut Self, RegisterError> {
         self.register(name, names, move |params: P, ctx| {
             let fut = handler(params, ctx);
             async move {
