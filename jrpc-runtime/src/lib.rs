@@ -10,7 +10,49 @@
 //!   `Content-Length`); [`Peer`] is a two-way connection over them; [`stdio`] serves on
 //!   stdin/stdout or calls a child process.
 //! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`]
-//!   picks one by URL.
+//!   picks one by URL; [`server`] holds what both servers share.
+//!
+//! ## Layers
+//!
+//! Each layer is a folder with one concern; an arrow means "may use", and none runs back up.
+//!
+//! ```text
+//! wire      Id, RpcError, the one parsed form of an incoming message, the writers of all that goes out
+//!   ^
+//! dispatch  Methods (registration, hooks, batches), params decoding, Context, in-process calls
+//!   ^
+//! peer      PeerConfig, the Peer handle (a Caller), the connection loop, cancellation; framing below it
+//!   ^
+//! server    accept loop + connection cap, shutdown (CancellationToken + TaskTracker),
+//!   ^       the replies a server writes itself, topics
+//!   |
+//! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with
+//! ```
+//!
+//! Beside them: [`Caller`] (what every client implements, with `call` and `notify` written once),
+//! [`ClientError`], [`ConfigError`] and [`RegisterError`] (the errors users handle), [`framing`]
+//! (tokio-util codecs), [`stdio`] (a `Peer` on stdin/stdout or a child's pipes) and [`Client`].
+//!
+//! ## Cargo features
+//!
+//! | feature | brings | default |
+//! | --- | --- | --- |
+//! | `macros` | [`rpc_service`] | yes |
+//! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
+//! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
+//!
+//! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
+//! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or
+//! tungstenite.
+//!
+//! ## Names
+//!
+//! One name per idea, on every builder that has it: `max_message_size` (bytes, a body or a
+//! frame), `call_timeout` (an outgoing call, from sending to its answer), `handler_timeout` (an
+//! incoming request, run by the table), `drain_timeout` (a shutdown or the end of input),
+//! `max_in_flight` (incoming calls running on one connection), `queue` (outgoing messages
+//! waiting to be written). Every builder checks each value when it builds and names the first
+//! one out of range in a [`ConfigError`]; none clamps. Defaults are given on each setter.
 //!
 //! ## Quick start
 //!
@@ -62,6 +104,7 @@
 //! | --- | --- |
 //! | not JSON (a BOM, an empty body included) | -32700, id null |
 //! | JSON but not a request object | -32600, with the id when it is a valid id, else null |
+//! | a member written twice (`jsonrpc`, `method`, `params`, `id`, `result`, `error`) | -32600, with the id unless `id` is the one repeated |
 //! | id an object, array or boolean | -32600, id null |
 //! | `"id": null` | a call: answered, id null |
 //! | no `id` member | a notification: never answered |
