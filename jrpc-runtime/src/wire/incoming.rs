@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
@@ -31,8 +31,8 @@ use super::{Id, RpcError, write};
 /// no `id` (a notification).
 #[derive(Default)]
 pub(crate) struct Members<'a> {
-    pub(super) jsonrpc: Option<&'a RawValue>,
-    pub(super) method: Option<&'a RawValue>,
+    pub(super) jsonrpc: Option<Text<'a>>,
+    pub(super) method: Option<Text<'a>>,
     pub(super) params: Option<&'a RawValue>,
     pub(super) id: Option<&'a RawValue>,
     pub(super) result: Option<&'a RawValue>,
@@ -55,6 +55,89 @@ pub(super) enum Key {
     Other,
 }
 
+/// `jsonrpc` and `method`, read as the strings they should be (borrowed when they hold no
+/// escape), or as something else, which makes the message invalid but keeps the rest readable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Text<'a> {
+    Str(Cow<'a, str>),
+    NotAString,
+}
+
+impl<'a> Text<'a> {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Str(text) => Some(text),
+            Self::NotAString => None,
+        }
+    }
+
+    /// The string, if it is one.
+    pub(super) fn into_str(self) -> Option<Cow<'a, str>> {
+        match self {
+            Self::Str(text) => Some(text),
+            Self::NotAString => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TextVisitor)
+    }
+}
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Text<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Borrowed(text)))
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Owned(text.to_owned())))
+    }
+
+    fn visit_string<E>(self, text: String) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Owned(text)))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_unit<E>(self) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Text::NotAString)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text<'de>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Text::NotAString)
+    }
+}
+
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(MembersVisitor)
@@ -74,8 +157,20 @@ impl<'de> Visitor<'de> for MembersVisitor {
         let mut members = Members::default();
         while let Some(key) = map.next_key::<Key>()? {
             let slot = match key {
-                Key::Jsonrpc => &mut members.jsonrpc,
-                Key::Method => &mut members.method,
+                Key::Jsonrpc | Key::Method => {
+                    let value = map.next_value::<Text<'de>>()?;
+                    let slot = if key == Key::Jsonrpc {
+                        &mut members.jsonrpc
+                    } else {
+                        &mut members.method
+                    };
+                    if slot.is_some() {
+                        members.repeated.get_or_insert(key);
+                    } else {
+                        *slot = Some(value);
+                    }
+                    continue;
+                }
                 Key::Params => &mut members.params,
                 Key::Id => &mut members.id,
                 Key::Result => &mut members.result,
@@ -220,10 +315,10 @@ impl<'a> Members<'a> {
             id => id,
         };
         let invalid = Incoming::Invalid { id };
-        if !self.jsonrpc.is_some_and(is_version) {
+        if !self.jsonrpc.as_ref().is_some_and(is_version) {
             return invalid;
         }
-        let Some(method) = self.method.and_then(string_of) else {
+        let Some(method) = self.method.and_then(Text::into_str) else {
             return invalid;
         };
         if !self.params.is_none_or(is_structured) {
@@ -256,8 +351,8 @@ impl<'a> Members<'a> {
 
     /// A missing `jsonrpc` is taken (some servers leave it out); another version is not.
     pub(super) fn check_version(&self) -> Result<(), String> {
-        match self.jsonrpc {
-            Some(raw) if !is_version(raw) => Err("`jsonrpc` is not \"2.0\"".into()),
+        match &self.jsonrpc {
+            Some(version) if !is_version(version) => Err("`jsonrpc` is not \"2.0\"".into()),
             _ => Ok(()),
         }
     }
@@ -310,23 +405,8 @@ pub(crate) fn parse_batch(text: &str) -> Option<Vec<Incoming<'_>>> {
 }
 
 /// `"2.0"`, written plainly or with escapes.
-fn is_version(raw: &RawValue) -> bool {
-    let text = raw.get();
-    text == r#""2.0""#
-        || (text.contains('\\')
-            && serde_json::from_str::<Cow<'_, str>>(text).is_ok_and(|s| s == "2.0"))
-}
-
-/// A JSON string's contents, borrowed when it has no escapes.
-pub(super) fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
-    if !text.starts_with('"') {
-        return None;
-    }
-    match text.get(1..text.len() - 1) {
-        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
-        _ => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
-    }
+fn is_version(version: &Text<'_>) -> bool {
+    version.as_str() == Some("2.0")
 }
 
 /// `params` are an array or an object.

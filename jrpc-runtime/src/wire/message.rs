@@ -2,7 +2,7 @@
 
 use serde_json::value::RawValue;
 
-use super::incoming::{Members, string_of};
+use super::incoming::{Members, Text};
 use super::{Id, RpcError, write};
 use crate::ClientError;
 
@@ -59,9 +59,9 @@ impl Message {
     ///
     /// [`ClientError::Malformed`] when the text is not a JSON-RPC message.
     pub fn parse(text: &str) -> Result<Self, ClientError> {
-        let members = Members::read(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
+        let mut members = Members::read(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
         let malformed = ClientError::Malformed;
-        if let Some(method) = members.method {
+        if let Some(method) = members.method.take() {
             if let Some(key) = members.repeated {
                 return Err(malformed(format!("`{}` is written twice", key.name())));
             }
@@ -71,7 +71,7 @@ impl Message {
                 ));
             }
             members.check_version().map_err(malformed)?;
-            let method = string_of(method)
+            let method = Text::into_str(method)
                 .ok_or_else(|| malformed("`method` is not a string".into()))?
                 .into_owned();
             let params = members.params.map(ToOwned::to_owned);
