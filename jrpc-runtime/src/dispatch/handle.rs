@@ -23,7 +23,7 @@ impl Methods {
         let bytes = if incoming::is_batch(body) {
             self.handle_batch(body, ctx).await?
         } else {
-            match incoming::parse(body).into_request() {
+            match incoming::parse_request(body) {
                 Ok(req) => self.dispatch(req, ctx, self.deadline()).await?,
                 Err(rejection) => rejection.answer(),
             }
@@ -65,7 +65,7 @@ impl Methods {
         let deadline = self.deadline();
         let answers =
             futures_util::future::join_all(elements.into_iter().map(|element| async move {
-                match element.into_request() {
+                match element {
                     Ok(req) => self.dispatch(req, ctx, deadline).await,
                     Err(rejection) => Some(rejection.answer()),
                 }

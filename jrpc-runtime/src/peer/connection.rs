@@ -316,10 +316,8 @@ impl Connection {
                 }
                 None
             }
-            other => {
-                if let Err(rejection) = other.into_request() {
-                    self.send_bytes(rejection.answer());
-                }
+            Incoming::Rejected(rejection) => {
+                self.send_bytes(rejection.answer());
                 None
             }
         }

@@ -1,17 +1,18 @@
 //! The one parsed form of an incoming message, borrowing from its text.
 //!
-//! A message is read once, into [`Members`]: each member kept as raw JSON text, with a note of
-//! any member written twice. [`Members::classify`] then says what it is, by these rules:
+//! A message is read once, into [`Members`]: each member kept as raw JSON text (`jsonrpc` and
+//! `method` as strings), with a note of any member written twice. A server takes it as a request
+//! or rejects it ([`parse_request`]); a peer also takes answers ([`parse`]). The rules:
 //!
 //! | the object | is |
 //! | --- | --- |
-//! | not JSON (a BOM, an empty text included) | [`Incoming::Unparsable`] (`-32700`) |
-//! | JSON, but not an object | [`Incoming::Invalid`], id `null` |
-//! | a member written twice | [`Incoming::Invalid`], with the id unless `id` is the one repeated |
-//! | no `method`, and a `result` or an `error` | [`Incoming::Response`]: an answer for a peer, `-32600` for a server |
-//! | an `id` that is an object, an array or a boolean | [`Incoming::Invalid`], id `null` |
-//! | `jsonrpc` not `"2.0"`, `method` missing or not a string, `params` neither array nor object | [`Incoming::Invalid`], with the id |
-//! | anything else | [`Incoming::Request`]: a call with an `id` member (`null` included), a notification without |
+//! | not JSON (a BOM, an empty text included) | [`Rejection::Unparsable`] (`-32700`) |
+//! | JSON, but not an object | [`Rejection::Invalid`], id `null` |
+//! | a member written twice | [`Rejection::Invalid`], with the id unless `id` is the one repeated |
+//! | no `method`, and a `result` or an `error` | for a peer, [`Incoming::Response`]; for a server, as the rows below (so `-32600`) |
+//! | an `id` that is an object, an array or a boolean | [`Rejection::Invalid`], id `null` |
+//! | `jsonrpc` not `"2.0"`, `method` missing or not a string, `params` neither array nor object | [`Rejection::Invalid`], with the id |
+//! | anything else | a [`Request`]: a call with an `id` member (`null` included), a notification without |
 //!
 //! `params` are decoded later, by the handler, straight into its Rust types; nothing goes through
 //! `serde_json::Value`.
@@ -138,6 +139,51 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
+/// The members of a well-formed message, read by serde's derived code: the fastest read, and
+/// the one every valid message takes. It fails on what [`Members`]' own reader takes (a member
+/// written twice, an escaped or non-string `jsonrpc` or `method`), which is then read again by
+/// that reader.
+#[derive(Deserialize)]
+struct Plain<'a> {
+    #[serde(default, borrow, deserialize_with = "present_str")]
+    jsonrpc: Option<&'a str>,
+    #[serde(default, borrow, deserialize_with = "present_str")]
+    method: Option<&'a str>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// For `#[serde(default, deserialize_with = "present")]`: a member that is there is `Some` even
+/// when it is `null`.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn present_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de str>, D::Error> {
+    <&str>::deserialize(d).map(Some)
+}
+
+impl<'a> From<Plain<'a>> for Members<'a> {
+    fn from(plain: Plain<'a>) -> Self {
+        let text = |s: &'a str| Text::Str(Cow::Borrowed(s));
+        Self {
+            jsonrpc: plain.jsonrpc.map(text),
+            method: plain.method.map(text),
+            params: plain.params,
+            id: plain.id,
+            result: plain.result,
+            error: plain.error,
+            repeated: None,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(MembersVisitor)
@@ -153,6 +199,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
         f.write_str("a JSON-RPC message object")
     }
 
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
         let mut members = Members::default();
         while let Some(key) = map.next_key::<Key>()? {
@@ -191,30 +238,14 @@ impl<'de> Visitor<'de> for MembersVisitor {
     }
 }
 
-/// What an incoming message is.
+/// What an incoming message is, as a peer (which both calls and answers) sees it.
 pub(crate) enum Incoming<'a> {
     /// A valid request object: a call or a notification.
     Request(Request<'a>),
-    /// An answer: no `method`, and a `result` or an `error`. A peer wakes its caller with it; a
-    /// server, which sends no calls, answers it `-32600`.
+    /// An answer: no `method`, and a `result` or an `error`; it wakes its caller.
     Response(Response<'a>),
-    /// JSON, but not a valid request: `-32600`, with the id when it is a valid one.
-    Invalid { id: Option<&'a RawValue> },
-    /// Not JSON at all: `-32700`, id `null`.
-    Unparsable,
-}
-
-impl<'a> Incoming<'a> {
-    /// The request a server takes, or why it takes none. A server sends no calls, so an answer
-    /// is one more object it cannot take as a request.
-    pub(crate) fn into_request(self) -> Result<Request<'a>, Rejection<'a>> {
-        match self {
-            Self::Request(req) => Ok(req),
-            Self::Response(res) => Err(Rejection::Invalid { id: res.valid_id() }),
-            Self::Invalid { id } => Err(Rejection::Invalid { id }),
-            Self::Unparsable => Err(Rejection::Unparsable),
-        }
-    }
+    /// Not a request or an answer: answered at once.
+    Rejected(Rejection<'a>),
 }
 
 /// Why a message is not a request, and the id to answer it with.
@@ -275,11 +306,6 @@ impl OwnedRequest {
 pub(crate) struct Response<'a>(Members<'a>);
 
 impl<'a> Response<'a> {
-    /// The id when it is a valid one: what a server's `-32600` carries.
-    pub(crate) fn valid_id(&self) -> Option<&'a RawValue> {
-        self.0.id.filter(|raw| is_valid_id(raw))
-    }
-
     /// The answer's id and outcome.
     ///
     /// # Errors
@@ -293,38 +319,53 @@ impl<'a> Response<'a> {
 
 impl<'a> Members<'a> {
     /// Reads the members of one message (not a batch).
+    #[inline]
     pub(crate) fn read(text: &'a str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(text)
+        match serde_json::from_str::<Plain<'_>>(text) {
+            Ok(plain) => Ok(plain.into()),
+            Err(_) => serde_json::from_str(text),
+        }
     }
 
-    /// What the message is, by the rules in the [module docs](self).
+    /// What the message is to a peer, by the rules in the [module docs](self).
     pub(crate) fn classify(self) -> Incoming<'a> {
-        if let Some(key) = self.repeated {
-            let id = if key == Key::Id {
-                None
-            } else {
-                self.id.filter(|raw| is_valid_id(raw))
-            };
-            return Incoming::Invalid { id };
-        }
-        if self.method.is_none() && (self.result.is_some() || self.error.is_some()) {
+        if self.repeated.is_none()
+            && self.method.is_none()
+            && (self.result.is_some() || self.error.is_some())
+        {
             return Incoming::Response(Response(self));
         }
+        match self.into_request() {
+            Ok(req) => Incoming::Request(req),
+            Err(rejection) => Incoming::Rejected(rejection),
+        }
+    }
+
+    /// The request a server takes, or why it takes none, by the rules in the
+    /// [module docs](self). A server sends no calls, so an answer is one more object it cannot
+    /// take as a request.
+    #[inline]
+    pub(crate) fn into_request(self) -> Result<Request<'a>, Rejection<'a>> {
+        let valid_id = || self.id.filter(|raw| is_valid_id(raw));
+        if let Some(key) = self.repeated {
+            let id = if key == Key::Id { None } else { valid_id() };
+            return Err(Rejection::Invalid { id });
+        }
         let id = match self.id {
-            Some(raw) if !is_valid_id(raw) => return Incoming::Invalid { id: None },
+            Some(raw) if !is_valid_id(raw) => return Err(Rejection::Invalid { id: None }),
             id => id,
         };
-        let invalid = Incoming::Invalid { id };
+        let invalid = Rejection::Invalid { id };
         if !self.jsonrpc.as_ref().is_some_and(is_version) {
-            return invalid;
+            return Err(invalid);
         }
         let Some(method) = self.method.and_then(Text::into_str) else {
-            return invalid;
+            return Err(invalid);
         };
         if !self.params.is_none_or(is_structured) {
-            return invalid;
+            return Err(invalid);
         }
-        Incoming::Request(Request {
+        Ok(Request {
             method,
             params: self.params,
             id,
@@ -378,30 +419,56 @@ impl Key {
     }
 }
 
-/// Reads one message (never a batch) from `text`.
-pub(crate) fn parse(text: &str) -> Incoming<'_> {
+/// Reads the members of `text`, or says why there are none: `-32600` for JSON that is not an
+/// object (only valid JSON is "Invalid Request": the text may still be broken further on, as in
+/// `1 x`), `-32700` for anything else.
+#[inline]
+fn members(text: &str) -> Result<Members<'_>, Rejection<'_>> {
     match Members::read(text) {
-        Ok(members) => members.classify(),
-        // The text may still be broken further on (`1 x`): only valid JSON is "Invalid Request".
+        Ok(members) => Ok(members),
         Err(err) if err.is_data() && serde_json::from_str::<IgnoredAny>(text).is_ok() => {
-            Incoming::Invalid { id: None }
+            Err(Rejection::Invalid { id: None })
         }
-        Err(_) => Incoming::Unparsable,
+        Err(_) => Err(Rejection::Unparsable),
     }
 }
 
-/// Reads the elements of a batch (`text` starts with `[`), each classified on its own; `None`
-/// when `text` is not JSON.
+/// Reads one message (never a batch) as a peer sees it.
+pub(crate) fn parse(text: &str) -> Incoming<'_> {
+    match members(text) {
+        Ok(members) => members.classify(),
+        Err(rejection) => Incoming::Rejected(rejection),
+    }
+}
+
+/// Reads one request (never a batch) as a server sees it.
+#[inline]
+pub(crate) fn parse_request(text: &str) -> Result<Request<'_>, Rejection<'_>> {
+    members(text)?.into_request()
+}
+
+/// Reads the elements of a batch (`text` starts with `[`) as a server sees them, each on its
+/// own; `None` when `text` is not JSON.
 ///
 /// A batch of objects is read in one pass; only when that fails (an element that is not an
 /// object) is each element read on its own, so one bad element cannot spoil the others.
-pub(crate) fn parse_batch(text: &str) -> Option<Vec<Incoming<'_>>> {
-    if let Ok(elements) = serde_json::from_str::<Vec<Members<'_>>>(text) {
-        return Some(elements.into_iter().map(Members::classify).collect());
+pub(crate) fn parse_batch(text: &str) -> Option<Vec<Result<Request<'_>, Rejection<'_>>>> {
+    if let Ok(elements) = serde_json::from_str::<Vec<Plain<'_>>>(text) {
+        return Some(
+            elements
+                .into_iter()
+                .map(|plain| Members::from(plain).into_request())
+                .collect(),
+        );
     }
     let elements = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
-    // Each element is valid JSON, so `parse` can only find it invalid, never unreadable.
-    Some(elements.into_iter().map(|raw| parse(raw.get())).collect())
+    // Each element is valid JSON, so it can only be found invalid, never unreadable.
+    Some(
+        elements
+            .into_iter()
+            .map(|raw| parse_request(raw.get()))
+            .collect(),
+    )
 }
 
 /// `"2.0"`, written plainly or with escapes.
@@ -423,12 +490,14 @@ fn is_valid_id(raw: &RawValue) -> bool {
 }
 
 /// Whether a body is a batch: its first non-blank character is `[`.
+#[inline]
 pub(crate) fn is_batch(text: &str) -> bool {
     text.trim_start_matches([' ', '\t', '\n', '\r'])
         .starts_with('[')
 }
 
 /// Turns a validated raw id into an [`Id`].
+#[inline]
 pub(crate) fn id_of(raw: &RawValue) -> Id {
     Id::from_json(raw.get()).unwrap_or(Id::NULL)
 }
@@ -445,10 +514,10 @@ mod tests {
     }
 
     fn rejected_id(text: &str) -> Option<Option<String>> {
-        match parse(text) {
-            Incoming::Request(_) | Incoming::Response(_) => None,
-            Incoming::Unparsable => Some(Some("parse".into())),
-            Incoming::Invalid { id } => Some(id.map(|id| id.get().to_owned())),
+        match parse_request(text) {
+            Ok(_) => None,
+            Err(Rejection::Unparsable) => Some(Some("parse".into())),
+            Err(Rejection::Invalid { id }) => Some(id.map(|id| id.get().to_owned())),
         }
     }
 
@@ -546,9 +615,12 @@ mod tests {
     fn a_batch_is_read_element_by_element() {
         let elements =
             parse_batch(r#"[{"jsonrpc":"2.0","method":"a"},1,{"id":1,"result":0}]"#).unwrap();
-        assert!(matches!(elements[0], Incoming::Request(_)));
-        assert!(matches!(elements[1], Incoming::Invalid { id: None }));
-        assert!(matches!(elements[2], Incoming::Response(_)));
+        assert!(elements[0].is_ok());
+        assert!(matches!(elements[1], Err(Rejection::Invalid { id: None })));
+        // A server takes an answer as an invalid request, with its id.
+        assert!(
+            matches!(&elements[2], Err(Rejection::Invalid { id: Some(id) }) if id.get() == "1")
+        );
         assert!(parse_batch("[1,").is_none());
     }
 }

@@ -59,7 +59,8 @@ impl Message {
     ///
     /// [`ClientError::Malformed`] when the text is not a JSON-RPC message.
     pub fn parse(text: &str) -> Result<Self, ClientError> {
-        let mut members = Members::read(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
+        let mut members =
+            Members::read(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
         let malformed = ClientError::Malformed;
         if let Some(method) = members.method.take() {
             if let Some(key) = members.repeated {

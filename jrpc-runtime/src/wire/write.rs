@@ -21,18 +21,21 @@ pub(crate) trait WriteId {
 }
 
 impl WriteId for Id {
+    #[inline]
     fn write_id(&self, out: &mut Vec<u8>) {
         self.write_json(out);
     }
 }
 
 impl WriteId for RawValue {
+    #[inline]
     fn write_id(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.get().as_bytes());
     }
 }
 
 impl WriteId for i64 {
+    #[inline]
     fn write_id(&self, out: &mut Vec<u8>) {
         let _ = write!(out, "{self}");
     }
@@ -40,6 +43,7 @@ impl WriteId for i64 {
 
 /// `None` is the `null` id: the answer to something whose id could not be read.
 impl<T: WriteId + ?Sized> WriteId for Option<&T> {
+    #[inline]
     fn write_id(&self, out: &mut Vec<u8>) {
         match self {
             Some(id) => id.write_id(out),
@@ -49,6 +53,7 @@ impl<T: WriteId + ?Sized> WriteId for Option<&T> {
 }
 
 /// Closes an answer begun with [`RESULT_PREFIX`] and its result.
+#[inline]
 pub(crate) fn end_result(out: &mut Vec<u8>, id: &(impl WriteId + ?Sized)) {
     out.extend_from_slice(br#","id":"#);
     id.write_id(out);
@@ -129,6 +134,7 @@ where
 
 /// The text of what a writer wrote. Writers only ever append UTF-8 (JSON from serde_json, and
 /// text taken from `&str`s), so nothing is lost here.
+#[inline]
 pub(crate) fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
