@@ -134,6 +134,8 @@ mod attr;
 mod case;
 mod ctxt;
 mod expand;
+mod recover;
+mod ty;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -151,20 +153,32 @@ fn rpc_service_impl(
 ) -> proc_macro2::TokenStream {
     let mut cx = ctxt::Ctxt::new();
     let args = attr::ServiceArgs::parse(args, &mut cx);
-    let mut item: syn::Item = match syn::parse2(input.clone()) {
-        Ok(item) => item,
-        Err(error) => {
-            // Errors in the options are reported too.
-            cx.push(error);
-            let mut out = cx
-                .finish()
-                .err()
-                .map(|e| e.to_compile_error())
-                .unwrap_or_default();
-            out.extend(input);
-            return out;
+    // A syntax error was reported by rustc before the attribute ran; when
+    // it is inside a body, the service is read with the bodies set aside.
+    let (mut item, bodies) = match syn::parse2::<syn::Item>(input.clone()) {
+        Ok(item) => (item, Vec::new()),
+        Err(_) => {
+            let (aside, bodies) = recover::set_bodies_aside(&input);
+            match syn::parse2::<syn::Item>(aside) {
+                Ok(item) if !bodies.is_empty() => (item, bodies),
+                _ => {
+                    let (result, conditional) = cx.finish();
+                    let mut out = errors(result);
+                    out.extend(conditional);
+                    out.extend(recover::strip_helpers(input));
+                    return out;
+                }
+            }
         }
     };
+    // The inner attribute serves the item; this one only reports.
+    if let Some(inner) = ast::nested_service(&item) {
+        valid::applied_twice(inner, &mut cx);
+        let (result, _) = cx.finish();
+        let mut out = errors(result);
+        out.extend(input);
+        return out;
+    }
     let service = match ast::Service::from_item(&mut item, &args, &mut cx) {
         Ok(service) => {
             valid::check(&service, &args, &mut cx);
@@ -175,17 +189,22 @@ fn rpc_service_impl(
             None
         }
     };
-    match (cx.finish(), service) {
-        (Ok(()), Some(service)) => expand::expand(item, &service, &args),
+    let (result, mut out) = cx.finish();
+    match (result, service) {
+        (Ok(()), Some(service)) => out.extend(expand::expand(item, &service, &args)),
         (result, service) => {
-            let mut out = result
-                .err()
-                .map(|e| e.to_compile_error())
-                .unwrap_or_default();
+            out.extend(errors(result));
             out.extend(expand::fallback(item, service.as_ref(), &args));
-            out
         }
     }
+    recover::restore(out, &bodies)
+}
+
+fn errors(result: Result<(), syn::Error>) -> proc_macro2::TokenStream {
+    result
+        .err()
+        .map(|e| e.to_compile_error())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,16 +1,29 @@
 //! Items the `#[rpc_service]` expansion names; not a public API.
+//!
+//! The expansion is per-method glue only: one call of a registration helper (`call_N`,
+//! `notify_N`, `call_whole`, `notify_whole`) with the user's types and a closure calling the
+//! method. Everything that does not depend on the method lives here, once.
+//!
+//! Every bound a user's type must meet is a trait of this module with its own
+//! `#[diagnostic::on_unimplemented]` message, checked where the expansion names the type (an
+//! explicit type argument, or an argument spanned at the type), so rustc reports it once, at the
+//! type, in jrpc's words.
 
 use std::io::Write as _;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::{ClientError, Methods, ParamEncoding, RegisterError, RpcError};
+use crate::{ClientError, Context, Methods, ParamEncoding, RegisterError, RpcError, Whole};
 
-/// Registration results of generated code: names were checked when the macro ran.
+/// Registration results of generated code: names were checked when the macro ran (and
+/// duplicates under different `#[cfg]`s when the crate was compiled).
 #[inline]
-pub fn discard(result: Result<&mut Methods, RegisterError>) {
+fn discard(result: Result<&mut Methods, RegisterError>) {
     debug_assert!(result.is_ok(), "{:?}", result.err());
 }
 
@@ -18,7 +31,7 @@ pub fn discard(result: Result<&mut Methods, RegisterError>) {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method parameter",
     label = "this type does not implement `serde::Deserialize` (owned)",
-    note = "parameters are decoded from the request: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields"
+    note = "parameters are decoded from the request: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields (the request's own `Context` is taken as `&Context`)"
 )]
 pub trait RpcParam: DeserializeOwned + Send + 'static {}
 impl<T: DeserializeOwned + Send + 'static> RpcParam for T {}
@@ -36,23 +49,361 @@ impl<T: Serialize + Send + 'static> RpcResult for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method error",
     label = "this type does not implement `Into<jrpc_runtime::RpcError>`",
-    note = "implement `From<{Self}> for jrpc_runtime::RpcError` to say which code and message each error answers"
+    note = "for an error type of your crate, implement `From<{Self}> for jrpc_runtime::RpcError` to say which code and message each error answers",
+    note = "for a type of another crate (the orphan rule forbids that impl), return `Result<T, RpcError>` and convert with `.map_err(...)`, or wrap it in an error type of your crate"
 )]
 pub trait IntoRpcError: Into<RpcError> + 'static {}
 #[diagnostic::do_not_recommend]
 impl<E: Into<RpcError> + 'static> IntoRpcError for E {}
 
-/// Checks a parameter type where the user wrote it.
-#[inline]
-pub fn assert_param<T: RpcParam>() {}
+/// Parameter types of a client stub.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of the client stub",
+    label = "this type does not implement `serde::Serialize`",
+    note = "the client stub encodes parameters into the request: derive `serde::Serialize` for `{Self}`, or leave the stub out with `#[rpc_service(client = false)]`"
+)]
+pub trait StubParam: Serialize {}
+impl<T: Serialize + ?Sized> StubParam for T {}
 
-/// Checks a result type where the user wrote it.
-#[inline]
-pub fn assert_result<T: RpcResult>() {}
+/// Success types of a client stub.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a result of the client stub",
+    label = "this type does not implement `serde::Deserialize` (owned)",
+    note = "the client stub decodes the result from the response: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields, or leave the stub out with `#[rpc_service(client = false)]`"
+)]
+pub trait StubResult: DeserializeOwned {}
+impl<T: DeserializeOwned> StubResult for T {}
 
-/// Checks an error type where the user wrote it.
+/// What a served value must be: calls run concurrently, on any thread, sharing one value.
+///
+/// The lifetime only makes `for<'a> Self: Service<'a>` a bound rustc checks where
+/// `into_methods` is called rather than also where an inherent `impl` defines it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be served by jrpc",
+    label = "calls share one `{Self}` across threads",
+    note = "a service must be `Send + Sync + 'static`: keep mutable state behind a `Mutex`, an `RwLock` or an atomic"
+)]
+pub trait Service<'a>: Sized + Send + Sync + 'static {}
+impl<T: Send + Sync + 'static> Service<'_> for T {}
+
+/// The runtime's context, the only type a `&Context` parameter is given.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `jrpc_runtime::Context`",
+    label = "a `&Context` parameter is given the request's context",
+    note = "only `&jrpc_runtime::Context` is injected; take a type of your own by value to read it from the params"
+)]
+pub trait Injected {
+    /// The context itself.
+    fn from_context(ctx: &Context) -> &Self;
+}
+
+impl Injected for Context {
+    #[inline]
+    fn from_context(ctx: &Context) -> &Self {
+        ctx
+    }
+}
+
+/// The context handed to a `&Context` parameter.
 #[inline]
-pub fn assert_error<E: IntoRpcError>() {}
+pub fn context<C: Injected + ?Sized>(ctx: &Context) -> &C {
+    C::from_context(ctx)
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a return type answers, decided by the type.
+//
+// `Probe::<R>::NEW.kind()` is `IsResult<T, E>` when `R` is `Result<T, E>` (under any name: an
+// alias, `io::Result<T>`), else `IsValue<R>`: method lookup tries `Probe<R>` (an inherent method
+// for `Probe<Result<T, E>>` only) before its `Deref` target `Fallback<R>` (for any `R`). The
+// expansion names the concrete return type, so the choice is made where the type is known.
+// ---------------------------------------------------------------------------------------------
+
+/// Finds out whether `R` is a `Result`; see [`Probe::NEW`].
+pub struct Probe<R>(Fallback<R>);
+
+/// What [`Probe`] dereferences to: the answer for any type that is not a `Result`.
+pub struct Fallback<R>(PhantomData<fn() -> R>);
+
+impl<R> Probe<R> {
+    /// The probe of `R`.
+    pub const NEW: Self = Self(Fallback(PhantomData));
+}
+
+impl<R> Deref for Probe<R> {
+    type Target = Fallback<R>;
+
+    #[inline]
+    fn deref(&self) -> &Fallback<R> {
+        &self.0
+    }
+}
+
+impl<T, E> Probe<Result<T, E>> {
+    /// A `Result`: `Ok` answers a result, `Err` an error.
+    #[inline]
+    pub fn kind(&self) -> IsResult<T, E> {
+        IsResult(PhantomData)
+    }
+}
+
+impl<R> Fallback<R> {
+    /// Any other type: the value is the result.
+    #[inline]
+    pub fn kind(&self) -> IsValue<R> {
+        IsValue(PhantomData)
+    }
+}
+
+/// A return type that is a value, answered as the result.
+pub struct IsValue<R>(PhantomData<fn() -> R>);
+
+/// A return type that is `Result<T, E>`.
+pub struct IsResult<T, E>(PhantomData<fn() -> (T, E)>);
+
+impl<R> Clone for IsValue<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for IsValue<R> {}
+impl<T, E> Clone for IsResult<T, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, E> Copy for IsResult<T, E> {}
+
+impl<R> IsValue<R> {
+    /// The answer: always a success.
+    #[inline]
+    pub fn split(self, value: R) -> Result<R, RpcError> {
+        Ok(value)
+    }
+}
+
+impl<T, E> IsResult<T, E> {
+    /// The answer, as it is.
+    #[inline]
+    pub fn split(self, result: Result<T, E>) -> Result<T, E> {
+        result
+    }
+}
+
+/// The success and error types a probed return type answers with.
+pub trait Kind: Copy {
+    /// `T` of `Result<T, E>`, or the value's own type.
+    type Ok;
+    /// `E` of `Result<T, E>`, or `RpcError` (never used) for a value.
+    type Err;
+}
+
+impl<R> Kind for IsValue<R> {
+    type Ok = R;
+    type Err = RpcError;
+}
+
+impl<T, E> Kind for IsResult<T, E> {
+    type Ok = T;
+    type Err = E;
+}
+
+/// A probe's kind, as an argument the expansion spans at a user's type (a call, so the span
+/// covers the call).
+#[inline]
+pub fn at<K: Kind>(kind: K) -> K {
+    kind
+}
+
+/// A parameter type, as an argument the expansion spans at the user's type: a registration
+/// helper's bound on it is then reported there.
+pub struct Param<P>(PhantomData<fn() -> P>);
+
+/// The witness of parameter type `P`.
+#[inline]
+pub const fn param<P>() -> Param<P> {
+    Param(PhantomData)
+}
+
+/// A stub's success type (as written) agrees with what the server answers, for the kind `K` of
+/// the method's return type. (`Self` is the stub's type, so that rustc, knowing it, cannot pick an
+/// impl by `K` alone.)
+#[diagnostic::on_unimplemented(
+    message = "the client stub cannot tell the success type of this return type",
+    label = "a `Result` under another name",
+    note = "the stub returns `Result<T, ClientError>` with `T` as written in the signature: write the return type as `Result<T, E>` (or `io::Result<T>`-style, naming `T`), or leave the stub out with `#[rpc_service(client = false)]`"
+)]
+pub trait OkOf<K: Kind> {
+    /// The decoded success value, as the stub returns it.
+    fn from_ok(ok: K::Ok) -> Self;
+}
+
+impl<R> OkOf<IsValue<R>> for R {
+    #[inline]
+    fn from_ok(ok: R) -> R {
+        ok
+    }
+}
+
+impl<T, E> OkOf<IsResult<T, E>> for T {
+    #[inline]
+    fn from_ok(ok: T) -> T {
+        ok
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registration helpers, one per shape: call or notification, and the number of parameters (or
+// the whole params in one). They take no explicit type arguments: each type is inferred from an
+// argument the expansion spans at the user's type (a `Param` witness per parameter, the probe's
+// kind for the success and for the error type), and rustc reports an unmet bound at the argument
+// it was inferred from, so at the type.
+// ---------------------------------------------------------------------------------------------
+
+macro_rules! shapes {
+    ($($call:ident $notify:ident ($($p:ident $w:ident)*);)*) => {$(
+        /// Registers a call with this many parameters.
+        #[allow(clippy::too_many_arguments)]
+        pub fn $call<S, $($p,)* KO, KE, F, Fut>(
+            table: &mut Methods,
+            this: &Arc<S>,
+            name: &'static str,
+            names: &'static [&'static str],
+            $($w: Param<$p>,)*
+            _ok: KO,
+            _err: KE,
+            handler: F,
+        ) where
+            S: Send + Sync + 'static,
+            $($p: RpcParam,)*
+            KO: Kind,
+            KO::Ok: RpcResult,
+            KE: Kind,
+            KE::Err: IntoRpcError,
+            F: Fn(Arc<S>, ($($p,)*), Context) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+        {
+            $(let _ = $w;)*
+            let this = Arc::clone(this);
+            discard(table.register(name, names, move |params: ($($p,)*), ctx| {
+                handler(Arc::clone(&this), params, ctx)
+            }));
+        }
+
+        /// Registers a notification with this many parameters.
+        #[allow(clippy::too_many_arguments)]
+        pub fn $notify<S, $($p,)* F, Fut>(
+            table: &mut Methods,
+            this: &Arc<S>,
+            name: &'static str,
+            names: &'static [&'static str],
+            $($w: Param<$p>,)*
+            handler: F,
+        ) where
+            S: Send + Sync + 'static,
+            $($p: RpcParam,)*
+            F: Fn(Arc<S>, ($($p,)*), Context) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = ()> + Send + 'static,
+        {
+            $(let _ = $w;)*
+            let this = Arc::clone(this);
+            discard(table.register_notification(name, names, move |params: ($($p,)*), ctx| {
+                handler(Arc::clone(&this), params, ctx)
+            }));
+        }
+    )*};
+}
+
+shapes! {
+    call_0 notify_0 ();
+    call_1 notify_1 (P0 p0);
+    call_2 notify_2 (P0 p0 P1 p1);
+    call_3 notify_3 (P0 p0 P1 p1 P2 p2);
+    call_4 notify_4 (P0 p0 P1 p1 P2 p2 P3 p3);
+    call_5 notify_5 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4);
+    call_6 notify_6 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5);
+    call_7 notify_7 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6);
+    call_8 notify_8 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7);
+    call_9 notify_9 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8);
+    call_10 notify_10 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8 P9 p9);
+    call_11 notify_11 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8 P9 p9 P10 p10);
+    call_12 notify_12 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8 P9 p9 P10 p10
+        P11 p11);
+    call_13 notify_13 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8 P9 p9 P10 p10
+        P11 p11 P12 p12);
+    call_14 notify_14 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8 P9 p9 P10 p10
+        P11 p11 P12 p12 P13 p13);
+    call_15 notify_15 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8 P9 p9 P10 p10
+        P11 p11 P12 p12 P13 p13 P14 p14);
+    call_16 notify_16 (P0 p0 P1 p1 P2 p2 P3 p3 P4 p4 P5 p5 P6 p6 P7 p7 P8 p8 P9 p9 P10 p10
+        P11 p11 P12 p12 P13 p13 P14 p14 P15 p15);
+}
+
+/// Registers a call whose one parameter is the whole `params`.
+#[allow(clippy::too_many_arguments)]
+pub fn call_whole<S, P, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _param: Param<P>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, Whole<P>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params: Whole<P>, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification whose one parameter is the whole `params`.
+pub fn notify_whole<S, P, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _param: Param<P>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P: RpcParam,
+    F: Fn(Arc<S>, Whole<P>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params: Whole<P>, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client stubs.
+// ---------------------------------------------------------------------------------------------
+
+/// The name a client stub was given is its own: implemented by the macro for its stub, checked
+/// where the stub's name is used in the service's module.
+#[diagnostic::on_unimplemented(
+    message = "the name of the client stub is taken by `{Self}`",
+    label = "the client stub of this service has this name",
+    note = "another type of this name is in scope here: name the stub with `#[rpc_service(client = \"...\")]`, or leave it out with `#[rpc_service(client = false)]`"
+)]
+pub trait StubName {}
+
+/// Checks that a stub's name names the stub.
+#[inline]
+pub fn stub_name<S: StubName>(_stub: &S) {}
 
 /// Builds a stub's `params`, positional or named.
 pub struct ParamsBuilder {
@@ -76,7 +427,7 @@ impl ParamsBuilder {
     /// # Errors
     ///
     /// [`ClientError::Encode`] when the value cannot be encoded.
-    pub fn push<T: Serialize + ?Sized>(
+    pub fn push<T: StubParam + ?Sized>(
         &mut self,
         name: &'static str,
         value: &T,
@@ -128,18 +479,33 @@ impl ParamsBuilder {
     /// # Errors
     ///
     /// [`ClientError::Encode`] when the value cannot be encoded.
-    pub fn whole<T: Serialize + ?Sized>(value: &T) -> Result<Option<Box<RawValue>>, ClientError> {
+    pub fn whole<T: StubParam + ?Sized>(value: &T) -> Result<Option<Box<RawValue>>, ClientError> {
         serde_json::value::to_raw_value(value)
             .map(Some)
             .map_err(|err| ClientError::Encode(format!("params: {err}")))
     }
 }
 
-/// Decodes a call's result into the stub's return type.
+/// Decodes a call's result into `T`.
 ///
 /// # Errors
 ///
 /// [`ClientError::Malformed`] when the result does not decode into `T`.
 pub fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ClientError> {
     serde_json::from_str(raw.get()).map_err(|err| ClientError::Malformed(format!("result: {err}")))
+}
+
+/// Decodes a call's result into a stub's success type `O` (given as written), which `kind` (the
+/// probe of the method's return type) confirms.
+///
+/// # Errors
+///
+/// [`ClientError::Malformed`] when the result does not decode.
+pub fn decode_answer<O, K>(_kind: K, _ok: Param<O>, raw: &RawValue) -> Result<O, ClientError>
+where
+    K: Kind,
+    K::Ok: StubResult,
+    O: OkOf<K>,
+{
+    decode_result::<K::Ok>(raw).map(O::from_ok)
 }
