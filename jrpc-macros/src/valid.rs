@@ -550,7 +550,7 @@ fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
         let earlier = first.entry(&method.wire_name).or_default();
         let message = |other: &Method| {
             format!(
-                "the jrpc method name `{}` is taken by `{}`: rename this method with \
+                "duplicate jrpc method name `{}`, also the name of method `{}`: rename one with \
                  `#[rpc(name = \"...\")]`",
                 method.wire_name,
                 other.sig.ident.unraw()
@@ -570,7 +570,7 @@ fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
                         both,
                         method.wire_name_span(),
                         format!(
-                            "{}, or make their `#[cfg]`s exclusive (both are compiled in)",
+                            "{} (both are compiled in), or make their `#[cfg]`s exclusive",
                             message(other)
                         ),
                     );

@@ -14,7 +14,7 @@ use syn::ext::IdentExt;
 use syn::{Generics, Path, Visibility};
 
 use super::{at, call_over, krate_at, local};
-use crate::ast::{Method, Output, Service};
+use crate::ast::{Method, Output, Service, is_context};
 use crate::attr::ServiceArgs;
 use crate::ty::{Scan, range};
 use crate::valid::CLIENT_METHODS;
@@ -191,6 +191,21 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
             let name = &param.wire_name;
             let ident = param.ident()?;
             let ty = &param.ty;
+            // A type named `Context` may be the runtime's, taken by value by
+            // mistake: the method table reports that, and the stub does not
+            // add a second error about it.
+            if is_context(ty) {
+                let (start, end) = range(ty);
+                let krate = krate_at(args, at(start));
+                let mut arg = call_over(
+                    quote_spanned!(at(start)=> #krate::__private::ContextArg::new),
+                    quote!(&#ident),
+                    end,
+                );
+                arg.extend(quote_spanned!(at(end)=> .push));
+                let push = call_over(arg, quote!(&mut #builder, #name), end);
+                return Some(quote!(#push?;));
+            }
             Some(quote!(#builder.push::<#ty>(#name, &#ident)?;))
         });
         quote! {

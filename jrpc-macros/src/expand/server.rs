@@ -9,7 +9,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use super::{at, call_over, krate_at, local, local_at};
-use crate::ast::{Kind, Method, Output, ParamKind, Service};
+use crate::ast::{Kind, Method, Output, ParamKind, Service, is_context};
 use crate::attr::ServiceArgs;
 use crate::ty::range;
 
@@ -143,6 +143,15 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             let start = at(start);
             let krate = krate_at(args, start);
             let ty = &param.ty;
+            if is_context(ty) {
+                // Maybe the runtime's context, taken by value: decided by
+                // the type, which then gets its own message.
+                let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
+                head.extend(quote!(#ty));
+                head.extend(quote_spanned!(start=> >::NEW));
+                head.extend(quote_spanned!(at(end)=> .param));
+                return call_over(head, TokenStream::new(), end);
+            }
             let mut head = quote_spanned!(start=> #krate::__private::param::<);
             head.extend(quote!(#ty));
             head.extend(quote_spanned!(start=> >));
