@@ -47,24 +47,38 @@ pub(crate) fn set_bodies_aside(item: &TokenStream) -> (TokenStream, Vec<Group>) 
 }
 
 /// `tokens` with each placeholder group replaced by the body it stands for.
+/// Only groups holding a placeholder are rebuilt: a rebuilt group's
+/// delimiters lose their own spans.
 pub(crate) fn restore(tokens: TokenStream, bodies: &[Group]) -> TokenStream {
     if bodies.is_empty() {
         return tokens;
     }
-    tokens
+    restore_in(tokens, bodies).0
+}
+
+fn restore_in(tokens: TokenStream, bodies: &[Group]) -> (TokenStream, bool) {
+    let mut changed = false;
+    let out = tokens
         .into_iter()
         .map(|tree| match tree {
             TokenTree::Group(group) => {
                 if let Some(body) = placeholder_of(&group).and_then(|i| bodies.get(i)) {
+                    changed = true;
                     return TokenTree::Group(body.clone());
                 }
-                let mut inner = Group::new(group.delimiter(), restore(group.stream(), bodies));
+                let (stream, inner_changed) = restore_in(group.stream(), bodies);
+                if !inner_changed {
+                    return TokenTree::Group(group);
+                }
+                changed = true;
+                let mut inner = Group::new(group.delimiter(), stream);
                 inner.set_span(group.span());
                 TokenTree::Group(inner)
             }
             other => other,
         })
-        .collect()
+        .collect();
+    (out, changed)
 }
 
 /// The index of the body a `{ __jrpc_body_N }` group stands for.
@@ -87,9 +101,16 @@ pub(crate) fn strip_helpers(item: TokenStream) -> TokenStream {
     strip_level(item, 0)
 }
 
-/// Depth 0: the item; 1: its body; 2: a parameter list in the body.
+/// Depth 0: the item; 1: its body; 2: a parameter list in the body. Only
+/// groups that lose an attribute are rebuilt (a rebuilt group's delimiters
+/// lose their own spans, where rustc may report the syntax error).
 fn strip_level(tokens: TokenStream, depth: u8) -> TokenStream {
+    strip_in(tokens, depth).0
+}
+
+fn strip_in(tokens: TokenStream, depth: u8) -> (TokenStream, bool) {
     let mut out = Vec::new();
+    let mut changed = false;
     let mut trees = tokens.into_iter().peekable();
     while let Some(tree) = trees.next() {
         match tree {
@@ -97,6 +118,7 @@ fn strip_level(tokens: TokenStream, depth: u8) -> TokenStream {
                 if let Some(TokenTree::Group(g)) = trees.peek() {
                     if g.delimiter() == Delimiter::Bracket && is_helper(g) {
                         trees.next();
+                        changed = true;
                         continue;
                     }
                 }
@@ -108,19 +130,21 @@ fn strip_level(tokens: TokenStream, depth: u8) -> TokenStream {
                     (1, Delimiter::Parenthesis) => Some(2),
                     _ => None,
                 };
-                match descend {
-                    Some(depth) => {
-                        let mut inner = Group::new(g.delimiter(), strip_level(g.stream(), depth));
+                let stripped = descend.map(|depth| strip_in(g.stream(), depth));
+                match stripped {
+                    Some((stream, true)) => {
+                        changed = true;
+                        let mut inner = Group::new(g.delimiter(), stream);
                         inner.set_span(g.span());
                         out.push(TokenTree::Group(inner));
                     }
-                    None => out.push(TokenTree::Group(g)),
+                    _ => out.push(TokenTree::Group(g)),
                 }
             }
             other => out.push(other),
         }
     }
-    out.into_iter().collect()
+    (out.into_iter().collect(), changed)
 }
 
 fn is_helper(attr: &Group) -> bool {

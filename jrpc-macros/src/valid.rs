@@ -548,10 +548,10 @@ fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
         let cfg = cfg_predicate(&method.cfgs);
         let key = cfg.to_string();
         let earlier = first.entry(&method.wire_name).or_default();
-        let message = |other: &Method| {
+        let message = |other: &Method, both: &str| {
             format!(
-                "duplicate jrpc method name `{}`, also the name of method `{}`: rename one with \
-                 `#[rpc(name = \"...\")]`",
+                "duplicate jrpc method name `{}`, also the name of method `{}`{both}: rename one \
+                 with `#[rpc(name = \"...\")]`",
                 method.wire_name,
                 other.sig.ident.unraw()
             )
@@ -559,7 +559,7 @@ fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
         match earlier.iter().find(|(k, _)| *k == key) {
             // Two methods with one Rust name: rustc reports that.
             Some((_, other)) if other.sig.ident.unraw() == method.sig.ident.unraw() => {}
-            Some((_, other)) => cx.error_at(method.wire_name_span(), message(other)),
+            Some((_, other)) => cx.error_at(method.wire_name_span(), message(other, "")),
             None => {
                 for (_, other) in earlier.iter() {
                     if other.sig.ident.unraw() == method.sig.ident.unraw() {
@@ -570,8 +570,8 @@ fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
                         both,
                         method.wire_name_span(),
                         format!(
-                            "{} (both are compiled in), or make their `#[cfg]`s exclusive",
-                            message(other)
+                            "{}, or make their `#[cfg]`s exclude each other",
+                            message(other, ", and both are compiled in")
                         ),
                     );
                 }

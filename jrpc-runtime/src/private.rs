@@ -259,8 +259,9 @@ pub const fn param<P>() -> Param<P> {
 /// impl by `K` alone.)
 #[diagnostic::on_unimplemented(
     message = "the client stub cannot tell the success type of this return type",
-    label = "a `Result` under another name",
-    note = "the stub returns `Result<T, ClientError>` with `T` as written in the signature: write the return type as `Result<T, E>` (or `io::Result<T>`-style, naming `T`), or leave the stub out with `#[rpc_service(client = false)]`"
+    label = "the stub reads its success type here",
+    note = "the stub returns `Result<T, ClientError>` with `T` read from the signature: `T` of a return type written `Result<T, E>` (or `io::Result<T>`), else the type itself; here the type says otherwise (a `Result` under another name, or a type named `Result` that is not one)",
+    note = "write the return type so that it shows the success type, or leave the stub out with `#[rpc_service(client = false)]`"
 )]
 pub trait OkOf<K: Kind> {
     /// The decoded success value, as the stub returns it.

@@ -162,10 +162,11 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
         .iter()
         .map(|param| param.wire_name.as_str())
         .collect();
+    // The names are the user's; their lints were reported at the method.
     let pat = if method.attrs.whole.is_some() {
-        quote_spanned!(span=> #krate::Whole(#(#idents)*))
+        quote_spanned!(span=> #[allow(non_snake_case)] #krate::Whole(#(#idents)*))
     } else {
-        quote_spanned!(span=> (#(#idents,)*))
+        quote_spanned!(span=> #[allow(non_snake_case)] (#(#idents,)*))
     };
 
     // The call, arguments in the user's order, the context injected (as the
