@@ -155,6 +155,7 @@ pub trait Calculator {
 #[rpc_service(client = false)]
 pub trait Builder {
     /// A method named like the stub's constructor.
+    #[allow(clippy::new_ret_no_self, clippy::wrong_self_convention)]
     fn new(&self) -> u32;
     /// And like its accessor.
     fn caller(&self) -> u32;
@@ -169,6 +170,7 @@ impl Calculator for Adder {
 }
 
 impl Builder for Adder {
+    #[allow(clippy::new_ret_no_self, clippy::wrong_self_convention)]
     fn new(&self) -> u32 {
         1
     }
@@ -244,12 +246,16 @@ mod own {
     }
 }
 
-/// Lifetimes and contexts.
+/// Lifetimes and contexts. (The lifetimes are written out on purpose; the
+/// lints allowed on the trait and its methods are copied onto the stub.)
 #[rpc_service]
+#[allow(clippy::len_without_is_empty)]
 pub trait Session {
     /// A named receiver lifetime.
+    #[allow(clippy::needless_lifetimes)]
     fn len<'a>(&'a self) -> usize;
     /// The runtime's context, with a lifetime.
+    #[allow(clippy::needless_lifetimes)]
     fn transport<'c>(&self, ctx: &'c Context) -> String;
     /// A `Context` of one's own, by value: a parameter like any other.
     fn greet(&self, ctx: own::Context) -> String;
@@ -257,6 +263,7 @@ pub trait Session {
 
 struct Desk;
 
+#[allow(clippy::needless_lifetimes)]
 impl Session for Desk {
     fn len<'a>(&'a self) -> usize {
         3
