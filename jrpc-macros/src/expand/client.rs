@@ -239,10 +239,9 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
         };
         let start = at(start);
         let krate_start = krate_at(args, start);
-        let kind = local("__jrpc_kind");
         let spanned = call_over(
             quote_spanned!(start=> #krate_start::__private::at),
-            quote!(#kind),
+            quote!(#krate::__private::Probe::<#returned>::NEW.kind()),
             end,
         );
         let mut ok_head = quote_spanned!(start=> #krate_start::__private::param::<);
@@ -252,7 +251,6 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
         (
             ok.clone(),
             quote! {
-                let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
                 let #raw = #krate::Caller::call_raw(&self.caller, #wire, #params).await?;
                 #krate::__private::decode_answer(
                     #spanned,

@@ -85,7 +85,9 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     quote! {
         #(#[doc = #doc])*
         #[must_use]
-        #[allow(dead_code, deprecated)]
+        // `non_snake_case`: the closures bind the parameters by the user's
+        // names, whose lints were reported at the method.
+        #[allow(dead_code, deprecated, non_snake_case)]
         #vis fn into_methods(self) -> #krate::Methods
         where
             #bounds
@@ -162,11 +164,10 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
         .iter()
         .map(|param| param.wire_name.as_str())
         .collect();
-    // The names are the user's; their lints were reported at the method.
     let pat = if method.attrs.whole.is_some() {
-        quote_spanned!(span=> #[allow(non_snake_case)] #krate::Whole(#(#idents)*))
+        quote_spanned!(span=> #krate::Whole(#(#idents)*))
     } else {
-        quote_spanned!(span=> #[allow(non_snake_case)] (#(#idents,)*))
+        quote_spanned!(span=> (#(#idents,)*))
     };
 
     // The call, arguments in the user's order, the context injected (as the
