@@ -145,6 +145,7 @@ fn name_check(args: &ServiceArgs, client: &Ident, span: Span) -> TokenStream {
     let mut pattern = client.clone();
     pattern.set_span(span);
     quote_spanned! {span=>
+        #[doc(hidden)]
         impl #krate::__private::StubName for #module::#client<()> {}
         #[allow(unreachable_code, clippy::diverging_sub_expression)]
         const _: fn() = || {
