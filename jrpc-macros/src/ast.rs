@@ -5,20 +5,28 @@
 //! [`crate::valid`] need; it judges nothing beyond attribute syntax.
 
 use proc_macro2::Span;
+use quote::format_ident;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, FnArg, GenericArgument, Generics, Ident, ImplItem, Item, ItemImpl, ItemTrait, Pat,
-    PathArguments, Receiver, ReturnType, Signature, TraitItem, Type, TypeParamBound, Visibility,
+    Attribute, FnArg, GenericArgument, GenericParam, Generics, Ident, ImplItem, Item, ItemImpl,
+    ItemTrait, Pat, PathArguments, Receiver, ReturnType, Signature, TraitItem, Type,
+    TypeParamBound, Visibility,
 };
 
-use crate::attr::{MethodAttrs, ParamAttrs, ServiceArgs};
+use crate::attr::{self, Client, MethodAttrs, ParamAttrs, ServiceArgs};
 use crate::ctxt::Ctxt;
 
 /// One service: a trait or an inherent `impl` block.
 pub(crate) struct Service {
     pub(crate) kind: Kind,
     pub(crate) methods: Vec<Method>,
+    /// The client stub's name; `None` for an `impl` block or `client = false`.
+    pub(crate) client: Option<Ident>,
+    /// `allow` lints of the trait, copied onto the stub.
+    pub(crate) lints: Vec<Attribute>,
+    /// Facts about attributes in places they do not belong.
+    pub(crate) stray: Stray,
 }
 
 pub(crate) enum Kind {
@@ -28,11 +36,27 @@ pub(crate) enum Kind {
         generics: Generics,
         /// Associated types, which a client stub could not name.
         assoc_types: Vec<Ident>,
+        /// Whether the trait has supertraits other than lifetimes.
+        supertraits: bool,
     },
     Impl {
         self_ty: Box<Type>,
         generics: Generics,
     },
+}
+
+/// Attributes found where they do not belong, taken out of the item.
+#[derive(Default)]
+pub(crate) struct Stray {
+    /// `#[rpc]` or `#[notification]` on the trait, the `impl` block or an
+    /// item that is not a method; with what it was on.
+    pub(crate) helpers: Vec<(Attribute, &'static str)>,
+    /// `#[rpc_service]` on a method.
+    pub(crate) services: Vec<Attribute>,
+    /// `#[async_trait]` below `#[rpc_service]`.
+    pub(crate) async_trait: Option<Attribute>,
+    /// A method lifetime `'async_trait`: `#[async_trait]` ran first.
+    pub(crate) async_trait_expanded: Option<Span>,
 }
 
 /// What `#[rpc_service]` was put on, when it is not a service.
@@ -50,6 +74,8 @@ pub(crate) struct Method {
     pub(crate) docs: Vec<Attribute>,
     /// `#[cfg]` attributes, copied onto everything generated for the method.
     pub(crate) cfgs: Vec<Attribute>,
+    /// `allow` lints (and `expect`s, as `allow`), copied onto the stub method.
+    pub(crate) lints: Vec<Attribute>,
     pub(crate) attrs: MethodAttrs,
     pub(crate) receiver: Option<Receiver>,
     /// The parameters after the receiver.
@@ -66,6 +92,8 @@ pub(crate) struct Method {
 
 pub(crate) struct Param {
     pub(crate) attrs: ParamAttrs,
+    /// `allow` lints, copied onto the stub's parameter.
+    pub(crate) lints: Vec<Attribute>,
     pub(crate) pat: Box<Pat>,
     pub(crate) ty: Box<Type>,
     pub(crate) kind: ParamKind,
@@ -81,14 +109,16 @@ pub(crate) enum ParamKind {
     Value,
 }
 
-/// What the method's future (or the method, when sync) gives back.
+/// How the return type reads, as written. Whether it is a `Result` is
+/// decided by the type when the crate is compiled; this reading gives the
+/// client stub its success type and the errors their spans.
 pub(crate) enum Output {
     /// Nothing: no `->`, or `-> ()`.
     Unit,
-    /// `-> T`, answered as a success.
+    /// `-> T`.
     Value(Box<Type>),
-    /// `-> Result<T, E>` (any type whose last path segment is `Result`).
-    /// `E` is `None` for a one-argument alias such as `io::Result<T>`.
+    /// `-> Result<T, E>` (any path whose last segment is `Result`). `E` is
+    /// `None` for a one-argument alias such as `io::Result<T>`.
     Result {
         ok: Box<Type>,
         err: Option<Box<Type>>,
@@ -96,7 +126,7 @@ pub(crate) enum Output {
 }
 
 impl Output {
-    /// The type a successful call gives to the client.
+    /// The type a successful call gives to the client, as written.
     pub(crate) fn ok_type(&self) -> Option<&Type> {
         match self {
             Self::Unit => None,
@@ -124,31 +154,74 @@ impl Service {
     }
 
     fn from_trait(item: &mut ItemTrait, args: &ServiceArgs, cx: &mut Ctxt) -> Self {
+        let mut stray = Stray::default();
+        take_item_attrs(&mut item.attrs, "a trait", &mut stray);
         let mut methods = Vec::new();
         let mut assoc_types = Vec::new();
         for trait_item in &mut item.items {
             match trait_item {
-                TraitItem::Fn(f) => methods.push(Method::read(&mut f.attrs, &mut f.sig, args, cx)),
-                TraitItem::Type(ty) => assoc_types.push(ty.ident.clone()),
+                TraitItem::Fn(f) => {
+                    take_services(&mut f.attrs, &mut stray);
+                    note_async_trait(&f.sig.generics, &mut stray);
+                    methods.push(Method::read(&mut f.attrs, &mut f.sig, args, cx));
+                }
+                TraitItem::Type(ty) => {
+                    take_stray(&mut ty.attrs, "an associated type", &mut stray);
+                    assoc_types.push(ty.ident.clone());
+                }
+                TraitItem::Const(c) => {
+                    take_stray(&mut c.attrs, "an associated constant", &mut stray)
+                }
+                TraitItem::Macro(m) => take_stray(&mut m.attrs, "a macro invocation", &mut stray),
                 _ => {}
             }
         }
+        let client = match &args.client {
+            Client::Default => Some(format_ident!(
+                "{}Client",
+                item.ident.unraw(),
+                span = item.ident.span()
+            )),
+            Client::Named(ident, _) => Some(ident.clone()),
+            Client::Off(_) => None,
+        };
+        let supertraits = item
+            .supertraits
+            .iter()
+            .any(|bound| matches!(bound, TypeParamBound::Trait(_)));
         Self {
             kind: Kind::Trait {
                 ident: item.ident.clone(),
                 vis: item.vis.clone(),
                 generics: item.generics.clone(),
                 assoc_types,
+                supertraits,
             },
             methods,
+            client,
+            lints: attr::lint_attrs(&item.attrs),
+            stray,
         }
     }
 
     fn from_impl(item: &mut ItemImpl, args: &ServiceArgs, cx: &mut Ctxt) -> Self {
+        let mut stray = Stray::default();
+        take_item_attrs(&mut item.attrs, "an `impl` block", &mut stray);
         let mut methods = Vec::new();
         for impl_item in &mut item.items {
-            if let ImplItem::Fn(f) = impl_item {
-                methods.push(Method::read(&mut f.attrs, &mut f.sig, args, cx));
+            match impl_item {
+                ImplItem::Fn(f) => {
+                    take_services(&mut f.attrs, &mut stray);
+                    methods.push(Method::read(&mut f.attrs, &mut f.sig, args, cx));
+                }
+                ImplItem::Type(ty) => {
+                    take_stray(&mut ty.attrs, "an associated type", &mut stray);
+                }
+                ImplItem::Const(c) => {
+                    take_stray(&mut c.attrs, "an associated constant", &mut stray)
+                }
+                ImplItem::Macro(m) => take_stray(&mut m.attrs, "a macro invocation", &mut stray),
+                _ => {}
             }
         }
         Self {
@@ -157,8 +230,67 @@ impl Service {
                 generics: item.generics.clone(),
             },
             methods,
+            client: None,
+            lints: Vec::new(),
+            stray,
         }
     }
+
+    /// The name of the module holding the stub struct.
+    pub(crate) fn stub_module(client: &Ident) -> Ident {
+        format_ident!("__jrpc_{}", client.unraw(), span = client.span())
+    }
+}
+
+/// The service item's own attributes: helpers and `#[async_trait]` taken out.
+fn take_item_attrs(attrs: &mut Vec<Attribute>, what: &'static str, stray: &mut Stray) {
+    take_stray(attrs, what, stray);
+    if let Some(i) = attrs.iter().position(|a| last_segment_is(a, "async_trait")) {
+        stray.async_trait = Some(attrs.remove(i));
+    }
+}
+
+/// Helper attributes on something that is not a method.
+fn take_stray(attrs: &mut Vec<Attribute>, what: &'static str, stray: &mut Stray) {
+    let (helpers, rest): (Vec<_>, Vec<_>) =
+        std::mem::take(attrs).into_iter().partition(attr::is_helper);
+    *attrs = rest;
+    stray.helpers.extend(helpers.into_iter().map(|a| (a, what)));
+}
+
+/// `#[rpc_service]` on a method.
+fn take_services(attrs: &mut Vec<Attribute>, stray: &mut Stray) {
+    let (services, rest): (Vec<_>, Vec<_>) = std::mem::take(attrs)
+        .into_iter()
+        .partition(|a| last_segment_is(a, "rpc_service"));
+    *attrs = rest;
+    stray.services.extend(services);
+}
+
+/// `'async_trait`, the lifetime `#[async_trait]` gives each method.
+fn note_async_trait(generics: &Generics, stray: &mut Stray) {
+    if stray.async_trait_expanded.is_some() {
+        return;
+    }
+    stray.async_trait_expanded = generics.params.iter().find_map(|param| match param {
+        GenericParam::Lifetime(l) if l.lifetime.ident == "async_trait" => Some(l.lifetime.span()),
+        _ => None,
+    });
+}
+
+/// Whether `attr`'s path ends in `name` (`#[name]`, `#[a::name]`).
+pub(crate) fn last_segment_is(attr: &Attribute, name: &str) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == name)
+}
+
+/// `#[rpc_service]` among the item's attributes: the attribute applied twice.
+pub(crate) fn nested_service(item: &Item) -> Option<&Attribute> {
+    let attrs = match item {
+        Item::Trait(i) => &i.attrs,
+        Item::Impl(i) => &i.attrs,
+        _ => return None,
+    };
+    attrs.iter().find(|a| last_segment_is(a, "rpc_service"))
 }
 
 /// Strips helper attributes from a misplaced `impl Trait for Type`, so the
@@ -166,10 +298,10 @@ impl Service {
 fn strip_impl(item: &mut ItemImpl) {
     for impl_item in &mut item.items {
         if let ImplItem::Fn(f) = impl_item {
-            crate::attr::take_helpers(&mut f.attrs);
+            attr::drop_helpers(&mut f.attrs);
             for input in &mut f.sig.inputs {
                 if let FnArg::Typed(arg) = input {
-                    crate::attr::take_helpers(&mut arg.attrs);
+                    attr::drop_helpers(&mut arg.attrs);
                 }
             }
         }
@@ -194,6 +326,7 @@ impl Method {
             .filter(|a| a.path().is_ident("cfg"))
             .cloned()
             .collect();
+        let lints = attr::lint_attrs(attrs);
 
         let mut receiver = None;
         let mut params = Vec::new();
@@ -214,6 +347,7 @@ impl Method {
                     };
                     params.push(Param {
                         attrs,
+                        lints: attr::lint_attrs(&arg.attrs),
                         pat: arg.pat.clone(),
                         ty: arg.ty.clone(),
                         kind,
@@ -252,6 +386,7 @@ impl Method {
             sig: sig.clone(),
             docs,
             cfgs,
+            lints,
             attrs: method_attrs,
             receiver,
             params,
@@ -338,7 +473,9 @@ fn param_ident(pat: &Pat) -> Option<&Ident> {
     }
 }
 
-/// `&Context` (any path whose last segment is `Context`, shared borrow).
+/// `&Context` (any path whose last segment is `Context`, shared borrow):
+/// the parameter the runtime injects. That it is the runtime's `Context` is
+/// checked by type, where the crate is compiled.
 pub(crate) fn is_context_ref(ty: &Type) -> bool {
     match ty {
         Type::Reference(r) if r.mutability.is_none() => is_context(&r.elem),

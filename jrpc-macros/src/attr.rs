@@ -5,16 +5,16 @@
 //! reported into the [`Ctxt`] and the rest of the attribute is still read.
 
 use proc_macro2::{Span, TokenStream};
-use quote::ToTokens;
+use quote::{ToTokens, quote};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
-use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, Path, Token};
+use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitBool, LitStr, Meta, Path, Token};
 
 use crate::case::{RULES, RenameRule};
 use crate::ctxt::Ctxt;
 
 /// The keys `#[rpc_service(...)]` accepts.
-const SERVICE_KEYS: &[&str] = &["namespace", "separator", "rename_all", "crate"];
+const SERVICE_KEYS: &[&str] = &["namespace", "separator", "rename_all", "client", "crate"];
 /// The keys `#[rpc(...)]` accepts on a method.
 const METHOD_KEYS: &[&str] = &["name", "params"];
 /// The keys `#[rpc(...)]` accepts on a parameter.
@@ -31,6 +31,18 @@ pub(crate) struct ServiceArgs {
     /// `rename_all = "camelCase"`: applied to method names that are not
     /// given by `#[rpc(name = "...")]`.
     pub(crate) rename_all: Option<RenameRule>,
+    /// `client = "Name"` or `client = false`.
+    pub(crate) client: Client,
+}
+
+/// What `client = ...` says about the stub.
+pub(crate) enum Client {
+    /// No option: `{Trait}Client`.
+    Default,
+    /// `client = "Name"`, the literal kept for its span.
+    Named(Ident, LitStr),
+    /// `client = false`, kept for its span.
+    Off(LitBool),
 }
 
 impl ServiceArgs {
@@ -40,6 +52,7 @@ impl ServiceArgs {
             namespace: None,
             separator: ".".to_owned(),
             rename_all: None,
+            client: Client::Default,
         };
         let mut seen = Seen::default();
         for meta in parse_metas(args, cx) {
@@ -61,6 +74,7 @@ impl ServiceArgs {
                         out.rename_all = rename_rule(&lit, cx);
                     }
                 }
+                "client" => out.client = client_value(&meta, cx),
                 "crate" => {
                     if let Some(path) = crate_path(&meta, cx) {
                         out.krate = path;
@@ -89,7 +103,7 @@ impl MethodAttrs {
     pub(crate) fn take(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> Self {
         let mut out = Self::default();
         let mut seen = Seen::default();
-        for attr in take_helpers(attrs) {
+        for attr in take_helpers(attrs, cx) {
             if attr.path().is_ident("notification") {
                 if let Meta::Path(_) = attr.meta {
                     if out.notification.is_some() {
@@ -138,7 +152,7 @@ impl ParamAttrs {
     pub(crate) fn take(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> Self {
         let mut out = Self::default();
         let mut seen = Seen::default();
-        for attr in take_helpers(attrs) {
+        for attr in take_helpers(attrs, cx) {
             if attr.path().is_ident("notification") {
                 cx.error_spanned(
                     &attr,
@@ -160,15 +174,129 @@ impl ParamAttrs {
 }
 
 /// Removes `#[rpc(...)]` and `#[notification]` from `attrs`, returning them.
-pub(crate) fn take_helpers(attrs: &mut Vec<Attribute>) -> Vec<Attribute> {
-    let (helpers, rest) = std::mem::take(attrs).into_iter().partition(is_helper);
-    *attrs = rest;
+///
+/// A helper inside `#[cfg_attr(predicate, ...)]` is an error, reported here and taken out (the
+/// rest of the `cfg_attr` is kept): the macro runs before `cfg` is evaluated, so it cannot know
+/// whether the helper applies.
+pub(crate) fn take_helpers(attrs: &mut Vec<Attribute>, cx: &mut Ctxt) -> Vec<Attribute> {
+    let (helpers, rest): (Vec<_>, Vec<_>) = std::mem::take(attrs).into_iter().partition(is_helper);
+    *attrs = rest
+        .into_iter()
+        .filter_map(|attr| strip_cfg_attr(attr, cx))
+        .collect();
     helpers
 }
 
-fn is_helper(attr: &Attribute) -> bool {
-    let path = attr.path();
+/// Removes helper attributes from `attrs` without reading them: for items where they do not
+/// belong, after the error about the item has been reported.
+pub(crate) fn drop_helpers(attrs: &mut Vec<Attribute>) {
+    attrs.retain(|attr| !is_helper(attr));
+}
+
+/// Whether `attr` is `#[rpc]` or `#[notification]`.
+pub(crate) fn is_helper(attr: &Attribute) -> bool {
+    is_helper_path(attr.path())
+}
+
+fn is_helper_path(path: &Path) -> bool {
     path.is_ident("rpc") || path.is_ident("notification")
+}
+
+/// `attr` with helpers inside `cfg_attr` reported and taken out; `None` when nothing is left.
+fn strip_cfg_attr(attr: Attribute, cx: &mut Ctxt) -> Option<Attribute> {
+    if !attr.path().is_ident("cfg_attr") {
+        return Some(attr);
+    }
+    let Meta::List(list) = &attr.meta else {
+        return Some(attr);
+    };
+    let Ok(metas) = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(list.tokens.clone())
+    else {
+        // Left for rustc to report.
+        return Some(attr);
+    };
+    let mut metas = metas.into_iter();
+    let predicate = metas.next()?;
+    let mut kept = Vec::new();
+    let mut changed = false;
+    for meta in metas {
+        match strip_cfg_meta(meta, cx) {
+            Some(meta) => kept.push(meta),
+            None => changed = true,
+        }
+    }
+    if !changed {
+        return Some(attr);
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    let pound = attr.pound_token;
+    let style = attr.style;
+    let bracket = attr.bracket_token;
+    let meta: Meta = syn::parse_quote!(cfg_attr(#predicate, #(#kept),*));
+    Some(Attribute {
+        pound_token: pound,
+        style,
+        bracket_token: bracket,
+        meta,
+    })
+}
+
+/// One attribute inside `cfg_attr`: `None` when it is a helper (reported), nested `cfg_attr`s
+/// stripped in turn.
+fn strip_cfg_meta(meta: Meta, cx: &mut Ctxt) -> Option<Meta> {
+    if is_helper_path(meta.path()) {
+        let name = path_to_string(meta.path());
+        cx.error_spanned(
+            &meta,
+            format_args!(
+                "`#[{name}]` cannot be applied through `cfg_attr`: `#[rpc_service]` reads it \
+                 before `cfg` is evaluated; write `#[{name}]` unconditionally, or write one method \
+                 per `#[cfg]`"
+            ),
+        );
+        return None;
+    }
+    if !meta.path().is_ident("cfg_attr") {
+        return Some(meta);
+    }
+    let attr = Attribute {
+        pound_token: Default::default(),
+        style: syn::AttrStyle::Outer,
+        bracket_token: Default::default(),
+        meta,
+    };
+    strip_cfg_attr(attr, cx).map(|attr| attr.meta)
+}
+
+/// Lint attributes (`allow`, and `expect` as `allow`) to copy onto generated items that mirror
+/// the user's: an `expect` there could go unfulfilled.
+pub(crate) fn lint_attrs(attrs: &[Attribute]) -> Vec<Attribute> {
+    attrs
+        .iter()
+        .filter_map(|attr| {
+            let path = attr.path();
+            if !(path.is_ident("allow") || path.is_ident("expect")) {
+                return None;
+            }
+            let Meta::List(list) = &attr.meta else {
+                return None;
+            };
+            let tokens = &list.tokens;
+            let pound = attr.pound_token;
+            Some(syn::parse_quote_spanned!(pound.span=> #[allow(#tokens)]))
+        })
+        .collect()
+}
+
+/// `#[cfg(...)]` predicates of `attrs`, as one predicate (`all()` when there are none).
+pub(crate) fn cfg_predicate(cfgs: &[Attribute]) -> TokenStream {
+    let predicates = cfgs.iter().filter_map(|attr| match &attr.meta {
+        Meta::List(list) => Some(list.tokens.clone()),
+        _ => None,
+    });
+    quote!(all(#(#predicates),*))
 }
 
 /// The comma-separated keys of `#[rpc(...)]`.
@@ -290,6 +418,51 @@ fn rename_rule(lit: &LitStr, cx: &mut Ctxt) -> Option<RenameRule> {
         cx.error_spanned(lit, message);
     }
     rule
+}
+
+/// `client = "Name"`, `client = false` or `client = true` (the default).
+fn client_value(meta: &Meta, cx: &mut Ctxt) -> Client {
+    const EXPECTED: &str =
+        "expected `client = \"Name\"` (the stub's name) or `client = false` (no stub)";
+    let Meta::NameValue(nv) = meta else {
+        cx.error_spanned(meta, EXPECTED);
+        return Client::Default;
+    };
+    match &nv.value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => match lit.parse::<Ident>() {
+            Ok(ident) if !ident.to_string().starts_with("r#") => {
+                let mut ident = ident;
+                ident.set_span(lit.span());
+                Client::Named(ident, lit.clone())
+            }
+            _ => {
+                cx.error_spanned(
+                    lit,
+                    format_args!(
+                        "`client` must be a type name such as `CalcClient`, found `{}`",
+                        lit.value()
+                    ),
+                );
+                Client::Default
+            }
+        },
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(lit),
+            ..
+        }) => {
+            if lit.value {
+                Client::Default
+            } else {
+                Client::Off(lit.clone())
+            }
+        }
+        other => {
+            cx.error_spanned(other, EXPECTED);
+            Client::Default
+        }
+    }
 }
 
 /// `crate = "path"` (as serde takes it), or `crate = path`.

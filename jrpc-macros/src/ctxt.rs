@@ -5,13 +5,17 @@
 
 use std::fmt::Display;
 
-use proc_macro2::Span;
-use quote::ToTokens;
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote};
 
 /// Gathers every error found while parsing and validating one service.
 #[derive(Default)]
 pub(crate) struct Ctxt {
     errors: Option<syn::Error>,
+    /// Errors that hold only under a `cfg` predicate, rendered as
+    /// `#[cfg(predicate)] compile_error!(...)`: the macro cannot evaluate
+    /// `cfg`, the compiler can.
+    conditional: TokenStream,
 }
 
 impl Ctxt {
@@ -29,6 +33,15 @@ impl Ctxt {
         self.push(syn::Error::new(span, message));
     }
 
+    /// An error at `span` when the crate is built with `predicate` true.
+    pub(crate) fn error_if(&mut self, predicate: TokenStream, span: Span, message: impl Display) {
+        let error = syn::Error::new(span, message).to_compile_error();
+        self.conditional.extend(quote! {
+            #[cfg(#predicate)]
+            #error
+        });
+    }
+
     pub(crate) fn push(&mut self, error: syn::Error) {
         match &mut self.errors {
             Some(errors) => errors.combine(error),
@@ -36,11 +49,13 @@ impl Ctxt {
         }
     }
 
-    /// All errors, combined into one (each still reported at its own span).
-    pub(crate) fn finish(self) -> Result<(), syn::Error> {
-        match self.errors {
+    /// All errors, combined into one (each still reported at its own span),
+    /// and the conditional ones, rendered.
+    pub(crate) fn finish(self) -> (Result<(), syn::Error>, TokenStream) {
+        let result = match self.errors {
             Some(errors) => Err(errors),
             None => Ok(()),
-        }
+        };
+        (result, self.conditional)
     }
 }

@@ -4,7 +4,7 @@
 mod client;
 mod server;
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::token::Brace;
@@ -22,7 +22,10 @@ pub(crate) fn expand(item: Item, service: &Service, args: &ServiceArgs) -> Token
             make_futures_send(&mut item);
             let into_methods = server::into_methods(service, args);
             item.items.push(TraitItem::Verbatim(into_methods));
-            let client = client::client(service, args, ident, vis);
+            let client = match &service.client {
+                Some(client) => client::client(service, args, client, ident, vis),
+                None => TokenStream::new(),
+            };
             quote!(#item #client)
         }
         (Item::Impl(mut item), Kind::Impl { self_ty, .. }) => {
@@ -82,7 +85,10 @@ pub(crate) fn fallback(item: Item, service: Option<&Service>, args: &ServiceArgs
                     }
                 }));
             }
-            let client = client::stand_in(service, args, ident, vis, generics);
+            let client = match &service.client {
+                Some(client) => client::stand_in(service, args, client, ident, vis, generics),
+                None => TokenStream::new(),
+            };
             quote!(#item #client)
         }
         (Item::Impl(item), Some((_, Kind::Impl { self_ty, generics }))) => {
@@ -159,4 +165,15 @@ fn local(name: &str) -> Ident {
 /// A local variable (as [`local`]) whose errors point at `span`.
 fn local_at(name: &str, span: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(span))
+}
+
+/// `head(args)` with the parenthesised `args` at `end`: when `head` starts
+/// with a token at `start`, the call covers `start..end`. rustc reports an
+/// unmet bound of a call's argument where the call is, so a call spanned
+/// over a user's type reports as if at the type itself.
+fn call_over(mut head: TokenStream, args: TokenStream, end: Span) -> TokenStream {
+    let mut group = Group::new(Delimiter::Parenthesis, args);
+    group.set_span(at(end));
+    head.extend([proc_macro2::TokenTree::Group(group)]);
+    head
 }

@@ -32,20 +32,22 @@
 //!   `async fn`); sync methods, doc comments and other attributes are kept;
 //! - a provided method `fn into_methods(self) -> Methods` (for
 //!   `Self: Sized + Send + Sync + 'static`) that registers every method in a
-//!   new `Methods` table with `Methods::register`, or `Methods::register_notification` for a
-//!   `#[notification]`;
-//! - `{Trait}Client<C>`, a client stub over any `C: Caller`: `new(caller)`,
-//!   `with_encoding(ParamEncoding)` (params by position, the default, or by
-//!   name), `caller()`, `into_caller()`, and one `async fn` per method with the
-//!   same name and parameters (`&Context` left out), returning
-//!   `Result<T, ClientError>` where `T` is the method's success type (`()` for
-//!   a notification, which is sent without an id).
+//!   new `Methods` table with `Methods::register`, or
+//!   `Methods::register_notification` for a `#[notification]`;
+//! - `{Trait}Client<C>` (or the name given with `client = "..."`), a client
+//!   stub over any `C: Caller`: `new(caller)`, `with_encoding(ParamEncoding)`
+//!   (params by position, the default, or by name), `caller()`,
+//!   `into_caller()`, and one `async fn` per method with the same name and
+//!   parameters (`&Context` left out), returning `Result<T, ClientError>`
+//!   where `T` is the method's success type (`()` for a notification, which
+//!   is sent without an id).
 //!
 //! # On an inherent `impl` block
 //!
 //! Only `into_methods` is generated (as `pub fn`, in an `impl` block of its
 //! own): without a trait there is nothing for a client to share. Every `fn`
-//! of the block is a method of the service; keep helpers in another `impl`.
+//! of the block is a method of the service; keep constructors and helpers in
+//! another `impl` block.
 //!
 //! # Options of `#[rpc_service(...)]`
 //!
@@ -54,6 +56,8 @@
 //! | `namespace = "calc"` | wire names are `calc.add`, ... |
 //! | `separator = "/"` | between namespace and name; default `.` |
 //! | `rename_all = "camelCase"` | method wire names (not parameter names) follow one of serde's rules: `lowercase`, `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE` |
+//! | `client = "Name"` | the client stub's name; default `{Trait}Client` (traits only) |
+//! | `client = false` | no client stub (traits only); its constraints (below) then do not apply |
 //! | `crate = "path"` | the path of the runtime in generated code; default `::jrpc_runtime` |
 //!
 //! # Method and parameter attributes
@@ -68,44 +72,98 @@
 //!   sends a notification.
 //! - `#[rpc(name = "x")]` on a parameter: its wire name, for params by name.
 //!
+//! The macro reads `#[rpc]` and `#[notification]` by name, before `cfg` is
+//! evaluated: they cannot be applied through `cfg_attr`, and another
+//! attribute with one of these names cannot be used on a service's methods.
+//!
+//! # Parameters
+//!
 //! A parameter of type `&Context` (any path ending in `Context`, taken by
-//! shared reference) is injected by the runtime, never read from `params`, and
-//! may stand anywhere in the list.
+//! shared reference) is given the request's context by the runtime, never
+//! read from `params`, and may stand anywhere in the list; that the type is
+//! `jrpc_runtime::Context` is checked by type. Every other parameter is read
+//! from `params`, a type of one's own named `Context` included. A method
+//! reads at most 16 parameters (gather more in a struct and take it with
+//! `params = whole`).
+//!
+//! # Results: decided by the type
 //!
 //! A method returns `T: Serialize`, or `Result<T, E>` with
-//! `E: Into<RpcError>`; a return type is a `Result` when the last segment of
-//! its path is `Result` (so `std::io::Result<T>` and other aliases count).
+//! `E: Into<RpcError>`. Whether the return type is a `Result` is decided by
+//! the type, where the crate is compiled, not by how it is written: an alias
+//! (`type Answer = Result<u8, RpcError>`, `io::Result<T>`, a crate's own
+//! `Result<T>`) answers `Ok` as the result and `Err` as an error, and a type
+//! of one's own that happens to be named `Result` answers as a value.
+//!
+//! The client stub must name the success type in its signature, so it reads
+//! it from the signature: `T` of a return type written `Result<T, E>` or
+//! `Something::Result<T>`, else the whole type. When the type says otherwise
+//! (an alias such as `Answer` that hides a `Result`, or a look-alike named
+//! `Result`), that is one compile error at the return type: write the
+//! `Result` out, or leave the stub out with `client = false`.
+//!
 //! Methods may be sync (`fn`): they run as plain calls inside the handler's
 //! future.
+//!
+//! # The client stub's name
+//!
+//! The stub is defined in a hidden module and brought into the trait's
+//! module by a glob import, so a type of the same name there is not a
+//! clash of definitions with errors all over: it is one error, at the
+//! trait's name (or at `client = "..."`), saying to rename the stub with
+//! `client = "..."` or to leave it out with `client = false`.
+//!
+//! # Supertraits
+//!
+//! A service trait may have supertraits (`Send + Sync`, or any trait of
+//! one's own). Their methods are not served and are not on the stub: the
+//! macro sees only the trait it is put on. To serve a supertrait's methods,
+//! put `#[rpc_service]` on the supertrait too and add its table:
+//! `methods.merge(Base::into_methods(service.clone()))` (both tables from
+//! one value: implement both traits for a cheap `Clone` handle such as an
+//! `Arc`).
 //!
 //! # Rules (each a compile error pointing at the guilty token)
 //!
 //! Methods take `&self` (calls run concurrently on one shared value); they
-//! and the trait are not generic, and the trait has no associated types (the
-//! stub needs concrete types); parameters are plain names (the name is the
-//! wire name) of owned types (params are decoded from the request body,
-//! which nothing may borrow from); a notification returns nothing; wire
-//! names are unique, not empty and do not start with `rpc.` (reserved by
-//! JSON-RPC 2.0); `params = whole` needs exactly one parameter; a method has
-//! at most one `&Context`; methods may not be named `into_methods` (nor, in a
-//! trait, `new`, `with_encoding`, `caller` or `into_caller`, the stub's own
+//! and the trait are not generic over types (lifetime parameters on methods
+//! are fine: they change no type on the wire), and the trait has no
+//! associated types (the stub needs concrete types) nor `Self` in a
+//! method's parameters or result; parameters are plain names (the name is
+//! the wire name) of owned types, with no borrow inside (params are decoded
+//! from the request body, which nothing may borrow from); results are
+//! owned, or `'static` borrows when there is no stub (the stub decodes into
+//! an owned value); a notification returns nothing; wire names are unique,
+//! not empty and do not start with `rpc.` (reserved by JSON-RPC 2.0);
+//! `params = whole` needs exactly one parameter; a method has at most one
+//! `&Context`; methods may not be named `into_methods` (nor, with a stub,
+//! `new`, `with_encoding`, `caller` or `into_caller`, the stub's own
 //! methods) — keep the wire name with `#[rpc(name = "...")]`. The stub
 //! derives `Clone` and `Debug`: a method named `clone` or `fmt` is allowed,
 //! and then `client.clone()` calls the service; write `Clone::clone(&client)`
 //! for a copy of the stub, or rename the Rust method.
 //!
 //! Parameter, result and error types are checked by rustc, through bounds
-//! spanned at each type, so "`Foo` cannot be a jrpc method parameter" points
-//! at `Foo`, once. In a trait, the client stub also needs parameter types to
-//! be `Serialize` and success types to be `Deserialize`.
+//! reported at each type, so "`Foo` cannot be a jrpc method parameter"
+//! points at `Foo`, once. With a stub, parameter types must also be
+//! `Serialize` and success types `Deserialize`, each its own error at the
+//! type (a type missing both derives gets one error per missing derive).
+//!
+//! The attribute applied twice, `#[async_trait]` left on the trait (above or
+//! below `#[rpc_service]`), `#[rpc]` on the trait itself or on an item that
+//! is not a method, and `#[rpc_service]` on a method are each one error
+//! saying what to do.
 //!
 //! # Decisions
 //!
-//! - The macro reads `#[rpc]` and `#[notification]` by name; another
-//!   attribute with one of these names cannot be used on a service's
-//!   methods.
 //! - `#[cfg]` on a method is honoured: its registration and its stub method
-//!   carry the same `#[cfg]`.
+//!   carry the same `#[cfg]`. Two methods may share a wire name under
+//!   `#[cfg]`s that exclude each other: the macro cannot evaluate `cfg`, so
+//!   it emits the duplicate-name error under `#[cfg(all(first, second))]`,
+//!   where it fires exactly in the builds that have both.
+//! - `#[allow(...)]` on a method, a parameter or the trait is copied onto
+//!   the stub's copy of it (`#[expect(...)]` as `#[allow(...)]`, as the stub
+//!   may not trip the lint), so `#![deny(warnings)]` holds there too.
 //! - A trait method with a default body gets `async move { body }` as its
 //!   future; add `Send + Sync` supertraits if the body uses `self` across an
 //!   `.await`.
@@ -116,16 +174,25 @@
 //! - When the service has errors, the macro still emits the item (helper
 //!   attributes removed) with stand-ins for `into_methods` and the stub, so
 //!   one mistake shows as one error, not as errors wherever the service is
-//!   used.
-//! - Each method is registered through a small generic function local to
-//!   `into_methods` (one per shape: call or notification, and number of
-//!   parameters) whose bounds are the runtime's `RpcParam`, `RpcResult` and
-//!   `IntoRpcError`, called with the user's types. rustc checks every bound
-//!   at the user's type, where the `assert_*` checks report it, instead of
-//!   adding a second error about `FromParams` at the attribute; a future
+//!   used. A stand-in repeats no type it cannot (`impl Trait`, `Self`, a
+//!   method's own lifetime or type parameter).
+//! - A syntax error in the item was reported by rustc before the attribute
+//!   ran, and is not reported again. When it is inside a method's body, the
+//!   service is read with the bodies set aside and generated as usual (the
+//!   bodies put back as written); otherwise the item is emitted without the
+//!   helper attributes.
+//! - Each method is registered by one call of a helper of the runtime's
+//!   `__private` module for its shape (call or notification, number of
+//!   parameters), whose bounds are the runtime's `RpcParam`, `RpcResult` and
+//!   `IntoRpcError`. Each type is inferred from an argument spanned at the
+//!   user's type, so rustc reports an unmet bound there, once; a future
 //!   that is not `Send` is blamed on the method's name.
-//! - Methods of an inherent `impl` block get `#[allow(clippy::unused_self)]`:
-//!   `&self` is required of them, used or not.
+//! - On an inherent `impl` block, `into_methods` requires
+//!   `Self: Send + Sync + 'static` (written `for<'jrpc> Self: Service<'jrpc>`
+//!   so that rustc checks it where `into_methods` is called, once, rather
+//!   than also where the block defines it). Methods of the block get
+//!   `#[allow(clippy::unused_self)]`: `&self` is required of them, used or
+//!   not.
 //! - `#[deprecated]` is copied onto the stub's method; registering a
 //!   deprecated method is not a use of it.
 
@@ -134,6 +201,8 @@ mod attr;
 mod case;
 mod ctxt;
 mod expand;
+mod recover;
+mod ty;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -151,20 +220,32 @@ fn rpc_service_impl(
 ) -> proc_macro2::TokenStream {
     let mut cx = ctxt::Ctxt::new();
     let args = attr::ServiceArgs::parse(args, &mut cx);
-    let mut item: syn::Item = match syn::parse2(input.clone()) {
-        Ok(item) => item,
-        Err(error) => {
-            // Errors in the options are reported too.
-            cx.push(error);
-            let mut out = cx
-                .finish()
-                .err()
-                .map(|e| e.to_compile_error())
-                .unwrap_or_default();
-            out.extend(input);
-            return out;
+    // A syntax error was reported by rustc before the attribute ran; when
+    // it is inside a body, the service is read with the bodies set aside.
+    let (mut item, bodies) = match syn::parse2::<syn::Item>(input.clone()) {
+        Ok(item) => (item, Vec::new()),
+        Err(_) => {
+            let (aside, bodies) = recover::set_bodies_aside(&input);
+            match syn::parse2::<syn::Item>(aside) {
+                Ok(item) if !bodies.is_empty() => (item, bodies),
+                _ => {
+                    let (result, conditional) = cx.finish();
+                    let mut out = errors(result);
+                    out.extend(conditional);
+                    out.extend(recover::strip_helpers(input));
+                    return out;
+                }
+            }
         }
     };
+    // The inner attribute serves the item; this one only reports.
+    if let Some(inner) = ast::nested_service(&item) {
+        valid::applied_twice(inner, &mut cx);
+        let (result, _) = cx.finish();
+        let mut out = errors(result);
+        out.extend(input);
+        return out;
+    }
     let service = match ast::Service::from_item(&mut item, &args, &mut cx) {
         Ok(service) => {
             valid::check(&service, &args, &mut cx);
@@ -175,17 +256,22 @@ fn rpc_service_impl(
             None
         }
     };
-    match (cx.finish(), service) {
-        (Ok(()), Some(service)) => expand::expand(item, &service, &args),
+    let (result, mut out) = cx.finish();
+    match (result, service) {
+        (Ok(()), Some(service)) => out.extend(expand::expand(item, &service, &args)),
         (result, service) => {
-            let mut out = result
-                .err()
-                .map(|e| e.to_compile_error())
-                .unwrap_or_default();
+            out.extend(errors(result));
             out.extend(expand::fallback(item, service.as_ref(), &args));
-            out
         }
     }
+    recover::restore(out, &bodies)
+}
+
+fn errors(result: Result<(), syn::Error>) -> proc_macro2::TokenStream {
+    result
+        .err()
+        .map(|e| e.to_compile_error())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -192,7 +192,127 @@ fn raw_identifiers_name_the_same_method() {
 
 #[test]
 fn an_item_syn_cannot_read_keeps_the_option_errors() {
+    // rustc reported the syntax error before the attribute ran: only the
+    // option's error is added.
     let output = expand("colour = \"red\"", "1 + 1");
-    assert_eq!(errors(&output), 2, "{output}");
+    assert_eq!(errors(&output), 1, "{output}");
     assert!(output.contains("colour"), "{output}");
+}
+
+#[test]
+fn async_trait_output_is_one_error() {
+    // What `#[async_trait]` makes of `async fn add(&self, a: i64) -> i64;`
+    // when it runs first.
+    let output = expand(
+        "",
+        "trait T {
+            #[must_use]
+            fn add<'life0, 'async_trait>(&'life0 self, a: i64)
+                -> ::core::pin::Pin<Box<dyn ::core::future::Future<Output = i64>
+                    + ::core::marker::Send + 'async_trait>>
+            where 'life0: 'async_trait, Self: 'async_trait;
+            fn sub<'life0, 'async_trait>(&'life0 self)
+                -> ::core::pin::Pin<Box<dyn ::core::future::Future<Output = i64>
+                    + ::core::marker::Send + 'async_trait>>
+            where 'life0: 'async_trait, Self: 'async_trait;
+        }",
+    );
+    assert_eq!(errors(&output), 1, "{output}");
+    assert!(output.contains("rewrote this trait"), "{output}");
+    // The stand-in stub repeats no `'async_trait`.
+    let stub = &output[output.find("impl < C >").unwrap_or(0)..];
+    assert!(!stub.contains("async_trait"), "{output}");
+}
+
+#[test]
+fn duplicate_names_under_different_cfgs_are_left_to_the_compiler() {
+    let output = expand(
+        "",
+        "trait T {
+            #[cfg(unix)] #[rpc(name = \"os\")] fn a(&self);
+            #[cfg(windows)] #[rpc(name = \"os\")] fn b(&self);
+        }",
+    );
+    // No error now: one under `#[cfg(all(all(unix), all(windows)))]`.
+    assert_eq!(errors(&output), 1, "{output}");
+    assert!(
+        output.contains("# [cfg (all (all (unix) , all (windows)))]"),
+        "{output}"
+    );
+    assert!(output.contains("fn into_methods"), "{output}");
+    // The same `#[cfg]`s: an error now.
+    let output = expand(
+        "",
+        "trait T {
+            #[cfg(unix)] #[rpc(name = \"os\")] fn a(&self);
+            #[cfg(unix)] #[rpc(name = \"os\")] fn b(&self);
+        }",
+    );
+    assert_eq!(errors(&output), 1, "{output}");
+    assert!(!output.contains("# [cfg (all (all"), "{output}");
+}
+
+#[test]
+fn stand_ins_repeat_no_type_they_cannot() {
+    let output = expand(
+        "",
+        "trait T {
+            fn a(&self) -> impl Sized;
+            fn b<'x>(&'x self, v: std::borrow::Cow<'x, str>) -> Self;
+            fn c<X>(&self, x: X) -> X;
+        }",
+    );
+    // `b` has two mistakes.
+    assert_eq!(errors(&output), 4, "{output}");
+    let stub = &output[output.rfind("impl < C >").unwrap_or(0)..];
+    assert!(!stub.contains("'x"), "{stub}");
+    assert!(!stub.contains("Self"), "{stub}");
+    assert!(!stub.contains("impl Sized >"), "{stub}");
+    assert!(stub.contains("async fn c"), "{stub}");
+}
+
+#[test]
+fn a_body_syn_cannot_read_is_put_back_as_written() {
+    let output = expand(
+        "",
+        "trait T { #[rpc(name = \"x\")] fn f(&self) -> u8 { let = ; 5 } }",
+    );
+    // rustc reported the syntax error; nothing is added.
+    assert_eq!(errors(&output), 0, "{output}");
+    assert!(output.contains("let = ;"), "{output}");
+    assert!(output.contains("fn into_methods"), "{output}");
+    assert!(output.contains("\"x\""), "{output}");
+    assert!(!output.contains("__jrpc_body"), "{output}");
+    assert!(!output.contains("# [rpc"), "{output}");
+}
+
+#[test]
+fn a_signature_syn_cannot_read_loses_only_the_helpers() {
+    let output = expand(
+        "",
+        "trait T { #[rpc(name = \"x\")] fn f(&self, #[rpc(name = \"y\")] a: ) -> u8; }",
+    );
+    assert_eq!(errors(&output), 0, "{output}");
+    assert!(!output.contains("rpc"), "{output}");
+    assert!(output.contains("a :)"), "{output}");
+}
+
+#[test]
+fn client_option() {
+    let output = expand("client = \"Remote\"", "trait T { fn a(&self); }");
+    assert_eq!(errors(&output), 0, "{output}");
+    assert!(output.contains("struct Remote < C >"), "{output}");
+    assert!(!output.contains("TClient"), "{output}");
+    let output = expand("client = false", "trait T { fn new(&self); }");
+    assert_eq!(errors(&output), 0, "{output}");
+    assert!(!output.contains("struct"), "{output}");
+    for bad in [
+        "client = \"a b\"",
+        "client = 1",
+        "client",
+        "client = \"r#x\"",
+    ] {
+        let output = expand(bad, "trait T { fn a(&self); }");
+        assert_eq!(errors(&output), 1, "{bad}: {output}");
+    }
 }

@@ -2,31 +2,105 @@
 //!
 //! Every rule lives here, so expansion never finds a new error. Each rule
 //! reports at the smallest guilty token and the checks go on after a
-//! failure, so one build shows every problem.
+//! failure, so one build shows every problem, each once.
 
 use std::collections::HashMap;
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::ext::IdentExt;
-use syn::{Item, ItemImpl, Pat, Type};
+use syn::{GenericParam, Item, ItemImpl, Pat, Type};
 
 use crate::ast::{Kind, Method, Misplaced, Output, Param, ParamKind, Service, is_context};
-use crate::attr::ServiceArgs;
+use crate::attr::{Client, ServiceArgs, cfg_predicate};
 use crate::ctxt::Ctxt;
+use crate::ty::Scan;
 
 /// Names the generated code defines next to the user's methods.
 pub(crate) const INTO_METHODS: &str = "into_methods";
 /// Names of the client stub's own methods.
 pub(crate) const CLIENT_METHODS: &[&str] = &["new", "with_encoding", "caller", "into_caller"];
+/// The most parameters a method may read from `params`: the runtime decodes
+/// tuples of up to 16.
+pub(crate) const MAX_PARAMS: usize = 16;
 
 pub(crate) fn check(service: &Service, args: &ServiceArgs, cx: &mut Ctxt) {
+    if check_stray(service, cx) {
+        // `#[async_trait]` rewrote the methods: every other rule would
+        // report what it wrote, not what the user did.
+        return;
+    }
     check_kind(&service.kind, cx);
+    if let (Kind::Impl { .. }, Client::Named(_, lit)) = (&service.kind, &args.client) {
+        cx.error_spanned(
+            lit,
+            "`client` applies to a trait: an `impl` block has no client stub; remove the option",
+        );
+    }
+    if let (Kind::Impl { .. }, Client::Off(lit)) = (&service.kind, &args.client) {
+        cx.error_spanned(
+            lit,
+            "`client` applies to a trait: an `impl` block has no client stub; remove the option",
+        );
+    }
     let namespace_reserved = check_namespace(args, cx);
     for method in &service.methods {
-        check_method(method, &service.kind, namespace_reserved, cx);
+        check_method(method, service, namespace_reserved, cx);
     }
     check_duplicates(&service.methods, cx);
+}
+
+/// Attributes where they do not belong. Returns whether `#[async_trait]`
+/// already rewrote the trait.
+fn check_stray(service: &Service, cx: &mut Ctxt) -> bool {
+    let stray = &service.stray;
+    for (attr, what) in &stray.helpers {
+        if attr.path().is_ident("rpc") && matches!(*what, "a trait" | "an `impl` block") {
+            cx.error_spanned(
+                attr,
+                format_args!(
+                    "`#[rpc]` goes on methods and parameters, not on {what}: give service \
+                     options to the attribute itself, `#[rpc_service(...)]`"
+                ),
+            );
+        } else if attr.path().is_ident("rpc") {
+            cx.error_spanned(
+                attr,
+                format_args!("`#[rpc]` goes on methods and parameters, not on {what}: remove it"),
+            );
+        } else {
+            cx.error_spanned(
+                attr,
+                format_args!("`#[notification]` goes on a method, not on {what}: remove it"),
+            );
+        }
+    }
+    for attr in &stray.services {
+        cx.error_spanned(
+            attr,
+            "`#[rpc_service]` goes on the trait or the `impl` block, not on its methods: remove \
+             this one",
+        );
+    }
+    // Its boxed futures and `'async_trait` lifetimes are not what a jrpc
+    // service is written with; `#[rpc_service]` makes native futures `Send`.
+    if let Some(attr) = &stray.async_trait {
+        cx.error_spanned(
+            attr,
+            "`#[async_trait]` is not used with `#[rpc_service]`: remove it here and from the \
+             impls; write `async fn` in the trait, and `#[rpc_service]` makes its futures `Send`",
+        );
+    }
+    if let Some(span) = stray.async_trait_expanded {
+        cx.error_at(
+            span,
+            "`#[async_trait]` rewrote this trait before `#[rpc_service]` could read it: remove \
+             `#[async_trait]` here and from the impls; write `async fn` in the trait, and \
+             `#[rpc_service]` makes its futures `Send`",
+        );
+        return true;
+    }
+    false
 }
 
 fn check_kind(kind: &Kind, cx: &mut Ctxt) {
@@ -90,17 +164,23 @@ fn check_namespace(args: &ServiceArgs, cx: &mut Ctxt) -> bool {
     false
 }
 
-fn check_method(method: &Method, kind: &Kind, namespace_reserved: bool, cx: &mut Ctxt) {
+fn check_method(method: &Method, service: &Service, namespace_reserved: bool, cx: &mut Ctxt) {
     let sig = &method.sig;
 
-    check_receiver(method, cx);
+    check_receiver(method, &service.kind, cx);
 
-    // One handler per wire name, with one type per parameter.
-    if !sig.generics.params.is_empty() {
+    // One handler per wire name, with one type per parameter. Lifetime
+    // parameters change no type, so they are fine.
+    if let Some(param) = sig
+        .generics
+        .params
+        .iter()
+        .find(|p| !matches!(p, GenericParam::Lifetime(_)))
+    {
         cx.error_spanned(
-            &sig.generics,
-            "jrpc methods cannot be generic: params are decoded into concrete types; remove \
-             the generic parameters",
+            param,
+            "jrpc methods cannot be generic over types: params are decoded into concrete \
+             types; remove the type parameters",
         );
     }
     if let Some(unsafety) = &sig.unsafety {
@@ -113,9 +193,9 @@ fn check_method(method: &Method, kind: &Kind, namespace_reserved: bool, cx: &mut
         cx.error_spanned(abi, "jrpc methods cannot have an `extern` ABI: remove it");
     }
 
-    check_reserved_ident(method, kind, cx);
-    check_output(method, cx);
-    check_params(method, cx);
+    check_reserved_ident(method, service, cx);
+    check_output(method, service, cx);
+    check_params(method, service, cx);
 
     // Method names.
     if method
@@ -139,14 +219,27 @@ fn check_method(method: &Method, kind: &Kind, namespace_reserved: bool, cx: &mut
     }
 }
 
-fn check_receiver(method: &Method, cx: &mut Ctxt) {
+fn check_receiver(method: &Method, kind: &Kind, cx: &mut Ctxt) {
     // Calls run concurrently on one shared service, so every method borrows
     // it: `&self`, nothing else.
     let Some(receiver) = &method.receiver else {
-        cx.error_spanned(
-            &method.sig.ident,
-            "jrpc methods must take `&self`: add `&self` as the first parameter",
-        );
+        let ident = &method.sig.ident;
+        match kind {
+            // Every `fn` of the block is a method of the service, so an
+            // associated function (a constructor) belongs in another block.
+            Kind::Impl { .. } => cx.error_spanned(
+                ident,
+                format_args!(
+                    "`{ident}` has no `self`, and every `fn` of a `#[rpc_service]` impl is a \
+                     jrpc method: move `{ident}` to another `impl` block (or take `&self` to \
+                     serve it)"
+                ),
+            ),
+            Kind::Trait { .. } => cx.error_spanned(
+                ident,
+                "jrpc methods must take `&self`: add `&self` as the first parameter",
+            ),
+        }
         return;
     };
     let found = if receiver.colon_token.is_some() {
@@ -182,17 +275,14 @@ fn is_self(ty: &Type) -> bool {
 }
 
 /// Names the generated code defines itself.
-fn check_reserved_ident(method: &Method, kind: &Kind, cx: &mut Ctxt) {
+fn check_reserved_ident(method: &Method, service: &Service, cx: &mut Ctxt) {
     // `r#new` defines `new` as well.
     let ident = method.sig.ident.unraw().to_string();
     let owner = if ident == INTO_METHODS {
         "the generated `into_methods`".to_owned()
-    } else if let Kind::Trait {
-        ident: trait_ident, ..
-    } = kind
-    {
+    } else if let Some(client) = &service.client {
         if CLIENT_METHODS.contains(&ident.as_str()) {
-            format!("the generated `{trait_ident}Client::{ident}`")
+            format!("the generated `{}::{ident}`", client.unraw())
         } else {
             return;
         }
@@ -208,7 +298,7 @@ fn check_reserved_ident(method: &Method, kind: &Kind, cx: &mut Ctxt) {
     );
 }
 
-fn check_output(method: &Method, cx: &mut Ctxt) {
+fn check_output(method: &Method, service: &Service, cx: &mut Ctxt) {
     let Some(written) = &method.output_ty else {
         return;
     };
@@ -224,31 +314,72 @@ fn check_output(method: &Method, cx: &mut Ctxt) {
         }
         return;
     }
-    if let Some(ty) = method.output.ok_type() {
-        check_result_type(ty, cx);
+    let stub = service.client.is_some();
+    let in_trait = matches!(service.kind, Kind::Trait { .. });
+    let scan = Scan::of(written);
+    if let Some(imp) = scan.impls.first() {
+        cx.error_spanned(
+            imp,
+            "jrpc methods need a concrete result type, not `impl Trait`: the answer is encoded \
+             from it (and the client stub decodes into it); name the type",
+        );
+        return;
     }
-}
-
-fn check_result_type(ty: &Type, cx: &mut Ctxt) {
-    match ty {
-        Type::ImplTrait(_) => cx.error_spanned(
-            ty,
-            "jrpc methods need a concrete result type, not `impl Trait`: the client stub \
-             decodes the result into it",
-        ),
-        Type::Reference(r) if r.lifetime.as_ref().is_none_or(|l| l.ident != "static") => cx
-            .error_spanned(
-                ty,
+    if in_trait {
+        if let Some(segment) = scan.selfs.first() {
+            cx.error_spanned(
+                segment,
+                "a jrpc service trait cannot name `Self` in a result: the client stub has no \
+                 `Self` to decode into; use a concrete type",
+            );
+            return;
+        }
+    }
+    // The answer is encoded after the call returns, from a value the method
+    // gives away; the stub decodes it into a value it owns.
+    for r in &scan.refs {
+        if r.lifetime.as_ref().is_none_or(|l| l.ident != "static") {
+            cx.error_spanned(
+                r,
                 "a jrpc result cannot be borrowed: the answer is sent after the call returns; \
                  return an owned type",
-            ),
-        _ => {}
+            );
+            return;
+        }
+        if stub {
+            let hint = owned_hint(&r.elem);
+            cx.error_spanned(
+                r,
+                format_args!(
+                    "the client stub decodes the result into an owned value: {hint} (or leave \
+                     the stub out with `#[rpc_service(client = false)]`)"
+                ),
+            );
+            return;
+        }
+    }
+    if let Some(lifetime) = scan.lifetimes.first() {
+        cx.error_spanned(
+            lifetime,
+            "a jrpc result cannot borrow: the answer is sent after the call returns; return an \
+             owned type (`'static` data, `String`, `Vec`...)",
+        );
     }
 }
 
-fn check_params(method: &Method, cx: &mut Ctxt) {
+/// What to take instead of a borrow of `elem`.
+fn owned_hint(elem: &Type) -> String {
+    match elem {
+        Type::Path(p) if p.path.is_ident("str") => "use `String` instead of `&str`".to_owned(),
+        Type::Slice(_) => "use a `Vec` instead of a slice".to_owned(),
+        _ => "use the value itself (remove the `&`)".to_owned(),
+    }
+}
+
+fn check_params(method: &Method, service: &Service, cx: &mut Ctxt) {
     let mut context: Option<&Param> = None;
     let mut names: HashMap<&str, &Param> = HashMap::new();
+    let in_trait = matches!(service.kind, Kind::Trait { .. });
     for param in &method.params {
         match param.kind {
             ParamKind::Context => {
@@ -260,6 +391,13 @@ fn check_params(method: &Method, cx: &mut Ctxt) {
                     );
                 }
                 context.get_or_insert(param);
+                if let Some(name) = &param.attrs.name {
+                    cx.error_spanned(
+                        name,
+                        "the context is not read from `params`, so it has no wire name: remove \
+                         `name = ...`",
+                    );
+                }
             }
             ParamKind::Value => {
                 // The name is the parameter's wire name.
@@ -276,7 +414,7 @@ fn check_params(method: &Method, cx: &mut Ctxt) {
                          parameter's wire name; bind a name and destructure it in the body",
                     );
                 }
-                check_param_type(&param.ty, cx);
+                check_param_type(&param.ty, in_trait, cx);
                 if param
                     .attrs
                     .name
@@ -306,8 +444,9 @@ fn check_params(method: &Method, cx: &mut Ctxt) {
         }
     }
 
+    let count = method.values().count();
     if let Some(whole) = &method.attrs.whole {
-        let found = match method.values().count() {
+        let found = match count {
             1 => return,
             0 => "none".to_owned(),
             n => n.to_string(),
@@ -319,18 +458,49 @@ fn check_params(method: &Method, cx: &mut Ctxt) {
                  `params` into, found {found}"
             ),
         );
+    } else if let Some(extra) = method.values().nth(MAX_PARAMS) {
+        // The runtime decodes tuples of up to 16 parameters.
+        cx.error_spanned(
+            &extra.pat,
+            format_args!(
+                "a jrpc method takes at most {MAX_PARAMS} parameters (besides `&Context`), found \
+                 {count}: gather them in a struct that derives `serde::Deserialize`, and take it \
+                 with `#[rpc(params = whole)]`"
+            ),
+        );
     }
 }
 
-fn check_param_type(ty: &Type, cx: &mut Ctxt) {
-    match ty {
-        Type::Reference(r) if is_context(&r.elem) => cx.error_spanned(
-            ty,
-            "the context is shared by reference: take `&Context`, not `&mut Context`",
-        ),
-        // Params are decoded from the request body into values the handler
-        // owns; nothing outlives the body to borrow from.
-        Type::Reference(r) => {
+fn check_param_type(ty: &Type, in_trait: bool, cx: &mut Ctxt) {
+    let scan = Scan::of(ty);
+    if let Some(imp) = scan.impls.first() {
+        cx.error_spanned(
+            imp,
+            "jrpc parameters need a concrete type, not `impl Trait`: params are decoded into it",
+        );
+        return;
+    }
+    if in_trait {
+        if let Some(segment) = scan.selfs.first() {
+            cx.error_spanned(
+                segment,
+                "a jrpc service trait cannot name `Self` in a parameter: the method table and \
+                 the client stub need a concrete type; use one",
+            );
+            return;
+        }
+    }
+    // Params are decoded from the request body into values the handler
+    // owns; nothing outlives the body to borrow from.
+    if let Some(r) = scan.refs.first() {
+        let outermost = top_reference(ty).is_some_and(|top| std::ptr::eq(top, *r));
+        let message = if is_context(&r.elem) && r.mutability.is_some() && outermost {
+            "the context is shared by reference: take `&Context`, not `&mut Context`".to_owned()
+        } else if is_context(&r.elem) {
+            "the context is given to a `&Context` parameter of its own, never missing: take \
+             `ctx: &Context`"
+                .to_owned()
+        } else {
             let hint = match &*r.elem {
                 Type::Path(p) if p.path.is_ident("str") => {
                     "take a `String` instead of `&str`".to_owned()
@@ -338,59 +508,96 @@ fn check_param_type(ty: &Type, cx: &mut Ctxt) {
                 Type::Slice(_) => "take a `Vec` instead of a slice".to_owned(),
                 _ => "take the value itself (remove the `&`)".to_owned(),
             };
-            cx.error_spanned(
-                ty,
-                format_args!("jrpc parameters cannot be borrowed: params are decoded into owned values; {hint}"),
-            );
-        }
-        _ if is_context(ty) => cx.error_spanned(
-            ty,
-            "the context is passed by reference: take `&Context`, not `Context`",
-        ),
-        Type::ImplTrait(_) => cx.error_spanned(
-            ty,
-            "jrpc parameters need a concrete type, not `impl Trait`: params are decoded into it",
-        ),
-        _ => {}
+            format!(
+                "jrpc parameters cannot be borrowed: params are decoded into owned values; {hint}"
+            )
+        };
+        cx.error_spanned(r, message);
+        return;
+    }
+    if let Some(lifetime) = scan.lifetimes.first() {
+        cx.error_spanned(
+            lifetime,
+            "jrpc parameters cannot borrow: params are decoded into owned values; use an owned \
+             type (`'static` data, `String`, `Vec`...)",
+        );
     }
 }
 
-/// Two methods with one wire name: an error at the second, and one at the
-/// first so both are visible.
+/// `ty` itself, when it is a reference (through parentheses).
+fn top_reference(ty: &Type) -> Option<&syn::TypeReference> {
+    match ty {
+        Type::Reference(r) => Some(r),
+        Type::Paren(p) => top_reference(&p.elem),
+        Type::Group(g) => top_reference(&g.elem),
+        _ => None,
+    }
+}
+
+/// Two methods with one wire name: one error, at the second. Methods under
+/// different `#[cfg]`s may share a name when the `cfg`s exclude each other,
+/// which only the compiler knows: the error is then emitted under
+/// `#[cfg(all(first, second))]`, so it fires exactly when both are built.
 fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
-    let mut first: HashMap<&str, &Method> = HashMap::new();
+    // Per wire name, the first method of each distinct set of `#[cfg]`s.
+    let mut first: HashMap<&str, Vec<(String, &Method)>> = HashMap::new();
     for method in methods {
         if method.wire_name.is_empty() {
             continue;
         }
-        match first.get(method.wire_name.as_str()) {
+        let cfg = cfg_predicate(&method.cfgs);
+        let key = cfg.to_string();
+        let earlier = first.entry(&method.wire_name).or_default();
+        let message = |other: &Method, both: &str| {
+            format!(
+                "duplicate jrpc method name `{}`, also the name of method `{}`{both}: rename one \
+                 with `#[rpc(name = \"...\")]`",
+                method.wire_name,
+                other.sig.ident.unraw()
+            )
+        };
+        match earlier.iter().find(|(k, _)| *k == key) {
             // Two methods with one Rust name: rustc reports that.
-            Some(earlier) if earlier.sig.ident.unraw() == method.sig.ident.unraw() => {}
-            Some(earlier) => {
-                cx.error_at(
-                    method.wire_name_span(),
-                    format_args!(
-                        "duplicate jrpc method name `{}`: rename one method with \
-                         `#[rpc(name = \"...\")]`",
-                        method.wire_name
-                    ),
-                );
-                cx.error_at(
-                    earlier.wire_name_span(),
-                    format_args!("the first method named `{}` is here", method.wire_name),
-                );
-            }
+            Some((_, other)) if other.sig.ident.unraw() == method.sig.ident.unraw() => {}
+            Some((_, other)) => cx.error_at(method.wire_name_span(), message(other, "")),
             None => {
-                first.insert(&method.wire_name, method);
+                for (_, other) in earlier.iter() {
+                    if other.sig.ident.unraw() == method.sig.ident.unraw() {
+                        continue;
+                    }
+                    let both = cfg_both(&cfg_predicate(&other.cfgs), &cfg);
+                    cx.error_if(
+                        both,
+                        method.wire_name_span(),
+                        format!(
+                            "{}, or make their `#[cfg]`s exclude each other",
+                            message(other, ", and both are compiled in")
+                        ),
+                    );
+                }
+                earlier.push((key, method));
             }
         }
     }
+}
+
+fn cfg_both(a: &TokenStream, b: &TokenStream) -> TokenStream {
+    quote::quote!(all(#a, #b))
 }
 
 fn pair(a: &impl ToTokens, b: &impl ToTokens) -> TokenStream {
     let mut tokens = a.to_token_stream();
     b.to_tokens(&mut tokens);
     tokens
+}
+
+/// `#[rpc_service]` applied twice: reported at the second, which then does
+/// the work alone.
+pub(crate) fn applied_twice(attr: &syn::Attribute, cx: &mut Ctxt) {
+    cx.error_spanned(
+        attr,
+        "`#[rpc_service]` is applied twice: remove this one (give all the options to one)",
+    );
 }
 
 /// `#[rpc_service]` on something that is not a service.

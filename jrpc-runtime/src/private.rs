@@ -1,16 +1,29 @@
 //! Items the `#[rpc_service]` expansion names; not a public API.
+//!
+//! The expansion is per-method glue only: one call of a registration helper (`call_N`,
+//! `notify_N`, `call_whole`, `notify_whole`) with the user's types and a closure calling the
+//! method. Everything that does not depend on the method lives here, once.
+//!
+//! Every bound a user's type must meet is a trait of this module with its own
+//! `#[diagnostic::on_unimplemented]` message, checked where the expansion names the type (an
+//! explicit type argument, or an argument spanned at the type), so rustc reports it once, at the
+//! type, in jrpc's words.
 
 use std::io::Write as _;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::{ClientError, Methods, ParamEncoding, RegisterError, RpcError};
+use crate::{ClientError, Context, Methods, ParamEncoding, RegisterError, RpcError, Whole};
 
-/// Registration results of generated code: names were checked when the macro ran.
+/// Registration results of generated code: names were checked when the macro ran (and
+/// duplicates under different `#[cfg]`s when the crate was compiled).
 #[inline]
-pub fn discard(result: Result<&mut Methods, RegisterError>) {
+fn discard(result: Result<&mut Methods, RegisterError>) {
     debug_assert!(result.is_ok(), "{:?}", result.err());
 }
 
@@ -36,23 +49,1838 @@ impl<T: Serialize + Send + 'static> RpcResult for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method error",
     label = "this type does not implement `Into<jrpc_runtime::RpcError>`",
-    note = "implement `From<{Self}> for jrpc_runtime::RpcError` to say which code and message each error answers"
+    note = "for an error type of your crate, implement `From<{Self}> for jrpc_runtime::RpcError` to say which code and message each error answers",
+    note = "for a type of another crate (the orphan rule forbids that impl), return `Result<T, RpcError>` and convert with `.map_err(...)`, or wrap it in an error type of your crate"
 )]
 pub trait IntoRpcError: Into<RpcError> + 'static {}
 #[diagnostic::do_not_recommend]
 impl<E: Into<RpcError> + 'static> IntoRpcError for E {}
 
-/// Checks a parameter type where the user wrote it.
-#[inline]
-pub fn assert_param<T: RpcParam>() {}
+/// Parameter types of a client stub.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of the client stub",
+    label = "this type does not implement `serde::Serialize`",
+    note = "the client stub encodes parameters into the request: derive `serde::Serialize` for `{Self}`, or leave the stub out with `#[rpc_service(client = false)]`"
+)]
+pub trait StubParam: Serialize {}
+impl<T: Serialize + ?Sized> StubParam for T {}
 
-/// Checks a result type where the user wrote it.
-#[inline]
-pub fn assert_result<T: RpcResult>() {}
+/// Success types of a client stub.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a result of the client stub",
+    label = "this type does not implement `serde::Deserialize` (owned)",
+    note = "the client stub decodes the result from the response: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields, or leave the stub out with `#[rpc_service(client = false)]`"
+)]
+pub trait StubResult: DeserializeOwned {}
+impl<T: DeserializeOwned> StubResult for T {}
 
-/// Checks an error type where the user wrote it.
+/// What a served value must be: calls run concurrently, on any thread, sharing one value.
+///
+/// The lifetime only makes `for<'a> Self: Service<'a>` a bound rustc checks where
+/// `into_methods` is called rather than also where an inherent `impl` defines it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be served by jrpc",
+    label = "calls share one `{Self}` across threads",
+    note = "a service must be `Send + Sync + 'static`: keep mutable state behind a `Mutex`, an `RwLock` or an atomic"
+)]
+pub trait Service<'a>: Sized + Send + Sync + 'static {}
+impl<T: Send + Sync + 'static> Service<'_> for T {}
+
+/// The runtime's context, the only type a `&Context` parameter is given.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `jrpc_runtime::Context`",
+    label = "a `&Context` parameter is given the request's context",
+    note = "only `&jrpc_runtime::Context` is injected; take a type of your own by value to read it from the params"
+)]
+pub trait Injected {
+    /// The context itself.
+    fn from_context(ctx: &Context) -> &Self;
+}
+
+impl Injected for Context {
+    #[inline]
+    fn from_context(ctx: &Context) -> &Self {
+        ctx
+    }
+}
+
+/// The context handed to a `&Context` parameter.
 #[inline]
-pub fn assert_error<E: IntoRpcError>() {}
+pub fn context<C: Injected + ?Sized>(ctx: &Context) -> &C {
+    C::from_context(ctx)
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a return type answers, decided by the type.
+//
+// `Probe::<R>::NEW.kind()` is `IsResult<T, E>` when `R` is `Result<T, E>` (under any name: an
+// alias, `io::Result<T>`), else `IsValue<R>`: method lookup tries `Probe<R>` (an inherent method
+// for `Probe<Result<T, E>>` only) before its `Deref` target `Fallback<R>` (for any `R`). The
+// expansion names the concrete return type, so the choice is made where the type is known.
+// ---------------------------------------------------------------------------------------------
+
+/// Finds out whether `R` is a `Result`; see [`Probe::NEW`].
+pub struct Probe<R>(Fallback<R>);
+
+/// What [`Probe`] dereferences to: the answer for any type that is not a `Result`.
+pub struct Fallback<R>(PhantomData<fn() -> R>);
+
+impl<R> Probe<R> {
+    /// The probe of `R`.
+    pub const NEW: Self = Self(Fallback(PhantomData));
+}
+
+impl<R> Deref for Probe<R> {
+    type Target = Fallback<R>;
+
+    #[inline]
+    fn deref(&self) -> &Fallback<R> {
+        &self.0
+    }
+}
+
+impl<T, E> Probe<Result<T, E>> {
+    /// A `Result`: `Ok` answers a result, `Err` an error.
+    #[inline]
+    pub fn kind(&self) -> IsResult<T, E> {
+        IsResult(PhantomData)
+    }
+}
+
+impl<R> Fallback<R> {
+    /// Any other type: the value is the result.
+    #[inline]
+    pub fn kind(&self) -> IsValue<R> {
+        IsValue(PhantomData)
+    }
+}
+
+/// A return type that is a value, answered as the result.
+pub struct IsValue<R>(PhantomData<fn() -> R>);
+
+/// A return type that is `Result<T, E>`.
+pub struct IsResult<T, E>(PhantomData<fn() -> (T, E)>);
+
+impl<R> Clone for IsValue<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for IsValue<R> {}
+impl<T, E> Clone for IsResult<T, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, E> Copy for IsResult<T, E> {}
+
+impl<R> IsValue<R> {
+    /// The answer: always a success.
+    #[inline]
+    pub fn split(self, value: R) -> Result<R, RpcError> {
+        Ok(value)
+    }
+}
+
+impl<T, E> IsResult<T, E> {
+    /// The answer, as it is.
+    #[inline]
+    pub fn split(self, result: Result<T, E>) -> Result<T, E> {
+        result
+    }
+}
+
+/// The success and error types a probed return type answers with.
+pub trait Kind: Copy {
+    /// `T` of `Result<T, E>`, or the value's own type.
+    type Ok;
+    /// `E` of `Result<T, E>`, or `RpcError` (never used) for a value.
+    type Err;
+}
+
+impl<R> Kind for IsValue<R> {
+    type Ok = R;
+    type Err = RpcError;
+}
+
+impl<T, E> Kind for IsResult<T, E> {
+    type Ok = T;
+    type Err = E;
+}
+
+/// A probe's kind, as an argument the expansion spans at a user's type (a call, so the span
+/// covers the call).
+#[inline]
+pub fn at<K: Kind>(kind: K) -> K {
+    kind
+}
+
+/// A parameter type, as an argument the expansion spans at the user's type: a registration
+/// helper's bound on it is then reported there.
+pub struct Param<P>(PhantomData<fn() -> P>);
+
+/// The runtime's `Context`, taken by value. Never implemented: a parameter of a type named
+/// `Context` goes through [`Probe::param`], which asks for it only of the runtime's context,
+/// where it is the one error (its supertrait's error at the same place is implied by it).
+#[diagnostic::on_unimplemented(
+    message = "the context is passed by reference: take `&Context`, not `Context`",
+    label = "the request's context, taken by value",
+    note = "a `&Context` parameter is given the request's context; parameters taken by value are decoded from `params`"
+)]
+pub trait ByReference<'a>: RpcParam {}
+
+impl Probe<Context> {
+    /// The witness of a parameter of the runtime's `Context`: an error.
+    #[inline]
+    pub fn param(&self) -> Param<Context>
+    where
+        for<'a> Context: ByReference<'a>,
+    {
+        Param(PhantomData)
+    }
+}
+
+impl<R> Fallback<R> {
+    /// The witness of a parameter of any other type.
+    #[inline]
+    pub fn param(&self) -> Param<R> {
+        Param(PhantomData)
+    }
+}
+
+/// The witness of parameter type `P`.
+#[inline]
+pub const fn param<P>() -> Param<P> {
+    Param(PhantomData)
+}
+
+/// A stub's success type (as written) agrees with what the server answers, for the kind `K` of
+/// the method's return type. (`Self` is the stub's type, so that rustc, knowing it, cannot pick an
+/// impl by `K` alone.)
+#[diagnostic::on_unimplemented(
+    message = "the client stub cannot tell the success type of this return type",
+    label = "the stub reads its success type here",
+    note = "the stub returns `Result<T, ClientError>` with `T` read from the signature: `T` of a return type written `Result<T, E>` (or `io::Result<T>`), else the type itself; here the type says otherwise (a `Result` under another name, or a type named `Result` that is not one)",
+    note = "write the return type so that it shows the success type, or leave the stub out with `#[rpc_service(client = false)]`"
+)]
+pub trait OkOf<K: Kind> {
+    /// The decoded success value, as the stub returns it.
+    fn from_ok(ok: K::Ok) -> Self;
+}
+
+impl<R> OkOf<IsValue<R>> for R {
+    #[inline]
+    fn from_ok(ok: R) -> R {
+        ok
+    }
+}
+
+impl<T, E> OkOf<IsResult<T, E>> for T {
+    #[inline]
+    fn from_ok(ok: T) -> T {
+        ok
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registration helpers, one per shape: call or notification, and the number of parameters (or
+// the whole params in one). They take no explicit type arguments: each type is inferred from an
+// argument the expansion spans at the user's type (a `Param` witness per parameter, the probe's
+// kind for the success and for the error type), and rustc reports an unmet bound at the argument
+// it was inferred from, so at the type.
+// ---------------------------------------------------------------------------------------------
+
+// The helpers are written out rather than generated by a macro, so that rustc's note "required
+// by a bound in `call_2`" shows one line of this file, not a macro invocation.
+
+/// Registers a call with 0 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_0<S, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 0 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_0<S, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    F: Fn(Arc<S>, (), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 1 parameter.
+#[allow(clippy::too_many_arguments)]
+pub fn call_1<S, P0, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0,), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 1 parameter.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_1<S, P0, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    F: Fn(Arc<S>, (P0,), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 2 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_2<S, P0, P1, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 2 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_2<S, P0, P1, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    F: Fn(Arc<S>, (P0, P1), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 3 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_3<S, P0, P1, P2, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 3 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_3<S, P0, P1, P2, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 4 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_4<S, P0, P1, P2, P3, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 4 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_4<S, P0, P1, P2, P3, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 5 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_5<S, P0, P1, P2, P3, P4, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 5 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_5<S, P0, P1, P2, P3, P4, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 6 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_6<S, P0, P1, P2, P3, P4, P5, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 6 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_6<S, P0, P1, P2, P3, P4, P5, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 7 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_7<S, P0, P1, P2, P3, P4, P5, P6, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 7 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_7<S, P0, P1, P2, P3, P4, P5, P6, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 8 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_8<S, P0, P1, P2, P3, P4, P5, P6, P7, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 8 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_8<S, P0, P1, P2, P3, P4, P5, P6, P7, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 9 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_9<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 9 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_9<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 10 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_10<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 10 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_10<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9), Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 11 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_11<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 11 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_11<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 12 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_12<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 12 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_12<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 13 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_13<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 13 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_13<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 14 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_14<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, P13, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    _p13: Param<P13>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    P13: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, P13), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 14 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_14<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, P13, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    _p13: Param<P13>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    P13: RpcParam,
+    F: Fn(Arc<S>, (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, P13), Context) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 15 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_15<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, P13, P14, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    _p13: Param<P13>,
+    _p14: Param<P14>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    P13: RpcParam,
+    P14: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(
+            Arc<S>,
+            (
+                P0,
+                P1,
+                P2,
+                P3,
+                P4,
+                P5,
+                P6,
+                P7,
+                P8,
+                P9,
+                P10,
+                P11,
+                P12,
+                P13,
+                P14,
+            ),
+            Context,
+        ) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 15 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_15<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, P13, P14, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    _p13: Param<P13>,
+    _p14: Param<P14>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    P13: RpcParam,
+    P14: RpcParam,
+    F: Fn(
+            Arc<S>,
+            (
+                P0,
+                P1,
+                P2,
+                P3,
+                P4,
+                P5,
+                P6,
+                P7,
+                P8,
+                P9,
+                P10,
+                P11,
+                P12,
+                P13,
+                P14,
+            ),
+            Context,
+        ) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call with 16 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn call_16<
+    S,
+    P0,
+    P1,
+    P2,
+    P3,
+    P4,
+    P5,
+    P6,
+    P7,
+    P8,
+    P9,
+    P10,
+    P11,
+    P12,
+    P13,
+    P14,
+    P15,
+    KO,
+    KE,
+    F,
+    Fut,
+>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    _p13: Param<P13>,
+    _p14: Param<P14>,
+    _p15: Param<P15>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    P13: RpcParam,
+    P14: RpcParam,
+    P15: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(
+            Arc<S>,
+            (
+                P0,
+                P1,
+                P2,
+                P3,
+                P4,
+                P5,
+                P6,
+                P7,
+                P8,
+                P9,
+                P10,
+                P11,
+                P12,
+                P13,
+                P14,
+                P15,
+            ),
+            Context,
+        ) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification with 16 parameters.
+#[allow(clippy::too_many_arguments)]
+pub fn notify_16<S, P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12, P13, P14, P15, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _p0: Param<P0>,
+    _p1: Param<P1>,
+    _p2: Param<P2>,
+    _p3: Param<P3>,
+    _p4: Param<P4>,
+    _p5: Param<P5>,
+    _p6: Param<P6>,
+    _p7: Param<P7>,
+    _p8: Param<P8>,
+    _p9: Param<P9>,
+    _p10: Param<P10>,
+    _p11: Param<P11>,
+    _p12: Param<P12>,
+    _p13: Param<P13>,
+    _p14: Param<P14>,
+    _p15: Param<P15>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P0: RpcParam,
+    P1: RpcParam,
+    P2: RpcParam,
+    P3: RpcParam,
+    P4: RpcParam,
+    P5: RpcParam,
+    P6: RpcParam,
+    P7: RpcParam,
+    P8: RpcParam,
+    P9: RpcParam,
+    P10: RpcParam,
+    P11: RpcParam,
+    P12: RpcParam,
+    P13: RpcParam,
+    P14: RpcParam,
+    P15: RpcParam,
+    F: Fn(
+            Arc<S>,
+            (
+                P0,
+                P1,
+                P2,
+                P3,
+                P4,
+                P5,
+                P6,
+                P7,
+                P8,
+                P9,
+                P10,
+                P11,
+                P12,
+                P13,
+                P14,
+                P15,
+            ),
+            Context,
+        ) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+/// Registers a call whose one parameter is the whole `params`.
+#[allow(clippy::too_many_arguments)]
+pub fn call_whole<S, P, KO, KE, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _param: Param<P>,
+    _ok: KO,
+    _err: KE,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P: RpcParam,
+    KO: Kind,
+    KO::Ok: RpcResult,
+    KE: Kind,
+    KE::Err: IntoRpcError,
+    F: Fn(Arc<S>, Whole<P>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(table.register(name, names, move |params: Whole<P>, ctx| {
+        handler(Arc::clone(&this), params, ctx)
+    }));
+}
+
+/// Registers a notification whose one parameter is the whole `params`.
+pub fn notify_whole<S, P, F, Fut>(
+    table: &mut Methods,
+    this: &Arc<S>,
+    name: &'static str,
+    names: &'static [&'static str],
+    _param: Param<P>,
+    handler: F,
+) where
+    S: Send + Sync + 'static,
+    P: RpcParam,
+    F: Fn(Arc<S>, Whole<P>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let this = Arc::clone(this);
+    discard(
+        table.register_notification(name, names, move |params: Whole<P>, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client stubs.
+// ---------------------------------------------------------------------------------------------
+
+/// The name a client stub was given is its own: implemented by the macro for its stub, checked
+/// where the stub's name is used in the service's module.
+#[diagnostic::on_unimplemented(
+    message = "the name of the client stub is taken by `{Self}`",
+    label = "the client stub of this service has this name",
+    note = "another type of this name is in scope here: name the stub with `#[rpc_service(client = \"...\")]`, or leave it out with `#[rpc_service(client = false)]`"
+)]
+pub trait StubName {}
+
+/// Checks that a stub's name names the stub.
+#[inline]
+pub fn stub_name<S: StubName>(_stub: &S) {}
+
+/// A stub's parameter of a type named `Context`, taken by value: when it is the runtime's
+/// `Context` (a mistake the method table reports, once), the stub adds no second error; any
+/// other type is pushed as usual. Method lookup tries `ContextArg<Context>` before its `Deref`
+/// target.
+pub struct ContextArg<'a, T: ?Sized>(AnyArg<'a, T>);
+
+/// What [`ContextArg`] dereferences to: a parameter of any other type.
+pub struct AnyArg<'a, T: ?Sized>(&'a T);
+
+impl<'a, T: ?Sized> ContextArg<'a, T> {
+    /// Wraps the parameter's value.
+    #[inline]
+    pub fn new(value: &'a T) -> Self {
+        Self(AnyArg(value))
+    }
+}
+
+impl<'a, T: ?Sized> Deref for ContextArg<'a, T> {
+    type Target = AnyArg<'a, T>;
+
+    #[inline]
+    fn deref(&self) -> &AnyArg<'a, T> {
+        &self.0
+    }
+}
+
+impl ContextArg<'_, Context> {
+    /// The runtime's context: never sent (the method table does not compile).
+    ///
+    /// # Errors
+    ///
+    /// Never.
+    #[inline]
+    pub fn push(
+        &self,
+        _params: &mut ParamsBuilder,
+        _name: &'static str,
+    ) -> Result<(), ClientError> {
+        Ok(())
+    }
+}
+
+impl<T: ?Sized> AnyArg<'_, T> {
+    /// Adds the parameter.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Encode`] when the value cannot be encoded.
+    #[inline]
+    pub fn push(&self, params: &mut ParamsBuilder, name: &'static str) -> Result<(), ClientError>
+    where
+        T: StubParam,
+    {
+        params.push(name, self.0)
+    }
+}
 
 /// Builds a stub's `params`, positional or named.
 pub struct ParamsBuilder {
@@ -76,7 +1904,7 @@ impl ParamsBuilder {
     /// # Errors
     ///
     /// [`ClientError::Encode`] when the value cannot be encoded.
-    pub fn push<T: Serialize + ?Sized>(
+    pub fn push<T: StubParam + ?Sized>(
         &mut self,
         name: &'static str,
         value: &T,
@@ -128,18 +1956,33 @@ impl ParamsBuilder {
     /// # Errors
     ///
     /// [`ClientError::Encode`] when the value cannot be encoded.
-    pub fn whole<T: Serialize + ?Sized>(value: &T) -> Result<Option<Box<RawValue>>, ClientError> {
+    pub fn whole<T: StubParam + ?Sized>(value: &T) -> Result<Option<Box<RawValue>>, ClientError> {
         serde_json::value::to_raw_value(value)
             .map(Some)
             .map_err(|err| ClientError::Encode(format!("params: {err}")))
     }
 }
 
-/// Decodes a call's result into the stub's return type.
+/// Decodes a call's result into `T`.
 ///
 /// # Errors
 ///
 /// [`ClientError::Malformed`] when the result does not decode into `T`.
 pub fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ClientError> {
     crate::caller::decode_result(raw)
+}
+
+/// Decodes a call's result into a stub's success type `O` (given as written), which `kind` (the
+/// probe of the method's return type) confirms.
+///
+/// # Errors
+///
+/// [`ClientError::Malformed`] when the result does not decode.
+pub fn decode_answer<O, K>(_kind: K, _ok: Param<O>, raw: &RawValue) -> Result<O, ClientError>
+where
+    K: Kind,
+    K::Ok: StubResult,
+    O: OkOf<K>,
+{
+    decode_result::<K::Ok>(raw).map(O::from_ok)
 }

@@ -2,9 +2,11 @@
 //! pointed error (pinned in its `.stderr`), and each case in `ui/pass`
 //! compiles without a warning.
 //!
-//! Files are grouped by the phase that catches the misuse: `attr-` (reading
+//! Files are grouped by the phase that catches the misuse: `ast-` (reading
+//! an item with a syntax error, which rustc reports alone), `attr-` (reading
 //! the attributes), `valid-` (the macro's rules) and `type-` (rustc's trait
-//! checks, aimed at the user's types).
+//! checks, aimed at the user's types). Each `.stderr` is pinned whole: one
+//! error per mistake.
 
 #[test]
 fn ui() {

@@ -1,20 +1,29 @@
-//! The client stub of a service trait: `{Trait}Client<C>`.
+//! The client stub of a service trait: `{Trait}Client<C>`, or the name
+//! given with `client = "..."`.
+//!
+//! The struct is defined in a module of its own and brought into the
+//! service's module by a glob import, which a user's item of the same name
+//! shadows instead of clashing with. Its impls name it through that module,
+//! so they never attach to the user's type, and a check in the service's
+//! module reports the shadowing once, naming the option that renames the
+//! stub.
 
-use proc_macro2::{Ident, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::spanned::Spanned;
-use syn::{FnArg, Generics, Visibility};
+use syn::{Generics, Path, Visibility};
 
-use super::{at, krate_at, local};
-use crate::ast::{Method, Output, Service};
+use super::{at, call_over, krate_at, local};
+use crate::ast::{Method, Output, Service, is_context};
 use crate::attr::ServiceArgs;
+use crate::ty::{Scan, range};
 use crate::valid::CLIENT_METHODS;
 
 /// The stub struct, its constructors and one method per service method.
 pub(super) fn client(
     service: &Service,
     args: &ServiceArgs,
+    client: &Ident,
     trait_ident: &Ident,
     vis: &Visibility,
 ) -> TokenStream {
@@ -23,40 +32,61 @@ pub(super) fn client(
         .methods
         .iter()
         .map(|method| stub_method(method, args));
-    let mut out = shell(args, trait_ident, vis, &caller);
-    let name = format_ident!("{}Client", trait_ident, span = trait_ident.span());
+    let mut out = shell(service, args, client, trait_ident, vis, &caller);
     let krate = &args.krate;
+    let module = Service::stub_module(client);
     out.extend(quote! {
         #[allow(dead_code, clippy::too_many_arguments)]
-        impl<#caller: #krate::Caller> #name<#caller> {
+        impl<#caller: #krate::Caller> #module::#client<#caller> {
             #(#methods)*
         }
     });
     out
 }
 
-/// The stub's struct and constructors, which do not depend on the methods.
-fn shell(args: &ServiceArgs, trait_ident: &Ident, vis: &Visibility, caller: &Ident) -> TokenStream {
+/// The stub's struct, its constructors, and the check that its name is its
+/// own: everything that does not depend on the methods.
+fn shell(
+    service: &Service,
+    args: &ServiceArgs,
+    client: &Ident,
+    trait_ident: &Ident,
+    vis: &Visibility,
+    caller: &Ident,
+) -> TokenStream {
     let krate = &args.krate;
-    let name = format_ident!("{}Client", trait_ident, span = trait_ident.span());
+    let inner = inner_path(&args.krate);
+    let module = Service::stub_module(client);
+    let lints = &service.lints;
     let trait_name = trait_ident.unraw();
     let doc = format!(
         "A typed client of [`{trait_name}`]: each method sends one JSON-RPC request \
          through a `Caller` and decodes the answer."
     );
+    let name_span = at(client.span());
+    let name_check = name_check(args, client, name_span);
     quote! {
-        #[doc = #doc]
-        #[doc = ""]
-        #[doc = "Params are sent by position unless set otherwise with `with_encoding`."]
-        #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-        #[allow(dead_code)]
-        #vis struct #name<#caller> {
-            caller: #caller,
-            encoding: #krate::ParamEncoding,
+        #[allow(non_snake_case, dead_code, unused_imports, clippy::wildcard_imports)]
+        mod #module {
+            use super::*;
+
+            #[doc = #doc]
+            #[doc = ""]
+            #[doc = "Params are sent by position unless set otherwise with `with_encoding`."]
+            #[derive(::core::clone::Clone, ::core::fmt::Debug)]
+            #(#lints)*
+            pub struct #client<#caller> {
+                pub(super) caller: #caller,
+                pub(super) encoding: #inner::ParamEncoding,
+            }
         }
 
+        #[allow(unused_imports, clippy::wildcard_imports)]
+        #vis use #module::*;
+
         #[allow(dead_code)]
-        impl<#caller> #name<#caller> {
+        #(#lints)*
+        impl<#caller> #module::#client<#caller> {
             /// Creates a client that sends requests through `caller`, with
             /// params by position.
             #[must_use]
@@ -86,6 +116,43 @@ fn shell(args: &ServiceArgs, trait_ident: &Ident, vis: &Visibility, caller: &Ide
                 self.caller
             }
         }
+
+        #name_check
+    }
+}
+
+/// The runtime path as seen from inside the stub's module, one level down.
+fn inner_path(krate: &Path) -> TokenStream {
+    match krate.segments.first() {
+        Some(first) if krate.leading_colon.is_none() && first.ident == "super" => {
+            quote!(super::#krate)
+        }
+        Some(first) if krate.leading_colon.is_none() && first.ident == "self" => {
+            let rest = krate.segments.iter().skip(1);
+            quote!(super #(::#rest)*)
+        }
+        _ => krate.to_token_stream(),
+    }
+}
+
+/// Fails, with one error naming the `client` option, when the stub's name
+/// in the service's module is not the stub (a user's item of that name
+/// shadows the glob import).
+fn name_check(args: &ServiceArgs, client: &Ident, span: Span) -> TokenStream {
+    let krate = krate_at(args, span);
+    let module = Service::stub_module(client);
+    let stub = local("__jrpc_stub");
+    let mut pattern = client.clone();
+    pattern.set_span(span);
+    quote_spanned! {span=>
+        #[doc(hidden)]
+        impl #krate::__private::StubName for #module::#client<()> {}
+        #[allow(unreachable_code, clippy::diverging_sub_expression)]
+        const _: fn() = || {
+            let #stub = ::core::unreachable!();
+            let #pattern { .. } = #stub;
+            #krate::__private::stub_name(&#stub);
+        };
     }
 }
 
@@ -95,35 +162,52 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
     let ident = &method.sig.ident;
     let wire = &method.wire_name;
     let cfgs = &method.cfgs;
+    let lints = &method.lints;
     let docs = docs(method);
 
     let values: Vec<_> = method.values().collect();
     let inputs = values.iter().map(|param| {
         let ident = param.ident();
         let ty = &param.ty;
-        quote!(#ident: #ty)
+        let lints = &param.lints;
+        quote!(#(#lints)* #ident: #ty)
     });
 
     // The params: none, the one value as a whole, or one entry per value.
+    // Each value is given with its type, where "`Foo` is not `Serialize`"
+    // then lands.
     let params = local("__jrpc_params");
     let builder = local("__jrpc_builder");
     let build = if values.is_empty() {
         quote!(let #params = ::core::option::Option::None;)
     } else if method.attrs.whole.is_some() {
-        let ident = values.iter().filter_map(|param| param.ident());
-        quote!(let #params = #krate::__private::ParamsBuilder::whole(&#(#ident)*)?;)
+        let idents = values.iter().filter_map(|param| param.ident());
+        let types = values.iter().map(|param| &param.ty);
+        quote! {
+            let #params = #krate::__private::ParamsBuilder::whole::<#(#types)*>(&#(#idents)*)?;
+        }
     } else {
         let count = values.len();
         let pushes = values.iter().filter_map(|param| {
             let name = &param.wire_name;
-            // The value, spanned at its type: "`Foo` is not `Serialize`"
-            // lands there.
-            let mut ident = param.ident()?.clone();
-            let span = at(param.ty.span());
-            ident.set_span(span);
-            Some(quote_spanned! {span=>
-                #builder.push(#name, &#ident)?;
-            })
+            let ident = param.ident()?;
+            let ty = &param.ty;
+            // A type named `Context` may be the runtime's, taken by value by
+            // mistake: the method table reports that, and the stub does not
+            // add a second error about it.
+            if is_context(ty) {
+                let (start, end) = range(ty);
+                let krate = krate_at(args, at(start));
+                let mut arg = call_over(
+                    quote_spanned!(at(start)=> #krate::__private::ContextArg::new),
+                    quote!(&#ident),
+                    end,
+                );
+                arg.extend(quote_spanned!(at(end)=> .push));
+                let push = call_over(arg, quote!(&mut #builder, #name), end);
+                return Some(quote!(#push?;));
+            }
+            Some(quote!(#builder.push::<#ty>(#name, &#ident)?;))
         });
         quote! {
             let mut #builder = #krate::__private::ParamsBuilder::new(self.encoding, #count);
@@ -143,19 +227,37 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
             Some(ty) => ty.to_token_stream(),
             None => quote!(()),
         };
-        let decode = match method.output.ok_type() {
-            Some(ty) => {
-                let span = at(ty.span());
-                let krate = krate_at(args, span);
-                quote_spanned!(span=> #krate::__private::decode_result::<#ty>(&#raw))
-            }
-            None => quote!(#krate::__private::decode_result::<()>(&#raw)),
+        // The probe of the return type confirms the success type as
+        // written, and is spanned at it: "`Foo` is not `Deserialize`" lands
+        // there.
+        let returned = match &method.output_ty {
+            Some(ty) => ty.to_token_stream(),
+            None => quote!(()),
         };
+        let (start, end) = match method.output.ok_type() {
+            Some(ty) => range(ty),
+            None => (ident.span(), ident.span()),
+        };
+        let start = at(start);
+        let krate_start = krate_at(args, start);
+        let spanned = call_over(
+            quote_spanned!(start=> #krate_start::__private::at),
+            quote!(#krate::__private::Probe::<#returned>::NEW.kind()),
+            end,
+        );
+        let mut ok_head = quote_spanned!(start=> #krate_start::__private::param::<);
+        ok_head.extend(ok.clone());
+        ok_head.extend(quote_spanned!(start=> >));
+        let ok_witness = call_over(ok_head, TokenStream::new(), end);
         (
-            ok,
+            ok.clone(),
             quote! {
                 let #raw = #krate::Caller::call_raw(&self.caller, #wire, #params).await?;
-                #decode
+                #krate::__private::decode_answer(
+                    #spanned,
+                    #ok_witness,
+                    &#raw,
+                )
             },
         )
     };
@@ -163,6 +265,7 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
     quote! {
         #(#cfgs)*
         #(#docs)*
+        #(#lints)*
         pub async fn #ident(&self, #(#inputs),*) -> ::core::result::Result<#ok, #krate::ClientError> {
             #build
             #send
@@ -200,53 +303,68 @@ fn docs(method: &Method) -> Vec<TokenStream> {
 
 /// The stand-in client of a service with errors: the struct and, when the
 /// trait is not generic, a method per service method (bodies
-/// `unimplemented!()`), so code using the client does not add errors.
+/// `unimplemented!()`), so code using the client does not add errors. A
+/// type the stand-in cannot repeat (`impl Trait`, a method's lifetime or
+/// type parameter, `Self`) becomes `impl Sized` in a parameter and `()` in
+/// the result.
 pub(super) fn stand_in(
     service: &Service,
     args: &ServiceArgs,
+    client: &Ident,
     trait_ident: &Ident,
     vis: &Visibility,
     generics: &Generics,
 ) -> TokenStream {
     let krate = &args.krate;
     let caller = caller_param(service);
-    let name = format_ident!("{}Client", trait_ident, span = trait_ident.span());
-    let mut out = shell(args, trait_ident, vis, &caller);
+    let module = Service::stub_module(client);
+    let mut out = shell(service, args, client, trait_ident, vis, &caller);
     if !generics.params.is_empty() {
         return out;
     }
-    let mut seen: Vec<Ident> = Vec::new();
+    let mut seen: Vec<(Ident, String)> = Vec::new();
     let mut methods = Vec::new();
     for method in &service.methods {
         let ident = &method.sig.ident;
         // `r#new` and `new` name one method.
         let name = ident.unraw();
+        let cfg = crate::attr::cfg_predicate(&method.cfgs).to_string();
         let clashes = CLIENT_METHODS.iter().any(|reserved| name == reserved);
-        if clashes || seen.contains(&name) || !method.sig.generics.params.is_empty() {
+        if clashes || seen.iter().any(|(n, c)| *n == name && *c == cfg) {
             continue;
         }
-        seen.push(name);
-        let inputs = method.sig.inputs.iter().filter_map(|input| match input {
-            FnArg::Typed(arg) if !crate::ast::is_context_ref(&arg.ty) => {
-                let ty = &arg.ty;
-                Some(quote!(_: #ty))
+        seen.push((name, cfg));
+        let typed = method.sig.generics.type_params().next().is_none()
+            && method.sig.generics.const_params().next().is_none();
+        let plain = |ty: &syn::Type| typed && Scan::of(ty).is_plain();
+        let inputs = method.values().map(|param| {
+            let ty = &param.ty;
+            if plain(ty) {
+                quote!(_: #ty)
+            } else {
+                quote!(_: impl ::core::marker::Sized)
             }
-            _ => None,
         });
         let ok = match (&method.output, method.is_notification()) {
-            (Output::Value(ty) | Output::Result { ok: ty, .. }, false) => ty.to_token_stream(),
+            (Output::Value(ty) | Output::Result { ok: ty, .. }, false) if plain(ty) => {
+                ty.to_token_stream()
+            }
             _ => quote!(()),
         };
+        let cfgs = &method.cfgs;
+        let lints = &method.lints;
         methods.push(quote! {
+            #(#cfgs)*
             #[doc(hidden)]
+            #(#lints)*
             pub async fn #ident(&self, #(#inputs),*) -> ::core::result::Result<#ok, #krate::ClientError> {
                 ::core::unimplemented!()
             }
         });
     }
     out.extend(quote! {
-        #[allow(dead_code)]
-        impl<#caller> #name<#caller> {
+        #[allow(dead_code, clippy::too_many_arguments)]
+        impl<#caller> #module::#client<#caller> {
             #(#methods)*
         }
     });

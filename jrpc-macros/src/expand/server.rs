@@ -1,47 +1,80 @@
 //! `into_methods`: the method table of a service.
+//!
+//! Each method is one call of a registration helper of the runtime
+//! (`__private::call_N`, `notify_N`, `call_whole`, `notify_whole`) with the
+//! parameter types given explicitly (so an unmet bound points at the type)
+//! and a closure calling the method.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 
-use super::{at, krate_at, local, local_at};
-use crate::ast::{Kind, Method, Output, ParamKind, Service};
+use super::{at, call_over, krate_at, local, local_at};
+use crate::ast::{Kind, Method, Output, ParamKind, Service, is_context};
 use crate::attr::ServiceArgs;
+use crate::ty::range;
 
 /// The `into_methods` function: in the trait as a provided method, or in
 /// an inherent `impl` of the type.
 pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream {
     let krate = &args.krate;
-    let vis = match service.kind {
-        Kind::Trait { .. } => quote!(),
-        Kind::Impl { .. } => quote!(pub),
-    };
     let names: Vec<String> = service
         .methods
         .iter()
         .map(|method| format!("`{}`", method.wire_name))
         .collect();
-    let doc = if names.is_empty() {
+    let mut doc = vec![if names.is_empty() {
         "Builds the method table of this service, which has no methods.".to_owned()
     } else {
         format!(
             "Builds the method table of this service: {}.",
             names.join(", ")
         )
+    }];
+    doc.push(String::new());
+    doc.push("Serve it with any transport, or call it in-process with `Methods::handle`.".into());
+    if let Kind::Trait {
+        supertraits: true, ..
+    } = service.kind
+    {
+        doc.push(String::new());
+        doc.push(
+            "Methods of supertraits are not in the table: give a supertrait its own \
+             `#[rpc_service]` and add its table with `Methods::merge`."
+                .into(),
+        );
+    }
+    // A trait's `Self` is generic, so the bounds are checked where
+    // `into_methods` is called. On an inherent `impl` they would also be
+    // checked where it is defined, a second error for one mistake, unless
+    // written with a lifetime rustc leaves to the caller.
+    let (vis, bounds) = match service.kind {
+        Kind::Trait { .. } => (
+            quote!(),
+            quote! {
+                Self: ::core::marker::Sized
+                    + ::core::marker::Send
+                    + ::core::marker::Sync
+                    + 'static,
+            },
+        ),
+        Kind::Impl { .. } => {
+            doc.push(String::new());
+            doc.push("The service must be `Send + Sync + 'static`.".into());
+            (
+                quote!(pub),
+                quote!(for<'jrpc> Self: #krate::__private::Service<'jrpc>,),
+            )
+        }
     };
 
-    let checks = service.methods.iter().map(|method| checks(method, args));
     let this = local("__jrpc_this");
     let table = local("__jrpc_methods");
     let registrations = service.methods.iter().map(|method| register(method, args));
-    let mut shapes: Vec<Shape> = service.methods.iter().map(Shape::of).collect();
-    shapes.sort_unstable();
-    shapes.dedup();
-    let helpers = shapes.iter().map(|shape| shape.helper(args));
     let body = if service.methods.is_empty() {
         quote!(#krate::Methods::new())
     } else {
         quote! {
+            #[allow(unused_variables)]
             let #this = ::std::sync::Arc::new(self);
             #[allow(unused_mut)]
             let mut #table = #krate::Methods::new();
@@ -50,144 +83,31 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
         }
     };
     quote! {
-        #[doc = #doc]
-        #[doc = ""]
-        #[doc = "Serve it with any transport, or call it in-process with `Methods::handle`."]
+        #(#[doc = #doc])*
         #[must_use]
-        #[allow(dead_code, deprecated)]
+        // `non_snake_case`: the closures bind the parameters by the user's
+        // names, whose lints were reported at the method.
+        #[allow(dead_code, deprecated, non_snake_case)]
         #vis fn into_methods(self) -> #krate::Methods
         where
-            Self: ::core::marker::Sized
-                + ::core::marker::Send
-                + ::core::marker::Sync
-                + 'static,
+            #bounds
         {
-            #(#helpers)*
-            #(#checks)*
             #body
         }
     }
 }
 
-/// Bound checks spanned at the user's types, so "`Foo` is not
-/// `Deserialize`" points at `Foo` rather than at the attribute.
-fn checks(method: &Method, args: &ServiceArgs) -> TokenStream {
-    let cfgs = &method.cfgs;
-    let mut out = TokenStream::new();
-    for param in method.values() {
-        let ty = &param.ty;
-        let span = at(ty.span());
-        let krate = krate_at(args, span);
-        out.extend(quote_spanned! {span=>
-            #(#cfgs)*
-            #krate::__private::assert_param::<#ty>();
-        });
-    }
-    if method.is_notification() {
-        return out;
-    }
-    let (ok, err) = match &method.output {
-        Output::Unit => (None, None),
-        Output::Value(ty) => (Some(ty), None),
-        Output::Result { ok, err } => (Some(ok), err.as_ref()),
+/// The runtime helper for a method's shape.
+fn helper(method: &Method, span: Span) -> proc_macro2::Ident {
+    let kind = if method.is_notification() {
+        "notify"
+    } else {
+        "call"
     };
-    if let Some(ty) = ok {
-        let span = at(ty.span());
-        let krate = krate_at(args, span);
-        out.extend(quote_spanned! {span=>
-            #(#cfgs)*
-            #krate::__private::assert_result::<#ty>();
-        });
-    }
-    if let Some(ty) = err {
-        let span = at(ty.span());
-        let krate = krate_at(args, span);
-        out.extend(quote_spanned! {span=>
-            #(#cfgs)*
-            #krate::__private::assert_error::<#ty>();
-        });
-    }
-    out
-}
-
-/// What a registration helper is generic over: notification or call, and
-/// the number of parameters (or one parameter taking the whole `params`).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Shape {
-    notification: bool,
-    whole: bool,
-    arity: usize,
-}
-
-impl Shape {
-    fn of(method: &Method) -> Self {
-        Self {
-            notification: method.is_notification(),
-            whole: method.attrs.whole.is_some(),
-            arity: method.values().count(),
-        }
-    }
-
-    fn name(self) -> proc_macro2::Ident {
-        let kind = if self.notification { "notice" } else { "typed" };
-        if self.whole {
-            local(&format!("__jrpc_{kind}_whole"))
-        } else {
-            local(&format!("__jrpc_{kind}_{}", self.arity))
-        }
-    }
-
-    /// A local generic function registering one method of this shape. Its
-    /// bounds are the runtime's marker traits (`RpcParam`, `RpcResult`,
-    /// `IntoRpcError`), and each call names the user's types as explicit
-    /// arguments: every bound is then checked at the user's type, where the
-    /// `assert_*` calls check the same thing, and rustc reports one error
-    /// there rather than a second one about `FromParams` at the attribute.
-    fn helper(self, args: &ServiceArgs) -> TokenStream {
-        let krate = &args.krate;
-        let name = self.name();
-        let generics: Vec<_> = (0..self.arity).map(|i| format_ident!("P{i}")).collect();
-        let params = if self.whole {
-            quote!(#krate::Whole<#(#generics)*>)
-        } else {
-            quote!((#(#generics,)*))
-        };
-        let (register, output_generics, output_bounds) = if self.notification {
-            (
-                quote!(register_notification),
-                quote!(),
-                quote!(Fut: ::core::future::Future<Output = ()> + ::core::marker::Send + 'static,),
-            )
-        } else {
-            (
-                quote!(register),
-                quote!(T, E,),
-                quote! {
-                    T: #krate::__private::RpcResult,
-                    E: #krate::__private::IntoRpcError,
-                    Fut: ::core::future::Future<Output = ::core::result::Result<T, E>>
-                        + ::core::marker::Send
-                        + 'static,
-                },
-            )
-        };
-        quote! {
-            fn #name<#(#generics,)* #output_generics F, Fut>(
-                table: &mut #krate::Methods,
-                name: &'static str,
-                names: &'static [&'static str],
-                handler: F,
-            ) where
-                #(#generics: #krate::__private::RpcParam,)*
-                #output_bounds
-                F: ::core::ops::Fn(#params, #krate::Context) -> Fut
-                    + ::core::marker::Send
-                    + ::core::marker::Sync
-                    + 'static,
-            {
-                #krate::__private::discard(#krate::Methods::#register(table, name, names, handler));
-            }
-        }
+    if method.attrs.whole.is_some() {
+        format_ident!("{kind}_whole", span = span)
+    } else {
+        format_ident!("{kind}_{}", method.values().count(), span = span)
     }
 }
 
@@ -201,9 +121,14 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let krate = &krate_at(args, span);
     let this = local_at("__jrpc_this", span);
     let table = local_at("__jrpc_methods", span);
+    let ctx_used = method.params.iter().any(|p| p.kind == ParamKind::Context);
     let ctx = local_at("__jrpc_ctx", span);
-    let helper = Shape::of(method).name();
-    let helper = local_at(&helper.to_string(), span);
+    let ctx_pat = if ctx_used {
+        quote!(#ctx)
+    } else {
+        quote_spanned!(span=> _)
+    };
+    let helper = helper(method, span);
     let wire = &method.wire_name;
     let cfgs = &method.cfgs;
 
@@ -211,26 +136,52 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     // the one parameter wrapped in `Whole`.
     let values: Vec<_> = method.values().collect();
     let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
-    let types: Vec<_> = values.iter().map(|param| &param.ty).collect();
+    // One witness per parameter type, spanned over the type: the helper's
+    // `RpcParam` bound is reported there.
+    let witnesses: Vec<_> = values
+        .iter()
+        .map(|param| {
+            let (start, end) = range(&param.ty);
+            let start = at(start);
+            let krate = krate_at(args, start);
+            let ty = &param.ty;
+            if is_context(ty) {
+                // Maybe the runtime's context, taken by value: decided by
+                // the type, which then gets its own message.
+                let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
+                head.extend(quote!(#ty));
+                head.extend(quote_spanned!(start=> >::NEW));
+                head.extend(quote_spanned!(at(end)=> .param));
+                return call_over(head, TokenStream::new(), end);
+            }
+            let mut head = quote_spanned!(start=> #krate::__private::param::<);
+            head.extend(quote!(#ty));
+            head.extend(quote_spanned!(start=> >));
+            call_over(head, TokenStream::new(), end)
+        })
+        .collect();
     let names: Vec<&str> = values
         .iter()
         .map(|param| param.wire_name.as_str())
         .collect();
-    let (pat, ty) = if method.attrs.whole.is_some() {
-        (
-            quote_spanned!(span=> #krate::Whole(#(#idents)*)),
-            quote_spanned!(span=> #krate::Whole<#(#types)*>),
-        )
+    let pat = if method.attrs.whole.is_some() {
+        quote_spanned!(span=> #krate::Whole(#(#idents)*))
     } else {
-        (
-            quote_spanned!(span=> (#(#idents,)*)),
-            quote_spanned!(span=> (#(#types,)*)),
-        )
+        quote_spanned!(span=> (#(#idents,)*))
     };
 
-    // The call, arguments in the user's order, the context injected.
+    // The call, arguments in the user's order, the context injected (as the
+    // type the parameter names, which must be the runtime's `Context`).
     let call_args = method.params.iter().map(|param| match param.kind {
-        ParamKind::Context => quote_spanned!(span=> &#ctx),
+        ParamKind::Context => {
+            let (start, end) = range(&param.ty);
+            let krate = krate_at(args, at(start));
+            call_over(
+                quote_spanned!(at(start)=> #krate::__private::context),
+                quote_spanned!(span=> &#ctx),
+                end,
+            )
+        }
         ParamKind::Value => {
             let ident = param.ident();
             quote_spanned!(span=> #ident)
@@ -241,47 +192,63 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
         call = quote_spanned!(span=> #call.await);
     }
 
-    // `_` arguments are inferred; spanned at the method's name, so a bound
-    // on them (a future that is not `Send`) points at the method.
-    let infer = quote_spanned!(span=> _);
-    let (body, output_args) = if method.is_notification() {
-        (quote_spanned!(span=> #call;), quote_spanned!(span=> ))
-    } else {
-        match &method.output {
-            Output::Unit => (
-                quote_spanned! {span=>
-                    #call;
-                    ::core::result::Result::Ok::<(), #krate::RpcError>(())
-                },
-                quote_spanned!(span=> (), #krate::RpcError,),
-            ),
-            Output::Value(ty) => (
-                quote_spanned!(span=> ::core::result::Result::Ok::<#ty, #krate::RpcError>(#call)),
-                quote_spanned!(span=> #ty, #krate::RpcError,),
-            ),
-            Output::Result { ok, err } => {
-                let err = match err {
-                    Some(err) => quote_spanned!(span=> #err),
-                    None => infer.clone(),
-                };
-                (call, quote_spanned!(span=> #ok, #err,))
-            }
-        }
+    if method.is_notification() {
+        return quote_spanned! {span=>
+            #(#cfgs)*
+            #krate::__private::#helper(
+                &mut #table,
+                &#this,
+                #wire,
+                &[#(#names),*],
+                #(#witnesses,)*
+                move |#this, #pat, #ctx_pat| async move { #call; },
+            );
+        };
+    }
+
+    // Whether the return type is a `Result` is decided by the type: the
+    // probe gives `IsResult` or `IsValue`, passed twice, spanned once at the
+    // success type and once at the error type, as written: the helper's
+    // bounds on them are reported there.
+    let kind = local_at("__jrpc_kind", span);
+    let unit = quote_spanned!(span=> ());
+    let returned = method.output_ty.as_deref().map_or(unit, |ty| quote!(#ty));
+    let whole = method.output_ty.as_deref().map(range);
+    let (ok_range, err_range) = match &method.output {
+        Output::Unit => ((span, span), (span, span)),
+        Output::Value(ty) => (range(ty), range(ty)),
+        Output::Result { ok, err } => (
+            range(ok),
+            err.as_deref().map(range).or(whole).unwrap_or((span, span)),
+        ),
     };
+    let witness = |(start, end): (Span, Span)| {
+        let start = at(start);
+        let krate = krate_at(args, start);
+        let kind = local_at("__jrpc_kind", start);
+        call_over(
+            quote_spanned!(start=> #krate::__private::at),
+            quote!(#kind),
+            end,
+        )
+    };
+    let ok = witness(ok_range);
+    let err = witness(err_range);
 
     quote_spanned! {span=>
         #(#cfgs)*
-        #helper::<#(#types,)* #output_args #infer, #infer>(
-            &mut #table,
-            #wire,
-            &[#(#names),*],
-            {
-                let #this = ::core::clone::Clone::clone(&#this);
-                move |#pat: #ty, #ctx: #krate::Context| {
-                    let #this = ::core::clone::Clone::clone(&#this);
-                    async move { #body }
-                }
-            },
-        );
+        {
+            let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
+            #krate::__private::#helper(
+                &mut #table,
+                &#this,
+                #wire,
+                &[#(#names),*],
+                #(#witnesses,)*
+                #ok,
+                #err,
+                move |#this, #pat, #ctx_pat| async move { #kind.split(#call) },
+            );
+        }
     }
 }

@@ -1,0 +1,15 @@
+// The method table could decode it, the stub cannot encode it.
+use jrpc_runtime::rpc_service;
+
+#[derive(serde::Deserialize)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[rpc_service]
+trait Geometry {
+    async fn length(&self, point: Point) -> f64;
+}
+
+fn main() {}
