@@ -13,7 +13,6 @@ use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
 use super::config::{HttpServerBuilder, Settings};
@@ -25,7 +24,7 @@ use crate::Methods;
 use crate::Transport;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{ShutdownHandle, Slot, Slots, accept_loop};
+use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 
@@ -134,28 +133,22 @@ impl HttpServer {
     /// Serves one connection (HTTP/1.1 with keep-alive and upgrades) until the client closes it,
     /// it times out, or a shutdown closes it; for an accept loop of your own (over TLS, a Unix
     /// socket...). `max_connections` is the accept loop's to enforce, not this method's.
-    pub fn serve_connection<I>(
+    pub fn serve_connection(
         &self,
-        io: I,
+        io: impl Io,
         peer_addr: Option<SocketAddr>,
-    ) -> impl Future<Output = ()> + Send + 'static
-    where
-        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    {
+    ) -> impl Future<Output = ()> + Send + 'static {
         self.connection(io, peer_addr, None)
     }
 
     /// [`serve_connection`](Self::serve_connection), holding `slot` until the connection (or
     /// the WebSocket it turns into) closes.
-    fn connection<I>(
+    fn connection(
         &self,
-        io: I,
+        io: impl Io,
         peer_addr: Option<SocketAddr>,
         slot: Option<Slot>,
-    ) -> impl Future<Output = ()> + Send + 'static
-    where
-        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    {
+    ) -> impl Future<Output = ()> + Send + 'static {
         let endpoint = match peer_addr {
             Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
             None => self.inner.endpoint.clone(),

@@ -16,12 +16,14 @@
 )]
 
 mod accept;
+mod io;
 pub(crate) mod reply;
 mod shutdown;
 #[cfg(feature = "ws")]
 mod topics;
 
 pub(crate) use accept::{Slot, Slots, accept_loop};
+pub use io::Io;
 pub use shutdown::{Drained, ShutdownHandle};
 pub(crate) use shutdown::{Shutdown, Tracked};
 #[cfg(feature = "ws")]

@@ -19,7 +19,9 @@ use super::settings::WsSettings;
 use super::upgrade;
 use crate::error::check;
 use crate::server::reply::{self, Body};
-use crate::server::{Membership, Shutdown, ShutdownHandle, Slots, Topics, Tracked, accept_loop};
+use crate::server::{
+    Io, Membership, Shutdown, ShutdownHandle, Slots, Topics, Tracked, accept_loop,
+};
 use crate::{ConfigError, Context, Methods, Transport};
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -221,14 +223,11 @@ impl WsServer {
 
     /// Serves one socket that opens with a WebSocket handshake (for an accept loop of your own:
     /// TLS, a Unix socket...). Handlers see `peer_addr` and the handshake's headers.
-    pub fn serve_connection<I>(
+    pub fn serve_connection(
         &self,
-        io: I,
+        io: impl Io,
         peer_addr: Option<SocketAddr>,
-    ) -> impl Future<Output = ()> + Send + 'static
-    where
-        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    {
+    ) -> impl Future<Output = ()> + Send + 'static {
         let this = self.clone();
         async move {
             let Some(counted) = this.inner.shutdown.admit_connection() else {
