@@ -5,15 +5,17 @@
 //! cargo run --example calculator -- --listen 127.0.0.1:0          # any free port; the real one is printed
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
+//! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
 //!
 //! Over stdio it keeps serving after any bad line and exits 0 at the end of input. Over the
 //! network it prints `listening on http://ADDR` once it accepts, and Ctrl-C drains in-flight
-//! calls before it exits.
+//! calls before it exits. Every transport answers `rpc.discover` with the OpenRPC document that
+//! `--openrpc` prints.
 
 use std::io::Write as _;
 
-use jrpc_examples::{Calc, Calculator as _};
+use jrpc_examples::{calculator_info, calculator_methods};
 use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::{Framing, PeerConfig};
 
@@ -21,6 +23,11 @@ use jrpc_runtime::{Framing, PeerConfig};
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
+    if has("--openrpc") {
+        let document = calculator_methods().openrpc(&calculator_info());
+        println!("{document:#}");
+        return;
+    }
     let result = if has("--stdio") {
         let framing = if has("--content-length") {
             Framing::ContentLength
@@ -28,7 +35,7 @@ async fn main() {
             Framing::Lines
         };
         match PeerConfig::builder().framing(framing).build() {
-            Ok(config) => jrpc_runtime::stdio::serve(Calc.into_methods(), config)
+            Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
@@ -48,7 +55,7 @@ async fn main() {
 }
 
 async fn serve_network(listen: &str) -> Result<(), String> {
-    let server = HttpServer::builder(Calc.into_methods())
+    let server = HttpServer::builder(calculator_methods())
         .build()
         .map_err(|err| err.to_string())?;
     let listener = tokio::net::TcpListener::bind(listen)

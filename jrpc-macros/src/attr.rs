@@ -7,6 +7,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 use syn::parse::Parser;
+use syn::spanned::Spanned as _;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitBool, LitStr, Meta, Path, Token};
 
@@ -14,7 +15,14 @@ use crate::case::{RULES, RenameRule};
 use crate::ctxt::Ctxt;
 
 /// The keys `#[rpc_service(...)]` accepts.
-const SERVICE_KEYS: &[&str] = &["namespace", "separator", "rename_all", "client", "crate"];
+const SERVICE_KEYS: &[&str] = &[
+    "namespace",
+    "separator",
+    "rename_all",
+    "client",
+    "schema",
+    "crate",
+];
 /// The keys `#[rpc(...)]` accepts on a method.
 const METHOD_KEYS: &[&str] = &["name", "params"];
 /// The keys `#[rpc(...)]` accepts on a parameter.
@@ -33,6 +41,8 @@ pub(crate) struct ServiceArgs {
     pub(crate) rename_all: Option<RenameRule>,
     /// `client = "Name"` or `client = false`.
     pub(crate) client: Client,
+    /// `schema`: the description carries the JSON Schema of every type; kept for its span.
+    pub(crate) schema: Option<Span>,
 }
 
 /// What `client = ...` says about the stub.
@@ -53,6 +63,7 @@ impl ServiceArgs {
             separator: ".".to_owned(),
             rename_all: None,
             client: Client::Default,
+            schema: None,
         };
         let mut seen = Seen::default();
         for meta in parse_metas(args, cx) {
@@ -75,6 +86,7 @@ impl ServiceArgs {
                     }
                 }
                 "client" => out.client = client_value(&meta, cx),
+                "schema" => out.schema = flag(&meta, &key, cx),
                 "crate" => {
                     if let Some(path) = crate_path(&meta, cx) {
                         out.krate = path;
@@ -359,6 +371,17 @@ impl Seen {
         } else {
             self.0.push(key.to_owned());
             true
+        }
+    }
+}
+
+/// A key that takes no value: `key`.
+fn flag(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<Span> {
+    match meta {
+        Meta::Path(path) => Some(path.span()),
+        _ => {
+            cx.error_spanned(meta, format_args!("`{key}` takes no value: write `{key}`"));
+            None
         }
     }
 }

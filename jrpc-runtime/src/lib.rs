@@ -143,8 +143,8 @@ pub use caller::{Caller, ParamEncoding};
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use client::Client;
 pub use dispatch::{
-    Batches, Context, ErrorReport, FromParams, Methods, Observation, Outcome, Params, Transport,
-    Whole,
+    Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Observation, Outcome, ParamDoc,
+    ParamStructure, Params, SchemaDoc, ServiceInfo, Transport, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{
@@ -154,3 +154,8 @@ pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]
 pub use jrpc_macros::rpc_service;
+/// schemars, whose `JsonSchema` the `schema` feature describes types with (derive it with
+/// schemars 1.x in your own dependencies, or through this path with
+/// `#[schemars(crate = "jrpc_runtime::schemars")]`).
+#[cfg(feature = "schema")]
+pub use schemars;

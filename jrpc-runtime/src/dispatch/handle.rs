@@ -100,7 +100,8 @@ impl Methods {
                 span.record("id", tracing::field::display(id));
             }
             let fut = match self.inner.table.get(&*req.method) {
-                Some(handler) => {
+                Some(entry) => {
+                    let handler = &entry.handler;
                     match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
                         Ok(Ok(fut)) => fut,
                         Ok(Err(err)) => {
@@ -117,6 +118,14 @@ impl Methods {
                     }
                 }
                 None => match &self.inner.fallback {
+                    _ if self.serves_discover(&req.method) => {
+                        match self.discover(req.params) {
+                            Ok(fut) => fut,
+                            Err(err) => {
+                                break 'done (answer(req.id, &err), Outcome::Error(err.code()));
+                            }
+                        }
+                    }
                     Some(fallback) => {
                         let params = Params::from_params(req.params, &[]).unwrap_or_default();
                         fallback(req.method.clone().into_owned(), params, ctx)
