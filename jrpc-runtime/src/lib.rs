@@ -154,8 +154,3 @@ pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]
 pub use jrpc_macros::rpc_service;
-/// schemars, whose `JsonSchema` the `schema` feature describes types with (derive it with
-/// schemars 1.x in your own dependencies, or through this path with
-/// `#[schemars(crate = "jrpc_runtime::schemars")]`).
-#[cfg(feature = "schema")]
-pub use schemars;
