@@ -77,7 +77,10 @@ impl Tools {
         let AddArguments { a, b } = arguments;
         let sum = a + b;
         if !sum.is_finite() {
-            return Err(RpcError::new(1, format!("{a} + {b} is too large to be a number")));
+            return Err(RpcError::new(
+                1,
+                format!("{a} + {b} is too large to be a number"),
+            ));
         }
         Ok(sum.to_string())
     }

@@ -53,8 +53,9 @@ pub struct Calc;
 
 /// What the calculator's OpenRPC document says of the service.
 pub fn calculator_info() -> ServiceInfo {
-    ServiceInfo::new("calculator", env!("CARGO_PKG_VERSION"))
-        .with_description("A calculator, and the methods the JSON-RPC 2.0 specification's examples call.")
+    ServiceInfo::new("calculator", env!("CARGO_PKG_VERSION")).with_description(
+        "A calculator, and the methods the JSON-RPC 2.0 specification's examples call.",
+    )
 }
 
 /// The calculator's method table, answering `rpc.discover` as well.

@@ -7,8 +7,8 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 use syn::parse::Parser;
-use syn::spanned::Spanned as _;
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned as _;
 use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitBool, LitStr, Meta, Path, Token};
 
 use crate::case::{RULES, RenameRule};

@@ -19,7 +19,8 @@
 //! ```text
 //! wire      Id, RpcError, the one parsed form of an incoming message, the writers of all that goes out
 //!   ^
-//! dispatch  Methods (registration, hooks, batches), params decoding, Context, in-process calls
+//! dispatch  Methods (registration, hooks, batches), params decoding, Context, in-process calls,
+//!           descriptions, the OpenRPC document and rpc.discover
 //!   ^
 //! peer      PeerConfig, the Peer handle (a Caller), the connection loop, cancellation; framing below it
 //!   ^
@@ -40,10 +41,37 @@
 //! | `macros` | [`rpc_service`] | yes |
 //! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
 //! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
+//! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or
 //! tungstenite.
+//!
+//! ## Discovery
+//!
+//! Every method in a [`Methods`] table has a description ([`MethodDoc`]): its parameters (by
+//! wire name, each required unless its type accepts a missing value, as decoding decides), its
+//! result (none for a notification), and from `#[rpc_service]` its doc comment (the first
+//! paragraph the summary, the rest the description) and `#[deprecated]`.
+//! [`Methods::openrpc`] builds the OpenRPC 1.3 document of the table (merged services included,
+//! in registration order), and [`Methods::discovery`] serves it as `rpc.discover`, the one
+//! `rpc.` name a table answers. Methods registered by hand get the same description from their
+//! registration, and [`Methods::describe`] replaces it. [`MethodDoc::params_schema`] is the
+//! params as one JSON Schema (an MCP tool's `inputSchema`).
+//!
+//! Schemas are `{}` unless something says more: with the `schema` feature,
+//! `#[rpc_service(schema)]` describes every parameter and result type with the schema schemars
+//! derives for it (a type without `JsonSchema` is a compile error at that type), and a
+//! hand-made description can use [`SchemaDoc::of`]. A service without `schema` asks nothing of
+//! its types, with the feature on or off, so one crate's opting in never breaks another's
+//! service; `schema` without the feature is one compile error saying to turn it on. Derive
+//! `JsonSchema` with schemars 1.x in your own dependencies.
+//!
+//! Decisions: the document follows OpenRPC 1.3.2 with draft-07 schemas (the dialect of
+//! OpenRPC's meta-schema), named types once under `components/schemas`; `params = whole` is
+//! described by name when the value is an object of known properties, else as one parameter
+//! standing for the whole params, marked `"x-jrpc-params": "whole"`; the result's descriptor is
+//! named `result`; errors are not described (a handler's error type says nothing of its codes).
 //!
 //! ## Names
 //!

@@ -18,7 +18,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::{ClientError, Context, Methods, ParamEncoding, RegisterError, RpcError, SchemaDoc, Whole};
+use crate::{
+    ClientError, Context, Methods, ParamEncoding, RegisterError, RpcError, SchemaDoc, Whole,
+};
 
 /// Registration results of generated code: names were checked when the macro ran (and
 /// duplicates under different `#[cfg]`s when the crate was compiled).

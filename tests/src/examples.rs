@@ -81,8 +81,8 @@ pub const OPENRPC_SNAPSHOT: &str = "data/calculator.openrpc.json";
 /// When the file cannot be read or is not JSON.
 pub fn openrpc_snapshot() -> serde_json::Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(OPENRPC_SNAPSHOT);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 

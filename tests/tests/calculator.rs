@@ -156,10 +156,7 @@ fn openrpc_prints_the_pinned_document_and_exits_0() {
         jrpc_tests::examples::OPENRPC_SNAPSHOT
     );
     let openrpc = document["openrpc"].as_str().unwrap_or_default();
-    assert!(
-        ["1.3.0", "1.3.1", "1.3.2"].contains(&openrpc),
-        "{openrpc}"
-    );
+    assert!(["1.3.0", "1.3.1", "1.3.2"].contains(&openrpc), "{openrpc}");
     let names: Vec<&str> = document["methods"]
         .as_array()
         .expect("methods")
@@ -209,7 +206,9 @@ fn discover_over_stdio(content_length: bool) -> Value {
     assert!(output.status.success());
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let body = if content_length {
-        text.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or("")
+        text.split_once("\r\n\r\n")
+            .map(|(_, body)| body)
+            .unwrap_or("")
     } else {
         text.trim_end()
     };
@@ -234,5 +233,9 @@ async fn rpc_discover_answers_the_document_on_every_transport() {
     })
     .await;
     assert_eq!(discover_over_stdio(false), expected, "stdio");
-    assert_eq!(discover_over_stdio(true), expected, "stdio --content-length");
+    assert_eq!(
+        discover_over_stdio(true),
+        expected,
+        "stdio --content-length"
+    );
 }

@@ -116,7 +116,10 @@ fn block_on<F: std::future::Future>(fut: F) -> F::Output {
 fn the_macro_describes_names_docs_params_and_results() {
     let (doc, methods) = document(&Geo.into_methods());
     assert_eq!(doc["openrpc"], "1.3.2");
-    assert_eq!(doc["info"], json!({ "title": "geometry", "version": "2.1.0" }));
+    assert_eq!(
+        doc["info"],
+        json!({ "title": "geometry", "version": "2.1.0" })
+    );
     let names: Vec<&str> = methods.iter().filter_map(|m| m["name"].as_str()).collect();
     assert_eq!(
         names,

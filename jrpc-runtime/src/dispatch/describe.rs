@@ -178,7 +178,9 @@ fn split_doc(text: &str) -> (Option<String>, Option<String>) {
         .lines()
         .map(|line| line.get(indent..).unwrap_or("").trim_end())
         .collect();
-    let mut paragraphs = lines.split(|line| line.is_empty()).filter(|p| !p.is_empty());
+    let mut paragraphs = lines
+        .split(|line| line.is_empty())
+        .filter(|p| !p.is_empty());
     let summary = paragraphs.next().map(|p| p.join(" "));
     let rest: Vec<String> = paragraphs.map(|p| p.join("\n")).collect();
     let description = (!rest.is_empty()).then(|| rest.join("\n\n"));

@@ -118,14 +118,12 @@ impl Methods {
                     }
                 }
                 None => match &self.inner.fallback {
-                    _ if self.serves_discover(&req.method) => {
-                        match self.discover(req.params) {
-                            Ok(fut) => fut,
-                            Err(err) => {
-                                break 'done (answer(req.id, &err), Outcome::Error(err.code()));
-                            }
+                    _ if self.serves_discover(&req.method) => match self.discover(req.params) {
+                        Ok(fut) => fut,
+                        Err(err) => {
+                            break 'done (answer(req.id, &err), Outcome::Error(err.code()));
                         }
-                    }
+                    },
                     Some(fallback) => {
                         let params = Params::from_params(req.params, &[]).unwrap_or_default();
                         fallback(req.method.clone().into_owned(), params, ctx)

@@ -10,7 +10,9 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo, Transport};
+use super::{
+    Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo, Transport,
+};
 use crate::wire::write;
 use crate::{RegisterError, RpcError};
 

@@ -41,10 +41,7 @@ pub struct ServiceInfo {
 
 impl ServiceInfo {
     /// A title and a version.
-    pub fn new(
-        title: impl Into<Cow<'static, str>>,
-        version: impl Into<Cow<'static, str>>,
-    ) -> Self {
+    pub fn new(title: impl Into<Cow<'static, str>>, version: impl Into<Cow<'static, str>>) -> Self {
         Self {
             title: title.into(),
             version: version.into(),
@@ -135,7 +132,10 @@ impl Methods {
     }
 
     /// The answer to `rpc.discover`: no params (an empty array or object is fine), the document.
-    pub(super) fn discover(&self, params: Option<&RawValue>) -> Result<BoxFuture<Output>, RpcError> {
+    pub(super) fn discover(
+        &self,
+        params: Option<&RawValue>,
+    ) -> Result<BoxFuture<Output>, RpcError> {
         <()>::from_params(params, &[])?;
         let document = match &self.inner.discovery {
             Some(info) => self.openrpc(info),
