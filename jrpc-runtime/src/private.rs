@@ -59,6 +59,7 @@ impl<T: ?Sized> RpcSchema for T {}
 
 /// The schema of `T` (`{}` without the `schema` feature).
 #[inline]
+#[cfg_attr(not(feature = "schema"), allow(clippy::extra_unused_type_parameters))]
 fn schema_of<T: RpcSchema + ?Sized>() -> SchemaDoc {
     #[cfg(feature = "schema")]
     return SchemaDoc::of::<T>();
