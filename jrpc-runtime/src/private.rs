@@ -358,17 +358,21 @@ pub fn described<P: RpcSchema>() -> Param<P> {
     Param(schema_of::<P>(), PhantomData)
 }
 
-/// Completes the description [`Methods::register`] gave the method `name`: the doc comment's
+/// What the expansion says of a method besides its types: its wire name, the wire names of its
+/// parameters, the text of its doc comment and whether it is `#[deprecated]`.
+#[derive(Clone, Copy)]
+pub struct Meta(
+    pub &'static str,
+    pub &'static [&'static str],
+    pub &'static str,
+    pub bool,
+);
+
+/// Completes the description [`Methods::register`] gave the method: the doc comment's
 /// text, `#[deprecated]`, and the schemas of a service with `schema` (`{}` ones change nothing).
 #[cold]
-fn describe(
-    table: &mut Methods,
-    name: &'static str,
-    text: &'static str,
-    deprecated: bool,
-    params: &[SchemaDoc],
-    result: SchemaDoc,
-) {
+fn describe(table: &mut Methods, meta: &Meta, params: &[SchemaDoc], result: SchemaDoc) {
+    let Meta(name, _, text, deprecated) = *meta;
     let Some(doc) = table.description(name) else {
         return;
     };
@@ -430,10 +434,7 @@ macro_rules! shape {
         pub fn $call<S, $($P,)* KO, KE, F, Fut>(
             table: &mut Methods,
             this: &Arc<S>,
-            name: &'static str,
-            names: &'static [&'static str],
-            doc: &'static str,
-            deprecated: bool,
+            meta: Meta,
             $($p: Param<$P>,)*
             ok: KO,
             _err: KE,
@@ -449,10 +450,10 @@ macro_rules! shape {
             Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
         {
             let this = Arc::clone(this);
-            discard(table.register(name, names, move |params, ctx| {
+            discard(table.register(meta.0, meta.1, move |params, ctx| {
                 handler(Arc::clone(&this), params, ctx)
             }));
-            describe(table, name, doc, deprecated, &[$($p.0,)*], ok.schema());
+            describe(table, &meta, &[$($p.0,)*], ok.schema());
         }
 
         #[doc = concat!("Registers a notification with ", $n, " parameters.")]
@@ -460,10 +461,7 @@ macro_rules! shape {
         pub fn $notify<S, $($P,)* F, Fut>(
             table: &mut Methods,
             this: &Arc<S>,
-            name: &'static str,
-            names: &'static [&'static str],
-            doc: &'static str,
-            deprecated: bool,
+            meta: Meta,
             $($p: Param<$P>,)*
             handler: F,
         ) where
@@ -473,10 +471,10 @@ macro_rules! shape {
             Fut: Future<Output = ()> + Send + 'static,
         {
             let this = Arc::clone(this);
-            discard(table.register_notification(name, names, move |params, ctx| {
+            discard(table.register_notification(meta.0, meta.1, move |params, ctx| {
                 handler(Arc::clone(&this), params, ctx)
             }));
-            describe(table, name, doc, deprecated, &[$($p.0,)*], SchemaDoc::any());
+            describe(table, &meta, &[$($p.0,)*], SchemaDoc::any());
         }
     };
 }
@@ -504,10 +502,7 @@ shape!(call_16, notify_16, 16; p0: P0, p1: P1, p2: P2, p3: P3, p4: P4, p5: P5, p
 pub fn call_whole<S, P, KO, KE, F, Fut>(
     table: &mut Methods,
     this: &Arc<S>,
-    name: &'static str,
-    names: &'static [&'static str],
-    doc: &'static str,
-    deprecated: bool,
+    meta: Meta,
     param: Param<P>,
     ok: KO,
     _err: KE,
@@ -523,21 +518,19 @@ pub fn call_whole<S, P, KO, KE, F, Fut>(
     Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
 {
     let this = Arc::clone(this);
-    discard(table.register(name, names, move |params: Whole<P>, ctx| {
-        handler(Arc::clone(&this), params, ctx)
-    }));
-    describe(table, name, doc, deprecated, &[param.0], ok.schema());
+    discard(
+        table.register(meta.0, meta.1, move |params: Whole<P>, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+    describe(table, &meta, &[param.0], ok.schema());
 }
 
 /// Registers a notification whose one parameter is the whole `params`.
-#[allow(clippy::too_many_arguments)]
 pub fn notify_whole<S, P, F, Fut>(
     table: &mut Methods,
     this: &Arc<S>,
-    name: &'static str,
-    names: &'static [&'static str],
-    doc: &'static str,
-    deprecated: bool,
+    meta: Meta,
     param: Param<P>,
     handler: F,
 ) where
@@ -548,11 +541,11 @@ pub fn notify_whole<S, P, F, Fut>(
 {
     let this = Arc::clone(this);
     discard(
-        table.register_notification(name, names, move |params: Whole<P>, ctx| {
+        table.register_notification(meta.0, meta.1, move |params: Whole<P>, ctx| {
             handler(Arc::clone(&this), params, ctx)
         }),
     );
-    describe(table, name, doc, deprecated, &[param.0], SchemaDoc::any());
+    describe(table, &meta, &[param.0], SchemaDoc::any());
 }
 
 // ---------------------------------------------------------------------------------------------

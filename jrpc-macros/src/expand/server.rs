@@ -213,10 +213,7 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             #krate::__private::#helper(
                 &mut #table,
                 &#this,
-                #wire,
-                &[#(#names),*],
-                #doc,
-                #deprecated,
+                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
                 #(#witnesses,)*
                 move |#this, #pat, #ctx_pat| async move { #call; },
             );
@@ -260,10 +257,7 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             #krate::__private::#helper(
                 &mut #table,
                 &#this,
-                #wire,
-                &[#(#names),*],
-                #doc,
-                #deprecated,
+                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
                 #(#witnesses,)*
                 #ok,
                 #err,
