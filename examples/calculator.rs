@@ -25,7 +25,10 @@ async fn main() {
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
     if has("--openrpc") {
         let document = calculator_methods().openrpc(&calculator_info());
-        println!("{document:#}");
+        if let Err(err) = writeln!(std::io::stdout().lock(), "{document:#}") {
+            eprintln!("calculator: {err}");
+            std::process::exit(1);
+        }
         return;
     }
     let result = if has("--stdio") {
