@@ -176,7 +176,7 @@ impl HttpServer {
             }
             tokio::select! {
                 result = connection.as_mut() => ended(result),
-                () = shutdown.stopped() => tracing::debug!("connection dropped: drain budget spent"),
+                () = shutdown.stopped() => tracing::warn!("connection dropped: drain budget spent"),
             }
             drop(counted);
         }

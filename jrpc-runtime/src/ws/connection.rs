@@ -321,7 +321,13 @@ impl Pump {
             }
         };
         driver.abort();
-        tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+        // A close the connection asked for, or a shutdown, is routine; one the server imposed
+        // (an idle client, a bad frame, a message too big) is worth a warning.
+        if code == CloseCode::Away || (code == CloseCode::Normal && reason.is_empty()) {
+            tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+        } else {
+            tracing::warn!(code = u16::from(code), %reason, "closing WebSocket");
+        }
         close(sink, source, code, reason, self.close_timeout).await;
     }
 
