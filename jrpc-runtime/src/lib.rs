@@ -116,6 +116,7 @@
 //! | handler error with a reserved code | replaced by -32603 |
 //! | handler panic, timeout, unencodable result | -32603 "Internal error", no detail; the reason goes to `tracing` and [`Methods::on_error`] |
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod caller;
@@ -125,15 +126,23 @@ mod dispatch;
 mod error;
 pub mod framing;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod peer;
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub mod server;
 pub mod stdio;
 mod time;
 mod wire;
 #[cfg(feature = "ws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;
+
+/// The package README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -141,6 +150,7 @@ pub mod __private;
 
 pub use caller::{Caller, ParamEncoding};
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub use client::Client;
 pub use dispatch::{
     Batches, Context, ErrorReport, FromParams, Methods, Observation, Outcome, Params, Transport,
@@ -153,4 +163,5 @@ pub use peer::{
 pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use jrpc_macros::rpc_service;

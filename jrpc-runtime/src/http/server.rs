@@ -105,6 +105,7 @@ impl HttpServer {
     /// ([`ContextExt::subscribe`](crate::server::ContextExt::subscribe));
     /// [`Topics::publish`] on it reaches them.
     #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn topics(&self) -> &Topics {
         self.inner.ws.topics()
     }
