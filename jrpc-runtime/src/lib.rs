@@ -54,6 +54,32 @@
 //! waiting to be written). Every builder checks each value when it builds and names the first
 //! one out of range in a [`ConfigError`]; none clamps. Defaults are given on each setter.
 //!
+//! ## Logs
+//!
+//! The crate logs with [`tracing`](https://docs.rs/tracing); install any subscriber to see it. The
+//! levels, by what they show:
+//!
+//! | level | what |
+//! | --- | --- |
+//! | `DEBUG` | one event per request (batch elements included), on every transport: `method`, `id` (`none` for a notification), `transport`, `elapsed`, `outcome` (`ok` or `error CODE`); each request also runs in an `rpc` span that records its outcome |
+//! | `INFO` | nothing per request: a server starting, stopping accepting, draining and drained |
+//! | `WARN` | connections refused (a bad WebSocket handshake) or closed by the server (idle, oversize, a protocol error, a full queue, the drain budget spent), messages skipped as too long, notifications whose params did not decode |
+//! | `ERROR` | failures answered `-32603`: a handler that panicked or timed out, a result that could not be encoded, a reserved code |
+//!
+//! With `tracing-subscriber` and `RUST_LOG=debug` (`EnvFilter`, on stderr, as the examples do), a
+//! call over HTTP reads:
+//!
+//! ```text
+//! DEBUG http{request_id=7a932392b0295177 peer=127.0.0.1:55272}: jrpc_runtime::dispatch::handle: request method=subtract id=1 transport=http elapsed=68.746µs outcome=ok
+//! ```
+//!
+//! ```ignore
+//! tracing_subscriber::fmt()
+//!     .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+//!     .with_writer(std::io::stderr) // stdout carries the protocol over stdio
+//!     .init();
+//! ```
+//!
 //! ## Quick start
 //!
 //! ```
