@@ -251,12 +251,11 @@ impl Pump {
                 },
                 permit = reserve(self.frames.as_ref()), if slot.is_none() && self.frames.is_some() => match permit {
                     Some(permit) => {
-                        if let Some(idle_timeout) = self.idle_timeout {
-                            if idle.is_elapsed() {
+                        if let Some(idle_timeout) = self.idle_timeout
+                            && idle.is_elapsed() {
                                 // The clock stood while the peer was busy: restart it.
                                 idle.as_mut().reset(crate::time::after(idle_timeout));
                             }
-                        }
                         slot = Some(permit);
                     }
                     // The peer's loop ended; the outbox reports it once flushed.
