@@ -21,6 +21,7 @@ use jrpc_runtime::{Framing, PeerConfig};
 
 #[tokio::main]
 async fn main() {
+    jrpc_examples::log_to_stderr();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
     if has("--openrpc") {

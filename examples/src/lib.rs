@@ -123,3 +123,16 @@ impl Calculator for Calc {
 
     async fn notify_sum(&self, _values: Value) {}
 }
+
+/// Logs to stderr at the levels `RUST_LOG` names (`RUST_LOG=debug` shows one line per request;
+/// unset, only errors): stdout carries the protocol over stdio, and `listening on ...` over the
+/// network.
+pub fn log_to_stderr() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}

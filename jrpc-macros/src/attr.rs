@@ -408,10 +408,10 @@ fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
 /// `params = whole`, the only value `params` takes.
 fn whole_value(meta: &Meta, cx: &mut Ctxt) -> bool {
     if let Meta::NameValue(nv) = meta {
-        if let Expr::Path(path) = &nv.value {
-            if path.path.is_ident("whole") {
-                return true;
-            }
+        if let Expr::Path(path) = &nv.value
+            && path.path.is_ident("whole")
+        {
+            return true;
         }
         cx.error_spanned(
             &nv.value,

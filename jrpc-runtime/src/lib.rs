@@ -82,6 +82,32 @@
 //! waiting to be written). Every builder checks each value when it builds and names the first
 //! one out of range in a [`ConfigError`]; none clamps. Defaults are given on each setter.
 //!
+//! ## Logs
+//!
+//! The crate logs with [`tracing`](https://docs.rs/tracing); install any subscriber to see it. The
+//! levels, by what they show:
+//!
+//! | level | what |
+//! | --- | --- |
+//! | `DEBUG` | one event per request (batch elements included), on every transport: `method`, `id` (`none` for a notification), `transport`, `elapsed`, `outcome` (`ok` or `error CODE`); each request also runs in an `rpc` span that records its outcome |
+//! | `INFO` | nothing per request: a server starting, stopping accepting, draining and drained |
+//! | `WARN` | connections refused (a bad WebSocket handshake) or closed by the server (idle, oversize, a protocol error, a full queue, the drain budget spent), messages skipped as too long, notifications whose params did not decode |
+//! | `ERROR` | failures answered `-32603`: a handler that panicked or timed out, a result that could not be encoded, a reserved code |
+//!
+//! With `tracing-subscriber` and `RUST_LOG=debug` (`EnvFilter`, on stderr, as the examples do), a
+//! call over HTTP reads:
+//!
+//! ```text
+//! DEBUG http{request_id=7a932392b0295177 peer=127.0.0.1:55272}: jrpc_runtime::dispatch::handle: request method=subtract id=1 transport=http elapsed=68.746µs outcome=ok
+//! ```
+//!
+//! ```ignore
+//! tracing_subscriber::fmt()
+//!     .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+//!     .with_writer(std::io::stderr) // stdout carries the protocol over stdio
+//!     .init();
+//! ```
+//!
 //! ## Quick start
 //!
 //! ```
@@ -144,6 +170,7 @@
 //! | handler error with a reserved code | replaced by -32603 |
 //! | handler panic, timeout, unencodable result | -32603 "Internal error", no detail; the reason goes to `tracing` and [`Methods::on_error`] |
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod caller;
@@ -153,15 +180,23 @@ mod dispatch;
 mod error;
 pub mod framing;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod peer;
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub mod server;
 pub mod stdio;
 mod time;
 mod wire;
 #[cfg(feature = "ws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;
+
+/// The package README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -169,6 +204,7 @@ pub mod __private;
 
 pub use caller::{Caller, ParamEncoding};
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub use client::Client;
 pub use dispatch::{
     Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Observation, Outcome, ParamDoc,
@@ -181,4 +217,5 @@ pub use peer::{
 pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use jrpc_macros::rpc_service;

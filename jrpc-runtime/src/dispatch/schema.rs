@@ -53,6 +53,7 @@ impl SchemaDoc {
     /// parameter; a result is described the same way, which for the types serde derives for both
     /// is the same schema).
     #[cfg(feature = "schema")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
     pub const fn of<T: schemars::JsonSchema + ?Sized>() -> Self {
         Self(Repr::Of(generate::<T>))
     }
