@@ -52,24 +52,22 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut listen: SocketAddr = ([127, 0, 0, 1], 3000).into();
-    let mut token = std::env::var("JRPC_TOKEN").unwrap_or_else(|_| "s3cret".to_owned());
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--listen" => {
-                let value = args.next().ok_or("--listen needs an address")?;
-                listen = value
-                    .parse()
-                    .map_err(|err| format!("--listen {value}: {err}"))?;
-            }
-            "--token" => token = args.next().ok_or("--token needs a value")?,
-            "--help" | "-h" => {
-                return Err("usage: axum_mount [--listen ADDR] [--token TOKEN]".to_owned());
-            }
-            other => return Err(format!("unknown argument `{other}` (try --help)")),
-        }
-    }
+    let mut args = jrpc_examples::Args::from_env(
+        "axum_mount",
+        "axum_mount [--listen ADDR] [--token TOKEN]",
+    );
+    let listen = args.value("--listen");
+    let token = args.value("--token");
+    args.finish();
+    let listen: SocketAddr = match listen {
+        Some(value) => value
+            .parse()
+            .map_err(|err| format!("--listen {value}: {err}"))?,
+        None => ([127, 0, 0, 1], 3000).into(),
+    };
+    let token = token
+        .or_else(|| std::env::var("JRPC_TOKEN").ok())
+        .unwrap_or_else(|| "s3cret".to_owned());
     if BearerToken::new(&token).is_err() {
         return Err("--token must be printable ASCII".to_owned());
     }

@@ -1,23 +1,36 @@
-//! Calls a calculator through the generated `CalculatorClient`, over HTTP or WebSocket (the URL's
-//! scheme picks), against any JSON-RPC server with these methods.
+//! Calls a calculator through the generated `CalculatorClient`, over HTTP, WebSocket or a Unix
+//! socket (the URL's scheme picks), against any JSON-RPC server with these methods.
 //!
 //! ```text
 //! cargo run --example calculator_client -- --url http://127.0.0.1:8080/rpc
 //! cargo run --example calculator_client -- --url ws://127.0.0.1:8080/ws
+//! cargo run --example calculator_client -- --url https://127.0.0.1:8443/rpc --ca cert.pem
+//! cargo run --example calculator_client -- --url wss://127.0.0.1:8443/ws --ca cert.pem
+//! cargo run --example calculator_client -- --url unix:/tmp/calc.sock
 //! ```
+//!
+//! `--ca` trusts the CA certificates of a PEM file (a self-signed server's own certificate) besides
+//! the system's roots.
 
-use jrpc_examples::CalculatorClient;
-use jrpc_runtime::{Caller, Client, ClientError, Methods};
+use jrpc_examples::{Args, CalculatorClient};
+use jrpc_runtime::{Caller, Client, ClientError, ClientTls};
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args = Args::from_env(
+        "calculator_client",
+        "calculator_client [--url http(s)://HOST:PORT/rpc | ws(s)://HOST:PORT/ws | unix:PATH] [--ca CERT.pem]",
+    );
     let url = args
-        .iter()
-        .position(|arg| arg == "--url")
-        .and_then(|at| args.get(at + 1))
-        .map_or("http://127.0.0.1:8080/rpc", String::as_str);
-    let result = match Client::connect(url, Methods::new()).await {
+        .value("--url")
+        .unwrap_or_else(|| "http://127.0.0.1:8080/rpc".to_owned());
+    let ca = args.value("--ca");
+    args.finish();
+    let mut tls = ClientTls::new();
+    if let Some(ca) = ca {
+        tls = tls.ca_file(ca);
+    }
+    let result = match Client::builder(url).tls(tls).connect().await {
         Ok(client) => run(CalculatorClient::new(client)).await,
         Err(err) => Err(err),
     };

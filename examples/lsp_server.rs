@@ -381,6 +381,10 @@ fn word_at(text: &str, position: Position) -> Option<&str> {
 
 #[tokio::main]
 async fn main() {
+    // Editors' language clients often pass `--stdio`; stdio is the only transport here.
+    let mut args = jrpc_examples::Args::from_env("lsp_server", "lsp_server [--stdio]");
+    let _stdio = args.flag("--stdio");
+    args.finish();
     let server = Arc::new(Server::default());
     let mut methods = Handle(Arc::clone(&server)).into_methods();
     methods.on_error(|report| {

@@ -200,6 +200,8 @@ fn tool_error(message: String) -> Value {
 
 #[tokio::main]
 async fn main() {
+    jrpc_examples::Args::from_env("mcp_server", "mcp_server (speaks MCP on stdin and stdout)")
+        .finish();
     let server = Server {
         tools: Tools.into_methods(),
     };

@@ -29,7 +29,7 @@ pub trait Calculator {
     async fn echo(&self, params: Box<RawValue>) -> Box<RawValue>;
     /// Sleeps `ms` milliseconds, then answers `ms`.
     async fn sleep(&self, ms: u64) -> u64;
-    /// The transport the call came over: `stdio`, `http`, `ws` or `in-process`.
+    /// The transport the call came over: `stdio`, `http`, `ws`, `unix` or `in-process`.
     async fn whoami(&self, ctx: &Context) -> String;
     /// Sends `count` notifications `tick {"n": i}` on the caller's connection, then answers
     /// `count`; an error where the transport cannot push (HTTP).
@@ -122,6 +122,81 @@ impl Calculator for Calc {
     async fn notify_hello(&self, _values: Value) {}
 
     async fn notify_sum(&self, _values: Value) {}
+}
+
+/// An example's command line: flags and values taken by name, in any order; whatever is left is
+/// an error that prints the usage line. Each example names what it takes, then calls
+/// [`finish`](Args::finish):
+///
+/// ```no_run
+/// let mut args = jrpc_examples::Args::from_env("calculator", "calculator [--listen ADDR]");
+/// let listen = args.value("--listen");
+/// args.finish();
+/// ```
+#[derive(Debug)]
+pub struct Args {
+    program: &'static str,
+    usage: &'static str,
+    args: Vec<String>,
+    problem: Option<String>,
+}
+
+impl Args {
+    /// The process's arguments, for `program`, whose usage is `usage` (without `usage: `).
+    pub fn from_env(program: &'static str, usage: &'static str) -> Self {
+        Self::new(program, usage, std::env::args().skip(1).collect())
+    }
+
+    /// `args` for `program`.
+    pub fn new(program: &'static str, usage: &'static str, args: Vec<String>) -> Self {
+        Self {
+            program,
+            usage,
+            args,
+            problem: None,
+        }
+    }
+
+    /// Whether the flag `name` was given (taken off the list).
+    pub fn flag(&mut self, name: &str) -> bool {
+        match self.args.iter().position(|arg| arg == name) {
+            Some(at) => {
+                self.args.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The value after `name` (both taken off the list); `None` when `name` is not given. A
+    /// `name` with no value after it is an error [`finish`](Self::finish) reports.
+    pub fn value(&mut self, name: &str) -> Option<String> {
+        let at = self.args.iter().position(|arg| arg == name)?;
+        self.args.remove(at);
+        if at < self.args.len() && !self.args[at].starts_with("--") {
+            return Some(self.args.remove(at));
+        }
+        self.problem.get_or_insert_with(|| format!("`{name}` needs a value"));
+        None
+    }
+
+    /// Ends the parsing: `--help` prints the usage and exits 0; a missing value or an argument
+    /// nobody took prints what is wrong and the usage on stderr, and exits 2.
+    pub fn finish(mut self) {
+        if self.flag("--help") || self.flag("-h") {
+            println!("usage: {}", self.usage);
+            std::process::exit(0);
+        }
+        let problem = self.problem.take().or_else(|| {
+            self.args
+                .first()
+                .map(|arg| format!("unknown argument `{arg}`"))
+        });
+        if let Some(problem) = problem {
+            eprintln!("{}: {problem}\nusage: {}", self.program, self.usage);
+            std::process::exit(2);
+        }
+    }
 }
 
 /// Logs to stderr at the levels `RUST_LOG` names (`RUST_LOG=debug` shows one line per request;

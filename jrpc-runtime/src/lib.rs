@@ -174,7 +174,6 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod caller;
-#[cfg(any(feature = "http", feature = "ws"))]
 mod client;
 mod dispatch;
 mod error;
@@ -183,11 +182,11 @@ pub mod framing;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod peer;
-#[cfg(any(feature = "http", feature = "ws"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub mod server;
 pub mod stdio;
 mod time;
+#[cfg(feature = "tls")]
+mod tls;
 mod wire;
 #[cfg(feature = "ws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
@@ -202,15 +201,16 @@ struct ReadmeDoctest;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use caller::{Caller, ParamEncoding};
-#[cfg(any(feature = "http", feature = "ws"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
-pub use client::Client;
+pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEncoding};
+pub use client::{Client, ClientBuilder};
 pub use dispatch::{
     Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Observation, Outcome, ParamDoc,
     ParamStructure, Params, SchemaDoc, ServiceInfo, Transport, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use tls::ClientTls;
 pub use peer::{
     Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder,
 };

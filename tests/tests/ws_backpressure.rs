@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::server::ContextExt as _;
 use jrpc_runtime::ws::{WsServer, WsSettings};
 use jrpc_runtime::{Context, Methods, RpcError};
 use jrpc_tests::process::rss;

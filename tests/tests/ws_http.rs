@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jrpc_runtime::http::{HttpClient, HttpServer, HttpServerBuilder};
-use jrpc_runtime::server::{ContextExt as _, Topics};
+use jrpc_runtime::server::Topics;
 use jrpc_runtime::ws::WsSettings;
 use jrpc_runtime::{Caller as _, ClientError, Context, ErrorCode, Methods, RpcError, Transport};
 use jrpc_tests::raw_http::post;

@@ -1,7 +1,7 @@
 //! Topics: three connections subscribe, one leaves (by closing, or by unsubscribing), and
 //! publishing reaches exactly the ones still in.
 
-use jrpc_runtime::server::{ContextExt as _, SubscribeError, Topics};
+use jrpc_runtime::server::{SubscribeError, Topics};
 use jrpc_runtime::ws::{WsClient, WsServer};
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::raw_ws::RawWs;

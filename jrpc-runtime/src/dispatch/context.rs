@@ -21,10 +21,15 @@ pub enum Transport {
     InProcess,
     /// Any other byte stream served as a peer.
     Stream,
+    /// A Unix socket (`server::SocketServer::serve_unix`, `unix:` client URLs).
+    Unix,
+    /// A TCP connection served as a two-way peer (`server::SocketServer::serve_tcp`).
+    Tcp,
 }
 
 impl Transport {
-    /// The transport's short name: `"stdio"`, `"http"`, `"ws"`, `"in-process"` or `"stream"`.
+    /// The transport's short name: `"stdio"`, `"http"`, `"ws"`, `"in-process"`, `"stream"`,
+    /// `"unix"` or `"tcp"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Stdio => "stdio",
@@ -32,6 +37,8 @@ impl Transport {
             Self::WebSocket => "ws",
             Self::InProcess => "in-process",
             Self::Stream => "stream",
+            Self::Unix => "unix",
+            Self::Tcp => "tcp",
         }
     }
 }

@@ -6,7 +6,8 @@ use serde_json::value::RawValue;
 
 use super::Methods;
 use crate::wire::write;
-use crate::{Caller, ClientError, Id, Message};
+use crate::caller::BatchResults;
+use crate::{BatchCall, Caller, ClientError, Id, Message, Transport};
 
 /// Ids for in-process calls; they only need to be distinct while a call runs.
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
@@ -21,10 +22,27 @@ impl Caller for Methods {
     ) -> Result<Box<RawValue>, ClientError> {
         let id = Id::from(NEXT_ID.fetch_add(1, Ordering::Relaxed));
         let body = write::call_text(Some(&id), method, params.as_deref());
-        match self.handle(&body).await {
-            Some(answer) => Message::parse(&answer)?.into_result(),
-            None => Err(ClientError::Malformed("no answer to a call".into())),
+        crate::caller::traced(method, &id, Transport::InProcess, async {
+            match self.handle(&body).await {
+                Some(answer) => Message::parse(&answer)?.into_result(),
+                None => Err(ClientError::Malformed("no answer to a call".into())),
+            }
+        })
+        .await
+    }
+
+    /// One batch, answered by the table as it would answer one arriving over a transport (its
+    /// batch limit applies).
+    async fn batch_raw(&self, calls: Vec<BatchCall>) -> Result<BatchResults, ClientError> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
         }
+        let next_id = || Id::from(NEXT_ID.fetch_add(1, Ordering::Relaxed));
+        let (body, ids) = crate::caller::batch_body(&calls, next_id);
+        let Some(answer) = self.handle(&body).await else {
+            return Ok(Vec::new());
+        };
+        crate::caller::match_answers(ids, &answer)
     }
 
     async fn notify_raw(

@@ -1,6 +1,5 @@
 //! The HTTP client: JSON-RPC calls as `POST`s over a pool of keep-alive connections.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -15,9 +14,19 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde_json::value::RawValue;
 
+#[cfg(feature = "tls")]
+use crate::ClientTls;
 use crate::error::check;
 use crate::wire::write::call_text;
-use crate::{Caller, ClientError, ConfigError, Id, Message};
+use crate::caller::BatchResults;
+use crate::{BatchCall, Caller, ClientError, ConfigError, Id, Message, Transport};
+
+/// What opens connections: plain TCP, or (with `tls`) TCP with TLS for `https://` URLs, whose
+/// ALPN choice (HTTP/2 or HTTP/1.1) the pool follows.
+#[cfg(feature = "tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "tls"))]
+type Connector = HttpConnector;
 
 /// A JSON-RPC client over HTTP: each call is a `POST` of one request to the URL, over a pool of
 /// keep-alive connections; it implements [`Caller`], so generated stubs run over it.
@@ -47,8 +56,10 @@ use crate::{Caller, ClientError, ConfigError, Id, Message};
 /// | a body over `max_message_size` | [`ClientError::TooLong`] | the same |
 /// | a closed connection mid-answer | [`ClientError::Closed`] | the same |
 ///
-/// Only `http://` URLs are taken: there is no TLS in this crate; put a TLS-terminating proxy in
-/// front, or use a client of your own through [`Caller`].
+/// `https://` URLs need the `tls` feature: trust is the system's roots plus what
+/// [`HttpClientBuilder::tls`] adds, and HTTP/2 is used when the server's ALPN picks it (else
+/// HTTP/1.1). A certificate the client does not trust fails the call with
+/// [`ClientError::Transport`], saying so. Plain `http://` is HTTP/1.1.
 ///
 /// Cloning is cheap: clones share the pool.
 #[derive(Clone, Debug)]
@@ -57,7 +68,7 @@ pub struct HttpClient {
 }
 
 struct Inner {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<Connector, Full<Bytes>>,
     uri: Uri,
     headers: HeaderMap,
     call_timeout: Option<Duration>,
@@ -85,6 +96,8 @@ pub struct HttpClientBuilder {
     max_message_size: usize,
     pool_idle_timeout: Option<Duration>,
     headers: Vec<(String, String)>,
+    #[cfg(feature = "tls")]
+    tls: ClientTls,
 }
 
 impl fmt::Debug for HttpClientBuilder {
@@ -132,15 +145,25 @@ impl HttpClientBuilder {
         self.header("authorization", format!("Bearer {token}"))
     }
 
+    /// What an `https://` URL's server is trusted by (default [`ClientTls::new`]: the system's
+    /// roots); read and checked by [`build`](Self::build).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls(mut self, tls: ClientTls) -> Self {
+        self.tls = tls;
+        self
+    }
+
     /// Checks the settings and builds the client. It needs no runtime to be built; calls need a
     /// Tokio runtime with the time driver.
     ///
     /// # Errors
     ///
-    /// [`ConfigError`] naming the bad setting: `url` (not an `http://` URL with a host),
-    /// `call_timeout` (zero: use `None` for no limit), `max_message_size` (zero),
-    /// `pool_idle_timeout` (zero: use `None`), `header` (a name or value that HTTP does not
-    /// allow).
+    /// [`ConfigError`] naming the bad setting: `url` (not an `http://` URL with a host, or
+    /// `https://` without the `tls` feature), `call_timeout` (zero: use `None` for no limit),
+    /// `max_message_size` (zero), `pool_idle_timeout` (zero: use `None`), `header` (a name or
+    /// value that HTTP does not allow), `tls` (a CA file that cannot be read, for an `https://`
+    /// URL).
     pub fn build(self) -> Result<HttpClient, ConfigError> {
         let uri = parse_url(&self.url)?;
         check::optional_limit("call_timeout", self.call_timeout)?;
@@ -163,6 +186,22 @@ impl HttpClientBuilder {
         }
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
+        #[cfg(feature = "tls")]
+        let connector = {
+            // Roots are read only for an `https` URL; a plain one never starts a handshake.
+            let config = if uri.scheme_str() == Some("https") {
+                self.tls.client_config(&[])?
+            } else {
+                crate::tls::unused_config()?
+            };
+            connector.enforce_http(false);
+            hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(Arc::unwrap_or_clone(config))
+                .https_or_http()
+                .enable_http1()
+                .enable_http2()
+                .wrap_connector(connector)
+        };
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(self.pool_idle_timeout)
@@ -186,10 +225,13 @@ fn parse_url(url: &str) -> Result<Uri, ConfigError> {
         .map_err(|err| ConfigError::new("url", format!("`{url}` is not a URL: {err}")))?;
     match uri.scheme_str() {
         Some("http") => {}
+        #[cfg(feature = "tls")]
+        Some("https") => {}
+        #[cfg(not(feature = "tls"))]
         Some("https") => {
             return Err(ConfigError::new(
                 "url",
-                "`https` is not supported (no TLS); use `http` behind a TLS proxy",
+                "`https` needs the `tls` feature of jrpc-runtime",
             ));
         }
         Some("ws" | "wss") => {
@@ -209,34 +251,6 @@ fn parse_url(url: &str) -> Result<Uri, ConfigError> {
         return Err(ConfigError::new("url", format!("`{url}` has no host")));
     }
     Ok(uri)
-}
-
-/// One element of a [`batch`](HttpClient::batch): a call or a notification.
-#[derive(Clone, Debug)]
-pub struct BatchCall {
-    method: String,
-    params: Option<Box<RawValue>>,
-    notification: bool,
-}
-
-impl BatchCall {
-    /// A call, answered in the batch's results.
-    pub fn call(method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
-        Self {
-            method: method.into(),
-            params,
-            notification: false,
-        }
-    }
-
-    /// A notification: sent, never answered, and given no entry in the batch's results.
-    pub fn notification(method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
-        Self {
-            method: method.into(),
-            params,
-            notification: true,
-        }
-    }
 }
 
 /// A status the client did not expect, with a body that is not a JSON-RPC error: what
@@ -313,6 +327,8 @@ impl HttpClient {
             max_message_size: 10 * 1024 * 1024,
             pool_idle_timeout: Some(Duration::from_secs(20)),
             headers: Vec::new(),
+            #[cfg(feature = "tls")]
+            tls: ClientTls::new(),
         }
     }
 
@@ -339,28 +355,11 @@ impl HttpClient {
     /// (batches refused, or over its size cap: [`ClientError::Failed`]), or when the answer is not
     /// a list of responses ([`ClientError::Malformed`]). A call the answer leaves out gets
     /// [`ClientError::Malformed`] in its own entry.
-    pub async fn batch(
-        &self,
-        calls: Vec<BatchCall>,
-    ) -> Result<Vec<Result<Box<RawValue>, ClientError>>, ClientError> {
+    pub async fn batch(&self, calls: Vec<BatchCall>) -> Result<BatchResults, ClientError> {
         if calls.is_empty() {
             return Ok(Vec::new());
         }
-        let mut ids = Vec::new();
-        let mut body = String::from("[");
-        for (n, entry) in calls.into_iter().enumerate() {
-            if n > 0 {
-                body.push(',');
-            }
-            let id = (!entry.notification).then(|| self.next_id());
-            body.push_str(&call_text(
-                id.as_ref(),
-                &entry.method,
-                entry.params.as_deref(),
-            ));
-            ids.extend(id);
-        }
-        body.push(']');
+        let (body, ids) = crate::caller::batch_body(&calls, || self.next_id());
         let label = format!("batch of {} calls", ids.len());
         let (status, answer) = self.exchange(&label, body).await?;
         if !status.is_success() {
@@ -371,39 +370,7 @@ impl HttpClient {
         }
         let text = std::str::from_utf8(&answer)
             .map_err(|_| ClientError::Malformed("the answer is not UTF-8".into()))?;
-        if !text.trim_start().starts_with('[') {
-            // One error object for the whole batch: refused, too large, or not read.
-            return Err(match Message::parse(text) {
-                Ok(Message::ErrorResponse { error, .. }) => ClientError::Failed(error),
-                Ok(_) => ClientError::Malformed("a batch was answered with one response".into()),
-                Err(_) if text.trim().is_empty() => {
-                    ClientError::Malformed(format!("no answer to a {label}"))
-                }
-                Err(err) => err,
-            });
-        }
-        let mut answers: HashMap<Id, Message> = HashMap::new();
-        for message in Message::parse_many(text)? {
-            match &message {
-                Message::Response { id, .. } | Message::ErrorResponse { id, .. } => {
-                    answers.insert(id.clone(), message);
-                }
-                _ => {
-                    return Err(ClientError::Malformed(
-                        "a batch answer holds a request".into(),
-                    ));
-                }
-            }
-        }
-        Ok(ids
-            .into_iter()
-            .map(|id| match answers.remove(&id) {
-                Some(message) => message.into_result(),
-                None => Err(ClientError::Malformed(format!(
-                    "the batch answer has nothing for id {id}"
-                ))),
-            })
-            .collect())
+        crate::caller::match_answers(ids, text)
     }
 
     /// Posts `body` and reads the answer, within the timeout.
@@ -493,6 +460,10 @@ impl HttpClient {
             }
             cause = current.source();
         }
+        #[cfg(feature = "tls")]
+        if let Some(failed) = crate::tls::failure(&self.inner.uri.to_string(), &err) {
+            return ClientError::Transport(Box::new(failed));
+        }
         ClientError::Transport(Box::new(RequestFailed {
             uri: self.inner.uri.clone(),
             source: Box::new(err),
@@ -523,6 +494,38 @@ impl Caller for HttpClient {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id();
+        crate::caller::traced(method, &id, Transport::Http, self.call(id.clone(), method, params))
+            .await
+    }
+
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        let body = call_text(None::<&Id>, method, params.as_deref());
+        let (status, answer) = self.exchange(method, body).await?;
+        // Servers differ: 204, 202, or 200 with `null`, `{}` or an empty body. Any success will do.
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(status_failure(status, &answer))
+        }
+    }
+
+    /// One JSON-RPC batch in one request: [`HttpClient::batch`].
+    async fn batch_raw(&self, calls: Vec<BatchCall>) -> Result<BatchResults, ClientError> {
+        self.batch(calls).await
+    }
+}
+
+impl HttpClient {
+    async fn call(
+        &self,
+        id: Id,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
         let body = call_text(Some(&id), method, params.as_deref());
         let (status, answer) = self.exchange(method, body).await?;
         if !status.is_success() {
@@ -544,21 +547,6 @@ impl Caller for HttpClient {
                 ClientError::Malformed(format!("an answer for id {got}, not {id}")),
             ),
             _ => Err(ClientError::Malformed("expected a response".into())),
-        }
-    }
-
-    async fn notify_raw(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<(), ClientError> {
-        let body = call_text(None::<&Id>, method, params.as_deref());
-        let (status, answer) = self.exchange(method, body).await?;
-        // Servers differ: 204, 202, or 200 with `null`, `{}` or an empty body. Any success will do.
-        if status.is_success() {
-            Ok(())
-        } else {
-            Err(status_failure(status, &answer))
         }
     }
 }

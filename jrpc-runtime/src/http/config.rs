@@ -7,6 +7,8 @@ use std::time::Duration;
 use super::server::HttpServer;
 use super::service::RpcService;
 use crate::error::check;
+#[cfg(feature = "tls")]
+use crate::server::ServerTls;
 #[cfg(feature = "ws")]
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
@@ -58,6 +60,8 @@ pub struct HttpServerBuilder {
     websocket: WsSettings,
     #[cfg(feature = "ws")]
     topics: Option<Topics>,
+    #[cfg(feature = "tls")]
+    tls: Option<ServerTls>,
 }
 
 /// What [`HttpServerBuilder::map_context`] takes.
@@ -102,6 +106,8 @@ impl HttpServerBuilder {
             websocket: WsSettings::default(),
             #[cfg(feature = "ws")]
             topics: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 
@@ -252,6 +258,28 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Serves TLS (default: none, plain HTTP): `https://` on the RPC path and `wss://` on the
+    /// WebSocket path, HTTP/2 or HTTP/1.1 as ALPN chooses. PEM files are read and checked by
+    /// [`build`](Self::build); see [`ServerTls`].
+    ///
+    /// ```no_run
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::http::HttpServer;
+    /// use jrpc_runtime::server::ServerTls;
+    ///
+    /// let err = HttpServer::builder(Methods::new())
+    ///     .tls(ServerTls::pem_files("missing.pem", "missing-key.pem"))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.key(), "tls");
+    /// ```
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Checks the settings and builds the server.
     ///
     /// # Errors
@@ -261,7 +289,8 @@ impl HttpServerBuilder {
     /// or `body_read_timeout`; a `max_connections` of zero or above what a semaphore holds; a
     /// zero `handler_timeout` (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
     /// `Batches::Refused`); a [`websocket`](Self::websocket) setting, named as its
-    /// [`WsSettings`] method, for the reasons given there.
+    /// [`WsSettings`] method, for the reasons given there; `tls` when a TLS file cannot be read
+    /// or its certificate and key are refused.
     pub fn build(self) -> Result<HttpServer, ConfigError> {
         check_path("rpc_path", &self.rpc_path)?;
         #[cfg(feature = "ws")]
@@ -277,6 +306,13 @@ impl HttpServerBuilder {
                 "`Batches::UpTo(0)` takes no batch; use `Batches::Refused`",
             ));
         }
+        // A handshake is bounded as the headers after it are.
+        #[cfg(feature = "tls")]
+        let tls = self
+            .tls
+            .as_ref()
+            .map(|tls| tls.acceptor(self.header_read_timeout))
+            .transpose()?;
         let mut methods = self.methods;
         if let Some(limit) = self.handler_timeout {
             methods.handler_timeout(limit);
@@ -311,6 +347,8 @@ impl HttpServerBuilder {
             Slots::new(self.max_connections),
             #[cfg(feature = "ws")]
             ws,
+            #[cfg(feature = "tls")]
+            tls,
         ))
     }
 }

@@ -38,13 +38,12 @@
 //! | concern | decision |
 //! | --- | --- |
 //! | settings | [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, so one set of limits configures either; `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...), as those names are not used by the HTTP settings. The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
-//! | topics | the server holds a [`Topics`](crate::server::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::server::ContextExt::subscribe), and [`publish`](crate::server::Topics::publish) on [`HttpServer::topics`] reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
+//! | topics | the server holds a [`Topics`](crate::server::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::Context::subscribe), and [`publish`](crate::server::Topics::publish) on [`HttpServer::topics`] reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
 //! | context | [`map_context`](HttpServerBuilder::map_context) runs once per WebSocket, on the upgrade request, and its context is the base of every call on the connection: an authentication layer in front sees WebSocket clients as it sees HTTP ones. The context also has the upgrade's headers, its `x-request-id` tag and the peer's address. |
 //! | limits | a connection counts against [`max_connections`](HttpServerBuilder::max_connections) from its accept until it closes, as HTTP or as the WebSocket it was upgraded to; it counts once, not once per side. A shutdown waits for it the same way. |
 //!
 //! ```
 //! use jrpc_runtime::http::HttpServer;
-//! use jrpc_runtime::server::ContextExt as _;
 //! use jrpc_runtime::ws::WsSettings;
 //! use jrpc_runtime::{Context, Methods, RpcError};
 //!
@@ -110,7 +109,8 @@ mod request_id;
 mod server;
 mod service;
 
-pub use client::{BatchCall, HttpClient, HttpClientBuilder, StatusError};
+pub use crate::BatchCall;
+pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
 pub use server::HttpServer;
 pub use service::RpcService;

@@ -1,5 +1,6 @@
-//! The HTTP server: the accept loop, one hyper connection per client, and the routing of a
-//! request to the JSON-RPC endpoint, the WebSocket upgrade, or `404`.
+//! The HTTP server: the accept loop (with a TLS handshake first, when it has TLS), one hyper
+//! connection per client (HTTP/1.1 or HTTP/2, told apart by what the client sends), and the
+//! routing of a request to the JSON-RPC endpoint, the WebSocket upgrade, or `404`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -11,8 +12,8 @@ use ::http::Method;
 use ::http::{HeaderValue, Request, Response};
 use hyper::body::Body as _;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
 use super::config::{HttpServerBuilder, Settings};
@@ -24,14 +25,18 @@ use crate::Methods;
 use crate::Transport;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
+#[cfg(feature = "tls")]
+use crate::server::Acceptor;
 use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 
-/// An HTTP/1.1 JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
+/// An HTTP JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
 /// WebSocket path (default `/ws`, with the `ws` feature), `404` elsewhere, keep-alive
-/// connections, limits, and a graceful shutdown. See the [module docs](super) for the statuses
-/// it answers and how the WebSocket path is served.
+/// connections, limits, and a graceful shutdown. It speaks HTTP/1.1 and HTTP/2 (with prior
+/// knowledge on a plain listener, `h2c`; by ALPN over TLS), and TLS with the `tls` feature
+/// ([`HttpServerBuilder::tls`]). See the [module docs](super) for the statuses it answers and how
+/// the WebSocket path is served.
 ///
 /// Cloning is cheap; clones are the same server.
 #[derive(Clone, Debug)]
@@ -43,8 +48,11 @@ pub struct HttpServer {
 struct Inner {
     endpoint: RpcService,
     settings: Settings,
-    http1: http1::Builder,
+    conn: auto::Builder<TokioExecutor>,
     slots: Slots,
+    /// The TLS handshake every accepted connection goes through first, when there is one.
+    #[cfg(feature = "tls")]
+    tls: Option<Acceptor>,
     /// What the WebSocket path hands its upgrades to; it shares the endpoint's shutdown.
     #[cfg(feature = "ws")]
     ws: WsServer,
@@ -72,18 +80,24 @@ impl HttpServer {
         settings: Settings,
         slots: Slots,
         #[cfg(feature = "ws")] ws: WsServer,
+        #[cfg(feature = "tls")] tls: Option<Acceptor>,
     ) -> Self {
-        let mut http1 = http1::Builder::new();
-        http1
+        // HTTP/1.1 or HTTP/2, by the first bytes the client sends (the HTTP/2 preface): so a
+        // plain listener takes h2c with prior knowledge, and TLS takes what ALPN chose.
+        let mut conn = auto::Builder::new(TokioExecutor::new());
+        conn.http1()
             .timer(TokioTimer::new())
             .header_read_timeout(settings.header_read_timeout)
             .keep_alive(true);
+        conn.http2().timer(TokioTimer::new());
         Self {
             inner: Arc::new(Inner {
                 endpoint,
                 settings,
-                http1,
+                conn,
                 slots,
+                #[cfg(feature = "tls")]
+                tls,
                 #[cfg(feature = "ws")]
                 ws,
             }),
@@ -102,7 +116,7 @@ impl HttpServer {
     }
 
     /// The registry that handlers on the WebSocket path subscribe to
-    /// ([`ContextExt::subscribe`](crate::server::ContextExt::subscribe));
+    /// ([`Context::subscribe`](crate::Context::subscribe));
     /// [`Topics::publish`] on it reaches them.
     #[cfg(feature = "ws")]
     #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
@@ -113,27 +127,53 @@ impl HttpServer {
     /// Accepts connections on `listener` and serves each in its own task, until a shutdown
     /// begins; then returns (dropping the listener), while the open connections drain.
     ///
+    /// With TLS, each connection's handshake runs first, in the connection's task, within the
+    /// `header_read_timeout`; one that fails (plain HTTP sent to the TLS port, a client that
+    /// distrusts the certificate) drops that connection only.
+    ///
     /// At `max_connections` it waits for a connection to close before accepting another; a
     /// connection upgraded to WebSocket counts until the WebSocket closes. A failed accept never
     /// ends the loop: a client's reset is skipped, and a lack of resources (`EMFILE` and the
     /// like) is logged and retried after 100 ms.
     pub async fn serve(&self, listener: TcpListener) {
         let shutdown = Arc::clone(self.inner.endpoint.shutdown());
+        #[cfg(feature = "tls")]
+        let what = if self.inner.tls.is_some() {
+            "HTTPS"
+        } else {
+            "HTTP"
+        };
+        #[cfg(not(feature = "tls"))]
+        let what = "HTTP";
         accept_loop(
             listener,
             &self.inner.slots,
             &shutdown,
-            "HTTP",
+            what,
             |stream, peer, slot| {
-                tokio::spawn(self.connection(stream, Some(peer), Some(slot)));
+                #[cfg(feature = "tls")]
+                if let Some(tls) = &self.inner.tls {
+                    let (this, tls) = (self.clone(), tls.clone());
+                    // Counted from the accept, so that a shutdown waits for the handshake too.
+                    let counted = shutdown.track_connection();
+                    tokio::spawn(async move {
+                        if let Some(stream) = tls.accept(stream).await {
+                            this.connection(stream, peer, Some(slot)).await;
+                        }
+                        drop(counted);
+                    });
+                    return;
+                }
+                tokio::spawn(self.connection(stream, peer, Some(slot)));
             },
         )
         .await;
     }
 
-    /// Serves one connection (HTTP/1.1 with keep-alive and upgrades) until the client closes it,
-    /// it times out, or a shutdown closes it; for an accept loop of your own (over TLS, a Unix
-    /// socket...). `max_connections` is the accept loop's to enforce, not this method's.
+    /// Serves one connection (HTTP/1.1 with keep-alive and upgrades, or HTTP/2) until the client
+    /// closes it, it times out, or a shutdown closes it; for an accept loop of your own (a Unix
+    /// socket, TLS of your own...). The server's TLS is not applied here: `io` is the plain
+    /// stream. `max_connections` is the accept loop's to enforce, not this method's.
     pub fn serve_connection(
         &self,
         io: impl Io,
@@ -164,11 +204,11 @@ impl HttpServer {
             server: Arc::clone(&self.inner),
             slot: Arc::new(slot),
         };
-        let http1 = self.inner.http1.clone();
+        let server = Arc::clone(&self.inner);
         async move {
-            let connection = http1
-                .serve_connection(TokioIo::new(io), router)
-                .with_upgrades();
+            let connection = server
+                .conn
+                .serve_connection_with_upgrades(TokioIo::new(io), router);
             tokio::pin!(connection);
             // Open connections stay through draining, so that requests on them get a 503.
             tokio::select! {
@@ -184,7 +224,7 @@ impl HttpServer {
     }
 }
 
-fn ended(result: Result<(), hyper::Error>) {
+fn ended(result: Result<(), Box<dyn std::error::Error + Send + Sync>>) {
     if let Err(err) = result {
         tracing::debug!(error = %err, "connection ended with an error");
     }

@@ -131,6 +131,11 @@ impl PeerConfig {
         self.context.transport()
     }
 
+    /// The context handlers' contexts are built on.
+    pub(crate) fn context(&self) -> &Context {
+        &self.context
+    }
+
     /// This configuration with the context's transport replaced: what stdio sets.
     pub(crate) fn on_transport(mut self, transport: Transport) -> Self {
         self.context = self.context.with_transport(transport);

@@ -19,12 +19,14 @@ use super::connection::{Command, Connection};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
 use crate::wire::write;
-use crate::{Caller, ClientError, Context, Id, Methods};
+use crate::{Caller, ClientError, Context, Id, Methods, Transport};
 
 /// What handles and the loop share.
 pub(super) struct Shared {
     next_id: AtomicI64,
     overflow: Overflow,
+    /// What the connection runs over, for the client's `call` span.
+    transport: Transport,
     /// Signalled when a push found the queue full under [`Overflow::Close`].
     pub(super) overflowed: Notify,
 }
@@ -176,6 +178,7 @@ impl Peer {
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(1),
             overflow: config.overflow,
+            transport: config.context.transport(),
             overflowed: Notify::new(),
         });
         let handle = Peer {
@@ -273,6 +276,32 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        crate::caller::traced(
+            method,
+            &id,
+            self.shared.transport,
+            self.call(id, method, params),
+        )
+        .await
+    }
+
+    async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), ClientError> {
+        let text = write::call_text(None::<&Id>, method, params.as_deref());
+        self.send(method, Command::Notify { text }).await
+    }
+}
+
+impl Peer {
+    async fn call(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
         let text = write::call_text(Some(&id), method, params.as_deref());
         let (reply, answer) = oneshot::channel();
         // The limit covers the whole call: waiting for room in a full queue (the other side not
@@ -314,14 +343,5 @@ impl Caller for Peer {
                 method: method.to_owned(),
             })
         })
-    }
-
-    async fn notify_raw(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<(), ClientError> {
-        let text = write::call_text(None::<&Id>, method, params.as_deref());
-        self.send(method, Command::Notify { text }).await
     }
 }

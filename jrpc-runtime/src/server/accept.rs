@@ -1,15 +1,67 @@
-//! The accept loop every server runs: a connection cap, a loop that survives failed accepts, and
-//! an end when a shutdown begins.
+//! The accept loop every server runs, over any kind of listener (TCP, Unix): a connection cap, a
+//! loop that survives failed accepts, and an end when a shutdown begins.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
+#[cfg(unix)]
+use tokio::net::UnixListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::Shutdown;
+use super::{Io, Shutdown};
+
+/// A kind of listener the accept loop takes connections from.
+pub(crate) trait Listener: Send {
+    /// A connection's byte stream.
+    type Io: Io;
+
+    /// Takes the next connection, with the peer's network address where it has one.
+    fn accept(&self) -> impl Future<Output = io::Result<(Self::Io, Option<SocketAddr>)>> + Send;
+
+    /// Where it listens, for the log line.
+    fn local(&self) -> String;
+}
+
+impl Listener for TcpListener {
+    type Io = tokio::net::TcpStream;
+
+    async fn accept(&self) -> io::Result<(Self::Io, Option<SocketAddr>)> {
+        let (stream, peer) = TcpListener::accept(self).await?;
+        // Answers are small and written whole: send them without waiting for more.
+        let _ = stream.set_nodelay(true);
+        Ok((stream, Some(peer)))
+    }
+
+    fn local(&self) -> String {
+        self.local_addr()
+            .map_or_else(|_| "an unknown address".to_owned(), |addr| addr.to_string())
+    }
+}
+
+#[cfg(unix)]
+impl Listener for UnixListener {
+    type Io = tokio::net::UnixStream;
+
+    async fn accept(&self) -> io::Result<(Self::Io, Option<SocketAddr>)> {
+        // A Unix peer's address is a path at best (usually none): nothing a `SocketAddr` holds.
+        let (stream, _peer) = UnixListener::accept(self).await?;
+        Ok((stream, None))
+    }
+
+    fn local(&self) -> String {
+        match self.local_addr() {
+            Ok(addr) => match addr.as_pathname() {
+                Some(path) => format!("unix:{}", path.display()),
+                None => "an unnamed Unix socket".to_owned(),
+            },
+            Err(_) => "an unknown Unix socket".to_owned(),
+        }
+    }
+}
 
 /// A connection's place under the server's `max_connections` cap, held until it closes (as the
 /// WebSocket an HTTP connection was upgraded to, too).
@@ -34,14 +86,14 @@ impl Slots {
 /// the kernel's backlog rather than being refused. A failed accept never ends the loop: a
 /// client's reset is skipped, and a lack of resources (`EMFILE` and the like) is logged and
 /// retried after 100 ms.
-pub(crate) async fn accept_loop(
-    listener: TcpListener,
+pub(crate) async fn accept_loop<L: Listener>(
+    listener: L,
     slots: &Slots,
     shutdown: &Shutdown,
     what: &'static str,
-    mut serve: impl FnMut(TcpStream, SocketAddr, Slot),
+    mut serve: impl FnMut(L::Io, Option<SocketAddr>, Slot),
 ) {
-    tracing::info!(addr = ?listener.local_addr().ok(), "serving {what}");
+    tracing::info!(addr = %listener.local(), "serving {what}");
     let stopping = shutdown.draining();
     tokio::pin!(stopping);
     loop {
@@ -69,8 +121,6 @@ pub(crate) async fn accept_loop(
                 }
             }
         };
-        // Answers are small and written whole: send them without waiting for more.
-        let _ = stream.set_nodelay(true);
         serve(stream, peer, slot);
     }
     tracing::info!("stopped accepting {what} connections");

@@ -14,13 +14,13 @@ use crate::{Caller as _, ClientError, Context, Peer};
 ///
 /// A `ws::WsServer` holds one (its own, or one given with
 /// `ws::WsServerBuilder::topics`) and puts it in every
-/// connection's [`Context`], where [`ContextExt::subscribe`] finds it. A connection leaves every
+/// connection's [`Context`], where [`Context::subscribe`] finds it. A connection leaves every
 /// topic when it closes, however it closes.
 ///
 /// Cloning is cheap: clones share the registry.
 ///
 /// ```
-/// use jrpc_runtime::server::{ContextExt as _, Topics};
+/// use jrpc_runtime::server::Topics;
 /// use jrpc_runtime::ws::WsServer;
 /// use jrpc_runtime::{Context, Methods, RpcError};
 ///
@@ -85,7 +85,7 @@ pub enum SubscribeError {
     /// The request did not come over a WebSocket connection (HTTP, in-process, stdio).
     #[error("topics need a WebSocket connection")]
     NotWebSocket,
-    /// The connection's context holds no [`Topics`] registry (only [`ContextExt::subscribe`]
+    /// The connection's context holds no [`Topics`] registry (only [`Context::subscribe`]
     /// fails this way; [`Topics::subscribe`] names its registry).
     #[error("this connection has no topics registry")]
     NoRegistry,
@@ -188,20 +188,23 @@ impl Topics {
     }
 }
 
-/// Topic operations on a handler's [`Context`], through the [`Topics`] registry of the
-/// `ws::WsServer` the connection belongs to.
+/// Topic operations on a handler's [`Context`], through the [`Topics`] registry of the server
+/// the connection belongs to (a `ws::WsServer`, or an `http::HttpServer`'s WebSocket path). They
+/// are methods of `Context` itself: no import needed.
 ///
 /// ```
-/// use jrpc_runtime::server::ContextExt as _;
 /// use jrpc_runtime::{Context, RpcError};
 ///
 /// async fn watch(topic: String, ctx: Context) -> Result<bool, RpcError> {
 ///     Ok(ctx.subscribe(&topic)?)
 /// }
 /// ```
-pub trait ContextExt {
+impl Context {
     /// The registry of the connection's server, if the request came over one that has it.
-    fn topics(&self) -> Option<&Topics>;
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+    pub fn topics(&self) -> Option<&Topics> {
+        self.extension::<Topics>()
+    }
 
     /// Subscribes this connection to `topic`; `false` if it was subscribed already.
     ///
@@ -209,18 +212,8 @@ pub trait ContextExt {
     ///
     /// [`SubscribeError::NotWebSocket`] over other transports; [`SubscribeError::NoRegistry`]
     /// when the connection's server has no registry.
-    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError>;
-
-    /// Takes this connection out of `topic`; returns whether it was in.
-    fn unsubscribe(&self, topic: &str) -> bool;
-}
-
-impl ContextExt for Context {
-    fn topics(&self) -> Option<&Topics> {
-        self.extension::<Topics>()
-    }
-
-    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError> {
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+    pub fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError> {
         if self.extension::<Membership>().is_none() {
             return Err(SubscribeError::NotWebSocket);
         }
@@ -229,9 +222,42 @@ impl ContextExt for Context {
             .subscribe(self, topic)
     }
 
-    fn unsubscribe(&self, topic: &str) -> bool {
+    /// Takes this connection out of `topic`; returns whether it was in.
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+    pub fn unsubscribe(&self, topic: &str) -> bool {
         self.topics()
             .is_some_and(|topics| topics.unsubscribe(self, topic))
+    }
+}
+
+/// The topic methods of [`Context`] as a trait, for code written when they needed an import;
+/// `Context`'s own methods (which this calls) need none.
+pub trait ContextExt {
+    /// [`Context::topics`].
+    fn topics(&self) -> Option<&Topics>;
+
+    /// [`Context::subscribe`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Context::subscribe`].
+    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError>;
+
+    /// [`Context::unsubscribe`].
+    fn unsubscribe(&self, topic: &str) -> bool;
+}
+
+impl ContextExt for Context {
+    fn topics(&self) -> Option<&Topics> {
+        Context::topics(self)
+    }
+
+    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError> {
+        Context::subscribe(self, topic)
+    }
+
+    fn unsubscribe(&self, topic: &str) -> bool {
+        Context::unsubscribe(self, topic)
     }
 }
 

@@ -4,11 +4,20 @@ use std::time::Duration;
 
 use ::http::{HeaderName, HeaderValue};
 use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
-use super::connection;
+use super::connection::{self, Settings};
 use super::settings::WsSettings;
+#[cfg(feature = "tls")]
+use crate::ClientTls;
 use crate::{Caller, ClientError, Context, Methods, Peer, Transport};
+
+/// The error of a failed connect.
+#[cfg(feature = "tls")]
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A JSON-RPC client over WebSocket; both sides call.
 ///
@@ -17,7 +26,9 @@ use crate::{Caller, ClientError, Context, Methods, Peer, Transport};
 /// connect time. Cloning is cheap: clones share the connection, which closes (1000) when the
 /// last clone drops.
 ///
-/// Only `ws://` URLs: this crate builds tokio-tungstenite without TLS.
+/// `ws://` URLs, and `wss://` with the `tls` feature (trust: the system's roots plus what
+/// [`WsClientBuilder::tls`] adds; a certificate it does not trust fails `connect` at once,
+/// saying so).
 ///
 /// ```no_run
 /// use jrpc_runtime::ws::WsClient;
@@ -80,6 +91,13 @@ impl Caller for WsClient {
     ) -> Result<(), ClientError> {
         self.peer.notify_raw(method, params).await
     }
+
+    async fn batch_raw(
+        &self,
+        calls: Vec<crate::BatchCall>,
+    ) -> Result<crate::BatchResults, ClientError> {
+        self.peer.batch_raw(calls).await
+    }
 }
 
 /// Settings of a [`WsClient`] connection.
@@ -105,6 +123,8 @@ pub struct WsClientBuilder {
     headers: Vec<(String, String)>,
     settings: WsSettings,
     connect_timeout: Duration,
+    #[cfg(feature = "tls")]
+    tls: ClientTls,
 }
 
 impl WsClientBuilder {
@@ -116,7 +136,18 @@ impl WsClientBuilder {
             // A client pings only when asked, and never gives up on a quiet server by itself.
             settings: WsSettings::new().ping_interval(None).idle_timeout(None),
             connect_timeout: Duration::from_secs(10),
+            #[cfg(feature = "tls")]
+            tls: ClientTls::new(),
         }
+    }
+
+    /// What a `wss://` URL's server is trusted by (default [`ClientTls::new`]: the system's
+    /// roots).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls(mut self, tls: ClientTls) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// The handlers of what the server sends (notifications and calls); none by default.
@@ -174,10 +205,11 @@ impl WsClientBuilder {
     /// # Errors
     ///
     /// [`ClientError::Transport`] when a setting is out of range (a
-    /// [`ConfigError`](crate::ConfigError)), a header is invalid, the URL is invalid, the
-    /// connection fails or times out, or the server refuses the upgrade.
+    /// [`ConfigError`](crate::ConfigError), `tls` included), a header is invalid, the URL is
+    /// invalid (or `wss://` without the `tls` feature), the connection or its TLS handshake
+    /// fails, it all takes longer than the connect timeout, or the server refuses the upgrade.
     pub async fn connect(self) -> Result<WsClient, ClientError> {
-        let transport = |err: Box<dyn std::error::Error + Send + Sync>| ClientError::Transport(err);
+        let transport = ClientError::Transport;
         let settings = self
             .settings
             .check_client()
@@ -193,9 +225,62 @@ impl WsClientBuilder {
             let value = HeaderValue::from_str(value).map_err(|err| transport(Box::new(err)))?;
             request.headers_mut().append(name, value);
         }
-        let connecting =
-            tokio_tungstenite::connect_async_with_config(request, Some(settings.ws), true);
-        let (ws, _response) = tokio::time::timeout(self.connect_timeout, connecting)
+        let uri = request.uri().clone();
+        let secure = uri.scheme_str() == Some("wss");
+        // `[::1]` in a URL is `::1` to a socket.
+        let host = uri
+            .host()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
+        // Checked before connecting: a bad CA file fails at once, not after a connect.
+        #[cfg(feature = "tls")]
+        let tls = if secure {
+            Some(
+                self.tls
+                    .client_config(&[b"http/1.1"])
+                    .map_err(|err| transport(Box::new(err)))?,
+            )
+        } else {
+            None
+        };
+        #[cfg(not(feature = "tls"))]
+        if secure {
+            return Err(transport(
+                format!("`{}` needs the `tls` feature of jrpc-runtime", self.url).into(),
+            ));
+        }
+        let methods = self.methods;
+        let connecting = async move {
+            let tcp = TcpStream::connect((host.as_str(), port)).await?;
+            // Answers are small and written whole: send them without waiting for more.
+            let _ = tcp.set_nodelay(true);
+            #[cfg(feature = "tls")]
+            if let Some(config) = tls {
+                let name = rustls::pki_types::ServerName::try_from(host.clone())?;
+                let target = format!("{host}:{port}");
+                let stream = tokio_rustls::TlsConnector::from(config)
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|err| -> BoxError {
+                        match crate::tls::failure(&target, &err) {
+                            Some(failed) => Box::new(failed),
+                            None => Box::new(err),
+                        }
+                    })?;
+                let (ws, _response) =
+                    tokio_tungstenite::client_async_with_config(request, stream, Some(settings.ws))
+                        .await?;
+                return Ok::<_, BoxError>(start(ws, methods, &settings));
+            }
+            let (ws, _response) =
+                tokio_tungstenite::client_async_with_config(request, tcp, Some(settings.ws))
+                    .await?;
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(start(ws, methods, &settings))
+        };
+        let peer = tokio::time::timeout(self.connect_timeout, connecting)
             .await
             .map_err(|_| {
                 let why = format!(
@@ -207,16 +292,24 @@ impl WsClientBuilder {
                     why,
                 )))
             })?
-            .map_err(|err| transport(Box::new(err)))?;
-        let (peer, pump) = connection::start(
-            ws,
-            self.methods,
-            Context::new(Transport::WebSocket),
-            &settings,
-            Box::pin(std::future::pending()),
-            Box::pin(std::future::pending()),
-        );
-        tokio::spawn(pump);
+            .map_err(transport)?;
         Ok(WsClient { peer })
     }
+}
+
+/// Serves a client's socket: the pump in a task of its own, and the handle.
+fn start<S>(ws: WebSocketStream<S>, methods: Methods, settings: &Settings) -> Peer
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (peer, pump) = connection::start(
+        ws,
+        methods,
+        Context::new(Transport::WebSocket),
+        settings,
+        Box::pin(std::future::pending()),
+        Box::pin(std::future::pending()),
+    );
+    tokio::spawn(pump);
+    peer
 }

@@ -8,7 +8,7 @@
 //! | [`WsSettings`] | the settings of each connection, for a [`WsServer`] or an `http::HttpServer`'s WebSocket path |
 //! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::Caller) for generated stubs |
 //!
-//! Topics ([`Topics`](crate::server::Topics), [`ContextExt`](crate::server::ContextExt)) and the
+//! Topics ([`Topics`](crate::server::Topics), [`Context::subscribe`](crate::Context::subscribe)) and the
 //! shutdown handle are the [`server`](crate::server) layer's, shared with the HTTP server.
 //!
 //! `http::HttpServer` also serves WebSocket, on its `ws_path` (default

@@ -211,7 +211,7 @@ impl WsServer {
             &self.inner.shutdown,
             "WebSocket",
             |stream, peer, slot| {
-                let connection = self.serve_connection(stream, Some(peer));
+                let connection = self.serve_connection(stream, peer);
                 tokio::spawn(async move {
                     connection.await;
                     drop(slot);
