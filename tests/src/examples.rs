@@ -117,8 +117,18 @@ impl Calculator {
     ///
     /// When it cannot start, or prints no address in time.
     pub fn start(calculator: &Path) -> Calculator {
+        Self::start_with(calculator, &["--listen", "127.0.0.1:0"], "http://")
+    }
+
+    /// Starts the executable `calculator` with `args` and waits for the line `listening on
+    /// PREFIX...`; [`addr`](Self::addr) is what follows `prefix`.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no such line in time.
+    pub fn start_with(calculator: &Path, args: &[&str], prefix: &str) -> Calculator {
         let mut child = Command::new(calculator)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -149,7 +159,8 @@ impl Calculator {
         };
         server.addr = line
             .trim()
-            .strip_prefix("listening on http://")
+            .strip_prefix("listening on ")
+            .and_then(|rest| rest.strip_prefix(prefix))
             .unwrap_or_else(|| panic!("unexpected first line {line:?}\n{}", server.stderr()))
             .to_owned();
         server

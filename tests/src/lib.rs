@@ -7,7 +7,8 @@
 //! - [`servers`]: an `HttpServer` or `WsServer` on a free local port;
 //! - [`raw_http`]: HTTP/1.1 written and read by hand;
 //! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
-//! - [`fixtures`]: methods several tests register.
+//! - [`fixtures`]: methods several tests register;
+//! - [`tls`]: certificates made for the run.
 
 use std::future::Future;
 use std::time::Duration;
@@ -19,6 +20,7 @@ pub mod process;
 pub mod raw_http;
 pub mod raw_ws;
 pub mod servers;
+pub mod tls;
 
 pub use examples::{build_examples, workspace_root};
 

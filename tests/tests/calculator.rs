@@ -16,7 +16,15 @@ use serde_json::{Value, json};
 fn example(name: &str) -> PathBuf {
     static BUILT: OnceLock<Result<std::collections::HashMap<String, PathBuf>, String>> =
         OnceLock::new();
-    match BUILT.get_or_init(|| jrpc_tests::build_examples(&["calculator", "calculator_client"])) {
+    match BUILT.get_or_init(|| {
+        jrpc_tests::build_examples(&[
+            "calculator",
+            "calculator_client",
+            "lsp_server",
+            "mcp_server",
+            "axum_mount",
+        ])
+    }) {
         Ok(found) => found[name].clone(),
         Err(why) => panic!("{why}"),
     }
@@ -51,6 +59,114 @@ fn the_client_example_prints_its_contract_over_http_and_ws() {
             "{url}"
         );
     }
+}
+
+/// Runs `calculator_client` with `args`, within a time limit.
+fn run_client(args: &[&str]) -> std::process::Output {
+    jrpc_tests::process::run_bounded(
+        Command::new(example("calculator_client")).args(args),
+        Duration::from_secs(30),
+    )
+    .unwrap_or_else(|why| panic!("{why}"))
+}
+
+#[test]
+fn the_client_example_prints_its_contract_over_https_wss_and_unix() {
+    let certs = jrpc_tests::tls::Certs::localhost();
+    let (cert, key) = (certs.cert.to_str().unwrap(), certs.key.to_str().unwrap());
+    let mut server = Calculator::start_with(
+        &example("calculator"),
+        &["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key],
+        "https://",
+    );
+    for url in [
+        format!("https://{}/rpc", server.addr),
+        format!("wss://{}/ws", server.addr),
+    ] {
+        let output = run_client(&["--url", &url, "--ca", cert]);
+        assert!(
+            output.status.success(),
+            "{url}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&output.stdout), CLIENT_OUTPUT, "{url}");
+
+        // Without `--ca` the self-signed certificate is nobody's: a prompt failure that says so.
+        let output = run_client(&["--url", &url]);
+        assert!(!output.status.success(), "{url} without --ca succeeded");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("certificate"), "{url}: {stderr}");
+        assert!(!stderr.contains("not supported"), "{url}: {stderr}");
+    }
+    server.assert_alive();
+
+    let socket = certs.dir().join("calc.sock");
+    let socket = socket.to_str().unwrap();
+    let mut unix = Calculator::start_with(&example("calculator"), &["--unix", socket], "unix:");
+    assert_eq!(unix.addr, socket);
+    let output = run_client(&["--url", &format!("unix:{socket}")]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), CLIENT_OUTPUT);
+    unix.assert_alive();
+}
+
+#[tokio::test]
+async fn whoami_and_ticks_over_a_unix_socket() {
+    let dir = jrpc_tests::tls::Certs::localhost();
+    let socket = dir.dir().join("calc.sock");
+    let socket = socket.to_str().unwrap().to_owned();
+    let _server = Calculator::start_with(&example("calculator"), &["--unix", &socket], "unix:");
+    jrpc_tests::bounded_by(Duration::from_secs(30), async {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut methods = Methods::new();
+        let sink = Arc::clone(&seen);
+        methods
+            .register_notification("tick", &["n"], move |(n,): (u32,), _| {
+                sink.lock().unwrap().push(n);
+                async {}
+            })
+            .unwrap();
+        let client = jrpc_runtime::Client::builder(format!("unix:{socket}"))
+            .methods(methods)
+            .connect()
+            .await
+            .unwrap();
+        let who: String = client.call("whoami", ()).await.unwrap();
+        assert_eq!(who, "unix");
+        let count: u32 = client.call("ticks", [3]).await.unwrap();
+        assert_eq!(count, 3);
+        assert_eq!(*seen.lock().unwrap(), [1, 2, 3]);
+    })
+    .await;
+}
+
+#[test]
+fn unknown_flags_are_an_error_with_a_usage_line_in_every_example() {
+    for name in [
+        "calculator",
+        "calculator_client",
+        "lsp_server",
+        "mcp_server",
+        "axum_mount",
+    ] {
+        let output = jrpc_tests::process::run_bounded(
+            Command::new(example(name)).arg("--no-such-flag"),
+            Duration::from_secs(30),
+        )
+        .unwrap_or_else(|why| panic!("{why}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains("--no-such-flag"), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("usage: {name}")), "{name}: {stderr}");
+    }
+    // A flag that needs a value, given none.
+    let output = run_client(&["--url"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("`--url` needs a value"));
 }
 
 #[test]

@@ -289,3 +289,86 @@ fn http_with_curl() {
     assert_eq!(after.json()["result"], 42);
     server.assert_alive();
 }
+
+/// Whether this curl speaks HTTP/2 (built with nghttp2).
+fn curl_speaks_http2() -> bool {
+    run_bounded(Command::new("curl").arg("--version"), STEP_LIMIT).is_ok_and(|output| {
+        output.status.success() && String::from_utf8_lossy(&output.stdout).contains("HTTP2")
+    })
+}
+
+/// `curl` with `args`, posting `add(2, 3)`: the status line and the body.
+fn curl_add(url: &str, args: &[&str]) -> (String, Value) {
+    let output = run_bounded(
+        Command::new("curl")
+            .args(["--silent", "--show-error", "--max-time", "10", "--include"])
+            .args(args)
+            .args([
+                "--header",
+                "content-type: application/json",
+                "--data-binary",
+                r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#,
+            ])
+            .arg(url),
+        STEP_LIMIT,
+    )
+    .unwrap_or_else(|why| panic!("{why}"));
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "curl {args:?} {url} failed ({}): {}\n{text}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no end of headers in {text:?}"));
+    let status = head.lines().next().unwrap_or_default().trim().to_owned();
+    let body = serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {body:?}"));
+    (status, body)
+}
+
+#[test]
+fn http2_with_curl_prior_knowledge_and_over_tls() {
+    if !curl_available() || !curl_speaks_http2() {
+        eprintln!("skipped: curl with HTTP/2 not found");
+        return;
+    }
+    let answer = json!({ "jsonrpc": "2.0", "result": 5, "id": 1 });
+
+    // h2c: HTTP/2 with prior knowledge on the plain listener.
+    let mut plain = Calculator::start(calculator());
+    let url = format!("http://{}/rpc", plain.addr);
+    let (status, body) = curl_add(&url, &["--http2-prior-knowledge"]);
+    assert_eq!((status.as_str(), &body), ("HTTP/2 200", &answer));
+    // HTTP/1.1 still, on the same listener.
+    let (status, body) = curl_add(&url, &["--http1.1"]);
+    assert_eq!((status.as_str(), &body), ("HTTP/1.1 200 OK", &answer));
+    plain.assert_alive();
+
+    // TLS: HTTP/2 by ALPN, or HTTP/1.1 when that is all curl offers.
+    let certs = jrpc_tests::tls::Certs::localhost();
+    let (cert, key) = (certs.cert.to_str().unwrap(), certs.key.to_str().unwrap());
+    let mut tls = Calculator::start_with(
+        calculator(),
+        &["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key],
+        "https://",
+    );
+    let url = format!("https://{}/rpc", tls.addr);
+    let (status, body) = curl_add(&url, &["--http2", "--cacert", cert]);
+    assert_eq!((status.as_str(), &body), ("HTTP/2 200", &answer));
+    let (status, body) = curl_add(&url, &["--http1.1", "--cacert", cert]);
+    assert_eq!((status.as_str(), &body), ("HTTP/1.1 200 OK", &answer));
+    // Without the CA, curl refuses the certificate; the server goes on.
+    let refused = run_bounded(
+        Command::new("curl")
+            .args(["--silent", "--max-time", "10"])
+            .arg(&url),
+        STEP_LIMIT,
+    )
+    .unwrap_or_else(|why| panic!("{why}"));
+    assert!(!refused.status.success());
+    let (status, _) = curl_add(&url, &["--http2", "--cacert", cert]);
+    assert_eq!(status, "HTTP/2 200");
+    tls.assert_alive();
+}
