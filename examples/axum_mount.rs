@@ -52,10 +52,8 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = jrpc_examples::Args::from_env(
-        "axum_mount",
-        "axum_mount [--listen ADDR] [--token TOKEN]",
-    );
+    let mut args =
+        jrpc_examples::Args::from_env("axum_mount", "axum_mount [--listen ADDR] [--token TOKEN]");
     let listen = args.value("--listen");
     let token = args.value("--token");
     args.finish();

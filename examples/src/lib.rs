@@ -176,7 +176,8 @@ impl Args {
         if at < self.args.len() && !self.args[at].starts_with("--") {
             return Some(self.args.remove(at));
         }
-        self.problem.get_or_insert_with(|| format!("`{name}` needs a value"));
+        self.problem
+            .get_or_insert_with(|| format!("`{name}` needs a value"));
         None
     }
 

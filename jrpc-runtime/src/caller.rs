@@ -131,7 +131,9 @@ pub trait Caller: Send + Sync {
             // A notification that cannot be sent fails the batch: the connection is gone.
             let sent = calls.into_iter().map(|entry| async move {
                 if entry.notification {
-                    self.notify_raw(&entry.method, entry.params).await.map(|()| None)
+                    self.notify_raw(&entry.method, entry.params)
+                        .await
+                        .map(|()| None)
                 } else {
                     Ok(Some(self.call_raw(&entry.method, entry.params).await))
                 }
@@ -213,8 +215,10 @@ pub trait DynCaller: Send + Sync {
     ) -> BoxFuture<'a, Result<(), ClientError>>;
 
     /// [`Caller::batch_raw`], boxed.
-    fn dyn_batch_raw(&self, calls: Vec<BatchCall>)
-    -> BoxFuture<'_, Result<BatchResults, ClientError>>;
+    fn dyn_batch_raw(
+        &self,
+        calls: Vec<BatchCall>,
+    ) -> BoxFuture<'_, Result<BatchResults, ClientError>>;
 }
 
 impl<C: Caller> DynCaller for C {
@@ -352,7 +356,10 @@ pub(crate) fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, Cl
 }
 
 /// A batch's body, and the ids of its calls in order (notifications get none).
-pub(crate) fn batch_body(calls: &[BatchCall], mut next_id: impl FnMut() -> Id) -> (String, Vec<Id>) {
+pub(crate) fn batch_body(
+    calls: &[BatchCall],
+    mut next_id: impl FnMut() -> Id,
+) -> (String, Vec<Id>) {
     let mut ids = Vec::new();
     let mut body = String::from("[");
     for (n, entry) in calls.iter().enumerate() {
@@ -360,7 +367,11 @@ pub(crate) fn batch_body(calls: &[BatchCall], mut next_id: impl FnMut() -> Id) -
             body.push(',');
         }
         let id = (!entry.notification).then(&mut next_id);
-        body.push_str(&call_text(id.as_ref(), &entry.method, entry.params.as_deref()));
+        body.push_str(&call_text(
+            id.as_ref(),
+            &entry.method,
+            entry.params.as_deref(),
+        ));
         ids.extend(id);
     }
     body.push(']');
@@ -382,10 +393,9 @@ pub(crate) fn match_answers(ids: Vec<Id>, text: &str) -> Result<BatchResults, Cl
         return Err(match Message::parse(text) {
             Ok(Message::ErrorResponse { error, .. }) => ClientError::Failed(error),
             Ok(_) => ClientError::Malformed("a batch was answered with one response".into()),
-            Err(_) if text.trim().is_empty() => ClientError::Malformed(format!(
-                "no answer to a batch of {} calls",
-                ids.len()
-            )),
+            Err(_) if text.trim().is_empty() => {
+                ClientError::Malformed(format!("no answer to a batch of {} calls", ids.len()))
+            }
             Err(err) => err,
         });
     }

@@ -8,9 +8,9 @@ use crate::ClientTls;
 use crate::http::HttpClient;
 #[cfg(feature = "ws")]
 use crate::ws::WsClient;
+use crate::{BatchCall, Caller, ClientError, Framing, Methods};
 #[cfg(unix)]
 use crate::{Context, Lifetime, Peer, PeerConfig, Transport};
-use crate::{BatchCall, Caller, ClientError, Framing, Methods};
 
 /// A client chosen by the URL's scheme: HTTP, WebSocket or a Unix socket; a [`Caller`], so every
 /// generated stub runs over it. Each kind is there with what it needs (the `http` and `ws` cargo

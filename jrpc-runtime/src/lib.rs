@@ -9,8 +9,9 @@
 //! - [`framing`] reads and writes messages on byte streams (newline-delimited, or LSP's
 //!   `Content-Length`); [`Peer`] is a two-way connection over them; [`stdio`] serves on
 //!   stdin/stdout or calls a child process.
-//! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`]
-//!   picks one by URL; [`server`] holds what both servers share.
+//! - [`http`] and [`ws`] serve HTTP (1.1 and 2) and WebSocket on one listener, with clients,
+//!   over TLS with the `tls` feature; [`Client`] picks one by URL (`unix:` too); [`server`] holds
+//!   what the servers share, and [`server::SocketServer`], two-way peers on Unix and TCP sockets.
 //!
 //! ## Layers
 //!
@@ -24,13 +25,14 @@
 //!   ^
 //! peer      PeerConfig, the Peer handle (a Caller), the connection loop, cancellation; framing below it
 //!   ^
-//! server    accept loop + connection cap, shutdown (CancellationToken + TaskTracker),
-//!   ^       the replies a server writes itself, topics
-//!   |
+//! server    accept loop (TCP, Unix) + connection cap, shutdown (CancellationToken + TaskTracker),
+//!   ^       the replies a server writes itself, TLS acceptance, topics; SocketServer (peers on
+//!   |       Unix and TCP sockets)
 //! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with
 //! ```
 //!
-//! Beside them: [`Caller`] (what every client implements, with `call` and `notify` written once),
+//! Beside them: [`Caller`] (what every client implements, with `call`, `notify` and `batch_raw`
+//! written once; [`DynCaller`] its dyn-compatible form), [`ClientTls`] (what clients trust),
 //! [`ClientError`], [`ConfigError`] and [`RegisterError`] (the errors users handle), [`framing`]
 //! (tokio-util codecs), [`stdio`] (a `Peer` on stdin/stdout or a child's pipes) and [`Client`].
 //!
@@ -42,10 +44,36 @@
 //! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
 //! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
 //! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
+//! | `tls` | TLS (rustls on *ring*): `server::ServerTls` for the HTTP server (`https://`, `wss://`, HTTP/2 by ALPN), `ClientTls` and `https://`/`wss://` URLs for the clients; brings `http` and `ws` | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or
 //! tungstenite.
+//!
+//! ## TLS, HTTP/2, Unix sockets
+//!
+//! Decisions, each for what a deployment expects:
+//!
+//! - The crypto provider is *ring*: it builds with a C compiler alone, and compiles far less C than
+//!   `aws-lc-rs` (which builds here too). It is passed to rustls explicitly, never installed as
+//!   the process default, so an application that also links `aws-lc-rs` sees no conflict.
+//! - The HTTP server tells HTTP/1.1 from HTTP/2 by the client's first bytes (hyper-util's auto
+//!   connection): a plain listener takes h2c with prior knowledge, TLS offers `h2` and `http/1.1`
+//!   by ALPN. An HTTP/2 connection carries up to 200 concurrent streams (hyper's default), each a
+//!   request under the same limits as an HTTP/1.1 one. WebSocket upgrades are HTTP/1.1's (a
+//!   `wss://` client offers `http/1.1` alone).
+//! - A TLS handshake runs in the connection's task, within `header_read_timeout`, holding the
+//!   connection's `max_connections` slot; one that fails (plain HTTP to the TLS port, a client that
+//!   refuses the certificate) drops that connection with a DEBUG line, and the server goes on.
+//! - Clients trust the system's roots plus what [`ClientTls`] adds; an untrusted, mismatched or
+//!   expired certificate fails at the handshake with [`ClientError::Transport`], whose message
+//!   names the problem. `https://` uses HTTP/2 when the server's ALPN picks it.
+//! - [`server::SocketServer`] serves each Unix (or TCP) connection as a [`Peer`]; handlers see
+//!   [`Transport::Unix`] (or [`Transport::Tcp`]). A shutdown ends every connection's input, so
+//!   running calls finish and are answered before it closes. The socket file is the caller's.
+//! - Over a [`Peer`] (WebSocket, Unix socket, stdio) [`Caller::batch_raw`] sends a batch's
+//!   elements as separate messages in one write, so a server that refuses batches (MCP) still
+//!   answers them; over HTTP and in-process it is one JSON-RPC batch.
 //!
 //! ## Discovery
 //!
@@ -204,16 +232,16 @@ pub mod __private;
 pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEncoding};
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{
-    Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Observation, Outcome, ParamDoc,
-    ParamStructure, Params, SchemaDoc, ServiceInfo, Transport, Whole,
+    Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Notifications, Observation,
+    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, Transport, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
-#[cfg(feature = "tls")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-pub use tls::ClientTls;
 pub use peer::{
     Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder,
 };
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use tls::ClientTls;
 pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]

@@ -211,7 +211,11 @@ pub(crate) struct TlsFailed {
 
 impl fmt::Display for TlsFailed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TLS handshake with {} failed: {}", self.target, self.error)?;
+        write!(
+            f,
+            "TLS handshake with {} failed: {}",
+            self.target, self.error
+        )?;
         let hint = match &self.error {
             rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
                 "the server's certificate is not signed by a trusted CA (self-signed? trust its \
@@ -235,24 +239,25 @@ impl Error for TlsFailed {
     }
 }
 
-/// The TLS failure in `err`'s chain, if any (rustls' error travels inside an `io::Error`, whose
-/// `source` skips it), as a [`TlsFailed`] for `target`.
+/// The TLS failure in `err`'s chain, if any, as a [`TlsFailed`] for `target`. rustls' error
+/// travels inside an `io::Error` (sometimes one inside another), whose `source` skips what it
+/// wraps, so the walk looks inside each `io::Error` before following `source`.
 pub(crate) fn failure(target: &str, err: &(dyn Error + 'static)) -> Option<TlsFailed> {
     let mut cause = Some(err);
     while let Some(current) = cause {
-        let found = current.downcast_ref::<rustls::Error>().or_else(|| {
-            current
-                .downcast_ref::<std::io::Error>()
-                .and_then(|io| io.get_ref())
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        });
-        if let Some(error) = found {
+        if let Some(error) = current.downcast_ref::<rustls::Error>() {
             return Some(TlsFailed {
                 target: target.to_owned(),
                 error: error.clone(),
             });
         }
-        cause = current.source();
+        cause = match current
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn Error + 'static)),
+            None => current.source(),
+        };
     }
     None
 }

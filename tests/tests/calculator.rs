@@ -76,7 +76,14 @@ fn the_client_example_prints_its_contract_over_https_wss_and_unix() {
     let (cert, key) = (certs.cert.to_str().unwrap(), certs.key.to_str().unwrap());
     let mut server = Calculator::start_with(
         &example("calculator"),
-        &["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key],
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert,
+            "--tls-key",
+            key,
+        ],
         "https://",
     );
     for url in [
@@ -89,7 +96,11 @@ fn the_client_example_prints_its_contract_over_https_wss_and_unix() {
             "{url}: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        assert_eq!(String::from_utf8_lossy(&output.stdout), CLIENT_OUTPUT, "{url}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            CLIENT_OUTPUT,
+            "{url}"
+        );
 
         // Without `--ca` the self-signed certificate is nobody's: a prompt failure that says so.
         let output = run_client(&["--url", &url]);
@@ -161,7 +172,10 @@ fn unknown_flags_are_an_error_with_a_usage_line_in_every_example() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
         assert!(stderr.contains("--no-such-flag"), "{name}: {stderr}");
-        assert!(stderr.contains(&format!("usage: {name}")), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("usage: {name}")),
+            "{name}: {stderr}"
+        );
     }
     // A flag that needs a value, given none.
     let output = run_client(&["--url"]);

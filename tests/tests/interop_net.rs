@@ -351,7 +351,14 @@ fn http2_with_curl_prior_knowledge_and_over_tls() {
     let (cert, key) = (certs.cert.to_str().unwrap(), certs.key.to_str().unwrap());
     let mut tls = Calculator::start_with(
         calculator(),
-        &["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key],
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert,
+            "--tls-key",
+            key,
+        ],
         "https://",
     );
     let url = format!("https://{}/rpc", tls.addr);

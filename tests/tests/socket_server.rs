@@ -129,7 +129,11 @@ async fn a_shutdown_lets_running_calls_finish_then_closes() {
         assert_eq!(client.call::<i64>("add", [1, 1]).await.unwrap(), 2);
         let handle = server.shutdown_handle();
         let drained = tokio::spawn(async move { handle.shutdown().await });
-        assert_eq!(slow.await.unwrap().unwrap(), 200, "answered during the drain");
+        assert_eq!(
+            slow.await.unwrap().unwrap(),
+            200,
+            "answered during the drain"
+        );
         assert_eq!(drained.await.unwrap(), Drained::Complete);
         serving.await.unwrap();
         // The connection is closed: a call now fails instead of hanging.
@@ -181,7 +185,8 @@ async fn tcp_peers_see_their_transport_and_address() {
     tokio::spawn(async move { server.serve_tcp(listener).await });
     bounded(async {
         let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (peer, driver) = jrpc_runtime::Peer::connect(stream, Methods::new(), PeerConfig::default());
+        let (peer, driver) =
+            jrpc_runtime::Peer::connect(stream, Methods::new(), PeerConfig::default());
         tokio::spawn(driver);
         let who: String = peer.call("whoami", ()).await.unwrap();
         assert_eq!(who, "tcp");

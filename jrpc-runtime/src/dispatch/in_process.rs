@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use serde_json::value::RawValue;
 
 use super::Methods;
-use crate::wire::write;
 use crate::caller::BatchResults;
+use crate::wire::write;
 use crate::{BatchCall, Caller, ClientError, Id, Message, Transport};
 
 /// Ids for in-process calls; they only need to be distinct while a call runs.

@@ -16,9 +16,9 @@ use serde_json::value::RawValue;
 
 #[cfg(feature = "tls")]
 use crate::ClientTls;
+use crate::caller::BatchResults;
 use crate::error::check;
 use crate::wire::write::call_text;
-use crate::caller::BatchResults;
 use crate::{BatchCall, Caller, ClientError, ConfigError, Id, Message, Transport};
 
 /// What opens connections: plain TCP, or (with `tls`) TCP with TLS for `https://` URLs, whose
@@ -494,8 +494,13 @@ impl Caller for HttpClient {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id();
-        crate::caller::traced(method, &id, Transport::Http, self.call(id.clone(), method, params))
-            .await
+        crate::caller::traced(
+            method,
+            &id,
+            Transport::Http,
+            self.call(id.clone(), method, params),
+        )
+        .await
     }
 
     async fn notify_raw(

@@ -23,10 +23,10 @@ use super::service::{ResponseFuture, RpcService};
 use crate::Methods;
 #[cfg(feature = "ws")]
 use crate::Transport;
-#[cfg(feature = "ws")]
-use crate::server::Topics;
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
+#[cfg(feature = "ws")]
+use crate::server::Topics;
 use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;

@@ -194,8 +194,7 @@ impl SocketServer {
                 cut: false,
             };
             let config = inner.config.clone().with_context(ctx);
-            let (peer, driver) =
-                Peer::connect_split(read, write, inner.methods.clone(), config);
+            let (peer, driver) = Peer::connect_split(read, write, inner.methods.clone(), config);
             // Handlers hold handles of their own; this one does not keep the connection open.
             drop(peer);
             tokio::select! {

@@ -131,13 +131,7 @@ fn from_files(cert: &Path, key: &Path) -> Result<ServerConfig, ConfigError> {
         .map_err(|err| refused(err.to_string()))?
         .with_no_client_auth()
         .with_single_cert(certs, key_der)
-        .map_err(|err| {
-            refused(format!(
-                "{} and {}: {err}",
-                cert.display(),
-                key.display()
-            ))
-        })
+        .map_err(|err| refused(format!("{} and {}: {err}", cert.display(), key.display())))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, ConfigError> {
