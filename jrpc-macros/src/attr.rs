@@ -20,6 +20,7 @@ const SERVICE_KEYS: &[&str] = &[
     "separator",
     "rename_all",
     "client",
+    "client_error",
     "schema",
     "crate",
 ];
@@ -43,6 +44,8 @@ pub(crate) struct ServiceArgs {
     pub(crate) client: Client,
     /// `schema`: the description carries the JSON Schema of every type; kept for its span.
     pub(crate) schema: Option<Span>,
+    /// `client_error = Type`: the error type of the stub's methods, made `From<ClientError>`.
+    pub(crate) client_error: Option<syn::Type>,
 }
 
 /// What `client = ...` says about the stub.
@@ -64,6 +67,7 @@ impl ServiceArgs {
             rename_all: None,
             client: Client::Default,
             schema: None,
+            client_error: None,
         };
         let mut seen = Seen::default();
         for meta in parse_metas(args, cx) {
@@ -87,6 +91,7 @@ impl ServiceArgs {
                 }
                 "client" => out.client = client_value(&meta, cx),
                 "schema" => out.schema = flag(&meta, &key, cx),
+                "client_error" => out.client_error = type_value(&meta, &key, cx),
                 "crate" => {
                     if let Some(path) = crate_path(&meta, cx) {
                         out.krate = path;
@@ -403,6 +408,36 @@ fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
         cx.error_spanned(meta, format_args!("expected `{key} = \"...\"`"));
     }
     None
+}
+
+/// The value of `key = Type` (a path), or of `key = "Type"`.
+fn type_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<syn::Type> {
+    let expected = format!("expected a type: `{key} = MyError`");
+    let Meta::NameValue(nv) = meta else {
+        cx.error_spanned(meta, &expected);
+        return None;
+    };
+    match &nv.value {
+        Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => {
+            Some(syn::Type::Path(syn::TypePath {
+                qself: None,
+                path: path.path.clone(),
+            }))
+        }
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => match lit.parse::<syn::Type>() {
+            Ok(ty) => Some(ty),
+            Err(_) => {
+                cx.error_spanned(lit, &expected);
+                None
+            }
+        },
+        other => {
+            cx.error_spanned(other, &expected);
+            None
+        }
+    }
 }
 
 /// `params = whole`, the only value `params` takes.

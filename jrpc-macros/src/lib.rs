@@ -40,7 +40,12 @@
 //!   `into_caller()`, and one `async fn` per method with the same name and
 //!   parameters (`&Context` left out), returning `Result<T, ClientError>`
 //!   where `T` is the method's success type (`()` for a notification, which
-//!   is sent without an id).
+//!   is sent without an id);
+//! - `{Stub}Batch<'_, C>`, made by the stub's `batch()`: a method per service
+//!   method, with its parameters, adding a call (it returns the
+//!   `jrpc_runtime::Slot<T>` its answer is taken with) or a notification;
+//!   `.await` on the batch sends it through `Caller::batch_raw` and gives the
+//!   `BatchAnswers`.
 //!
 //! # On an inherent `impl` block
 //!
@@ -58,6 +63,7 @@
 //! | `rename_all = "camelCase"` | method wire names (not parameter names) follow one of serde's rules: `lowercase`, `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE` |
 //! | `client = "Name"` | the client stub's name; default `{Trait}Client` (traits only) |
 //! | `client = false` | no client stub (traits only); its constraints (below) then do not apply |
+//! | `client_error = MyError` | the stub's methods return `Result<T, MyError>`, converting every failure with `MyError: From<ClientError>` (traits only) |
 //! | `schema` | the description of each method carries the JSON Schema of every parameter and result type (needs the runtime's `schema` feature; each type must implement `schemars::JsonSchema`) |
 //! | `crate = "path"` | the path of the runtime in generated code; default `::jrpc_runtime` |
 //!

@@ -94,6 +94,11 @@ fn never_panics() {
         "a = b, c(d), e",
         "= =",
         "namespace = \"a\", namespace = \"b\"",
+        "client_error = E",
+        "client_error = \"a::E<u8>\"",
+        "client_error = \"not a type!\"",
+        "client_error",
+        "client_error = 1",
     ];
     for args in args {
         for item in items {
@@ -264,7 +269,9 @@ fn stand_ins_repeat_no_type_they_cannot() {
     );
     // `b` has two mistakes.
     assert_eq!(errors(&output), 4, "{output}");
-    let stub = &output[output.rfind("impl < C >").unwrap_or(0)..];
+    // The stub's methods, then its batch's.
+    let stub = &output[output.rfind("TClient < C > {").unwrap_or(0)..];
+    assert!(stub.contains("TClientBatch < '_ , C >"), "{stub}");
     assert!(!stub.contains("'x"), "{stub}");
     assert!(!stub.contains("Self"), "{stub}");
     assert!(!stub.contains("impl Sized >"), "{stub}");
@@ -315,4 +322,39 @@ fn client_option() {
         let output = expand(bad, "trait T { fn a(&self); }");
         assert_eq!(errors(&output), 1, "{bad}: {output}");
     }
+}
+
+#[test]
+fn client_error_takes_a_type() {
+    assert_eq!(
+        errors(&expand("client_error = E", "trait T { fn f(&self); }")),
+        0
+    );
+    assert_eq!(
+        errors(&expand(
+            "client_error = \"a::E<u8>\"",
+            "trait T { fn f(&self); }"
+        )),
+        0
+    );
+    for bad in [
+        "client_error",
+        "client_error = 1",
+        "client_error = \"not a type!\"",
+    ] {
+        assert_eq!(errors(&expand(bad, "trait T { fn f(&self); }")), 1, "{bad}");
+    }
+}
+
+#[test]
+fn batch_is_the_stubs_method() {
+    let output = expand("", "trait T { fn batch(&self); }");
+    assert!(
+        output.contains("taken by the generated `TClient::batch`"),
+        "{output}"
+    );
+    assert_eq!(
+        errors(&expand("client = false", "trait T { fn batch(&self); }")),
+        0
+    );
 }

@@ -111,8 +111,8 @@ pub trait Caller: Send + Sync {
     }
 
     /// Sends several calls and notifications together, and returns one result per **call**
-    /// (notifications have none), in the order the calls were given. The generated stubs' typed
-    /// batches (`client.batch()`) send through it.
+    /// (notifications have none), in the order the calls were given. Typed batches
+    /// ([`Batch`](crate::Batch), and a generated stub's `client.batch()`) send through it.
     ///
     /// The HTTP client sends one JSON-RPC batch (one request); in-process, the table answers
     /// one batch. This provided version, which a [`Peer`](crate::Peer) (and so a WebSocket or

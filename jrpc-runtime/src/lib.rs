@@ -75,6 +75,85 @@
 //!   elements as separate messages in one write, so a server that refuses batches (MCP) still
 //!   answers them; over HTTP and in-process it is one JSON-RPC batch.
 //!
+//! ## The client side
+//!
+//! A stub (`CalculatorClient<C>`) works over any [`Caller`]: [`Methods`] in-process, the HTTP
+//! and WebSocket clients, a [`Peer`] (stdio, a child process, a Unix socket), [`Client`], or
+//! `Arc<dyn DynCaller>`. Each call runs in a `call` span (method, id, transport, outcome).
+//!
+//! **Typed batches.** `client.batch()` has a method per service method; each call added
+//! returns a [`Slot`] typed with that method's result, and `.await` sends the batch
+//! ([`Caller::batch_raw`]) and gives the [`BatchAnswers`], from which each slot takes its own
+//! `Result<T, ClientError>`. [`Batch`] is the same by method name, for hand-written calls.
+//!
+//! ```
+//! # use jrpc_runtime::{rpc_service, RpcError};
+//! # #[rpc_service]
+//! # pub trait Calculator {
+//! #     async fn add(&self, a: i64, b: i64) -> i64;
+//! #     async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError>;
+//! # }
+//! # struct Calc;
+//! # impl Calculator for Calc {
+//! #     async fn add(&self, a: i64, b: i64) -> i64 { a + b }
+//! #     async fn divide(&self, dividend: f64, divisor: f64) -> Result<f64, RpcError> {
+//! #         if divisor == 0.0 { return Err(RpcError::new(1, "division by zero")); }
+//! #         Ok(dividend / divisor)
+//! #     }
+//! # }
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let client = CalculatorClient::new(Calc.into_methods());
+//! let mut batch = client.batch();
+//! let sum = batch.add(2, 3);
+//! let ratio = batch.divide(1.0, 0.0);
+//! let mut answers = batch.await?;
+//! assert_eq!(answers.take(sum)?, 5);
+//! assert_eq!(answers.take(ratio).unwrap_err().rpc_error().map(|e| e.code().code()), Some(1));
+//! # Ok::<_, jrpc_runtime::ClientError>(()) }).unwrap();
+//! ```
+//!
+//! **Typed errors.** A server's error object arrives as [`ClientError::Failed`]; its `data`
+//! decodes into a type of yours with [`RpcError::data_as`]. To have a stub fail with your own
+//! enum, name it with `#[rpc_service(client_error = MyError)]` and implement
+//! `From<ClientError> for MyError`, mapping the codes you know to variants and keeping the rest
+//! (transport failures included) in one:
+//!
+//! ```
+//! use jrpc_runtime::{rpc_service, ClientError, RpcError};
+//!
+//! #[derive(Debug, serde::Deserialize)]
+//! pub struct Shortfall { pub needed: u64 }
+//!
+//! #[derive(Debug)]
+//! pub enum BankError {
+//!     Insufficient(Option<Shortfall>),
+//!     Other(ClientError),
+//! }
+//!
+//! impl From<ClientError> for BankError {
+//!     fn from(err: ClientError) -> Self {
+//!         match err.rpc_error() {
+//!             Some(rpc) if rpc.code().code() == 1001 => {
+//!                 Self::Insufficient(rpc.data_as().and_then(Result::ok))
+//!             }
+//!             _ => Self::Other(err),
+//!         }
+//!     }
+//! }
+//!
+//! #[rpc_service(client_error = BankError)]
+//! pub trait Bank {
+//!     async fn withdraw(&self, amount: u64) -> Result<u64, RpcError>;
+//! }
+//! // BankClient::withdraw returns Result<u64, BankError>.
+//! ```
+//!
+//! Decisions: the option is the stub's, once for all its methods (a service's codes are
+//! usually one set); the server's error type is not reused, since it converts into an
+//! `RpcError` and need not come back out of one. Typed batches keep [`ClientError`] per entry.
+//! A batch whose params cannot all be encoded fails whole before anything is sent, as one
+//! call does.
+//!
 //! ## Discovery
 //!
 //! Every method in a [`Methods`] table has a description ([`MethodDoc`]): its parameters (by
@@ -201,6 +280,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod batch;
 mod caller;
 mod client;
 mod dispatch;
@@ -229,6 +309,7 @@ struct ReadmeDoctest;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use batch::{Batch, BatchAnswers, Slot};
 pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEncoding};
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{

@@ -726,3 +726,33 @@ where
 {
     decode_result::<K::Ok>(raw).map(O::from_ok)
 }
+
+/// A stub's encoded params, or why they could not be encoded.
+pub type StubParams = Result<Option<Box<RawValue>>, ClientError>;
+
+/// Adds a stub method's call to a typed batch.
+#[inline]
+pub fn batch_call<T>(batch: &mut crate::Batch, method: &str, params: StubParams) -> crate::Slot<T> {
+    batch.push_call(method.to_owned(), params)
+}
+
+/// Adds a stub method's notification to a typed batch.
+#[inline]
+pub fn batch_notify(batch: &mut crate::Batch, method: &str, params: StubParams) {
+    batch.push_notification(method.to_owned(), params);
+}
+
+/// The error type of a stub made with `#[rpc_service(client_error = E)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the stub's error type",
+    label = "`{Self}` does not implement `From<ClientError>`",
+    note = "the stub's methods return `Result<T, {Self}>`: implement `From<jrpc_runtime::ClientError>` for `{Self}`, mapping the server's codes (`ClientError::rpc_error`) to your variants and keeping the rest in one"
+)]
+pub trait StubError: From<ClientError> {}
+impl<E: From<ClientError>> StubError for E {}
+
+/// Converts a stub's failure into the error type of `client_error = E`.
+#[inline]
+pub fn stub_error<E: StubError>(err: ClientError) -> E {
+    E::from(err)
+}

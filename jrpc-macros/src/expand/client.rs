@@ -11,6 +11,7 @@
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
+use syn::spanned::Spanned as _;
 use syn::{Generics, Path, Visibility};
 
 use super::{at, call_over, krate_at, local};
@@ -28,20 +29,35 @@ pub(super) fn client(
     vis: &Visibility,
 ) -> TokenStream {
     let caller = caller_param(service);
-    let methods = service
+    let module = Service::stub_module(client);
+    let stub = quote!(#module::#client::<#caller>);
+    let (methods, batched): (Vec<_>, Vec<_>) = service
         .methods
         .iter()
-        .map(|method| stub_method(method, args));
+        .map(|method| stub_method(method, args, &stub))
+        .unzip();
     let mut out = shell(service, args, client, trait_ident, vis, &caller);
     let krate = &args.krate;
-    let module = Service::stub_module(client);
+    let batch = batch_ident(client);
+    let batch_module = Service::stub_module(&batch);
     out.extend(quote! {
         #[allow(dead_code, clippy::too_many_arguments)]
         impl<#caller: #krate::Caller> #module::#client<#caller> {
             #(#methods)*
         }
+
+        #[allow(dead_code, clippy::too_many_arguments)]
+        impl<#caller: #krate::Caller> #batch_module::#batch<'_, #caller> {
+            #(#batched)*
+        }
     });
     out
+}
+
+/// The name of the stub's typed batch: `{Stub}Batch`, spanned in the
+/// expansion (its module-qualified uses are then none of the user's lints).
+fn batch_ident(client: &Ident) -> Ident {
+    Ident::new(&format!("{}Batch", client.unraw()), Span::call_site())
 }
 
 /// The stub's struct, its constructors, and the check that its name is its
@@ -65,6 +81,14 @@ fn shell(
     );
     let name_span = at(client.span());
     let name_check = name_check(args, client, name_span);
+    let batch = batch_ident(client);
+    let batch_module = Service::stub_module(&batch);
+    let batch_doc = format!(
+        "A typed batch of [`{client}`] calls, made by `{client}::batch`: each method adds \
+         a call (returning the `Slot` its answer is taken with) or a notification, and \
+         `.await` sends them together and gives the `BatchAnswers`.",
+        client = client.unraw()
+    );
     quote! {
         #[allow(non_snake_case, dead_code, unused_imports, clippy::wildcard_imports)]
         mod #module {
@@ -79,10 +103,29 @@ fn shell(
                 pub(super) caller: #caller,
                 pub(super) encoding: #inner::ParamEncoding,
             }
+
+        }
+
+        // A module (and glob import) of its own, so that a user's type named
+        // as the stub shadows the stub alone.
+        #[allow(non_snake_case, dead_code, unused_imports, clippy::wildcard_imports)]
+        mod #batch_module {
+            use super::*;
+
+            #[doc = #batch_doc]
+            #[derive(::core::fmt::Debug)]
+            #(#lints)*
+            pub struct #batch<'jrpc, #caller> {
+                pub(super) caller: &'jrpc #caller,
+                pub(super) encoding: #inner::ParamEncoding,
+                pub(super) batch: #inner::Batch,
+            }
         }
 
         #[allow(unused_imports, clippy::wildcard_imports)]
         #vis use #module::*;
+        #[allow(unused_imports, clippy::wildcard_imports)]
+        #vis use #batch_module::*;
 
         #[allow(dead_code)]
         #(#lints)*
@@ -114,6 +157,29 @@ fn shell(
             #[must_use]
             pub fn into_caller(self) -> #caller {
                 self.caller
+            }
+
+            /// Starts a typed batch: add calls with the service's method names, each
+            /// returning the `Slot` of its answer, then `.await` the batch to send it.
+            #[must_use]
+            pub fn batch(&self) -> #batch_module::#batch<'_, #caller> {
+                #batch_module::#batch {
+                    caller: &self.caller,
+                    encoding: self.encoding,
+                    batch: #krate::Batch::new(),
+                }
+            }
+        }
+
+        #(#lints)*
+        impl<'jrpc, #caller: #krate::Caller> ::core::future::IntoFuture
+            for #batch_module::#batch<'jrpc, #caller>
+        {
+            type Output = ::core::result::Result<#krate::BatchAnswers, #krate::ClientError>;
+            type IntoFuture = #krate::BoxFuture<'jrpc, Self::Output>;
+
+            fn into_future(self) -> Self::IntoFuture {
+                ::std::boxed::Box::pin(self.batch.send(self.caller))
             }
         }
 
@@ -156,8 +222,15 @@ fn name_check(args: &ServiceArgs, client: &Ident, span: Span) -> TokenStream {
     }
 }
 
-/// One `pub async fn` mirroring a service method.
-fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
+/// One `pub async fn` mirroring a service method, with the hidden function
+/// that encodes its params; and the method of the same name on the stub's
+/// batch, which encodes through that function.
+/// `stub_ty` is the stub's type as the batch's impl names it.
+fn stub_method(
+    method: &Method,
+    args: &ServiceArgs,
+    stub_ty: &TokenStream,
+) -> (TokenStream, TokenStream) {
     let krate = &args.krate;
     let ident = &method.sig.ident;
     let wire = &method.wire_name;
@@ -166,18 +239,27 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
     let docs = docs(method);
 
     let values: Vec<_> = method.values().collect();
-    let inputs = values.iter().map(|param| {
-        let ident = param.ident();
-        let ty = &param.ty;
-        let lints = &param.lints;
-        quote!(#(#lints)* #ident: #ty)
-    });
+    let inputs: Vec<_> = values
+        .iter()
+        .map(|param| {
+            let ident = param.ident();
+            let ty = &param.ty;
+            let lints = &param.lints;
+            quote!(#(#lints)* #ident: #ty)
+        })
+        .collect();
+    let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
+    let encode = Ident::new(
+        &format!("__jrpc_params_{}", ident.unraw()),
+        Span::mixed_site(),
+    );
 
     // The params: none, the one value as a whole, or one entry per value.
     // Each value is given with its type, where "`Foo` is not `Serialize`"
     // then lands.
     let params = local("__jrpc_params");
     let builder = local("__jrpc_builder");
+    let encoding = local("__jrpc_encoding");
     let build = if values.is_empty() {
         quote!(let #params = ::core::option::Option::None;)
     } else if method.attrs.whole.is_some() {
@@ -210,16 +292,17 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
             Some(quote!(#builder.push::<#ty>(#name, &#ident)?;))
         });
         quote! {
-            let mut #builder = #krate::__private::ParamsBuilder::new(self.encoding, #count);
+            let mut #builder = #krate::__private::ParamsBuilder::new(#encoding, #count);
             #(#pushes)*
             let #params = #builder.finish(#count);
         }
     };
 
-    let (ok, send) = if method.is_notification() {
+    let (ok, send, batched) = if method.is_notification() {
         (
             quote!(()),
             quote!(#krate::Caller::notify_raw(&self.caller, #wire, #params).await),
+            quote!(#krate::__private::batch_notify(&mut self.batch, #wire, #params)),
         )
     } else {
         let raw = local("__jrpc_raw");
@@ -259,18 +342,84 @@ fn stub_method(method: &Method, args: &ServiceArgs) -> TokenStream {
                     &#raw,
                 )
             },
+            quote!(#krate::__private::batch_call::<#ok>(&mut self.batch, #wire, #params)),
         )
     };
 
-    quote! {
+    // With `client_error = E`, the body runs as written (failing with
+    // `ClientError`) and its failure is converted once, at the end.
+    let (err, body) = match &args.client_error {
+        None => (
+            quote!(#krate::ClientError),
+            quote! {
+                let #params = Self::#encode(self.encoding, #(#idents),*)?;
+                #send
+            },
+        ),
+        Some(ty) => {
+            let span = at(ty.span());
+            let krate_span = krate_at(args, span);
+            let result = local("__jrpc_result");
+            // Spanned at the type, so that a missing `From<ClientError>` is
+            // reported there, once.
+            let convert = quote_spanned! {span=>
+                ::core::result::Result::map_err(
+                    #result,
+                    #krate_span::__private::stub_error::<#ty>,
+                )
+            };
+            (
+                ty.to_token_stream(),
+                quote! {
+                    let #result = async move {
+                        let #params = Self::#encode(self.encoding, #(#idents),*)?;
+                        #send
+                    }
+                    .await;
+                    #convert
+                },
+            )
+        }
+    };
+    let slot = if method.is_notification() {
+        quote!(())
+    } else {
+        quote!(#krate::Slot<#ok>)
+    };
+    let batch_doc = if method.is_notification() {
+        format!("Adds the `{wire}` notification to the batch.")
+    } else {
+        format!("Adds a call of `{wire}` to the batch; its answer is taken with the slot returned.")
+    };
+
+    let stub = quote! {
         #(#cfgs)*
         #(#docs)*
         #(#lints)*
-        pub async fn #ident(&self, #(#inputs),*) -> ::core::result::Result<#ok, #krate::ClientError> {
-            #build
-            #send
+        pub async fn #ident(&self, #(#inputs),*) -> ::core::result::Result<#ok, #err> {
+            #body
         }
-    }
+
+        #(#cfgs)*
+        #(#lints)*
+        fn #encode(
+            #encoding: #krate::ParamEncoding,
+            #(#inputs),*
+        ) -> #krate::__private::StubParams {
+            #build
+            ::core::result::Result::Ok(#params)
+        }
+    };
+    let batch = quote! {
+        #(#cfgs)*
+        #[doc = #batch_doc]
+        #(#lints)*
+        pub fn #ident(&mut self, #(#inputs),*) -> #slot {
+            let #params = #stub_ty::#encode(self.encoding, #(#idents),*);
+            #batched
+        }
+    };
+    (stub, batch)
 }
 
 /// The user's doc comment (or a line naming the method), and an `# Errors`
@@ -322,8 +471,13 @@ pub(super) fn stand_in(
     if !generics.params.is_empty() {
         return out;
     }
+    let err = match &args.client_error {
+        Some(ty) => ty.to_token_stream(),
+        None => quote!(#krate::ClientError),
+    };
     let mut seen: Vec<(Ident, String)> = Vec::new();
     let mut methods = Vec::new();
+    let mut batched = Vec::new();
     for method in &service.methods {
         let ident = &method.sig.ident;
         // `r#new` and `new` name one method.
@@ -337,14 +491,17 @@ pub(super) fn stand_in(
         let typed = method.sig.generics.type_params().next().is_none()
             && method.sig.generics.const_params().next().is_none();
         let plain = |ty: &syn::Type| typed && Scan::of(ty).is_plain();
-        let inputs = method.values().map(|param| {
-            let ty = &param.ty;
-            if plain(ty) {
-                quote!(_: #ty)
-            } else {
-                quote!(_: impl ::core::marker::Sized)
-            }
-        });
+        let inputs: Vec<_> = method
+            .values()
+            .map(|param| {
+                let ty = &param.ty;
+                if plain(ty) {
+                    quote!(_: #ty)
+                } else {
+                    quote!(_: impl ::core::marker::Sized)
+                }
+            })
+            .collect();
         let ok = match (&method.output, method.is_notification()) {
             (Output::Value(ty) | Output::Result { ok: ty, .. }, false) if plain(ty) => {
                 ty.to_token_stream()
@@ -357,15 +514,35 @@ pub(super) fn stand_in(
             #(#cfgs)*
             #[doc(hidden)]
             #(#lints)*
-            pub async fn #ident(&self, #(#inputs),*) -> ::core::result::Result<#ok, #krate::ClientError> {
+            pub async fn #ident(&self, #(#inputs),*) -> ::core::result::Result<#ok, #err> {
+                ::core::unimplemented!()
+            }
+        });
+        let slot = if method.is_notification() {
+            quote!(())
+        } else {
+            quote!(#krate::Slot<#ok>)
+        };
+        batched.push(quote! {
+            #(#cfgs)*
+            #[doc(hidden)]
+            #(#lints)*
+            pub fn #ident(&mut self, #(#inputs),*) -> #slot {
                 ::core::unimplemented!()
             }
         });
     }
+    let batch = batch_ident(client);
+    let batch_module = Service::stub_module(&batch);
     out.extend(quote! {
         #[allow(dead_code, clippy::too_many_arguments)]
         impl<#caller> #module::#client<#caller> {
             #(#methods)*
+        }
+
+        #[allow(dead_code, clippy::too_many_arguments)]
+        impl<#caller> #batch_module::#batch<'_, #caller> {
+            #(#batched)*
         }
     });
     out

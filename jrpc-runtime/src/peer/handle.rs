@@ -270,21 +270,6 @@ impl Drop for ForgetOnDrop<'_> {
 }
 
 impl Caller for Peer {
-    async fn call_raw(
-        &self,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        crate::caller::traced(
-            method,
-            &id,
-            self.shared.transport,
-            self.call(id, method, params),
-        )
-        .await
-    }
-
     async fn notify_raw(
         &self,
         method: &str,
@@ -292,6 +277,16 @@ impl Caller for Peer {
     ) -> Result<(), ClientError> {
         let text = write::call_text(None::<&Id>, method, params.as_deref());
         self.send(method, Command::Notify { text }).await
+    }
+
+    async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let call = self.call(id, method, params);
+        crate::caller::traced(method, &id, self.shared.transport, call).await
     }
 }
 
