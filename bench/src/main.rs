@@ -1,8 +1,10 @@
 //! Network benchmark of jrpc against jsonrpsee 0.26, over loopback.
 //!
-//! `cargo run --release -- --seconds 3` runs, for each of three scenarios (HTTP with 1
-//! keep-alive connection, HTTP with 64, WebSocket with 16 connections x 32 calls in flight),
-//! alternating rounds against each server, then measures the server's RSS growth for idle
+//! `cargo run --release -- --seconds 3` runs, for each scenario (HTTP/1.1 with 1 keep-alive
+//! connection and with 64; HTTP/2 h2c with one call at a time and with 64 streams on one
+//! connection; HTTPS over HTTP/1.1 with 1 and 64 connections, and over HTTP/2 with 64 streams,
+//! jrpc only; WebSocket with 16 connections x 32 calls in flight), alternating rounds against
+//! each server, then measures the server's RSS growth for idle
 //! WebSocket connections. Each server runs in its own child process: this binary re-executed
 //! with `--serve jrpc|jsonrpsee --listen 127.0.0.1:0`, which prints `listening ADDR` and serves
 //! until its standard input closes (or `--max-seconds` pass). The load generator is the same
@@ -123,7 +125,9 @@ impl Server {
 }
 
 /// The child process: serves `server` on `listen` until standard input closes or `max` passes.
-fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
+/// With `tls` (a certificate and key in PEM), jrpc also serves HTTPS on a second port of the
+/// same host, and prints it after the first: `listening ADDR tls ADDR`.
+fn serve(server: Server, listen: &str, tls: Option<(String, String)>, max: Duration) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -137,7 +141,18 @@ fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
                 let listener = tokio::net::TcpListener::bind(listen).await?;
                 let addr = listener.local_addr()?;
                 tokio::spawn(async move { http.serve(listener).await });
-                addr
+                let mut line = addr.to_string();
+                if let Some((cert, key)) = tls {
+                    let https =
+                        jrpc_runtime::http::HttpServer::builder(jrpc_side::Impl.into_methods())
+                            .max_connections(20_000)
+                            .tls(jrpc_runtime::server::ServerTls::pem_files(cert, key))
+                            .build()?;
+                    let listener = tokio::net::TcpListener::bind(listen).await?;
+                    line = format!("{line} tls {}", listener.local_addr()?);
+                    tokio::spawn(async move { https.serve(listener).await });
+                }
+                line
             }
             Server::Jsonrpsee => {
                 use jsonrpsee_side::BenchServer as _;
@@ -148,7 +163,7 @@ fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
                     .set_config(config)
                     .build(listen)
                     .await?;
-                let addr = server.local_addr()?;
+                let addr = server.local_addr()?.to_string();
                 let handle = server.start(jsonrpsee_side::Impl.into_rpc());
                 // Serves until the process exits.
                 std::mem::forget(handle);
@@ -195,16 +210,24 @@ fn cpu_seconds(pid: &str) -> Result<f64> {
 struct ServerProcess {
     server: Server,
     addr: SocketAddr,
+    /// Where it serves HTTPS (jrpc only: jsonrpsee's server does not terminate TLS).
+    tls_addr: Option<SocketAddr>,
     child: Child,
     stdin: Option<ChildStdin>,
 }
 
 impl ServerProcess {
-    async fn start(server: Server, max: Duration) -> Result<Self> {
+    async fn start(server: Server, max: Duration, tls: Option<&Certs>) -> Result<Self> {
         let exe = std::env::current_exe()?;
-        let mut child = Command::new(exe)
+        let mut command = Command::new(exe);
+        command
             .args(["--serve", server.name(), "--listen", "127.0.0.1:0"])
-            .args(["--max-seconds", &max.as_secs().to_string()])
+            .args(["--max-seconds", &max.as_secs().to_string()]);
+        if let (Server::Jrpc, Some(certs)) = (server, tls) {
+            command.arg("--tls-cert").arg(&certs.cert_file);
+            command.arg("--tls-key").arg(&certs.key_file);
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -219,14 +242,18 @@ impl ServerProcess {
         )
         .await
         .map_err(|_| format!("{} did not start in 10 s", server.name()))??;
-        let addr = line
+        let addrs = line
             .trim()
             .strip_prefix("listening ")
-            .ok_or_else(|| format!("{}: unexpected first line {line:?}", server.name()))?
-            .parse()?;
+            .ok_or_else(|| format!("{}: unexpected first line {line:?}", server.name()))?;
+        let (addr, tls_addr) = match addrs.split_once(" tls ") {
+            Some((plain, tls)) => (plain.parse()?, Some(tls.parse()?)),
+            None => (addrs.parse()?, None),
+        };
         Ok(Self {
             server,
             addr,
+            tls_addr,
             child,
             stdin,
         })
@@ -365,27 +392,159 @@ impl Window {
     }
 }
 
-type HttpSender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
-
-async fn http_connect(addr: SocketAddr) -> Result<HttpSender> {
-    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await??;
-    stream.set_nodelay(true)?;
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(sender)
+/// A self-signed certificate for 127.0.0.1 (rcgen), in PEM files for the jrpc child, and the
+/// client configurations that trust it.
+struct Certs {
+    cert_file: std::path::PathBuf,
+    key_file: std::path::PathBuf,
+    h1: tokio_rustls::TlsConnector,
+    h2: tokio_rustls::TlsConnector,
 }
 
-/// One keep-alive connection calling `add` one call after another until the window closes.
+impl Certs {
+    fn new() -> Result<Self> {
+        let key = rcgen::KeyPair::generate()?;
+        let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])?.self_signed(&key)?;
+        let dir = std::env::temp_dir();
+        let cert_file = dir.join(format!("jrpc-bench-{}-cert.pem", std::process::id()));
+        let key_file = dir.join(format!("jrpc-bench-{}-key.pem", std::process::id()));
+        std::fs::write(&cert_file, cert.pem())?;
+        std::fs::write(&key_file, key.serialize_pem())?;
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert.der().clone())?;
+        let connector = |alpn: &[u8]| -> Result<tokio_rustls::TlsConnector> {
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            let mut config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()?
+                .with_root_certificates(roots.clone())
+                .with_no_client_auth();
+            config.alpn_protocols = vec![alpn.to_vec()];
+            Ok(tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)))
+        };
+        Ok(Self {
+            cert_file,
+            key_file,
+            h1: connector(b"http/1.1")?,
+            h2: connector(b"h2")?,
+        })
+    }
+}
+
+impl Drop for Certs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.cert_file);
+        let _ = std::fs::remove_file(&self.key_file);
+    }
+}
+
+/// The HTTP version a scenario speaks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Version {
+    /// HTTP/1.1, one call at a time per connection.
+    H1,
+    /// HTTP/2 (h2c with prior knowledge on the plain port, `h2` by ALPN over TLS), calls
+    /// multiplexed as streams of one connection.
+    H2,
+}
+
+/// One connection's request sender.
+enum HttpSender {
+    H1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    H2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+}
+
+impl HttpSender {
+    /// The callers of one connection: itself for HTTP/1.1, `streams` of it for HTTP/2.
+    fn callers(self, streams: usize) -> Vec<HttpSender> {
+        match self {
+            HttpSender::H1(sender) => vec![HttpSender::H1(sender)],
+            HttpSender::H2(sender) => (0..streams)
+                .map(|_| HttpSender::H2(sender.clone()))
+                .collect(),
+        }
+    }
+
+    async fn send(
+        &mut self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<hyper::Response<hyper::body::Incoming>> {
+        Ok(match self {
+            HttpSender::H1(sender) => {
+                sender.ready().await?;
+                sender.send_request(request).await?
+            }
+            HttpSender::H2(sender) => {
+                sender.ready().await?;
+                sender.send_request(request).await?
+            }
+        })
+    }
+}
+
+async fn http_connect(
+    addr: SocketAddr,
+    version: Version,
+    tls: Option<&Certs>,
+) -> Result<HttpSender> {
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await??;
+    stream.set_nodelay(true)?;
+    match tls {
+        None => handshake(TokioIo::new(stream), version).await,
+        Some(certs) => {
+            let connector = match version {
+                Version::H1 => &certs.h1,
+                Version::H2 => &certs.h2,
+            };
+            let name = rustls::pki_types::ServerName::from(addr.ip());
+            let stream =
+                tokio::time::timeout(CONNECT_TIMEOUT, connector.connect(name, stream)).await??;
+            let negotiated = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+            let wanted: &[u8] = match version {
+                Version::H1 => b"http/1.1",
+                Version::H2 => b"h2",
+            };
+            if negotiated.as_deref() != Some(wanted) {
+                return Err(format!("ALPN chose {negotiated:?}").into());
+            }
+            handshake(TokioIo::new(stream), version).await
+        }
+    }
+}
+
+async fn handshake<T>(io: TokioIo<T>, version: Version) -> Result<HttpSender>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    Ok(match version {
+        Version::H1 => {
+            let (sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            HttpSender::H1(sender)
+        }
+        Version::H2 => {
+            let (sender, connection) =
+                hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io)
+                    .await?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            HttpSender::H2(sender)
+        }
+    })
+}
+
+/// One caller (a keep-alive HTTP/1.1 connection, or one stream at a time of an HTTP/2
+/// connection) calling `add` one call after another until the window closes.
 async fn http_worker(
     mut sender: HttpSender,
-    addr: SocketAddr,
-    path: &'static str,
+    uri: hyper::Uri,
     window: Window,
     first_id: u64,
 ) -> Result<(u64, Vec<u64>)> {
-    let host = addr.to_string();
+    let host = uri.authority().map(ToString::to_string).unwrap_or_default();
+    let h2 = matches!(sender, HttpSender::H2(_));
     let mut latencies = Vec::with_capacity(1 << 16);
     let mut calls = 0;
     let mut id = first_id;
@@ -395,13 +554,16 @@ async fn http_worker(
             break;
         }
         id += 1;
-        let request = Request::post(path)
-            .header(hyper::header::HOST, host.as_str())
-            .header(hyper::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(request_body(id))))?;
+        // HTTP/2 takes the scheme and authority from the URI; HTTP/1.1 the path and `Host`.
+        let mut request = if h2 {
+            Request::post(uri.clone())
+        } else {
+            Request::post(uri.path()).header(hyper::header::HOST, host.as_str())
+        };
+        request = request.header(hyper::header::CONTENT_TYPE, "application/json");
+        let request = request.body(Full::new(Bytes::from(request_body(id))))?;
         let body = tokio::time::timeout(CALL_TIMEOUT, async {
-            sender.ready().await?;
-            let response = sender.send_request(request).await?;
+            let response = sender.send(request).await?;
             if response.status() != hyper::StatusCode::OK {
                 return Err::<Bytes, BoxError>(format!("status {}", response.status()).into());
             }
@@ -421,25 +583,30 @@ async fn http_worker(
     Ok((calls, latencies))
 }
 
-async fn http_round(server: &ServerProcess, connections: usize, seconds: f64) -> Result<Stats> {
-    let mut senders = Vec::with_capacity(connections);
+/// `connections` connections, each with `streams` callers (HTTP/1.1: one).
+async fn http_round(
+    server: &ServerProcess,
+    version: Version,
+    tls: Option<&Certs>,
+    connections: usize,
+    streams: usize,
+    seconds: f64,
+) -> Result<Stats> {
+    let addr = match tls {
+        None => server.addr,
+        Some(_) => server.tls_addr.ok_or("the server serves no TLS")?,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let uri: hyper::Uri = format!("{scheme}://{addr}{}", server.server.http_path()).parse()?;
+    let mut senders = Vec::with_capacity(connections * streams);
     for _ in 0..connections {
-        senders.push(http_connect(server.addr).await?);
+        senders.extend(http_connect(addr, version, tls).await?.callers(streams));
     }
     let window = Window::after_warmup(seconds);
-    let path = server.server.http_path();
     let tasks: Vec<_> = senders
         .into_iter()
         .enumerate()
-        .map(|(i, sender)| {
-            tokio::spawn(http_worker(
-                sender,
-                server.addr,
-                path,
-                window,
-                (i as u64) << 40,
-            ))
-        })
+        .map(|(i, sender)| tokio::spawn(http_worker(sender, uri.clone(), window, (i as u64) << 40)))
         .collect();
     let (server_cpu, client_cpu) = server.cpu_during(window).await?;
     let server_rss = server.rss_kib()?;
@@ -561,20 +728,39 @@ async fn ws_round(
 // ---------------------------------------------------------------------------------------------
 // Scenarios and report.
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Scenario {
     Http1,
     Http64,
+    H2c1,
+    H2c64,
+    Tls1,
+    Tls64,
+    TlsH2x64,
     Ws,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 3] = [Scenario::Http1, Scenario::Http64, Scenario::Ws];
+    const ALL: [Scenario; 8] = [
+        Scenario::Http1,
+        Scenario::Http64,
+        Scenario::H2c1,
+        Scenario::H2c64,
+        Scenario::Tls1,
+        Scenario::Tls64,
+        Scenario::TlsH2x64,
+        Scenario::Ws,
+    ];
 
     fn label(self) -> &'static str {
         match self {
             Scenario::Http1 => "HTTP, 1 keep-alive connection",
             Scenario::Http64 => "HTTP, 64 keep-alive connections",
+            Scenario::H2c1 => "HTTP/2 h2c, 1 connection, 1 call at a time",
+            Scenario::H2c64 => "HTTP/2 h2c, 1 connection x 64 streams",
+            Scenario::Tls1 => "HTTPS (HTTP/1.1), 1 keep-alive connection",
+            Scenario::Tls64 => "HTTPS (HTTP/1.1), 64 keep-alive connections",
+            Scenario::TlsH2x64 => "HTTPS (HTTP/2 by ALPN), 1 connection x 64 streams",
             Scenario::Ws => "WebSocket, 16 connections x 32 in flight",
         }
     }
@@ -583,14 +769,30 @@ impl Scenario {
         match self {
             Scenario::Http1 => "http1",
             Scenario::Http64 => "http64",
+            Scenario::H2c1 => "h2c1",
+            Scenario::H2c64 => "h2c64",
+            Scenario::Tls1 => "tls1",
+            Scenario::Tls64 => "tls64",
+            Scenario::TlsH2x64 => "tlsh2",
             Scenario::Ws => "ws",
         }
     }
 
-    async fn round(self, server: &ServerProcess, seconds: f64) -> Result<Stats> {
+    /// Whether jsonrpsee takes part: its server does not terminate TLS.
+    fn for_server(self, server: Server) -> bool {
+        server == Server::Jrpc || !matches!(self, Scenario::Tls1 | Scenario::Tls64 | Scenario::TlsH2x64)
+    }
+
+    async fn round(self, server: &ServerProcess, certs: &Certs, seconds: f64) -> Result<Stats> {
+        let tls = Some(certs);
         match self {
-            Scenario::Http1 => http_round(server, 1, seconds).await,
-            Scenario::Http64 => http_round(server, 64, seconds).await,
+            Scenario::Http1 => http_round(server, Version::H1, None, 1, 1, seconds).await,
+            Scenario::Http64 => http_round(server, Version::H1, None, 64, 1, seconds).await,
+            Scenario::H2c1 => http_round(server, Version::H2, None, 1, 1, seconds).await,
+            Scenario::H2c64 => http_round(server, Version::H2, None, 1, 64, seconds).await,
+            Scenario::Tls1 => http_round(server, Version::H1, tls, 1, 1, seconds).await,
+            Scenario::Tls64 => http_round(server, Version::H1, tls, 64, 1, seconds).await,
+            Scenario::TlsH2x64 => http_round(server, Version::H2, tls, 1, 64, seconds).await,
             Scenario::Ws => ws_round(server, 16, 32, seconds).await,
         }
     }
@@ -599,7 +801,7 @@ impl Scenario {
 /// RSS growth of a fresh server process for `count` idle WebSocket connections, in KiB per
 /// connection; also the RSS before, in KiB.
 async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64, u64)> {
-    let process = ServerProcess::start(server, max).await?;
+    let process = ServerProcess::start(server, max, None).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = process.rss_kib()?;
     let mut held = Vec::with_capacity(count);
@@ -650,8 +852,8 @@ struct Options {
     max: Duration,
 }
 
-const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,ws,mem] [--max-seconds M]
-       jrpc-bench --serve jrpc|jsonrpsee --listen 127.0.0.1:0 [--max-seconds M]
+const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,h2c1,h2c64,tls1,tls64,tlsh2,ws,mem] [--max-seconds M]
+       jrpc-bench --serve jrpc|jsonrpsee --listen 127.0.0.1:0 [--tls-cert PEM --tls-key PEM] [--max-seconds M]
 
   --seconds S   measured seconds of each round (default 3); each round also warms up 0.3 s
   --rounds R    rounds per server and scenario, alternating the servers (default 3)
@@ -663,6 +865,7 @@ fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let mut serve_as = None;
     let mut listen = "127.0.0.1:0".to_owned();
+    let (mut tls_cert, mut tls_key) = (None, None);
     let mut options = Options {
         seconds: 3.0,
         rounds: 3,
@@ -679,6 +882,8 @@ fn main() -> Result<()> {
         match arg.as_str() {
             "--serve" => serve_as = Some(Server::parse(&value()?)?),
             "--listen" => listen = value()?,
+            "--tls-cert" => tls_cert = Some(value()?),
+            "--tls-key" => tls_key = Some(value()?),
             "--seconds" => options.seconds = value()?.parse()?,
             "--rounds" => options.rounds = value()?.parse()?,
             "--idle" => options.idle = value()?.parse()?,
@@ -687,7 +892,8 @@ fn main() -> Result<()> {
                 let list = value()?;
                 let parts: Vec<&str> = list.split(',').map(str::trim).collect();
                 for part in &parts {
-                    if !["http1", "http64", "ws", "mem"].contains(part) {
+                    let known = Scenario::ALL.iter().any(|s| s.key() == *part) || *part == "mem";
+                    if !known {
                         return Err(format!("unknown part {part:?}\n{USAGE}").into());
                     }
                 }
@@ -712,7 +918,12 @@ fn main() -> Result<()> {
         return Err("--idle must be in 1..=10000".into());
     }
     if let Some(server) = serve_as {
-        return serve(server, &listen, options.max);
+        let tls = match (tls_cert, tls_key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            _ => return Err(format!("--tls-cert and --tls-key go together\n{USAGE}").into()),
+        };
+        return serve(server, &listen, tls, options.max);
     }
     raise_nofile(options.idle as u64 * 2 + 1024);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -732,9 +943,10 @@ async fn run(options: Options) -> Result<()> {
     );
     let mut results: Vec<(Scenario, [Stats; 2])> = Vec::new();
     if !options.scenarios.is_empty() {
+        let certs = Certs::new()?;
         let processes = [
-            ServerProcess::start(Server::Jrpc, options.max).await?,
-            ServerProcess::start(Server::Jsonrpsee, options.max).await?,
+            ServerProcess::start(Server::Jrpc, options.max, Some(&certs)).await?,
+            ServerProcess::start(Server::Jsonrpsee, options.max, None).await?,
         ];
         for &scenario in &options.scenarios {
             println!("\n{}", scenario.label());
@@ -743,7 +955,10 @@ async fn run(options: Options) -> Result<()> {
                 // Alternate which server goes first.
                 let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
                 for i in order {
-                    let stats = scenario.round(&processes[i], options.seconds).await?;
+                    if !scenario.for_server(processes[i].server) {
+                        continue;
+                    }
+                    let stats = scenario.round(&processes[i], &certs, options.seconds).await?;
                     println!(
                         "  round {} {:>9}: {:>9.0} calls/s, CPU µs/call server {:.1}, load generator {:.1}; server RSS {} KiB",
                         round + 1,
@@ -789,22 +1004,28 @@ async fn run(options: Options) -> Result<()> {
         );
         println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         for (scenario, [jrpc, other]) in &results {
+            // A scenario jsonrpsee does not take part in (TLS) has nothing in its columns.
+            let ran = other.calls > 0;
+            let theirs = |cell: String| if ran { cell } else { "n/a".to_owned() };
             println!(
-                "| {} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} / {:.0} | {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.1} / {:.1} |",
+                "| {} | {:.0} | {:.0} / {:.0} | {} | {} | {} | {:.1} / {} | {:.1} / {} | {:.1} / {} |",
                 scenario.label(),
                 jrpc.rate(),
                 jrpc.quantile_us(0.50),
                 jrpc.quantile_us(0.99),
-                other.rate(),
-                other.quantile_us(0.50),
-                other.quantile_us(0.99),
-                jrpc.rate() / other.rate(),
+                theirs(format!("{:.0}", other.rate())),
+                theirs(format!(
+                    "{:.0} / {:.0}",
+                    other.quantile_us(0.50),
+                    other.quantile_us(0.99)
+                )),
+                theirs(format!("{:.2}x", jrpc.rate() / other.rate())),
                 jrpc.cpu_us_per_call(),
-                other.cpu_us_per_call(),
+                theirs(format!("{:.1}", other.cpu_us_per_call())),
                 jrpc.client_us_per_call(),
-                other.client_us_per_call(),
+                theirs(format!("{:.1}", other.client_us_per_call())),
                 jrpc.server_rss as f64 / 1024.0,
-                other.server_rss as f64 / 1024.0,
+                theirs(format!("{:.1}", other.server_rss as f64 / 1024.0)),
             );
         }
     }
