@@ -10,7 +10,8 @@
 //!   `Content-Length`); [`Peer`] is a two-way connection over them; [`stdio`] serves on
 //!   stdin/stdout or calls a child process.
 //! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`]
-//!   picks one by URL; [`server`] holds what both servers share.
+//!   picks one by URL; [`server`] holds what both servers share, and topics: notifications for
+//!   groups of connections on any transport that stays open, local or across replicas on Redis.
 //!
 //! ## Layers
 //!
@@ -24,7 +25,7 @@
 //! peer      PeerConfig, the Peer handle (a Caller), the connection loop, cancellation; framing below it
 //!   ^
 //! server    accept loop + connection cap, shutdown (CancellationToken + TaskTracker),
-//!   ^       the replies a server writes itself, topics
+//!   ^       the replies a server writes itself, topics (local, or across replicas on Redis)
 //!   |
 //! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with
 //! ```
@@ -39,11 +40,12 @@
 //! | --- | --- | --- |
 //! | `macros` | [`rpc_service`] | yes |
 //! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
-//! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
+//! | `ws` | [`ws`]: the server and client on tokio-tungstenite; [`server`] | yes |
+//! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
-//! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or
-//! tungstenite.
+//! the peer, framing, stdio and topics: an LSP or MCP server over stdio compiles no hyper, `http`
+//! or tungstenite. `redis` adds the Redis client alone, with or without the servers.
 //!
 //! ## Names
 //!
@@ -127,7 +129,6 @@ pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
 mod peer;
-#[cfg(any(feature = "http", feature = "ws"))]
 pub mod server;
 pub mod stdio;
 mod time;

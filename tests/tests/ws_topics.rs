@@ -124,13 +124,13 @@ async fn a_raw_client_sees_the_published_notification() {
 }
 
 #[tokio::test]
-async fn subscribing_needs_a_websocket_connection() {
+async fn subscribing_needs_a_connection_that_stays_open() {
     let topics = Topics::new();
     let ctx = Context::new(jrpc_runtime::Transport::Http).with_extension(topics.clone());
-    assert_eq!(ctx.subscribe("x"), Err(SubscribeError::NotWebSocket));
+    assert_eq!(ctx.subscribe("x"), Err(SubscribeError::NoConnection));
     assert_eq!(
         topics.subscribe(&ctx, "x"),
-        Err(SubscribeError::NotWebSocket)
+        Err(SubscribeError::NoConnection)
     );
     assert!(!ctx.unsubscribe("x"));
     // Over HTTP the handler's error becomes a JSON-RPC error.
