@@ -209,18 +209,7 @@ impl RedisTopicsBuilder {
                 reason,
             }
         })?;
-        let (link_state, _) = watch::channel(LinkState::default());
-        let bridge = Arc::new(Bridge {
-            url,
-            origin: origin(),
-            settings,
-            outbox: Mutex::default(),
-            dropped: AtomicU64::new(0),
-            topics_changed: Notify::new(),
-            published: Notify::new(),
-            link: link_state,
-            stop: CancellationToken::new(),
-        });
+        let bridge = Arc::new(Bridge::new(url, settings));
         let registry = Arc::new(Registry {
             state: Mutex::new(State::default()),
             bridge: Some(Arc::clone(&bridge)),
@@ -321,6 +310,20 @@ impl Drop for Registry {
 }
 
 impl Bridge {
+    fn new(url: String, settings: Settings) -> Self {
+        Self {
+            url,
+            origin: origin(),
+            settings,
+            outbox: Mutex::default(),
+            dropped: AtomicU64::new(0),
+            topics_changed: Notify::new(),
+            published: Notify::new(),
+            link: watch::Sender::new(LinkState::default()),
+            stop: CancellationToken::new(),
+        }
+    }
+
     pub(super) fn topics_changed(&self) {
         self.topics_changed.notify_one();
     }
@@ -646,6 +649,55 @@ fn shown(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counts the warnings logged.
+    struct Warnings(Arc<AtomicU64>);
+
+    impl tracing::Subscriber for Warnings {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            if *event.metadata().level() == tracing::Level::WARN {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    #[test]
+    fn a_full_queue_drops_the_oldest_counting_and_logging_each() {
+        let builder = Topics::redis("redis://127.0.0.1:1").queue(2);
+        let bridge = Bridge::new(builder.url, builder.settings);
+        let warnings = Arc::new(AtomicU64::new(0));
+        tracing::subscriber::with_default(Warnings(Arc::clone(&warnings)), || {
+            for n in 1..=5 {
+                let params = serde_json::value::to_raw_value(&[n]).unwrap();
+                bridge.publish("t", "m", Some(&params)).unwrap();
+            }
+        });
+        assert_eq!(bridge.dropped.load(Ordering::Relaxed), 3);
+        assert_eq!(warnings.load(Ordering::Relaxed), 3);
+        let kept: Vec<String> = bridge.outbox().iter().map(|o| o.payload.clone()).collect();
+        assert_eq!(kept.len(), 2);
+        assert!(kept[0].ends_with(r#""params":[4]}"#), "{kept:?}");
+        assert!(kept[1].ends_with(r#""params":[5]}"#), "{kept:?}");
+        assert!(bridge.outbox().iter().all(|o| o.channel == "jrpc:t"));
+
+        // What could not be sent goes back in front, and the oldest still go first.
+        let batch = bridge.take_batch();
+        bridge.publish("t", "m", None).unwrap();
+        bridge.requeue(batch);
+        assert_eq!(bridge.dropped.load(Ordering::Relaxed), 4);
+        assert_eq!(bridge.outbox().len(), 2);
+        assert!(bridge.outbox()[0].payload.ends_with(r#""params":[5]}"#));
+    }
 
     #[test]
     fn passwords_are_hidden() {
