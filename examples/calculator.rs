@@ -5,22 +5,48 @@
 //! cargo run --example calculator -- --listen 127.0.0.1:0          # any free port; the real one is printed
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
+//! cargo run --example calculator -- --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379   # topics shared by every replica
 //! ```
 //!
 //! Over stdio it keeps serving after any bad line and exits 0 at the end of input. Over the
 //! network it prints `listening on http://ADDR` once it accepts, and Ctrl-C drains in-flight
 //! calls before it exits.
+//!
+//! `watch(topic)` and `announce(topic, text)` reach the connections of this process; with
+//! `--redis URL` (over the network or stdio) those of every calculator on that Redis too. If
+//! Redis cannot be reached at start-up it prints the URL and exits 1.
 
 use std::io::Write as _;
 
 use jrpc_examples::{Calc, Calculator as _};
 use jrpc_runtime::http::HttpServer;
+use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Framing, PeerConfig};
 
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
+    let value = |flag: &str| {
+        args.iter()
+            .position(|arg| arg == flag)
+            .and_then(|at| args.get(at + 1))
+    };
+    let topics = match value("--redis") {
+        Some(url) => match Topics::redis(url.as_str())
+            .channel_prefix("calculator:")
+            .connect()
+            .await
+        {
+            Ok(topics) => topics,
+            Err(err) => {
+                eprintln!("calculator: {err}");
+                std::process::exit(1);
+            }
+        },
+        None => Topics::new(),
+    };
+    let calc = Calc::with_topics(topics.clone());
     let result = if has("--stdio") {
         let framing = if has("--content-length") {
             Framing::ContentLength
@@ -28,18 +54,14 @@ async fn main() {
             Framing::Lines
         };
         match PeerConfig::builder().framing(framing).build() {
-            Ok(config) => jrpc_runtime::stdio::serve(Calc.into_methods(), config)
+            Ok(config) => jrpc_runtime::stdio::serve(calc.into_methods(), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
         }
     } else {
-        let listen = args
-            .iter()
-            .position(|arg| arg == "--listen")
-            .and_then(|at| args.get(at + 1))
-            .map_or("127.0.0.1:8080", String::as_str);
-        serve_network(listen).await
+        let listen = value("--listen").map_or("127.0.0.1:8080", String::as_str);
+        serve_network(listen, calc, topics).await
     };
     if let Err(err) = result {
         eprintln!("calculator: {err}");
@@ -47,8 +69,9 @@ async fn main() {
     }
 }
 
-async fn serve_network(listen: &str) -> Result<(), String> {
-    let server = HttpServer::builder(Calc.into_methods())
+async fn serve_network(listen: &str, calc: Calc, topics: Topics) -> Result<(), String> {
+    let server = HttpServer::builder(calc.into_methods())
+        .topics(topics)
         .build()
         .map_err(|err| err.to_string())?;
     let listener = tokio::net::TcpListener::bind(listen)

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::{Caller as _, Context, RpcError, rpc_service};
+use jrpc_runtime::server::{SubscribeError, Topics};
+use jrpc_runtime::{Caller as _, Context, ErrorCode, RpcError, rpc_service};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -33,6 +34,13 @@ pub trait Calculator {
     /// Sends `count` notifications `tick {"n": i}` on the caller's connection, then answers
     /// `count`; an error where the transport cannot push (HTTP).
     async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError>;
+    /// Subscribes the caller's connection to `topic`'s announcements (a second watch of one
+    /// topic changes nothing); answers once announcements from every replica reach it. An error
+    /// where the transport cannot push (HTTP).
+    async fn watch(&self, ctx: &Context, topic: String) -> Result<(), RpcError>;
+    /// Sends the notification `announcement {"topic": topic, "text": text}` to every connection
+    /// watching `topic`, on every replica sharing this one's Redis.
+    async fn announce(&self, topic: String, text: String) -> Result<(), RpcError>;
     /// Accepts anything; does nothing visible.
     #[notification]
     #[rpc(params = whole)]
@@ -47,8 +55,19 @@ pub trait Calculator {
     async fn notify_sum(&self, values: Value);
 }
 
-/// The calculator's implementation.
-pub struct Calc;
+/// The calculator's implementation; its topics are local to the process unless it is made
+/// with a registry shared through Redis ([`Calc::with_topics`]).
+#[derive(Clone, Debug, Default)]
+pub struct Calc {
+    topics: Topics,
+}
+
+impl Calc {
+    /// A calculator whose `watch` and `announce` use `topics`.
+    pub fn with_topics(topics: Topics) -> Self {
+        Self { topics }
+    }
+}
 
 impl Calculator for Calc {
     async fn add(&self, a: i64, b: i64) -> i64 {
@@ -100,6 +119,30 @@ impl Calculator for Calc {
                 .map_err(|err| RpcError::new(3, err.to_string()))?;
         }
         Ok(count)
+    }
+
+    async fn watch(&self, ctx: &Context, topic: String) -> Result<(), RpcError> {
+        match self.topics.subscribe(ctx, &topic) {
+            Ok(_) => {}
+            Err(SubscribeError::NoConnection) => {
+                return Err(RpcError::new(
+                    ErrorCode::SERVER_ERROR,
+                    "watch needs a connection that stays open (WebSocket or stdio): \
+                     announcements cannot be pushed over HTTP",
+                ));
+            }
+            Err(err) => return Err(err.into()),
+        }
+        self.topics.ready(&topic).await;
+        Ok(())
+    }
+
+    async fn announce(&self, topic: String, text: String) -> Result<(), RpcError> {
+        let params = serde_json::json!({ "topic": topic, "text": text });
+        self.topics
+            .publish(&topic, "announcement", params)
+            .map_err(|err| RpcError::new(4, format!("announce failed: {err}")))?;
+        Ok(())
     }
 
     async fn update(&self, _values: Value) {}

@@ -88,8 +88,18 @@ impl Calculator {
     ///
     /// When it cannot start, or prints no address in time.
     pub fn start(calculator: &Path) -> Calculator {
+        Self::start_with(calculator, &[])
+    }
+
+    /// [`start`](Self::start) with more arguments (`--redis URL`).
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no address in time.
+    pub fn start_with(calculator: &Path, args: &[&str]) -> Calculator {
         let mut child = Command::new(calculator)
             .args(["--listen", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
