@@ -55,6 +55,13 @@ pub trait Calculator {
     async fn notify_sum(&self, values: Value);
 }
 
+/// The params of the notification `announcement`, members in this order.
+#[derive(serde::Serialize)]
+struct Announcement<'a> {
+    topic: &'a str,
+    text: &'a str,
+}
+
 /// The calculator's implementation; its topics are local to the process unless it is made
 /// with a registry shared through Redis ([`Calc::with_topics`]).
 #[derive(Clone, Debug, Default)]
@@ -138,7 +145,10 @@ impl Calculator for Calc {
     }
 
     async fn announce(&self, topic: String, text: String) -> Result<(), RpcError> {
-        let params = serde_json::json!({ "topic": topic, "text": text });
+        let params = Announcement {
+            topic: &topic,
+            text: &text,
+        };
         self.topics
             .publish(&topic, "announcement", params)
             .map_err(|err| RpcError::new(4, format!("announce failed: {err}")))?;
