@@ -56,6 +56,17 @@
 //! waiting to be written). Every builder checks each value when it builds and names the first
 //! one out of range in a [`ConfigError`]; none clamps. Defaults are given on each setter.
 //!
+//! ## Topics
+//!
+//! A [`Topics`](server::Topics) registry names groups of connections and sends one notification
+//! to every connection of a group. Any connection that stays open can join (WebSocket, stdio, any
+//! stream served as a [`Peer`]), so topics are built in every feature set; a connection leaves
+//! its groups when its loop ends. [`Topics::new`](server::Topics::new) serves one process;
+//! [`Topics::redis`](server::Topics::redis) (feature `redis`) every replica on one Redis: the
+//! publishing replica's own subscribers get a message locally, the others' through Redis, once
+//! each. While Redis is away local topics go on, publishes are held in a bounded queue and the
+//! link reconnects; what is published while a replica is not subscribed again does not reach it.
+//!
 //! ## Quick start
 //!
 //! ```
