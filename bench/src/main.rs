@@ -20,12 +20,13 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, ChildStdin, Command};
 use tokio_tungstenite::tungstenite::Message;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use jrpc_bench::{BoxError, Ws, raise_nofile};
+
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
 /// How long a load-generator round warms up before it starts counting.
@@ -159,19 +160,7 @@ fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
         writeln!(out, "listening {addr}")?;
         out.flush()?;
         drop(out);
-        let mut stdin = tokio::io::stdin();
-        let mut buf = [0u8; 64];
-        let closed = async {
-            while let Ok(n) = stdin.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-            }
-        };
-        tokio::select! {
-            () = closed => {}
-            () = tokio::time::sleep(max) => eprintln!("{}: --max-seconds reached, exiting", server.name()),
-        }
+        jrpc_bench::until_stdin_closes(max, server.name()).await;
         Ok::<_, BoxError>(())
     })?;
     // The runtime's blocking stdin reader would keep a graceful shutdown waiting.
@@ -458,17 +447,9 @@ async fn http_round(server: &ServerProcess, connections: usize, seconds: f64) ->
     Ok(stats)
 }
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
-
 async fn ws_connect(server: &ServerProcess) -> Result<Ws> {
     let url = format!("ws://{}{}", server.addr, server.server.ws_path());
-    let (ws, _) = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        tokio_tungstenite::connect_async_with_config(url, None, true),
-    )
-    .await
-    .map_err(|_| "WebSocket connect timed out")??;
-    Ok(ws)
+    jrpc_bench::ws_connect(&url, CONNECT_TIMEOUT).await
 }
 
 /// One WebSocket connection keeping `in_flight` calls outstanding until the window closes,
@@ -625,20 +606,6 @@ async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64
         before,
         after,
     ))
-}
-
-fn raise_nofile(wanted: u64) {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit only read and write the struct given.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
-            limit.rlim_cur = wanted.min(limit.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
 }
 
 struct Options {

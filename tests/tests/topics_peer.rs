@@ -1,20 +1,14 @@
 //! Topics on a connection that is neither WebSocket nor HTTP: a `Peer` over a byte stream (what
 //! stdio and any socket served as a peer are), with the registry in the connection's context.
 
-use jrpc_runtime::server::{ContextExt as _, Topics};
-use jrpc_runtime::{
-    Caller as _, Context, Lifetime, Methods, Peer, PeerConfig, RpcError, Transport,
-};
-use jrpc_tests::{bounded, eventually};
+use jrpc_runtime::server::Topics;
+use jrpc_runtime::{Caller as _, Context, Lifetime, Methods, Peer, PeerConfig, Transport};
+use jrpc_tests::{bounded, eventually, fixtures};
 use tokio::sync::mpsc;
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
-    methods
-        .register("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
-            Ok::<_, RpcError>(ctx.subscribe(&topic)?)
-        })
-        .unwrap();
+    fixtures::watch(&mut methods);
     methods
 }
 
@@ -28,16 +22,8 @@ fn connect(topics: &Topics) -> (Peer, mpsc::UnboundedReceiver<String>) {
         .unwrap();
     let (_server, server_loop) = Peer::connect(server_io, methods(), config);
     tokio::spawn(server_loop);
-    let (tx, rx) = mpsc::unbounded_channel();
     let mut handlers = Methods::new();
-    handlers
-        .register_notification("news", &["headline"], move |(headline,): (String,), _| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(headline);
-            }
-        })
-        .unwrap();
+    let rx = fixtures::news(&mut handlers);
     // The client's loop ends with its last handle, closing the stream.
     let client_config = PeerConfig::builder()
         .lifetime(Lifetime::UntilUnused)

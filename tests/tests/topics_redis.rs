@@ -15,24 +15,13 @@ use jrpc_runtime::ws::WsClient;
 use jrpc_runtime::{Caller as _, ClientError, Context, Methods, RpcError};
 use jrpc_tests::redis::{Proxy, RedisServer, free_port};
 use jrpc_tests::servers::serve_http;
-use jrpc_tests::{bounded, eventually};
+use jrpc_tests::{bounded, eventually, fixtures};
 use tokio::sync::mpsc;
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
-    methods
-        .register(
-            "watch",
-            &["topic"],
-            |(topic,): (String,), ctx: Context| async move {
-                let added = ctx.subscribe(&topic)?;
-                if let Some(topics) = ctx.topics() {
-                    topics.ready(&topic).await;
-                }
-                Ok::<_, RpcError>(added)
-            },
-        )
-        .unwrap();
+    fixtures::watch(&mut methods);
+    fixtures::add(&mut methods);
     methods
         .register(
             "announce",
@@ -44,11 +33,6 @@ fn methods() -> Methods {
                     .map_err(|err| RpcError::new(2, err.to_string()))
             },
         )
-        .unwrap();
-    methods
-        .register("add", &["a", "b"], |(a, b): (i64, i64), _| async move {
-            Ok::<_, RpcError>(a + b)
-        })
         .unwrap();
     methods
 }
@@ -71,16 +55,8 @@ async fn connect(url: &str, prefix: &str) -> Topics {
 /// A WebSocket client of `addr` watching `news` (twice: the second changes nothing), its `news`
 /// notifications in a channel.
 async fn watcher(addr: SocketAddr) -> (WsClient, mpsc::UnboundedReceiver<String>) {
-    let (tx, rx) = mpsc::unbounded_channel();
     let mut handlers = Methods::new();
-    handlers
-        .register_notification("news", &["text"], move |(text,): (String,), _| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(text);
-            }
-        })
-        .unwrap();
+    let rx = fixtures::news(&mut handlers);
     let client = bounded(WsClient::connect(&format!("ws://{addr}/ws"), handlers))
         .await
         .unwrap();

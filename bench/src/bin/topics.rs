@@ -27,12 +27,13 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt as _, StreamExt as _};
 use jrpc_runtime::server::{ContextExt as _, Topics};
 use jrpc_runtime::{Context, Methods, RpcError};
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use jrpc_bench::{BoxError, Ws, raise_nofile};
+
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
 /// How long a connection, a watch or the last deliveries of a phase may take.
@@ -101,13 +102,7 @@ fn serve(redis: &str, listen: &str, max: Duration) -> Result<()> {
         tokio::spawn(async move { server.serve(listener).await });
         println!("listening {addr}");
         std::io::stdout().flush()?;
-        let mut stdin = tokio::io::stdin();
-        let mut buf = [0u8; 64];
-        let closed = async { while matches!(stdin.read(&mut buf).await, Ok(1..)) {} };
-        tokio::select! {
-            () = closed => {}
-            () = tokio::time::sleep(max) => eprintln!("replica: --max-seconds reached, exiting"),
-        }
+        jrpc_bench::until_stdin_closes(max, "replica").await;
         Ok::<_, BoxError>(())
     })?;
     std::process::exit(0)
@@ -190,18 +185,8 @@ async fn start_replica(redis: &str, max: Duration) -> Result<Replica> {
 // ---------------------------------------------------------------------------------------------
 // The load generator.
 
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 async fn ws_connect(addr: SocketAddr) -> Result<Ws> {
-    let url = format!("ws://{addr}/ws");
-    let (ws, _) = tokio::time::timeout(
-        STEP_TIMEOUT,
-        tokio_tungstenite::connect_async_with_config(url, None, true),
-    )
-    .await
-    .map_err(|_| "WebSocket connect timed out")??;
-    Ok(ws)
+    jrpc_bench::ws_connect(&format!("ws://{addr}/ws"), STEP_TIMEOUT).await
 }
 
 /// What the subscribers share with the publisher.
@@ -356,20 +341,6 @@ struct Options {
     connections: usize,
     window: u64,
     max: Duration,
-}
-
-fn raise_nofile(wanted: u64) {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit only read and write the struct given.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
-            limit.rlim_cur = wanted.min(limit.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
 }
 
 async fn run(options: Options) -> Result<()> {
