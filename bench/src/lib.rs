@@ -1,5 +1,5 @@
-//! What the benchmark binaries share: a server child's lifetime, WebSocket connects, the
-//! descriptor limit.
+//! What the benchmark binaries share: a server child's lifetime, WebSocket connects, CPU time
+//! from `/proc`, the descriptor limit.
 
 use std::time::Duration;
 
@@ -43,6 +43,23 @@ pub async fn ws_connect(url: &str, limit: Duration) -> Result<Ws, BoxError> {
     .await
     .map_err(|_| "WebSocket connect timed out")??;
     Ok(ws)
+}
+
+/// CPU time (user and system, all threads) process `pid` (or `"self"`) has used, in seconds.
+///
+/// # Errors
+///
+/// When `/proc/PID/stat` cannot be read or parsed.
+pub fn cpu_seconds(pid: &str) -> Result<f64, BoxError> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let after_name = stat.rsplit_once(')').ok_or("bad /proc stat")?.1;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 and 15 of proc(5), counted from the state (field 3).
+    let utime: u64 = fields.get(11).ok_or("no utime")?.parse()?;
+    let stime: u64 = fields.get(12).ok_or("no stime")?.parse()?;
+    // SAFETY: sysconf reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Ok((utime + stime) as f64 / ticks)
 }
 
 /// Raises the soft limit on open files to `wanted` (within the hard limit), for thousands of

@@ -25,7 +25,7 @@ use tokio::net::TcpStream;
 use tokio::process::{Child, ChildStdin, Command};
 use tokio_tungstenite::tungstenite::Message;
 
-use jrpc_bench::{BoxError, Ws, raise_nofile};
+use jrpc_bench::{BoxError, Ws, cpu_seconds, raise_nofile};
 
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
@@ -165,19 +165,6 @@ fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
     })?;
     // The runtime's blocking stdin reader would keep a graceful shutdown waiting.
     std::process::exit(0)
-}
-
-/// CPU time (user and system, all threads) process `pid` has used, in seconds.
-fn cpu_seconds(pid: &str) -> Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let after_name = stat.rsplit_once(')').ok_or("bad /proc stat")?.1;
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // Fields 14 and 15 of proc(5), counted from the state (field 3).
-    let utime: u64 = fields.get(11).ok_or("no utime")?.parse()?;
-    let stime: u64 = fields.get(12).ok_or("no stime")?.parse()?;
-    // SAFETY: sysconf reads a constant.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Ok((utime + stime) as f64 / ticks)
 }
 
 /// A server child process.

@@ -32,7 +32,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
 
-use jrpc_bench::{BoxError, Ws, raise_nofile};
+use jrpc_bench::{BoxError, Ws, cpu_seconds, raise_nofile};
 
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
@@ -152,7 +152,7 @@ async fn start_redis() -> Result<(Child, String)> {
 
 struct Replica {
     addr: SocketAddr,
-    _child: Child,
+    child: Child,
     _stdin: Option<ChildStdin>,
 }
 
@@ -177,7 +177,7 @@ async fn start_replica(redis: &str, max: Duration) -> Result<Replica> {
         .parse()?;
     Ok(Replica {
         addr,
-        _child: child,
+        child,
         _stdin: stdin,
     })
 }
@@ -260,6 +260,8 @@ async fn watch(ws: &mut Ws) -> Result<()> {
 struct Phase {
     announcements: u64,
     seconds: f64,
+    /// CPU seconds used meanwhile by replica A, replica B, Redis and the load generator.
+    cpu: [f64; 4],
     /// Sorted latencies (ns) by replica.
     latencies: [Vec<u64>; 2],
 }
@@ -278,6 +280,7 @@ async fn phase(
     publisher: &mut Ws,
     tally: &Tally,
     samples: &[(usize, Samples)],
+    pids: &[String; 4],
     window: u64,
     seconds: f64,
     seq: &mut u64,
@@ -287,6 +290,7 @@ async fn phase(
         samples.lock().map_err(|_| "poisoned")?.clear();
     }
     let first = *seq;
+    let cpu_before = cpu_of(pids)?;
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(seconds);
     tally.counting.store(true, Ordering::Relaxed);
@@ -321,6 +325,10 @@ async fn phase(
     }
     let seconds = start.elapsed().as_secs_f64();
     tally.counting.store(false, Ordering::Relaxed);
+    let mut cpu = cpu_of(pids)?;
+    for (after, before) in cpu.iter_mut().zip(cpu_before) {
+        *after -= before;
+    }
     let mut latencies = [Vec::new(), Vec::new()];
     for (replica, samples) in samples {
         let mut samples = samples.lock().map_err(|_| "poisoned")?;
@@ -332,8 +340,17 @@ async fn phase(
     Ok(Phase {
         announcements: sent,
         seconds,
+        cpu,
         latencies,
     })
+}
+
+fn cpu_of(pids: &[String; 4]) -> Result<[f64; 4]> {
+    let mut cpu = [0.0; 4];
+    for (cpu, pid) in cpu.iter_mut().zip(pids) {
+        *cpu = cpu_seconds(pid)?;
+    }
+    Ok(cpu)
 }
 
 struct Options {
@@ -344,10 +361,22 @@ struct Options {
 }
 
 async fn run(options: Options) -> Result<()> {
-    let (_redis, url) = start_redis().await?;
+    let (redis, url) = start_redis().await?;
     let replicas = [
         start_replica(&url, options.max).await?,
         start_replica(&url, options.max).await?,
+    ];
+    let pid = |child: &Child| {
+        child
+            .id()
+            .map(|pid| pid.to_string())
+            .ok_or("a child is gone")
+    };
+    let pids = [
+        pid(&replicas[0].child)?,
+        pid(&replicas[1].child)?,
+        pid(&redis)?,
+        "self".to_owned(),
     ];
     let tally = Arc::new(Tally {
         base: Instant::now(),
@@ -378,7 +407,7 @@ async fn run(options: Options) -> Result<()> {
     let connections = options.connections as u64;
     let mut seq = 0;
     // A short warm-up, not counted.
-    phase(&mut publisher, &tally, &samples, 4, 0.5, &mut seq).await?;
+    phase(&mut publisher, &tally, &samples, &pids, 4, 0.5, &mut seq).await?;
     let mut rows = Vec::new();
     for (label, window) in [
         ("latency (1 outstanding)", 1),
@@ -388,6 +417,7 @@ async fn run(options: Options) -> Result<()> {
             &mut publisher,
             &tally,
             &samples,
+            &pids,
             window,
             options.seconds,
             &mut seq,
@@ -408,13 +438,15 @@ async fn run(options: Options) -> Result<()> {
         reader.abort();
     }
     println!(
-        "\n| phase | announcements outstanding | announcements/s | deliveries/s | A (local) p50 / p99 (µs) | B (through Redis) p50 / p99 (µs) |"
+        "\n| phase | announcements outstanding | announcements/s | deliveries/s | A (local) p50 / p99 (µs) | B (through Redis) p50 / p99 (µs) | CPU µs per delivery: replica A / replica B / Redis / load generator |"
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (label, window, rate, result) in &rows {
         let [a, b] = &result.latencies;
+        let deliveries = (result.announcements * connections) as f64;
+        let [cpu_a, cpu_b, cpu_redis, cpu_load] = result.cpu.map(|cpu| cpu * 1e6 / deliveries);
         println!(
-            "| {label} | {window} | {rate:.0} | {:.0} | {:.0} / {:.0} | {:.0} / {:.0} |",
+            "| {label} | {window} | {rate:.0} | {:.0} | {:.0} / {:.0} | {:.0} / {:.0} | {cpu_a:.1} / {cpu_b:.1} / {cpu_redis:.2} / {cpu_load:.1} |",
             rate * connections as f64,
             quantile_us(a, 0.50),
             quantile_us(a, 0.99),
@@ -470,7 +502,9 @@ fn main() -> Result<()> {
         return serve(&redis, &listen, options.max);
     }
     raise_nofile(options.connections as u64 * 2 + 1024);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread for the load generator: its 1 000 readers waking one another across threads
+    // would cost more than their reading, and the cores are the servers' to use.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(run(options))
