@@ -169,6 +169,8 @@ async fn calculators_on_one_redis_share_topics_through_a_restart() {
     // Redis is back: deliveries from A reach B again once the replicas have subscribed again
     // (an announce before that may be lost: probe until one arrives).
     redis.restart();
+    // Measured for the record, never checked: tests do not hold a budget.
+    let answering = std::time::Instant::now();
     let mut probes = 0;
     let mut b_seen: Vec<String> = Vec::new();
     bounded(async {
@@ -185,6 +187,10 @@ async fn calculators_on_one_redis_share_topics_through_a_restart() {
         }
     })
     .await;
+    eprintln!(
+        "deliveries from A reached B {:?} after Redis answered PING again ({probes} probes)",
+        answering.elapsed()
+    );
     // A's watcher had every probe, locally, and nothing twice: the fence from B comes next.
     for n in 1..=probes {
         next_is(&mut a1, "news", &format!("probe {n}")).await;
