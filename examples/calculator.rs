@@ -6,11 +6,13 @@
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
 //! cargo run --example calculator -- --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379   # topics shared by every replica
+//! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
 //!
 //! Over stdio it keeps serving after any bad line and exits 0 at the end of input. Over the
 //! network it prints `listening on http://ADDR` once it accepts, and Ctrl-C drains in-flight
-//! calls before it exits.
+//! calls before it exits. Every transport answers `rpc.discover` with the OpenRPC document that
+//! `--openrpc` prints.
 //!
 //! `watch(topic)` and `announce(topic, text)` reach the connections of this process; with
 //! `--redis URL` (over the network or stdio) those of every calculator on that Redis too. If
@@ -18,15 +20,24 @@
 
 use std::io::Write as _;
 
-use jrpc_examples::{Calc, Calculator as _};
+use jrpc_examples::{Calc, calculator_info, calculator_methods};
 use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Framing, PeerConfig};
 
 #[tokio::main]
 async fn main() {
+    jrpc_examples::log_to_stderr();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
+    if has("--openrpc") {
+        let document = calculator_methods(Calc::default()).openrpc(&calculator_info());
+        if let Err(err) = writeln!(std::io::stdout().lock(), "{document:#}") {
+            eprintln!("calculator: {err}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let value = |flag: &str| {
         args.iter()
             .position(|arg| arg == flag)
@@ -54,7 +65,7 @@ async fn main() {
             Framing::Lines
         };
         match PeerConfig::builder().framing(framing).build() {
-            Ok(config) => jrpc_runtime::stdio::serve(calc.into_methods(), config)
+            Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(calc), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
@@ -70,7 +81,7 @@ async fn main() {
 }
 
 async fn serve_network(listen: &str, calc: Calc, topics: Topics) -> Result<(), String> {
-    let server = HttpServer::builder(calc.into_methods())
+    let server = HttpServer::builder(calculator_methods(calc))
         .topics(topics)
         .build()
         .map_err(|err| err.to_string())?;

@@ -1,6 +1,7 @@
 //! What the dispatcher tells the application about the requests it handled: the reports of the
 //! [`Methods::on_error`](super::Methods::on_error) and [`Methods::observe`](super::Methods::observe) hooks.
 
+use std::fmt;
 use std::time::Duration;
 
 use super::Transport;
@@ -28,6 +29,16 @@ pub enum Outcome {
     /// The request failed with this code: the handler's error, bad params (`-32602`), an unknown
     /// method (`-32601`), or an internal failure (`-32603`).
     Error(ErrorCode),
+}
+
+impl fmt::Display for Outcome {
+    /// `ok`, or `error` and the code: what the per-request log line shows.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Success => f.write_str("ok"),
+            Self::Error(code) => write!(f, "error {code}"),
+        }
+    }
 }
 
 /// One request handled, given to the [`Methods::observe`](super::Methods::observe) hook: for metrics and access logs.

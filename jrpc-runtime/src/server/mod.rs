@@ -33,11 +33,14 @@ mod topics;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) use accept::{Slot, Slots, accept_loop};
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub use io::Io;
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub use shutdown::{Drained, ShutdownHandle};
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) use shutdown::{Shutdown, Tracked};
 pub use topics::{ContextExt, SubscribeError, Topics};
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use topics::{RedisConnectError, RedisStatus, RedisTopicsBuilder};

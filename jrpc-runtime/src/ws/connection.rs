@@ -251,12 +251,11 @@ impl Pump {
                 },
                 permit = reserve(self.frames.as_ref()), if slot.is_none() && self.frames.is_some() => match permit {
                     Some(permit) => {
-                        if let Some(idle_timeout) = self.idle_timeout {
-                            if idle.is_elapsed() {
+                        if let Some(idle_timeout) = self.idle_timeout
+                            && idle.is_elapsed() {
                                 // The clock stood while the peer was busy: restart it.
                                 idle.as_mut().reset(crate::time::after(idle_timeout));
                             }
-                        }
                         slot = Some(permit);
                     }
                     // The peer's loop ended; the outbox reports it once flushed.
@@ -321,7 +320,13 @@ impl Pump {
             }
         };
         driver.abort();
-        tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+        // A close the connection asked for, or a shutdown, is routine; one the server imposed
+        // (an idle client, a bad frame, a message too big) is worth a warning.
+        if code == CloseCode::Away || (code == CloseCode::Normal && reason.is_empty()) {
+            tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+        } else {
+            tracing::warn!(code = u16::from(code), %reason, "closing WebSocket");
+        }
         close(sink, source, code, reason, self.close_timeout).await;
     }
 

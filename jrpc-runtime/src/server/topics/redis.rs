@@ -80,6 +80,7 @@ impl Topics {
     /// topics.publish("ACME", "price", ("ACME", 12.5))?;
     /// # Ok(()) }
     /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     pub fn redis(url: impl Into<String>) -> RedisTopicsBuilder {
         RedisTopicsBuilder {
             url: url.into(),
@@ -96,6 +97,7 @@ impl Topics {
     }
 
     /// The state of the link to Redis; `None` for a registry local to the process.
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     pub fn redis_status(&self) -> Option<RedisStatus> {
         let bridge = self.inner.bridge.as_ref()?;
         let link = bridge.link.borrow();
