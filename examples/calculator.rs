@@ -9,6 +9,7 @@
 //! cargo run --example calculator -- --unix /tmp/calc.sock         # newline-delimited, one peer per connection
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
+//! cargo run --example calculator -- --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379   # topics shared by every replica
 //! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
 //!
@@ -17,15 +18,19 @@
 //! socket) once it accepts, and Ctrl-C drains in-flight calls before it exits. HTTP is HTTP/1.1
 //! or HTTP/2 (h2c with prior knowledge in plain, by ALPN over TLS). Every transport answers
 //! `rpc.discover` with the OpenRPC document that `--openrpc` prints.
+//!
+//! `watch(topic)` and `announce(topic, text)` reach the connections of this process; with
+//! `--redis URL` (over the network, a Unix socket or stdio) those of every calculator on that
+//! Redis too. If Redis cannot be reached at start-up it prints the URL and exits 1.
 
 use std::io::Write as _;
 
-use jrpc_examples::{Args, calculator_info, calculator_methods};
+use jrpc_examples::{Args, Calc, calculator_info, calculator_methods};
 use jrpc_runtime::http::HttpServer;
-use jrpc_runtime::server::{ServerTls, ShutdownHandle, SocketServer};
+use jrpc_runtime::server::{ServerTls, ShutdownHandle, SocketServer, Topics};
 use jrpc_runtime::{Framing, PeerConfig};
 
-const USAGE: &str = "calculator [--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] | --unix PATH | --stdio [--content-length] | --openrpc";
+const USAGE: &str = "calculator [--redis URL] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] | --unix PATH | --stdio [--content-length]) | --openrpc";
 
 #[tokio::main]
 async fn main() {
@@ -38,9 +43,10 @@ async fn main() {
     let listen = args.value("--listen");
     let cert = args.value("--tls-cert");
     let key = args.value("--tls-key");
+    let redis = args.value("--redis");
     args.finish();
     if openrpc {
-        let document = calculator_methods().openrpc(&calculator_info());
+        let document = calculator_methods(Calc::default()).openrpc(&calculator_info());
         if let Err(err) = writeln!(std::io::stdout().lock(), "{document:#}") {
             eprintln!("calculator: {err}");
             std::process::exit(1);
@@ -52,6 +58,21 @@ async fn main() {
         (None, None) => None,
         _ => usage_error("`--tls-cert` and `--tls-key` go together"),
     };
+    let topics = match redis {
+        Some(url) => match Topics::redis(url.as_str())
+            .channel_prefix("calculator:")
+            .connect()
+            .await
+        {
+            Ok(topics) => topics,
+            Err(err) => {
+                eprintln!("calculator: {err}");
+                std::process::exit(1);
+            }
+        },
+        None => Topics::new(),
+    };
+    let calc = Calc::with_topics(topics.clone());
     let result = if stdio {
         let framing = if content_length {
             Framing::ContentLength
@@ -59,15 +80,16 @@ async fn main() {
             Framing::Lines
         };
         match PeerConfig::builder().framing(framing).build() {
-            Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(), config)
+            Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(calc), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
         }
     } else if let Some(path) = unix {
-        serve_unix(&path).await
+        serve_unix(&path, calc).await
     } else {
-        serve_network(listen.as_deref().unwrap_or("127.0.0.1:8080"), tls).await
+        let listen = listen.as_deref().unwrap_or("127.0.0.1:8080");
+        serve_network(listen, tls, calc, topics).await
     };
     if let Err(err) = result {
         eprintln!("calculator: {err}");
@@ -80,9 +102,14 @@ fn usage_error(problem: &str) -> ! {
     std::process::exit(2);
 }
 
-async fn serve_network(listen: &str, tls: Option<ServerTls>) -> Result<(), String> {
+async fn serve_network(
+    listen: &str,
+    tls: Option<ServerTls>,
+    calc: Calc,
+    topics: Topics,
+) -> Result<(), String> {
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut builder = HttpServer::builder(calculator_methods());
+    let mut builder = HttpServer::builder(calculator_methods(calc)).topics(topics);
     if let Some(tls) = tls {
         builder = builder.tls(tls);
     }
@@ -101,10 +128,10 @@ async fn serve_network(listen: &str, tls: Option<ServerTls>) -> Result<(), Strin
 }
 
 #[cfg(unix)]
-async fn serve_unix(path: &str) -> Result<(), String> {
+async fn serve_unix(path: &str, calc: Calc) -> Result<(), String> {
     use std::os::unix::fs::FileTypeExt as _;
 
-    let server = SocketServer::builder(calculator_methods())
+    let server = SocketServer::builder(calculator_methods(calc))
         .build()
         .map_err(|err| err.to_string())?;
     // A socket file left by an earlier run that did not stop cleanly would refuse the bind.
@@ -124,8 +151,8 @@ async fn serve_unix(path: &str) -> Result<(), String> {
 }
 
 #[cfg(not(unix))]
-async fn serve_unix(path: &str) -> Result<(), String> {
-    let _ = SocketServer::builder;
+async fn serve_unix(path: &str, calc: Calc) -> Result<(), String> {
+    let _ = (SocketServer::builder, calc);
     Err(format!("unix:{path}: Unix sockets need a Unix platform"))
 }
 

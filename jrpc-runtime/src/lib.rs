@@ -11,7 +11,9 @@
 //!   stdin/stdout or calls a child process.
 //! - [`http`] and [`ws`] serve HTTP (1.1 and 2) and WebSocket on one listener, with clients,
 //!   over TLS with the `tls` feature; [`Client`] picks one by URL (`unix:` too); [`server`] holds
-//!   what the servers share, and [`server::SocketServer`], two-way peers on Unix and TCP sockets.
+//!   what the servers share, [`server::SocketServer`] (two-way peers on Unix and TCP sockets), and
+//!   topics: notifications for groups of connections on any transport that stays open, local or
+//!   across replicas on Redis.
 //!
 //! ## Layers
 //!
@@ -26,8 +28,8 @@
 //! peer      PeerConfig, the Peer handle (a Caller), the connection loop, cancellation; framing below it
 //!   ^
 //! server    accept loop (TCP, Unix) + connection cap, shutdown (CancellationToken + TaskTracker),
-//!   ^       the replies a server writes itself, TLS acceptance, topics; SocketServer (peers on
-//!   |       Unix and TCP sockets)
+//!   ^       the replies a server writes itself, TLS acceptance, topics (local, or across replicas
+//!   |       on Redis); SocketServer (peers on Unix and TCP sockets)
 //! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with
 //! ```
 //!
@@ -42,13 +44,15 @@
 //! | --- | --- | --- |
 //! | `macros` | [`rpc_service`] | yes |
 //! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
-//! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
+//! | `ws` | [`ws`]: the server and client on tokio-tungstenite; [`server`] | yes |
 //! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
 //! | `tls` | TLS (rustls on *ring*): `server::ServerTls` for the HTTP server (`https://`, `wss://`, HTTP/2 by ALPN), `ClientTls` and `https://`/`wss://` URLs for the clients; brings `http` and `ws` | no |
+//! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
-//! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or
-//! tungstenite.
+//! the peer, framing, stdio, topics and the Unix-socket server: an LSP or MCP server over stdio
+//! compiles no hyper, `http` or tungstenite. `redis` adds the Redis client alone, with or without
+//! the servers.
 //!
 //! ## TLS, HTTP/2, Unix sockets
 //!
@@ -189,6 +193,17 @@
 //! waiting to be written). Every builder checks each value when it builds and names the first
 //! one out of range in a [`ConfigError`]; none clamps. Defaults are given on each setter.
 //!
+//! ## Topics
+//!
+//! A [`Topics`](server::Topics) registry names groups of connections and sends one notification
+//! to every connection of a group. Any connection that stays open can join (WebSocket, stdio, any
+//! stream served as a [`Peer`]), so topics are built in every feature set; a connection leaves
+//! its groups when its loop ends. [`Topics::new`](server::Topics::new) serves one process;
+//! [`Topics::redis`](server::Topics::redis) (feature `redis`) every replica on one Redis: the
+//! publishing replica's own subscribers get a message locally, the others' through Redis, once
+//! each. While Redis is away local topics go on, publishes are held in a bounded queue and the
+//! link reconnects; what is published while a replica is not subscribed again does not reach it.
+//!
 //! ## Logs
 //!
 //! The crate logs with [`tracing`](https://docs.rs/tracing); install any subscriber to see it. The
@@ -198,7 +213,7 @@
 //! | --- | --- |
 //! | `DEBUG` | one event per request (batch elements included), on every transport: `method`, `id` (`none` for a notification), `transport`, `elapsed`, `outcome` (`ok` or `error CODE`); each request also runs in an `rpc` span that records its outcome |
 //! | `INFO` | nothing per request: a server starting, stopping accepting, draining and drained |
-//! | `WARN` | connections refused (a bad WebSocket handshake) or closed by the server (idle, oversize, a protocol error, a full queue, the drain budget spent), messages skipped as too long, notifications whose params did not decode |
+//! | `WARN` | connections refused (a bad WebSocket handshake) or closed by the server (idle, oversize, a protocol error, a full queue, the drain budget spent), messages skipped as too long, notifications whose params did not decode, a topics registry's Redis link lost (`INFO` when it is back) and each publish its full queue dropped |
 //! | `ERROR` | failures answered `-32603`: a handler that panicked or timed out, a result that could not be encoded, a reserved code |
 //!
 //! With `tracing-subscriber` and `RUST_LOG=debug` (`EnvFilter`, on stderr, as the examples do), a

@@ -117,16 +117,27 @@ impl Calculator {
     ///
     /// When it cannot start, or prints no address in time.
     pub fn start(calculator: &Path) -> Calculator {
-        Self::start_with(calculator, &["--listen", "127.0.0.1:0"], "http://")
+        Self::start_with(calculator, &[])
     }
 
-    /// Starts the executable `calculator` with `args` and waits for the line `listening on
-    /// PREFIX...`; [`addr`](Self::addr) is what follows `prefix`.
+    /// [`start`](Self::start) with more arguments (`--redis URL`).
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no address in time.
+    pub fn start_with(calculator: &Path, args: &[&str]) -> Calculator {
+        let mut all = vec!["--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        Self::start_as(calculator, &all, "http://")
+    }
+
+    /// Starts the executable `calculator` with `args` (and no others) and waits for the line
+    /// `listening on PREFIX...`; [`addr`](Self::addr) is what follows `prefix`.
     ///
     /// # Panics
     ///
     /// When it cannot start, or prints no such line in time.
-    pub fn start_with(calculator: &Path, args: &[&str], prefix: &str) -> Calculator {
+    pub fn start_as(calculator: &Path, args: &[&str], prefix: &str) -> Calculator {
         let mut child = Command::new(calculator)
             .args(args)
             .stdin(Stdio::null())

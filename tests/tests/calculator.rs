@@ -74,7 +74,7 @@ fn run_client(args: &[&str]) -> std::process::Output {
 fn the_client_example_prints_its_contract_over_https_wss_and_unix() {
     let certs = jrpc_tests::tls::Certs::localhost();
     let (cert, key) = (certs.cert.to_str().unwrap(), certs.key.to_str().unwrap());
-    let mut server = Calculator::start_with(
+    let mut server = Calculator::start_as(
         &example("calculator"),
         &[
             "--listen",
@@ -113,7 +113,7 @@ fn the_client_example_prints_its_contract_over_https_wss_and_unix() {
 
     let socket = certs.dir().join("calc.sock");
     let socket = socket.to_str().unwrap();
-    let mut unix = Calculator::start_with(&example("calculator"), &["--unix", socket], "unix:");
+    let mut unix = Calculator::start_as(&example("calculator"), &["--unix", socket], "unix:");
     assert_eq!(unix.addr, socket);
     let output = run_client(&["--url", &format!("unix:{socket}")]);
     assert!(
@@ -130,7 +130,7 @@ async fn whoami_and_ticks_over_a_unix_socket() {
     let dir = jrpc_tests::tls::Certs::localhost();
     let socket = dir.dir().join("calc.sock");
     let socket = socket.to_str().unwrap().to_owned();
-    let _server = Calculator::start_with(&example("calculator"), &["--unix", &socket], "unix:");
+    let _server = Calculator::start_as(&example("calculator"), &["--unix", &socket], "unix:");
     jrpc_tests::bounded_by(Duration::from_secs(30), async {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut methods = Methods::new();
@@ -245,7 +245,7 @@ async fn whoami_and_ticks_over_http_and_ws() {
 // Discovery: `--openrpc` and `rpc.discover`
 
 /// Every method the calculator serves, in the order of its trait.
-const METHODS: [&str; 12] = [
+const METHODS: [&str; 14] = [
     "add",
     "subtract",
     "sum",
@@ -255,6 +255,8 @@ const METHODS: [&str; 12] = [
     "sleep",
     "whoami",
     "ticks",
+    "watch",
+    "announce",
     "update",
     "notify_hello",
     "notify_sum",

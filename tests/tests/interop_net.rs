@@ -349,7 +349,7 @@ fn http2_with_curl_prior_knowledge_and_over_tls() {
     // TLS: HTTP/2 by ALPN, or HTTP/1.1 when that is all curl offers.
     let certs = jrpc_tests::tls::Certs::localhost();
     let (cert, key) = (certs.cert.to_str().unwrap(), certs.key.to_str().unwrap());
-    let mut tls = Calculator::start_with(
+    let mut tls = Calculator::start_as(
         calculator(),
         &[
             "--listen",

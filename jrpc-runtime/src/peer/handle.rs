@@ -4,8 +4,8 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -29,6 +29,30 @@ pub(super) struct Shared {
     transport: Transport,
     /// Signalled when a push found the queue full under [`Overflow::Close`].
     pub(super) overflowed: Notify,
+    /// Tells this connection from every other in the process.
+    connection: u64,
+    /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
+    on_close: Mutex<Option<Vec<CloseHook>>>,
+}
+
+/// Work tied to a connection's life: a registry forgetting it, say.
+type CloseHook = Box<dyn FnOnce() + Send>;
+
+/// Runs the close hooks when the loop ends, however it ends (returns, or is dropped or aborted).
+struct RunOnClose(Arc<Shared>);
+
+impl Drop for RunOnClose {
+    fn drop(&mut self) {
+        let hooks = self
+            .0
+            .on_close
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        for hook in hooks.into_iter().flatten() {
+            hook();
+        }
+    }
 }
 
 /// A handle on an open connection, to call or notify the other side; cheap to clone.
@@ -174,12 +198,15 @@ impl Peer {
         RE: fmt::Display + Send + 'static,
         WE: fmt::Display + Send + 'static,
     {
+        static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = mpsc::channel(config.queue);
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(1),
             overflow: config.overflow,
             transport: config.context.transport(),
             overflowed: Notify::new(),
+            connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
+            on_close: Mutex::new(Some(Vec::new())),
         });
         let handle = Peer {
             tx: Sender::Weak(tx.downgrade()),
@@ -190,13 +217,13 @@ impl Peer {
         // A server keeps its own strong sender so that handlers can push after the caller dropped
         // the handle it was given; a client lets the loop end with its last handle.
         let keepalive = (config.lifetime == Lifetime::UntilInputEnds).then(|| tx.clone());
+        let closed = RunOnClose(Arc::clone(&shared));
         let conn = Connection::new(methods, ctx, config, shared, tx.downgrade());
-        let driver = Driver(Box::pin(conn.run(
-            Box::pin(reader),
-            Box::pin(writer),
-            rx,
-            keepalive,
-        )));
+        let run = conn.run(Box::pin(reader), Box::pin(writer), rx, keepalive);
+        let driver = Driver(Box::pin(async move {
+            let _closed = closed;
+            run.await
+        }));
         (
             Peer {
                 tx: Sender::Strong(tx),
@@ -218,6 +245,29 @@ impl Peer {
     /// Whether the connection's loop has ended.
     pub fn is_closed(&self) -> bool {
         self.tx.get().is_none_or(|tx| tx.is_closed())
+    }
+
+    /// A number that tells this connection from every other in the process (its handles share
+    /// it).
+    pub(crate) fn connection_id(&self) -> u64 {
+        self.shared.connection
+    }
+
+    /// Runs `hook` once, when the connection's loop ends (returns, or is dropped); at once if it
+    /// has ended. What a registry of connections uses to forget one that closed.
+    pub(crate) fn on_close(&self, hook: impl FnOnce() + Send + 'static) {
+        let mut hooks = self
+            .shared
+            .on_close
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match hooks.as_mut() {
+            Some(hooks) => hooks.push(Box::new(hook)),
+            None => {
+                drop(hooks);
+                hook();
+            }
+        }
     }
 
     async fn send(&self, method: &str, command: Command) -> Result<(), ClientError> {

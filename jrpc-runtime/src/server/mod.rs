@@ -1,6 +1,7 @@
-//! What every network server shares: the accept loop and its connection cap, graceful shutdown,
-//! the replies a server writes itself, TLS acceptance, the topics registry; and the server of
-//! two-way peers on Unix and TCP sockets, built on them.
+//! What servers share: the accept loop and its connection cap, graceful shutdown, the replies a
+//! server writes itself (with `http` or `ws`), TLS acceptance (with `tls`), and the topics
+//! registry; and the server of two-way peers on Unix and TCP sockets, built on them. All but the
+//! replies and TLS are in every build: a stdio or Unix-socket server needs no HTTP.
 //!
 //! `http::HttpServer` and `ws::WsServer` are both built on these pieces, and neither reaches into
 //! the other: the HTTP listener hands a WebSocket upgrade to the public
@@ -11,7 +12,12 @@
 //! | [`ShutdownHandle`] | starts a graceful shutdown of any server and waits for it ([`Drained`]) |
 //! | [`SocketServer`] | JSON-RPC on Unix or TCP sockets, one two-way [`Peer`](crate::Peer) per connection, either framing |
 //! | [`ServerTls`] (with `tls`) | how the HTTP server terminates TLS: a rustls configuration, or PEM files checked at build time |
-//! | [`Topics`] (with `ws`) | named groups of connections that get the same notifications; [`Context::subscribe`](crate::Context::subscribe) subscribes from a handler |
+//! | [`Topics`] | named groups of connections that get the same notifications; [`Context::subscribe`](crate::Context::subscribe) subscribes from a handler |
+//! | [`Topics::redis`] (with `redis`) | a registry shared by every replica of a service through Redis pub/sub |
+//!
+//! Topics need nothing from a transport but a connection that stays open ([`Context::peer`](crate::Context::peer)),
+//! so they are built without `http` and `ws` too: a stdio server (one process per client, an MCP
+//! server say) joins the topics of its siblings through Redis.
 
 #![cfg_attr(
     not(all(feature = "http", feature = "ws")),
@@ -26,7 +32,6 @@ mod shutdown;
 mod socket;
 #[cfg(feature = "tls")]
 mod tls;
-#[cfg(feature = "ws")]
 mod topics;
 
 pub(crate) use accept::{Slot, Slots, accept_loop};
@@ -39,8 +44,7 @@ pub(crate) use tls::Acceptor;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use tls::ServerTls;
-#[cfg(feature = "ws")]
-pub(crate) use topics::Membership;
-#[cfg(feature = "ws")]
-#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub use topics::{ContextExt, SubscribeError, Topics};
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use topics::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
