@@ -118,6 +118,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let server = HttpServer::builder(methods())
         .max_message_size(1024 * 1024)
+        .max_buffered(2 * 1024 * 1024)
         .handler_timeout(Some(Duration::from_secs(30)))
         .drain_timeout(Duration::from_secs(10))
         .build()?;

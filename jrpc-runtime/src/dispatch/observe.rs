@@ -28,6 +28,12 @@ pub enum Outcome {
     /// The request failed with this code: the handler's error, bad params (`-32602`), an unknown
     /// method (`-32601`), or an internal failure (`-32603`).
     Error(ErrorCode),
+    /// Its answer (or, for a push, the notification or call itself; `id` is then `None`) did not
+    /// fit in what the connection may hold for a peer that does not read (its `max_buffered`
+    /// budget or its `queue`), so the connection was closed and the message dropped. Reported
+    /// once per closed connection, besides the handler's own observation; `elapsed` is zero and
+    /// `method` empty for a batch's answer.
+    Overflowed,
 }
 
 /// One request handled, given to the [`Methods::observe`](super::Methods::observe) hook: for metrics and access logs.

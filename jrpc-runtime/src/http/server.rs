@@ -22,6 +22,7 @@ use super::service::{ResponseFuture, RpcService};
 use crate::Methods;
 #[cfg(feature = "ws")]
 use crate::Transport;
+use crate::peer::WriteDeadline;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
 use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
@@ -164,6 +165,7 @@ impl HttpServer {
             slot: Arc::new(slot),
         };
         let http1 = self.inner.http1.clone();
+        let io = WriteDeadline::new(io, self.inner.settings.write_timeout);
         async move {
             let connection = http1
                 .serve_connection(TokioIo::new(io), router)

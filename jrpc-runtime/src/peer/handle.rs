@@ -4,8 +4,8 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
+use super::budget::{Budget, WriteDeadline};
 use super::connection::{Command, Connection};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
@@ -25,8 +26,49 @@ use crate::{Caller, ClientError, Context, Id, Methods};
 pub(super) struct Shared {
     next_id: AtomicI64,
     overflow: Overflow,
-    /// Signalled when a push found the queue full under [`Overflow::Close`].
+    /// Signalled when a text found no room: a push under [`Overflow::Close`], or an answer.
     pub(super) overflowed: Notify,
+    /// Why, and for which message; the first reason is kept.
+    overflow_reason: Mutex<Option<Overflowed>>,
+    /// The room outgoing texts take (see `budget`).
+    pub(super) budget: Arc<Budget>,
+    /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
+    /// answer only waits to be written is not counted.
+    pub(super) handling: AtomicUsize,
+}
+
+/// A message that found no room, closing its connection.
+pub(super) struct Overflowed {
+    /// What happened, for the connection's error and the log.
+    pub(super) reason: String,
+    /// The method of the message (an answered call's, a push's), when it has one.
+    pub(super) method: Option<String>,
+    /// The answered call's id.
+    pub(super) id: Option<Id>,
+}
+
+impl Shared {
+    /// Records why the connection must close, and wakes its loop to close it.
+    pub(super) fn overflow(&self, why: Overflowed) {
+        if let Ok(mut reason) = self.overflow_reason.lock() {
+            reason.get_or_insert(why);
+        }
+        self.overflowed.notify_one();
+    }
+
+    /// The reason recorded by [`overflow`](Self::overflow).
+    pub(super) fn overflow_reason(&self) -> Option<Overflowed> {
+        self.overflow_reason.lock().ok()?.take()
+    }
+
+    /// Why a text of `bytes` found no room.
+    pub(super) fn no_room(&self, what: &str, bytes: usize) -> String {
+        format!(
+            "the peer does not read: {what} of {bytes} bytes finds {} of the {} bytes it may hold taken (`max_buffered`)",
+            self.budget.held(),
+            self.budget.limit()
+        )
+    }
 }
 
 /// A handle on an open connection, to call or notify the other side; cheap to clone.
@@ -141,6 +183,7 @@ impl Peer {
         W: AsyncWrite + Send + 'static,
     {
         let max = config.max_message_size;
+        let write = WriteDeadline::new(write, config.write_timeout);
         match config.framing {
             Framing::Lines => Self::start(
                 FramedRead::new(read, Lines::new(max)),
@@ -173,10 +216,15 @@ impl Peer {
         WE: fmt::Display + Send + 'static,
     {
         let (tx, rx) = mpsc::channel(config.queue);
+        // The message being read takes up to `max_message_size`; the rest is for outgoing texts.
+        let room = config.max_buffered.saturating_sub(config.max_message_size);
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(1),
             overflow: config.overflow,
             overflowed: Notify::new(),
+            overflow_reason: Mutex::new(None),
+            budget: Arc::new(Budget::new(room)),
+            handling: AtomicUsize::new(0),
         });
         let handle = Peer {
             tx: Sender::Weak(tx.downgrade()),
@@ -217,21 +265,60 @@ impl Peer {
         self.tx.get().is_none_or(|tx| tx.is_closed())
     }
 
-    async fn send(&self, method: &str, command: Command) -> Result<(), ClientError> {
+    /// The connection's byte budget: for a sink that gives back its room itself (a WebSocket's
+    /// pump, once the socket took a text).
+    pub(crate) fn budget(&self) -> Arc<Budget> {
+        Arc::clone(&self.shared.budget)
+    }
+
+    /// Queues `command`, whose text is `bytes` long, taking room for it in the budget first.
+    async fn send(&self, method: &str, command: Command, bytes: usize) -> Result<(), ClientError> {
         let closed = || ClientError::Closed {
             method: method.to_owned(),
         };
         let tx = self.tx.get().ok_or_else(closed)?;
+        let budget = &self.shared.budget;
         match self.shared.overflow {
-            Overflow::Wait => tx.send(command).await.map_err(|_| closed()),
-            Overflow::Close => match tx.try_send(command) {
-                Ok(()) => Ok(()),
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    self.shared.overflowed.notify_one();
-                    Err(closed())
+            Overflow::Wait => {
+                // Room is given back as the other side reads; a closed connection gives none.
+                let taken = tokio::select! {
+                    taken = budget.take(bytes) => taken,
+                    () = tx.closed() => return Err(closed()),
+                };
+                if !taken {
+                    return Err(ClientError::TooLong {
+                        limit: budget.limit(),
+                        got: bytes,
+                    });
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => Err(closed()),
-            },
+                tx.send(command).await.map_err(|_| {
+                    budget.give_back(bytes);
+                    closed()
+                })
+            }
+            Overflow::Close => {
+                let reason = if budget.try_take(bytes) {
+                    match tx.try_send(command) {
+                        Ok(()) => return Ok(()),
+                        Err(mpsc::error::TrySendError::Full(_)) => {
+                            budget.give_back(bytes);
+                            "the outgoing queue overflowed (`queue`)".to_owned()
+                        }
+                        Err(mpsc::error::TrySendError::Closed(_)) => {
+                            budget.give_back(bytes);
+                            return Err(closed());
+                        }
+                    }
+                } else {
+                    self.shared.no_room(&format!("`{method}`"), bytes)
+                };
+                self.shared.overflow(Overflowed {
+                    reason,
+                    method: Some(method.to_owned()),
+                    id: None,
+                });
+                Err(closed())
+            }
         }
     }
 }
@@ -274,6 +361,7 @@ impl Caller for Peer {
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let text = write::call_text(Some(&id), method, params.as_deref());
+        let bytes = text.len();
         let (reply, answer) = oneshot::channel();
         // The limit covers the whole call: waiting for room in a full queue (the other side not
         // reading) as well as waiting for the answer.
@@ -290,6 +378,7 @@ impl Caller for Peer {
                 text,
                 reply,
             },
+            bytes,
         );
         match deadline {
             None => send.await?,
@@ -322,6 +411,7 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
         let text = write::call_text(None::<&Id>, method, params.as_deref());
-        self.send(method, Command::Notify { text }).await
+        let bytes = text.len();
+        self.send(method, Command::Notify { text }, bytes).await
     }
 }

@@ -226,7 +226,13 @@ mod tests {
             assert_eq!(Id::from_json(&id.to_string()), Some(id), "{text}");
         }
         assert_eq!(Id::from_json("-10"), Some(Id::from(-10)));
-        assert_eq!(Id::from_json("0\n\n").map(|id| id.to_string()), Some("0".into()));
-        assert_eq!(Id::from_json(" 1.50 ").map(|id| id.to_string()), Some("1.50".into()));
+        assert_eq!(
+            Id::from_json("0\n\n").map(|id| id.to_string()),
+            Some("0".into())
+        );
+        assert_eq!(
+            Id::from_json(" 1.50 ").map(|id| id.to_string()),
+            Some("1.50".into())
+        );
     }
 }
