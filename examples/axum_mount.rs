@@ -26,6 +26,7 @@ use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, Request, Response, StatusCode};
 use axum::routing::get;
 use jrpc_runtime::http::HttpServer;
+use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Context, Methods, RpcError};
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
@@ -140,6 +141,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
             // New requests get 503 while in-flight calls finish; then axum closes connections.
             let drained = shutdown.shutdown().await;
             println!("{drained:?}");
+            if let Drained::BudgetSpent { calls, .. } = drained {
+                eprintln!("axum_mount: the drain time ran out with {calls} calls in flight");
+                std::process::exit(1);
+            }
         })
         .await?;
     Ok(())

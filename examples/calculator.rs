@@ -5,41 +5,58 @@
 //! cargo run --example calculator -- --listen 127.0.0.1:0          # any free port; the real one is printed
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
+//! cargo run --example calculator -- --drain-timeout 5             # seconds calls may finish in at the end
 //! ```
 //!
 //! Over stdio it keeps serving after any bad line and exits 0 at the end of input. Over the
 //! network it prints `listening on http://ADDR` once it accepts, and Ctrl-C drains in-flight
-//! calls before it exits.
+//! calls before it exits. Either way, when the drain time (default 10 s over stdio, 30 s over
+//! the network) runs out with calls still in flight, it says so and exits 1.
 
 use std::io::Write as _;
+use std::time::Duration;
 
 use jrpc_examples::{Calc, Calculator as _};
 use jrpc_runtime::http::HttpServer;
+use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Framing, PeerConfig};
 
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
+    let value = |flag: &str| {
+        args.iter()
+            .position(|arg| arg == flag)
+            .and_then(|at| args.get(at + 1))
+    };
+    let drain = match value("--drain-timeout").map(|secs| secs.parse::<f64>()) {
+        None => None,
+        Some(Ok(secs)) if secs.is_finite() && secs >= 0.0 => Some(Duration::from_secs_f64(secs)),
+        Some(_) => {
+            eprintln!("calculator: --drain-timeout takes a number of seconds");
+            std::process::exit(2);
+        }
+    };
     let result = if has("--stdio") {
         let framing = if has("--content-length") {
             Framing::ContentLength
         } else {
             Framing::Lines
         };
-        match PeerConfig::builder().framing(framing).build() {
+        let mut config = PeerConfig::builder().framing(framing);
+        if let Some(drain) = drain {
+            config = config.drain_timeout(drain);
+        }
+        match config.build() {
             Ok(config) => jrpc_runtime::stdio::serve(Calc.into_methods(), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
         }
     } else {
-        let listen = args
-            .iter()
-            .position(|arg| arg == "--listen")
-            .and_then(|at| args.get(at + 1))
-            .map_or("127.0.0.1:8080", String::as_str);
-        serve_network(listen).await
+        let listen = value("--listen").map_or("127.0.0.1:8080", String::as_str);
+        serve_network(listen, drain).await
     };
     if let Err(err) = result {
         eprintln!("calculator: {err}");
@@ -47,10 +64,12 @@ async fn main() {
     }
 }
 
-async fn serve_network(listen: &str) -> Result<(), String> {
-    let server = HttpServer::builder(Calc.into_methods())
-        .build()
-        .map_err(|err| err.to_string())?;
+async fn serve_network(listen: &str, drain: Option<Duration>) -> Result<(), String> {
+    let mut server = HttpServer::builder(Calc.into_methods());
+    if let Some(drain) = drain {
+        server = server.drain_timeout(drain);
+    }
+    let server = server.build().map_err(|err| err.to_string())?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|err| format!("cannot listen on {listen}: {err}"))?;
@@ -64,5 +83,10 @@ async fn serve_network(listen: &str) -> Result<(), String> {
     let drained = shutdown.shutdown().await;
     eprintln!("calculator: {drained:?}");
     let _ = serving.await;
-    Ok(())
+    match drained {
+        Drained::BudgetSpent { calls, connections } => Err(format!(
+            "the drain time ran out with {calls} HTTP calls in flight and {connections} connections open; they were dropped"
+        )),
+        _ => Ok(()),
+    }
 }

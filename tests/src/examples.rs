@@ -88,8 +88,18 @@ impl Calculator {
     ///
     /// When it cannot start, or prints no address in time.
     pub fn start(calculator: &Path) -> Calculator {
+        Self::start_with(calculator, &[])
+    }
+
+    /// [`start`](Self::start), with more arguments after `--listen 127.0.0.1:0`.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no address in time.
+    pub fn start_with(calculator: &Path, args: &[&str]) -> Calculator {
         let mut child = Command::new(calculator)
             .args(["--listen", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -129,6 +139,15 @@ impl Calculator {
     /// What the calculator wrote on stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.text()
+    }
+
+    /// Sends it `SIGINT` (Ctrl-C), as a terminal would, and waits (within `limit`) for it to
+    /// exit; returns its exit code (`None` if it ended by a signal or did not end in time).
+    pub fn interrupt(&mut self, limit: Duration) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        crate::process::wait_bounded(&mut self.child, limit)?.code()
     }
 
     /// Asserts the server is still running (a client must not have brought it down).
