@@ -31,10 +31,20 @@ fn stdio_exits_1_when_the_drain_time_runs_out_with_a_call_running() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(sleep.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(sleep.as_bytes())
+        .unwrap();
     let status = jrpc_tests::process::wait_bounded(&mut child, jrpc_tests::LIMIT);
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
     assert!(stderr.contains("drain time"), "{stderr}");
     assert!(stderr.contains("1 calls unanswered"), "{stderr}");
@@ -48,7 +58,12 @@ fn stdio_exits_1_when_the_drain_time_runs_out_with_a_call_running() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(quick.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(quick.as_bytes())
+        .unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(String::from_utf8_lossy(&output.stdout).contains("\"result\":3"));
     assert_eq!(output.status.code(), Some(0));
@@ -82,7 +97,8 @@ async fn the_network_server_exits_1_when_ctrl_c_leaves_a_call_past_the_drain_tim
     .unwrap();
     assert_eq!(code.0, Some(1), "{}", code.1);
     assert!(
-        code.1.contains("the drain time ran out with 0 HTTP calls in flight and 1 connections open"),
+        code.1
+            .contains("the drain time ran out with 0 HTTP calls in flight and 1 connections open"),
         "{}",
         code.1
     );
