@@ -126,7 +126,12 @@ impl fmt::Debug for Peer {
 
 /// The loop of a connection: spawn it (or await it). It ends `Ok` when input ended and what ran
 /// has drained, or when every handle is gone under [`Lifetime::UntilUnused`]; `Err` when the
-/// connection broke (an unreadable header, a failed write).
+/// connection broke (an unreadable header, a failed write, a write that waited
+/// [`write_timeout`](crate::PeerConfigBuilder::write_timeout)), when the other side did not read
+/// what it asked for (past [`max_buffered`](crate::PeerConfigBuilder::max_buffered): kind
+/// [`QuotaExceeded`](std::io::ErrorKind::QuotaExceeded)), or when the drain time ran out with
+/// calls unanswered (kind [`TimedOut`](std::io::ErrorKind::TimedOut)): a server exits non-zero
+/// then.
 pub struct Driver(Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>);
 
 impl Future for Driver {
