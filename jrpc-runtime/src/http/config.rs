@@ -148,6 +148,9 @@ impl HttpServerBuilder {
     /// (counted at [`max_message_size`](Self::max_message_size)) and the answer not yet written.
     /// It must be at least twice `max_message_size`.
     ///
+    /// Besides it, [`HttpServer`] reads at most 64 KiB ahead of the request it serves (pipelined
+    /// requests), which is also the largest request head it takes.
+    ///
     /// An answer larger than what is left (`max_buffered` less `max_message_size`) is not held:
     /// the request is answered `500` with `-32603` saying so, and `Connection: close`. A
     /// WebSocket on [`ws_path`](Self::ws_path) has its own budget, in

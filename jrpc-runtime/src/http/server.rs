@@ -29,6 +29,9 @@ use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 
+/// What hyper may read ahead of the request it serves, the request head included.
+const READ_AHEAD: usize = 64 * 1024;
+
 /// An HTTP/1.1 JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
 /// WebSocket path (default `/ws`, with the `ws` feature), `404` elsewhere, keep-alive
 /// connections, limits, and a graceful shutdown. See the [module docs](super) for the statuses
@@ -75,9 +78,13 @@ impl HttpServer {
         #[cfg(feature = "ws")] ws: WsServer,
     ) -> Self {
         let mut http1 = http1::Builder::new();
+        // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
+        // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
+        // request head a client sends (it is also the largest head taken).
         http1
             .timer(TokioTimer::new())
             .header_read_timeout(settings.header_read_timeout)
+            .max_buf_size(READ_AHEAD)
             .keep_alive(true);
         Self {
             inner: Arc::new(Inner {
