@@ -19,11 +19,8 @@ fn calculator() -> PathBuf {
     }
 }
 
-/// A long `sleep` call over stdio, then the end of input: with no drain time the call is dropped,
-/// and the exit status says so; with the call finished in time, it is 0.
-#[test]
-fn stdio_exits_1_when_the_drain_time_runs_out_with_a_call_running() {
-    let sleep = "{\"jsonrpc\":\"2.0\",\"method\":\"sleep\",\"params\":[60000],\"id\":1}\n";
+/// Runs `calculator --stdio --drain-timeout 0` on `input`: its exit code, stdout and stderr.
+fn stdio_without_drain_time(input: &str) -> (Option<i32>, String, String) {
     let mut child = Command::new(calculator())
         .args(["--stdio", "--drain-timeout", "0"])
         .stdin(Stdio::piped())
@@ -31,42 +28,42 @@ fn stdio_exits_1_when_the_drain_time_runs_out_with_a_call_running() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Dropped once written: the end of input.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let status = jrpc_tests::process::wait_bounded(&mut child, jrpc_tests::LIMIT);
+    let (mut stdout, mut stderr) = (String::new(), String::new());
     child
-        .stdin
+        .stdout
         .take()
         .unwrap()
-        .write_all(sleep.as_bytes())
+        .read_to_string(&mut stdout)
         .unwrap();
-    let status = jrpc_tests::process::wait_bounded(&mut child, jrpc_tests::LIMIT);
-    let mut stderr = String::new();
     child
         .stderr
         .take()
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
+    (status.and_then(|s| s.code()), stdout, stderr)
+}
+
+/// A long `sleep` call over stdio, then the end of input: with no drain time the call is dropped,
+/// and the exit status says so; with the call finished in time, it is 0.
+#[test]
+fn stdio_exits_1_when_the_drain_time_runs_out_with_a_call_running() {
+    let sleep = "{\"jsonrpc\":\"2.0\",\"method\":\"sleep\",\"params\":[60000],\"id\":1}\n";
+    let (code, _, stderr) = stdio_without_drain_time(sleep);
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("drain time"), "{stderr}");
     assert!(stderr.contains("1 calls unanswered"), "{stderr}");
 
     // A call that finishes before the input ends leaves nothing to drain.
     let quick = "{\"jsonrpc\":\"2.0\",\"method\":\"add\",\"params\":[1,2],\"id\":1}\n";
-    let mut command = Command::new(calculator());
-    command.args(["--stdio", "--drain-timeout", "0"]);
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(quick.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(String::from_utf8_lossy(&output.stdout).contains("\"result\":3"));
-    assert_eq!(output.status.code(), Some(0));
+    let (code, stdout, stderr) = stdio_without_drain_time(quick);
+    assert!(stdout.contains("\"result\":3"), "{stdout}");
+    assert_eq!(code, Some(0), "{stderr}");
     // A bad value is refused before anything is served.
     let refused = run_bounded(
         Command::new(calculator()).args(["--stdio", "--drain-timeout", "soon"]),

@@ -143,33 +143,6 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The most bytes one connection holds for its client (default 256 KiB, so that 10 000
-    /// connections fit in 2.5 GiB however their clients behave): the request body being read
-    /// (counted at [`max_message_size`](Self::max_message_size)) and the answer not yet written.
-    /// It must be at least twice `max_message_size`.
-    ///
-    /// Besides it, [`HttpServer`] reads at most 64 KiB ahead of the request it serves (pipelined
-    /// requests), which is also the largest request head it takes.
-    ///
-    /// An answer larger than what is left (`max_buffered` less `max_message_size`) is not held:
-    /// the request is answered `500` with `-32603` saying so, and `Connection: close`. A
-    /// WebSocket on [`ws_path`](Self::ws_path) has its own budget, in
-    /// [`WsSettings::max_buffered`](crate::ws::WsSettings::max_buffered).
-    pub fn max_buffered(mut self, bytes: usize) -> Self {
-        self.max_buffered = bytes;
-        self
-    }
-
-    /// How long writing a reply may wait for the client to take a byte (default 30 s); past it
-    /// the connection is dropped: a client that sends and never reads cannot hold its answer (or
-    /// its connection slot) forever. `None` waits forever. A connection upgraded to WebSocket
-    /// keeps this deadline besides its own ([`WsSettings::write_timeout`](crate::ws::WsSettings::write_timeout)):
-    /// the shorter one applies.
-    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.write_timeout = limit;
-        self
-    }
-
     /// How many connections are served at once (default 10 000). At the cap the server stops
     /// accepting until a connection closes; new clients wait in the kernel's backlog rather
     /// than being refused.
@@ -182,6 +155,23 @@ impl HttpServerBuilder {
     /// the process's descriptor limit (`ulimit -n`) above the cap.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
+        self
+    }
+
+    /// What a connection may hold for its client, in bytes (default 256 KiB; at the
+    /// `max_connections` default that is 2.5 GiB at most, whatever clients do). It covers the body
+    /// being read, counted at [`max_message_size`](Self::max_message_size), and the reply not yet
+    /// written; so it must be at least twice `max_message_size`.
+    ///
+    /// Besides it, [`HttpServer`] reads at most 64 KiB ahead of the request it serves (pipelined
+    /// requests), which is also the largest request head it takes.
+    ///
+    /// An answer larger than what is left (`max_buffered` less `max_message_size`) is not held:
+    /// the request is answered `500` with `-32603` saying so, and `Connection: close`. A
+    /// WebSocket on [`ws_path`](Self::ws_path) has its own budget, in
+    /// [`WsSettings::max_buffered`](crate::ws::WsSettings::max_buffered).
+    pub fn max_buffered(mut self, bytes: usize) -> Self {
+        self.max_buffered = bytes;
         self
     }
 
@@ -199,6 +189,17 @@ impl HttpServerBuilder {
     /// slot (and delay a shutdown's drain) for as long as they trickle.
     pub fn body_read_timeout(mut self, limit: Duration) -> Self {
         self.body_read_timeout = limit;
+        self
+    }
+
+    /// The longest a reply's write may go without the client taking a single byte (default
+    /// 30 s). Then the connection is dropped, so that a client that sends and never reads holds
+    /// neither its answer nor its connection slot for good; `None` never drops it. One upgraded
+    /// to WebSocket
+    /// keeps this deadline besides its own ([`WsSettings::write_timeout`](crate::ws::WsSettings::write_timeout)):
+    /// the shorter one applies.
+    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.write_timeout = limit;
         self
     }
 
