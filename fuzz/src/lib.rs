@@ -221,6 +221,9 @@ pub enum IdKind {
     Number(String),
     /// The string's value.
     Str(String),
+    /// A string JSON's syntax allows but no Rust string holds (a lone surrogate escape, such as
+    /// `"\udddd"`): its text, as written.
+    Unpaired(String),
 }
 
 /// The kind of id `raw` (one JSON value, white space around it allowed) is, if it is one.
@@ -228,7 +231,10 @@ pub fn id_kind(raw: &str) -> Option<IdKind> {
     let raw = serde_json::from_str::<&RawValue>(raw).ok()?.get();
     match raw.as_bytes().first()? {
         b'n' => Some(IdKind::Null),
-        b'"' => serde_json::from_str::<String>(raw).ok().map(IdKind::Str),
+        b'"' => Some(match serde_json::from_str::<String>(raw) {
+            Ok(value) => IdKind::Str(value),
+            Err(_) => IdKind::Unpaired(raw.to_owned()),
+        }),
         b'-' | b'0'..=b'9' => Some(IdKind::Number(raw.to_owned())),
         _ => None,
     }
