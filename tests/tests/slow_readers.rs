@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::ws::{WsServer, WsSettings};
-use jrpc_runtime::{Methods, Outcome, Peer, PeerConfig, RpcError};
+use jrpc_runtime::{Caller as _, ClientError, Methods, Outcome, Peer, PeerConfig, RpcError};
 use jrpc_tests::fixtures::{Gate, add, big};
 use jrpc_tests::process::rss;
 use jrpc_tests::raw_http::{Conn, post_json};
@@ -356,4 +356,43 @@ async fn stream_answers_past_the_budget_end_the_loop() {
         assert_eq!(overflowed(&seen), ["held"]);
     })
     .await;
+}
+
+/// A call given up (by its timeout) while it waits for room in the queue gives its room in the
+/// budget back: once the other side reads again, calls go through.
+#[tokio::test(start_paused = true)]
+async fn calls_given_up_while_waiting_give_their_room_back() {
+    let (client, server) = tokio::io::duplex(256);
+    let config = PeerConfig::builder()
+        .queue(1)
+        .max_message_size(1000)
+        .max_buffered(100_000)
+        .call_timeout(Some(Duration::from_secs(1)))
+        .write_timeout(None)
+        .build()
+        .unwrap();
+    let (peer, driver) = Peer::connect(client, Methods::new(), config);
+    tokio::spawn(driver);
+    // Nobody reads: the writer's buffer, the outbox and the queue fill, and each later call gives
+    // up while it waits for the queue. 200 of them take twice the room there is.
+    let padding = "p".repeat(900);
+    for _ in 0..200 {
+        let err = peer.call::<Value>("echo", [&padding]).await.unwrap_err();
+        assert!(matches!(err, ClientError::TimedOut { .. }), "{err:?}");
+    }
+    // Now the other side reads, and answers every call `1`.
+    let (read, mut write) = tokio::io::split(server);
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let call: Value = serde_json::from_str(&line).unwrap();
+            let answer = serde_json::json!({"jsonrpc": "2.0", "result": 1, "id": call["id"]});
+            write
+                .write_all(format!("{answer}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+    });
+    let one: i64 = peer.call("echo", [&padding]).await.unwrap();
+    assert_eq!(one, 1);
 }

@@ -15,6 +15,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -109,6 +110,35 @@ impl Budget {
     /// Resolves after room was given back (at once if some was since the last call).
     pub(crate) async fn given_back(&self) {
         self.resume.notified().await;
+    }
+}
+
+/// Room taken in a budget for a text on its way to the loop: given back if the text is dropped
+/// on the way (a call given up while it waits for the queue, a cancelled call's answer), unless
+/// [`keep`](Room::keep) says the loop has it.
+pub(crate) struct Room {
+    budget: Arc<Budget>,
+    bytes: usize,
+}
+
+impl Room {
+    /// Room of `bytes` already taken in `budget`.
+    pub(crate) fn taken(budget: &Arc<Budget>, bytes: usize) -> Self {
+        Self {
+            budget: Arc::clone(budget),
+            bytes,
+        }
+    }
+
+    /// The text reached the loop, which gives the room back once it is written.
+    pub(crate) fn keep(mut self) {
+        self.bytes = 0;
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        self.budget.give_back(self.bytes);
     }
 }
 

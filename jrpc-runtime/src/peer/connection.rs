@@ -53,6 +53,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
+use super::Room;
 use super::handle::{Overflowed, Shared};
 use super::{Cancellation, PeerConfig};
 use crate::framing::Frame;
@@ -82,6 +83,17 @@ pub(super) enum Command {
         slot: u64,
         text: Option<String>,
     },
+}
+
+impl Command {
+    /// The bytes of the text it carries, which took room in the budget.
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Call { text, .. } | Self::Notify { text } => text.len(),
+            Self::Answer { text, .. } => text.as_ref().map_or(0, String::len),
+            Self::Forget { .. } => 0,
+        }
+    }
 }
 
 pub(super) type Reader<RE> = Pin<Box<dyn Stream<Item = Result<Frame, RE>> + Send>>;
@@ -434,9 +446,12 @@ impl Connection {
                 Some(Err(mpsc::error::TrySendError::Full(answer))) => {
                     // The queue is full: a task waits for room, in turn.
                     let answers = answers.clone();
+                    let room = Room::taken(&self.shared.budget, answer.bytes());
                     let task = self.tasks.spawn(async move {
                         if let Some(tx) = answers.upgrade() {
-                            let _ = tx.send(answer).await;
+                            if tx.send(answer).await.is_ok() {
+                                room.keep();
+                            }
                         }
                     });
                     self.running.insert(slot, (id, Some(task)));
@@ -454,8 +469,12 @@ impl Connection {
             let Ok(text) = admit(&shared, text, &job, answer_id.as_ref()) else {
                 return;
             };
+            // Given back if the call is cancelled while its answer waits for the queue.
+            let room = Room::taken(&shared.budget, text.as_ref().map_or(0, String::len));
             if let Some(answers) = answers.upgrade() {
-                let _ = answers.send(Command::Answer { slot, text }).await;
+                if answers.send(Command::Answer { slot, text }).await.is_ok() {
+                    room.keep();
+                }
             }
         });
         self.running.insert(slot, (id, Some(task)));

@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
-use super::budget::{Budget, WriteDeadline};
+use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
@@ -296,10 +296,11 @@ impl Peer {
                         got: bytes,
                     });
                 }
-                tx.send(command).await.map_err(|_| {
-                    budget.give_back(bytes);
-                    closed()
-                })
+                // Given back if the call is given up (its timeout) while it waits for the queue.
+                let room = Room::taken(budget, bytes);
+                tx.send(command).await.map_err(|_| closed())?;
+                room.keep();
+                Ok(())
             }
             Overflow::Close => {
                 let reason = if budget.try_take(bytes) {

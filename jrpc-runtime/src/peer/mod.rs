@@ -28,6 +28,7 @@ mod config;
 mod connection;
 mod handle;
 
+use budget::Room;
 pub(crate) use budget::{Budget, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
