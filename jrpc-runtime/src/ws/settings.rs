@@ -87,10 +87,9 @@ impl WsSettings {
     }
 
     /// How many outgoing messages (answers, notifications, calls) may wait to be written on one
-    /// connection (default 256). When a push finds the queue full, the client is not reading:
-    /// the connection is dropped rather than letting its backlog grow. What one connection holds
-    /// is bounded by this many messages, plus tungstenite's write buffer (at most
-    /// [`write_buffer_size`](Self::write_buffer_size) plus one message).
+    /// connection (default 256), a second bound beside [`max_buffered`](Self::max_buffered).
+    /// When a push finds the queue full, the client is not reading: the connection is closed
+    /// (1008) rather than letting its backlog grow.
     pub fn queue(mut self, messages: usize) -> Self {
         self.queue = messages;
         self
