@@ -6,25 +6,36 @@
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
 //! cargo run --example calculator -- --drain-timeout 5             # seconds calls may finish in at the end
+//! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
 //!
 //! Over stdio it keeps serving after any bad line and exits 0 at the end of input. Over the
 //! network it prints `listening on http://ADDR` once it accepts, and Ctrl-C drains in-flight
 //! calls before it exits. Either way, when the drain time (default 10 s over stdio, 30 s over
 //! the network) runs out with calls still in flight, it says so and exits 1.
+//! Every transport answers `rpc.discover` with the OpenRPC document that `--openrpc` prints.
 
 use std::io::Write as _;
 use std::time::Duration;
 
-use jrpc_examples::{Calc, Calculator as _};
+use jrpc_examples::{calculator_info, calculator_methods};
 use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Framing, PeerConfig};
 
 #[tokio::main]
 async fn main() {
+    jrpc_examples::log_to_stderr();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
+    if has("--openrpc") {
+        let document = calculator_methods().openrpc(&calculator_info());
+        if let Err(err) = writeln!(std::io::stdout().lock(), "{document:#}") {
+            eprintln!("calculator: {err}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let value = |flag: &str| {
         args.iter()
             .position(|arg| arg == flag)
@@ -49,7 +60,7 @@ async fn main() {
             config = config.drain_timeout(drain);
         }
         match config.build() {
-            Ok(config) => jrpc_runtime::stdio::serve(Calc.into_methods(), config)
+            Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
@@ -65,7 +76,7 @@ async fn main() {
 }
 
 async fn serve_network(listen: &str, drain: Option<Duration>) -> Result<(), String> {
-    let mut server = HttpServer::builder(Calc.into_methods());
+    let mut server = HttpServer::builder(calculator_methods());
     if let Some(drain) = drain {
         server = server.drain_timeout(drain);
     }

@@ -9,12 +9,22 @@
 //! `notifications/cancelled` aborts the named call, which is then not answered
 //! ([`Cancellation::Mcp`]). Logs go to stderr only: stdout carries the protocol.
 //!
+//! The tools are a service of their own, [`Tools`], declared with `#[rpc_service(schema)]`:
+//! `tools/list` is made from its descriptions (the doc comment's first paragraph is the tool's
+//! title, the rest its description, the argument struct's JSON Schema its `inputSchema`), and
+//! `tools/call` calls it in-process, with the arguments as its params.
+//!
 //! Tool failures (an unknown tool, arguments that do not fit the tool's schema, a sum too large to
 //! be a number) are answered as results with `"isError": true`, so that the model can read them
 //! and try again; params that are not a `tools/call` at all are `-32602`.
 
-use jrpc_runtime::{Batches, Cancellation, Framing, PeerConfig, rpc_service};
+use jrpc_runtime::{
+    Batches, Caller as _, Cancellation, ClientError, ErrorCode, Framing, Methods, PeerConfig,
+    RpcError, rpc_service,
+};
+use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// The protocol versions this server speaks, newest first.
@@ -42,16 +52,44 @@ struct Implementation {
 struct CallToolParams {
     name: String,
     #[serde(default)]
-    arguments: Option<Value>,
+    arguments: Option<Box<RawValue>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The arguments of the `add` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
 struct AddArguments {
+    /// The first addend
     a: f64,
+    /// The second addend
     b: f64,
 }
 
-struct Server;
+/// The tools: each method is one, its params (whole) the tool's arguments.
+struct Tools;
+
+#[rpc_service(schema)]
+impl Tools {
+    /// Add
+    ///
+    /// Adds two numbers and answers their sum as text.
+    #[rpc(params = whole)]
+    fn add(&self, arguments: AddArguments) -> Result<String, RpcError> {
+        let AddArguments { a, b } = arguments;
+        let sum = a + b;
+        if !sum.is_finite() {
+            return Err(RpcError::new(
+                1,
+                format!("{a} + {b} is too large to be a number"),
+            ));
+        }
+        Ok(sum.to_string())
+    }
+}
+
+struct Server {
+    /// [`Tools`]' method table.
+    tools: Methods,
+}
 
 /// The methods of the MCP server; `into_methods` makes them a method table.
 #[rpc_service]
@@ -104,32 +142,47 @@ impl Server {
         );
     }
 
-    /// Lists the tools (all of them: there is no next page).
+    /// Lists the tools (all of them: there is no next page), from their descriptions.
     #[rpc(name = "tools/list", params = whole)]
     async fn list_tools(&self, _params: Option<Value>) -> Value {
-        json!({
-            "tools": [{
-                "name": "add",
-                "title": "Add",
-                "description": "Adds two numbers and answers their sum as text.",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {
-                        "a": { "type": "number", "description": "The first addend" },
-                        "b": { "type": "number", "description": "The second addend" },
-                    },
-                    "required": ["a", "b"],
-                },
-            }],
-        })
+        let tools: Vec<Value> = self
+            .tools
+            .descriptions()
+            .into_iter()
+            .map(|(name, doc)| {
+                json!({
+                    "name": name,
+                    "title": doc.summary,
+                    "description": doc.description,
+                    "inputSchema": doc.params_schema(),
+                })
+            })
+            .collect();
+        json!({ "tools": tools })
     }
 
-    /// Runs a tool.
+    /// Runs a tool: calls it in-process, its arguments as the params.
     #[rpc(name = "tools/call", params = whole)]
     async fn call_tool(&self, params: CallToolParams) -> Value {
-        match params.name.as_str() {
-            "add" => add(params.arguments.unwrap_or(Value::Null)),
-            other => tool_error(format!("unknown tool `{other}`; the only tool is `add`")),
+        let name = params.name;
+        match self.tools.call::<String>(&name, params.arguments).await {
+            Ok(text) => json!({ "content": [{ "type": "text", "text": text }] }),
+            Err(ClientError::Failed(err)) if err.code() == ErrorCode::METHOD_NOT_FOUND => {
+                let known: Vec<String> = self.tools.names().map(|n| format!("`{n}`")).collect();
+                tool_error(format!(
+                    "unknown tool `{name}`; the tools are {}",
+                    known.join(", ")
+                ))
+            }
+            Err(ClientError::Failed(err)) if err.code() == ErrorCode::INVALID_PARAMS => {
+                let reason = match err.data_as::<String>() {
+                    Some(Ok(reason)) => reason,
+                    _ => err.message().to_owned(),
+                };
+                tool_error(format!("invalid arguments for `{name}`: {reason}"))
+            }
+            Err(ClientError::Failed(err)) => tool_error(err.message().to_owned()),
+            Err(err) => tool_error(format!("`{name}` failed: {err}")),
         }
     }
 
@@ -137,19 +190,6 @@ impl Server {
     async fn ping(&self) -> Map<String, Value> {
         Map::new()
     }
-}
-
-/// The `add` tool: the sum as text, or why not.
-fn add(arguments: Value) -> Value {
-    let AddArguments { a, b } = match serde_json::from_value(arguments) {
-        Ok(arguments) => arguments,
-        Err(err) => return tool_error(format!("invalid arguments for `add`: {err}")),
-    };
-    let sum = a + b;
-    if !sum.is_finite() {
-        return tool_error(format!("{a} + {b} is too large to be a number"));
-    }
-    json!({ "content": [{ "type": "text", "text": sum.to_string() }] })
 }
 
 /// A tool's failure, as a result the model can read.
@@ -160,7 +200,10 @@ fn tool_error(message: String) -> Value {
 
 #[tokio::main]
 async fn main() {
-    let mut methods = Server.into_methods();
+    let server = Server {
+        tools: Tools.into_methods(),
+    };
+    let mut methods = server.into_methods();
     methods.batches(Batches::Refused).on_error(|report| {
         eprintln!("mcp_server: {} failed: {}", report.method, report.reason);
     });

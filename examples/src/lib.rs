@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::{Caller as _, Context, RpcError, rpc_service};
+use jrpc_runtime::{Caller as _, Context, Methods, RpcError, ServiceInfo, rpc_service};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// A calculator, and the methods the JSON-RPC 2.0 specification's examples call.
-#[rpc_service]
+#[cfg_attr(feature = "schema", rpc_service(schema))]
+#[cfg_attr(not(feature = "schema"), rpc_service)]
 pub trait Calculator {
     /// Adds two integers.
     async fn add(&self, a: i64, b: i64) -> i64;
@@ -49,6 +50,20 @@ pub trait Calculator {
 
 /// The calculator's implementation.
 pub struct Calc;
+
+/// What the calculator's OpenRPC document says of the service.
+pub fn calculator_info() -> ServiceInfo {
+    ServiceInfo::new("calculator", env!("CARGO_PKG_VERSION")).with_description(
+        "A calculator, and the methods the JSON-RPC 2.0 specification's examples call.",
+    )
+}
+
+/// The calculator's method table, answering `rpc.discover` as well.
+pub fn calculator_methods() -> Methods {
+    let mut methods = Calc.into_methods();
+    methods.discovery(calculator_info());
+    methods
+}
 
 impl Calculator for Calc {
     async fn add(&self, a: i64, b: i64) -> i64 {
@@ -107,4 +122,17 @@ impl Calculator for Calc {
     async fn notify_hello(&self, _values: Value) {}
 
     async fn notify_sum(&self, _values: Value) {}
+}
+
+/// Logs to stderr at the levels `RUST_LOG` names (`RUST_LOG=debug` shows one line per request;
+/// unset, only errors): stdout carries the protocol over stdio, and `listening on ...` over the
+/// network.
+pub fn log_to_stderr() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
 }

@@ -72,6 +72,10 @@ pub(crate) struct Method {
     pub(crate) sig: Signature,
     /// `#[doc]` and `#[deprecated]` attributes, copied onto the client stub.
     pub(crate) docs: Vec<Attribute>,
+    /// The text of the doc comment (its `#[doc = "..."]` lines, joined), for the description.
+    pub(crate) doc_text: String,
+    /// Whether the method is `#[deprecated]`.
+    pub(crate) deprecated: bool,
     /// `#[cfg]` attributes, copied onto everything generated for the method.
     pub(crate) cfgs: Vec<Attribute>,
     /// `allow` lints (and `expect`s, as `allow`), copied onto the stub method.
@@ -316,11 +320,13 @@ impl Method {
         cx: &mut Ctxt,
     ) -> Self {
         let method_attrs = MethodAttrs::take(attrs, cx);
-        let docs = attrs
+        let docs: Vec<Attribute> = attrs
             .iter()
             .filter(|a| a.path().is_ident("doc") || a.path().is_ident("deprecated"))
             .cloned()
             .collect();
+        let doc_text = doc_text(&docs);
+        let deprecated = docs.iter().any(|a| a.path().is_ident("deprecated"));
         let cfgs = attrs
             .iter()
             .filter(|a| a.path().is_ident("cfg"))
@@ -385,6 +391,8 @@ impl Method {
         Self {
             sig: sig.clone(),
             docs,
+            doc_text,
+            deprecated,
             cfgs,
             lints,
             attrs: method_attrs,
@@ -462,6 +470,27 @@ impl Output {
             _ => Self::Value(Box::new(ty.clone())),
         }
     }
+}
+
+/// The lines of `#[doc = "..."]` attributes given as string literals, joined by newlines (a doc
+/// given by a macro, such as `include_str!`, cannot be read here and is left out).
+fn doc_text(attrs: &[Attribute]) -> String {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc"))
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(lit),
+                        ..
+                    }),
+                ..
+            }) => Some(lit.value()),
+            _ => None,
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// The name bound by a parameter pattern, if it is a plain (maybe `mut`)

@@ -8,13 +8,21 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned as _;
 use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitBool, LitStr, Meta, Path, Token};
 
 use crate::case::{RULES, RenameRule};
 use crate::ctxt::Ctxt;
 
 /// The keys `#[rpc_service(...)]` accepts.
-const SERVICE_KEYS: &[&str] = &["namespace", "separator", "rename_all", "client", "crate"];
+const SERVICE_KEYS: &[&str] = &[
+    "namespace",
+    "separator",
+    "rename_all",
+    "client",
+    "schema",
+    "crate",
+];
 /// The keys `#[rpc(...)]` accepts on a method.
 const METHOD_KEYS: &[&str] = &["name", "params"];
 /// The keys `#[rpc(...)]` accepts on a parameter.
@@ -33,6 +41,8 @@ pub(crate) struct ServiceArgs {
     pub(crate) rename_all: Option<RenameRule>,
     /// `client = "Name"` or `client = false`.
     pub(crate) client: Client,
+    /// `schema`: the description carries the JSON Schema of every type; kept for its span.
+    pub(crate) schema: Option<Span>,
 }
 
 /// What `client = ...` says about the stub.
@@ -53,6 +63,7 @@ impl ServiceArgs {
             separator: ".".to_owned(),
             rename_all: None,
             client: Client::Default,
+            schema: None,
         };
         let mut seen = Seen::default();
         for meta in parse_metas(args, cx) {
@@ -75,6 +86,7 @@ impl ServiceArgs {
                     }
                 }
                 "client" => out.client = client_value(&meta, cx),
+                "schema" => out.schema = flag(&meta, &key, cx),
                 "crate" => {
                     if let Some(path) = crate_path(&meta, cx) {
                         out.krate = path;
@@ -363,6 +375,17 @@ impl Seen {
     }
 }
 
+/// A key that takes no value: `key`.
+fn flag(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<Span> {
+    match meta {
+        Meta::Path(path) => Some(path.span()),
+        _ => {
+            cx.error_spanned(meta, format_args!("`{key}` takes no value: write `{key}`"));
+            None
+        }
+    }
+}
+
 /// The value of `key = "..."`.
 fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
     if let Meta::NameValue(nv) = meta {
@@ -385,10 +408,10 @@ fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
 /// `params = whole`, the only value `params` takes.
 fn whole_value(meta: &Meta, cx: &mut Ctxt) -> bool {
     if let Meta::NameValue(nv) = meta {
-        if let Expr::Path(path) = &nv.value {
-            if path.path.is_ident("whole") {
-                return true;
-            }
+        if let Expr::Path(path) = &nv.value
+            && path.path.is_ident("whole")
+        {
+            return true;
         }
         cx.error_spanned(
             &nv.value,

@@ -58,6 +58,7 @@
 //! | `rename_all = "camelCase"` | method wire names (not parameter names) follow one of serde's rules: `lowercase`, `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE` |
 //! | `client = "Name"` | the client stub's name; default `{Trait}Client` (traits only) |
 //! | `client = false` | no client stub (traits only); its constraints (below) then do not apply |
+//! | `schema` | the description of each method carries the JSON Schema of every parameter and result type (needs the runtime's `schema` feature; each type must implement `schemars::JsonSchema`) |
 //! | `crate = "path"` | the path of the runtime in generated code; default `::jrpc_runtime` |
 //!
 //! # Method and parameter attributes
@@ -195,6 +196,16 @@
 //!   not.
 //! - `#[deprecated]` is copied onto the stub's method; registering a
 //!   deprecated method is not a use of it.
+//! - Each registration also describes its method, for the OpenRPC document
+//!   and `rpc.discover`: the doc comment's text (its `#[doc = "..."]`
+//!   literals; a doc from a macro such as `include_str!` is left out) and
+//!   whether it is `#[deprecated]`; parameters and whether each is required
+//!   come from the runtime, by type. With `schema`, each parameter's witness
+//!   and the success type's also carry the type's JSON Schema, so a type
+//!   without `JsonSchema` is one error at that type; without `schema`
+//!   nothing is asked of the types. `schema` is a choice per service, not a
+//!   cargo feature of this crate: a feature turned on by one crate in the
+//!   build would otherwise ask schemas of every other crate's services.
 
 mod ast;
 mod attr;

@@ -18,30 +18,30 @@ const PLACEHOLDER: &str = "__jrpc_body_";
 pub(crate) fn set_bodies_aside(item: &TokenStream) -> (TokenStream, Vec<Group>) {
     let mut trees: Vec<TokenTree> = item.clone().into_iter().collect();
     let mut bodies = Vec::new();
-    if let Some(TokenTree::Group(body)) = trees.last_mut() {
-        if body.delimiter() == Delimiter::Brace {
-            let inner = body
-                .stream()
-                .into_iter()
-                .map(|tree| match tree {
-                    TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
-                        let ident = Ident::new(
-                            &format!("{PLACEHOLDER}{}", bodies.len()),
-                            Span::call_site().located_at(group.span()),
-                        );
-                        let mut placeholder =
-                            Group::new(Delimiter::Brace, TokenTree::Ident(ident).into());
-                        placeholder.set_span(group.span());
-                        bodies.push(group);
-                        TokenTree::Group(placeholder)
-                    }
-                    other => other,
-                })
-                .collect();
-            let mut group = Group::new(Delimiter::Brace, inner);
-            group.set_span(body.span());
-            *body = group;
-        }
+    if let Some(TokenTree::Group(body)) = trees.last_mut()
+        && body.delimiter() == Delimiter::Brace
+    {
+        let inner = body
+            .stream()
+            .into_iter()
+            .map(|tree| match tree {
+                TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
+                    let ident = Ident::new(
+                        &format!("{PLACEHOLDER}{}", bodies.len()),
+                        Span::call_site().located_at(group.span()),
+                    );
+                    let mut placeholder =
+                        Group::new(Delimiter::Brace, TokenTree::Ident(ident).into());
+                    placeholder.set_span(group.span());
+                    bodies.push(group);
+                    TokenTree::Group(placeholder)
+                }
+                other => other,
+            })
+            .collect();
+        let mut group = Group::new(Delimiter::Brace, inner);
+        group.set_span(body.span());
+        *body = group;
     }
     (trees.into_iter().collect(), bodies)
 }
@@ -115,12 +115,13 @@ fn strip_in(tokens: TokenStream, depth: u8) -> (TokenStream, bool) {
     while let Some(tree) = trees.next() {
         match tree {
             TokenTree::Punct(p) if p.as_char() == '#' => {
-                if let Some(TokenTree::Group(g)) = trees.peek() {
-                    if g.delimiter() == Delimiter::Bracket && is_helper(g) {
-                        trees.next();
-                        changed = true;
-                        continue;
-                    }
+                if let Some(TokenTree::Group(g)) = trees.peek()
+                    && g.delimiter() == Delimiter::Bracket
+                    && is_helper(g)
+                {
+                    trees.next();
+                    changed = true;
+                    continue;
                 }
                 out.push(TokenTree::Punct(p));
             }

@@ -325,15 +325,13 @@ fn check_output(method: &Method, service: &Service, cx: &mut Ctxt) {
         );
         return;
     }
-    if in_trait {
-        if let Some(segment) = scan.selfs.first() {
-            cx.error_spanned(
-                segment,
-                "a jrpc service trait cannot name `Self` in a result: the client stub has no \
+    if in_trait && let Some(segment) = scan.selfs.first() {
+        cx.error_spanned(
+            segment,
+            "a jrpc service trait cannot name `Self` in a result: the client stub has no \
                  `Self` to decode into; use a concrete type",
-            );
-            return;
-        }
+        );
+        return;
     }
     // The answer is encoded after the call returns, from a value the method
     // gives away; the stub decodes it into a value it owns.
@@ -480,15 +478,13 @@ fn check_param_type(ty: &Type, in_trait: bool, cx: &mut Ctxt) {
         );
         return;
     }
-    if in_trait {
-        if let Some(segment) = scan.selfs.first() {
-            cx.error_spanned(
-                segment,
-                "a jrpc service trait cannot name `Self` in a parameter: the method table and \
+    if in_trait && let Some(segment) = scan.selfs.first() {
+        cx.error_spanned(
+            segment,
+            "a jrpc service trait cannot name `Self` in a parameter: the method table and \
                  the client stub need a concrete type; use one",
-            );
-            return;
-        }
+        );
+        return;
     }
     // Params are decoded from the request body into values the handler
     // owns; nothing outlives the body to borrow from.

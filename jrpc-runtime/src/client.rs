@@ -24,9 +24,11 @@ use crate::{Caller, ClientError, Methods};
 pub enum Client {
     /// `http://` URLs.
     #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     Http(HttpClient),
     /// `ws://` URLs.
     #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     Ws(WsClient),
 }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::RpcError;
 
-/// A method name registered twice, or a reserved one.
+/// A method name registered twice or reserved, or a description of a method that is not there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegisterError {
@@ -14,6 +14,9 @@ pub enum RegisterError {
     /// Names starting with `rpc.` are reserved by the specification.
     #[error("method `{0}` uses the reserved `rpc.` prefix")]
     Reserved(String),
+    /// No method of that name is registered (to describe).
+    #[error("no method `{0}` is registered")]
+    Unknown(String),
 }
 
 /// What a client call can fail with.

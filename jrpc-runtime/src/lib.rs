@@ -19,7 +19,8 @@
 //! ```text
 //! wire      Id, RpcError, the one parsed form of an incoming message, the writers of all that goes out
 //!   ^
-//! dispatch  Methods (registration, hooks, batches), params decoding, Context, in-process calls
+//! dispatch  Methods (registration, hooks, batches), params decoding, Context, in-process calls,
+//!           descriptions, the OpenRPC document and rpc.discover
 //!   ^
 //! peer      PeerConfig, the Peer handle (a Caller), the connection loop, cancellation; framing below it
 //!   ^
@@ -40,10 +41,37 @@
 //! | `macros` | [`rpc_service`] | yes |
 //! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
 //! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
+//! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or
 //! tungstenite.
+//!
+//! ## Discovery
+//!
+//! Every method in a [`Methods`] table has a description ([`MethodDoc`]): its parameters (by
+//! wire name, each required unless its type accepts a missing value, as decoding decides), its
+//! result (none for a notification), and from `#[rpc_service]` its doc comment (the first
+//! paragraph the summary, the rest the description) and `#[deprecated]`.
+//! [`Methods::openrpc`] builds the OpenRPC 1.3 document of the table (merged services included,
+//! in registration order), and [`Methods::discovery`] serves it as `rpc.discover`, the one
+//! `rpc.` name a table answers. Methods registered by hand get the same description from their
+//! registration, and [`Methods::describe`] replaces it. [`MethodDoc::params_schema`] is the
+//! params as one JSON Schema (an MCP tool's `inputSchema`).
+//!
+//! Schemas are `{}` unless something says more: with the `schema` feature,
+//! `#[rpc_service(schema)]` describes every parameter and result type with the schema schemars
+//! derives for it (a type without `JsonSchema` is a compile error at that type), and a
+//! hand-made description can use [`SchemaDoc::of`]. A service without `schema` asks nothing of
+//! its types, with the feature on or off, so one crate's opting in never breaks another's
+//! service; `schema` without the feature is one compile error saying to turn it on. Derive
+//! `JsonSchema` with schemars 1.x in your own dependencies.
+//!
+//! Decisions: the document follows OpenRPC 1.3.2 with draft-07 schemas (the dialect of
+//! OpenRPC's meta-schema), named types once under `components/schemas`; `params = whole` is
+//! described by name when the value is an object of known properties, else as one parameter
+//! standing for the whole params, marked `"x-jrpc-params": "whole"`; the result's descriptor is
+//! named `result`; errors are not described (a handler's error type says nothing of its codes).
 //!
 //! ## Names
 //!
@@ -77,6 +105,32 @@
 //! waiting to be written: a peer that reads late is never told busy for calls that finish at
 //! once. Handlers hold their params while they run: that memory is bounded by `max_in_flight`
 //! and `max_message_size`, not by the budget.
+//!
+//! ## Logs
+//!
+//! The crate logs with [`tracing`](https://docs.rs/tracing); install any subscriber to see it. The
+//! levels, by what they show:
+//!
+//! | level | what |
+//! | --- | --- |
+//! | `DEBUG` | one event per request (batch elements included), on every transport: `method`, `id` (`none` for a notification), `transport`, `elapsed`, `outcome` (`ok` or `error CODE`); each request also runs in an `rpc` span that records its outcome |
+//! | `INFO` | nothing per request: a server starting, stopping accepting, draining and drained |
+//! | `WARN` | connections refused (a bad WebSocket handshake) or closed by the server (idle, oversize, a protocol error, a full queue, the drain budget spent), messages skipped as too long, notifications whose params did not decode |
+//! | `ERROR` | failures answered `-32603`: a handler that panicked or timed out, a result that could not be encoded, a reserved code |
+//!
+//! With `tracing-subscriber` and `RUST_LOG=debug` (`EnvFilter`, on stderr, as the examples do), a
+//! call over HTTP reads:
+//!
+//! ```text
+//! DEBUG http{request_id=7a932392b0295177 peer=127.0.0.1:55272}: jrpc_runtime::dispatch::handle: request method=subtract id=1 transport=http elapsed=68.746µs outcome=ok
+//! ```
+//!
+//! ```ignore
+//! tracing_subscriber::fmt()
+//!     .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+//!     .with_writer(std::io::stderr) // stdout carries the protocol over stdio
+//!     .init();
+//! ```
 //!
 //! ## Quick start
 //!
@@ -140,6 +194,7 @@
 //! | handler error with a reserved code | replaced by -32603 |
 //! | handler panic, timeout, unencodable result | -32603 "Internal error", no detail; the reason goes to `tracing` and [`Methods::on_error`] |
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod caller;
@@ -149,15 +204,23 @@ mod dispatch;
 mod error;
 pub mod framing;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod peer;
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub mod server;
 pub mod stdio;
 mod time;
 mod wire;
 #[cfg(feature = "ws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;
+
+/// The package README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -165,10 +228,11 @@ pub mod __private;
 
 pub use caller::{Caller, ParamEncoding};
 #[cfg(any(feature = "http", feature = "ws"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub use client::Client;
 pub use dispatch::{
-    Batches, Context, ErrorReport, FromParams, Methods, Observation, Outcome, Params, Transport,
-    Whole,
+    Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Observation, Outcome, ParamDoc,
+    ParamStructure, Params, SchemaDoc, ServiceInfo, Transport, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{
@@ -177,4 +241,5 @@ pub use peer::{
 pub use wire::{ErrorCode, Id, Message, RpcError};
 
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use jrpc_macros::rpc_service;

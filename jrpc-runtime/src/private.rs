@@ -18,7 +18,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::{ClientError, Context, Methods, ParamEncoding, RegisterError, RpcError, Whole};
+use crate::{
+    ClientError, Context, Methods, ParamEncoding, RegisterError, RpcError, SchemaDoc, Whole,
+};
 
 /// Registration results of generated code: names were checked when the macro ran (and
 /// duplicates under different `#[cfg]`s when the crate was compiled).
@@ -35,6 +37,49 @@ fn discard(result: Result<&mut Methods, RegisterError>) {
 )]
 pub trait RpcParam: DeserializeOwned + Send + 'static {}
 impl<T: DeserializeOwned + Send + 'static> RpcParam for T {}
+
+/// Types a service with `schema` describes: the JSON Schema of each parameter and result is
+/// schemars'.
+#[cfg(feature = "schema")]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no JSON Schema",
+    label = "this type does not implement `schemars::JsonSchema`",
+    note = "`#[rpc_service(schema)]` describes every parameter and result type: derive `schemars::JsonSchema` for `{Self}` (schemars 1.x), or leave `schema` out"
+)]
+pub trait RpcSchema: schemars::JsonSchema {}
+#[cfg(feature = "schema")]
+impl<T: schemars::JsonSchema + ?Sized> RpcSchema for T {}
+
+/// Without the `schema` feature nothing is asked of a type: the one error is
+/// [`schema_feature`]'s.
+#[cfg(not(feature = "schema"))]
+pub trait RpcSchema {}
+#[cfg(not(feature = "schema"))]
+impl<T: ?Sized> RpcSchema for T {}
+
+/// The schema of `T` (`{}` without the `schema` feature).
+#[inline]
+#[cfg_attr(not(feature = "schema"), allow(clippy::extra_unused_type_parameters))]
+fn schema_of<T: RpcSchema + ?Sized>() -> SchemaDoc {
+    #[cfg(feature = "schema")]
+    return SchemaDoc::of::<T>();
+    #[cfg(not(feature = "schema"))]
+    SchemaDoc::any()
+}
+
+/// Implemented only when the runtime is built with the `schema` feature.
+#[diagnostic::on_unimplemented(
+    message = "`#[rpc_service(schema)]` needs the `schema` feature of `jrpc-runtime`",
+    label = "this service describes its types with JSON Schemas",
+    note = "turn it on in Cargo.toml (`features = [\"schema\"]` on the `jrpc-runtime` dependency), or leave `schema` out"
+)]
+pub trait SchemaFeature {}
+#[cfg(feature = "schema")]
+impl SchemaFeature for () {}
+
+/// Checks, once per service with `schema`, that the runtime can generate schemas.
+#[inline]
+pub fn schema_feature<T: SchemaFeature>() {}
 
 /// Types a method may answer with.
 #[diagnostic::on_unimplemented(
@@ -191,11 +236,34 @@ impl<T, E> IsResult<T, E> {
 }
 
 /// The success and error types a probed return type answers with.
-pub trait Kind: Copy {
+pub trait Kind {
     /// `T` of `Result<T, E>`, or the value's own type.
     type Ok;
     /// `E` of `Result<T, E>`, or `RpcError` (never used) for a value.
     type Err;
+
+    /// The success type's schema in the method's description: `{}` unless [`at_described`]
+    /// gave one.
+    #[inline]
+    fn schema(self) -> SchemaDoc
+    where
+        Self: Sized,
+    {
+        SchemaDoc::any()
+    }
+}
+
+/// A probe's kind with the success type's schema (a service with `schema`).
+pub struct Described<K>(K, SchemaDoc);
+
+impl<K: Kind> Kind for Described<K> {
+    type Ok = K::Ok;
+    type Err = K::Err;
+
+    #[inline]
+    fn schema(self) -> SchemaDoc {
+        self.1
+    }
 }
 
 impl<R> Kind for IsValue<R> {
@@ -215,9 +283,20 @@ pub fn at<K: Kind>(kind: K) -> K {
     kind
 }
 
+/// [`at`], for a service with `schema`: the success type's schema comes along, and a success type
+/// without one is reported where the call is spanned, at the type.
+#[inline]
+pub fn at_described<K: Kind>(kind: K) -> Described<K>
+where
+    K::Ok: RpcSchema,
+{
+    Described(kind, schema_of::<K::Ok>())
+}
+
 /// A parameter type, as an argument the expansion spans at the user's type: a registration
-/// helper's bound on it is then reported there.
-pub struct Param<P>(PhantomData<fn() -> P>);
+/// helper's bound on it is then reported there. It carries the type's schema for the method's
+/// description (`{}` unless the service has `schema`).
+pub struct Param<P>(SchemaDoc, PhantomData<fn() -> P>);
 
 /// The runtime's `Context`, taken by value. Never implemented: a parameter of a type named
 /// `Context` goes through [`Probe::param`], which asks for it only of the runtime's context,
@@ -236,7 +315,16 @@ impl Probe<Context> {
     where
         for<'a> Context: ByReference<'a>,
     {
-        Param(PhantomData)
+        Param(SchemaDoc::any(), PhantomData)
+    }
+
+    /// [`param`](Probe::param), for a service with `schema`.
+    #[inline]
+    pub fn described(&self) -> Param<Context>
+    where
+        for<'a> Context: ByReference<'a>,
+    {
+        Param(SchemaDoc::any(), PhantomData)
     }
 }
 
@@ -244,14 +332,60 @@ impl<R> Fallback<R> {
     /// The witness of a parameter of any other type.
     #[inline]
     pub fn param(&self) -> Param<R> {
-        Param(PhantomData)
+        Param(SchemaDoc::any(), PhantomData)
+    }
+
+    /// [`param`](Fallback::param), for a service with `schema`.
+    #[inline]
+    pub fn described(&self) -> Param<R>
+    where
+        R: RpcSchema,
+    {
+        Param(schema_of::<R>(), PhantomData)
     }
 }
 
 /// The witness of parameter type `P`.
 #[inline]
 pub const fn param<P>() -> Param<P> {
-    Param(PhantomData)
+    Param(SchemaDoc::any(), PhantomData)
+}
+
+/// The witness of parameter type `P` with its schema, for a service with `schema`: a type
+/// without one is reported where the call is spanned, at the type.
+#[inline]
+pub fn described<P: RpcSchema>() -> Param<P> {
+    Param(schema_of::<P>(), PhantomData)
+}
+
+/// What the expansion says of a method besides its types: its wire name, the wire names of its
+/// parameters, the text of its doc comment and whether it is `#[deprecated]`.
+#[derive(Clone, Copy)]
+pub struct Meta(
+    pub &'static str,
+    pub &'static [&'static str],
+    pub &'static str,
+    pub bool,
+);
+
+/// Completes the description [`Methods::register`] gave the method: the doc comment's
+/// text, `#[deprecated]`, and the schemas of a service with `schema` (`{}` ones change nothing).
+#[cold]
+fn describe(table: &mut Methods, meta: &Meta, params: &[SchemaDoc], result: SchemaDoc) {
+    let Meta(name, _, text, deprecated) = *meta;
+    let Some(doc) = table.description(name) else {
+        return;
+    };
+    let mut doc = doc.clone();
+    if !text.is_empty() {
+        doc = doc.with_doc_comment(text);
+    }
+    doc.deprecated = deprecated;
+    doc.set_schemas(params.iter().cloned());
+    if let (false, Some(slot)) = (result.is_any(), doc.result.as_mut()) {
+        *slot = result;
+    }
+    let _ = table.describe(name, doc);
 }
 
 /// A stub's success type (as written) agrees with what the server answers, for the kind `K` of
@@ -300,10 +434,9 @@ macro_rules! shape {
         pub fn $call<S, $($P,)* KO, KE, F, Fut>(
             table: &mut Methods,
             this: &Arc<S>,
-            name: &'static str,
-            names: &'static [&'static str],
+            meta: Meta,
             $($p: Param<$P>,)*
-            _ok: KO,
+            ok: KO,
             _err: KE,
             handler: F,
         ) where
@@ -316,11 +449,11 @@ macro_rules! shape {
             F: Fn(Arc<S>, ($($P,)*), Context) -> Fut + Send + Sync + 'static,
             Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
         {
-            $(let _ = $p;)*
             let this = Arc::clone(this);
-            discard(table.register(name, names, move |params, ctx| {
+            discard(table.register(meta.0, meta.1, move |params, ctx| {
                 handler(Arc::clone(&this), params, ctx)
             }));
+            describe(table, &meta, &[$($p.0,)*], ok.schema());
         }
 
         #[doc = concat!("Registers a notification with ", $n, " parameters.")]
@@ -328,8 +461,7 @@ macro_rules! shape {
         pub fn $notify<S, $($P,)* F, Fut>(
             table: &mut Methods,
             this: &Arc<S>,
-            name: &'static str,
-            names: &'static [&'static str],
+            meta: Meta,
             $($p: Param<$P>,)*
             handler: F,
         ) where
@@ -338,11 +470,11 @@ macro_rules! shape {
             F: Fn(Arc<S>, ($($P,)*), Context) -> Fut + Send + Sync + 'static,
             Fut: Future<Output = ()> + Send + 'static,
         {
-            $(let _ = $p;)*
             let this = Arc::clone(this);
-            discard(table.register_notification(name, names, move |params, ctx| {
+            discard(table.register_notification(meta.0, meta.1, move |params, ctx| {
                 handler(Arc::clone(&this), params, ctx)
             }));
+            describe(table, &meta, &[$($p.0,)*], SchemaDoc::any());
         }
     };
 }
@@ -370,10 +502,9 @@ shape!(call_16, notify_16, 16; p0: P0, p1: P1, p2: P2, p3: P3, p4: P4, p5: P5, p
 pub fn call_whole<S, P, KO, KE, F, Fut>(
     table: &mut Methods,
     this: &Arc<S>,
-    name: &'static str,
-    names: &'static [&'static str],
-    _param: Param<P>,
-    _ok: KO,
+    meta: Meta,
+    param: Param<P>,
+    ok: KO,
     _err: KE,
     handler: F,
 ) where
@@ -387,18 +518,20 @@ pub fn call_whole<S, P, KO, KE, F, Fut>(
     Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
 {
     let this = Arc::clone(this);
-    discard(table.register(name, names, move |params: Whole<P>, ctx| {
-        handler(Arc::clone(&this), params, ctx)
-    }));
+    discard(
+        table.register(meta.0, meta.1, move |params: Whole<P>, ctx| {
+            handler(Arc::clone(&this), params, ctx)
+        }),
+    );
+    describe(table, &meta, &[param.0], ok.schema());
 }
 
 /// Registers a notification whose one parameter is the whole `params`.
 pub fn notify_whole<S, P, F, Fut>(
     table: &mut Methods,
     this: &Arc<S>,
-    name: &'static str,
-    names: &'static [&'static str],
-    _param: Param<P>,
+    meta: Meta,
+    param: Param<P>,
     handler: F,
 ) where
     S: Send + Sync + 'static,
@@ -408,10 +541,11 @@ pub fn notify_whole<S, P, F, Fut>(
 {
     let this = Arc::clone(this);
     discard(
-        table.register_notification(name, names, move |params: Whole<P>, ctx| {
+        table.register_notification(meta.0, meta.1, move |params: Whole<P>, ctx| {
             handler(Arc::clone(&this), params, ctx)
         }),
     );
+    describe(table, &meta, &[param.0], SchemaDoc::any());
 }
 
 // ---------------------------------------------------------------------------------------------

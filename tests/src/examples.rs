@@ -71,6 +71,35 @@ pub fn build_examples(names: &[&str]) -> Result<HashMap<String, PathBuf>, String
     }
 }
 
+/// Where the calculator's OpenRPC document is pinned.
+pub const OPENRPC_SNAPSHOT: &str = "data/calculator.openrpc.json";
+
+/// The calculator's OpenRPC document as pinned in `tests/data/calculator.openrpc.json`.
+///
+/// # Panics
+///
+/// When the file cannot be read or is not JSON.
+pub fn openrpc_snapshot() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(OPENRPC_SNAPSHOT);
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// With `JRPC_BLESS=1` in the environment, pins `document` as the calculator's document (to
+/// record a change made on purpose); otherwise does nothing.
+///
+/// # Panics
+///
+/// When the file cannot be written.
+pub fn bless_openrpc_snapshot(document: &serde_json::Value) {
+    if std::env::var_os("JRPC_BLESS").is_some_and(|v| v == "1") {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(OPENRPC_SNAPSHOT);
+        std::fs::write(&path, format!("{document:#}\n"))
+            .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    }
+}
+
 /// The `calculator` example listening on a free port of 127.0.0.1, its stderr kept; killed on
 /// drop.
 pub struct Calculator {

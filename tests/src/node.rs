@@ -43,11 +43,20 @@ pub fn setup(packages: &[&str]) -> Result<PathBuf, String> {
 ///
 /// When it cannot start or runs past the limit.
 pub fn run(dir: &Path, script: &str, arg: impl AsRef<OsStr>) -> Result<Output, String> {
+    run_with(dir, script, &[arg.as_ref()])
+}
+
+/// [`run`] with several arguments.
+///
+/// # Errors
+///
+/// When it cannot start or runs past the limit.
+pub fn run_with(dir: &Path, script: &str, args: &[&OsStr]) -> Result<Output, String> {
     run_bounded(
         Command::new("node")
             .current_dir(dir)
             .arg(dir.join(script))
-            .arg(arg),
+            .args(args),
         LIMIT,
     )
 }

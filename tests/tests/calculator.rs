@@ -110,3 +110,132 @@ async fn whoami_and_ticks_over_http_and_ws() {
     })
     .await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Discovery: `--openrpc` and `rpc.discover`
+
+/// Every method the calculator serves, in the order of its trait.
+const METHODS: [&str; 12] = [
+    "add",
+    "subtract",
+    "sum",
+    "get_data",
+    "divide",
+    "echo",
+    "sleep",
+    "whoami",
+    "ticks",
+    "update",
+    "notify_hello",
+    "notify_sum",
+];
+
+/// `calculator --openrpc`: the document, after the process exited 0.
+fn printed_document() -> Value {
+    let output = Command::new(example("calculator"))
+        .arg("--openrpc")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("--openrpc prints JSON")
+}
+
+#[test]
+fn openrpc_prints_the_pinned_document_and_exits_0() {
+    let document = printed_document();
+    jrpc_tests::examples::bless_openrpc_snapshot(&document);
+    assert_eq!(
+        document,
+        jrpc_tests::examples::openrpc_snapshot(),
+        "the calculator's document changed: if on purpose, run with JRPC_BLESS=1 to pin it in tests/{}",
+        jrpc_tests::examples::OPENRPC_SNAPSHOT
+    );
+    let openrpc = document["openrpc"].as_str().unwrap_or_default();
+    assert!(["1.3.0", "1.3.1", "1.3.2"].contains(&openrpc), "{openrpc}");
+    let names: Vec<&str> = document["methods"]
+        .as_array()
+        .expect("methods")
+        .iter()
+        .filter_map(|method| method["name"].as_str())
+        .collect();
+    assert_eq!(names, METHODS);
+    let add = &document["methods"][0];
+    assert_eq!(
+        add["params"],
+        json!([
+            { "name": "a", "required": true, "schema": { "type": "integer", "format": "int64" } },
+            { "name": "b", "required": true, "schema": { "type": "integer", "format": "int64" } },
+        ])
+    );
+    assert_eq!(add["result"]["schema"]["type"], "integer");
+    assert_eq!(add["summary"], "Adds two integers.");
+    for notification in ["update", "notify_hello", "notify_sum"] {
+        let method = document["methods"]
+            .as_array()
+            .and_then(|methods| methods.iter().find(|m| m["name"] == notification))
+            .unwrap();
+        assert_eq!(method.get("result"), None, "{notification} answers nothing");
+    }
+}
+
+/// One `rpc.discover` over the calculator's stdio, in either framing.
+fn discover_over_stdio(content_length: bool) -> Value {
+    let request = r#"{"jsonrpc":"2.0","method":"rpc.discover","id":7}"#;
+    let mut command = Command::new(example("calculator"));
+    command.arg("--stdio");
+    let input = if content_length {
+        command.arg("--content-length");
+        format!("Content-Length: {}\r\n\r\n{request}", request.len())
+    } else {
+        format!("{request}\n")
+    };
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let body = if content_length {
+        text.split_once("\r\n\r\n")
+            .map(|(_, body)| body)
+            .unwrap_or("")
+    } else {
+        text.trim_end()
+    };
+    let answer: Value = serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {text}"));
+    assert_eq!(answer["id"], 7);
+    answer["result"].clone()
+}
+
+#[tokio::test]
+async fn rpc_discover_answers_the_document_on_every_transport() {
+    let expected = printed_document();
+    let server = calculator();
+    jrpc_tests::bounded_by(Duration::from_secs(30), async {
+        let http = HttpClient::new(&format!("http://{}/rpc", server.addr)).unwrap();
+        let over_http: Value = http.call("rpc.discover", ()).await.unwrap();
+        assert_eq!(over_http, expected, "http");
+        let ws = WsClient::connect(&format!("ws://{}/ws", server.addr), Methods::new())
+            .await
+            .unwrap();
+        let over_ws: Value = ws.call("rpc.discover", ()).await.unwrap();
+        assert_eq!(over_ws, expected, "ws");
+    })
+    .await;
+    assert_eq!(discover_over_stdio(false), expected, "stdio");
+    assert_eq!(
+        discover_over_stdio(true),
+        expected,
+        "stdio --content-length"
+    );
+}

@@ -186,8 +186,15 @@ async fn other_methods_are_405_with_allow_post() {
     bounded(async {
         let server = start_default().await;
         let get = request(server.addr, b"GET /rpc HTTP/1.1\r\nhost: test\r\n\r\n").await;
-        get.assert_envelope(405, -32600);
+        let body = get.assert_envelope(405, -32600);
         assert_eq!(get.header("allow"), Some("POST"));
+        assert!(
+            body["error"]["data"]
+                .as_str()
+                .unwrap()
+                .contains("with `POST`"),
+            "the refusal says which method to use: {body}"
+        );
 
         // A refused request whose body is left unread closes the connection.
         let mut conn = Conn::open(server.addr).await;
@@ -311,9 +318,11 @@ async fn content_types_that_are_not_json_are_415() {
         ] {
             let reply = request(server.addr, &post("/rpc", Some(refused), "", ADD)).await;
             let body = reply.assert_envelope(415, -32600);
+            let data = body["error"]["data"].as_str().unwrap();
+            assert!(data.contains(refused), "{body}");
             assert!(
-                body["error"]["data"].as_str().unwrap().contains(refused),
-                "{body}"
+                data.contains("content-type: application/json"),
+                "the refusal says what to send: {body}"
             );
         }
         for taken in [

@@ -71,6 +71,41 @@ fn ws_with_the_json_rpc_2_0_client_and_raw_ws_frames() {
     run_node("ws.mjs");
 }
 
+/// `@open-rpc/client-js` asks the calculator for its document with `rpc.discover` and calls `add`
+/// over HTTP, WebSocket and both stdio framings; `@open-rpc/schema-utils-js` validates the
+/// document. It prints the document, which is the pinned one.
+#[test]
+fn openrpc_with_the_open_rpc_client_and_validator() {
+    const SCRIPT: &str = "openrpc.mjs";
+    let dir = match node::setup(&["@open-rpc/client-js", "@open-rpc/schema-utils-js"]) {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("skipped: {SCRIPT}: {why}");
+            return;
+        }
+    };
+    let mut server = Calculator::start(calculator());
+    let output = node::run_with(
+        &dir,
+        SCRIPT,
+        &[server.addr.as_ref(), calculator().as_os_str()],
+    )
+    .unwrap_or_else(|why| panic!("{why}\n--- calculator's stderr\n{}", server.stderr()));
+    assert!(
+        output.status.success(),
+        "node {SCRIPT} failed ({}):\n--- stdout\n{}\n--- stderr\n{}\n--- calculator's stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+        server.stderr()
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).expect("the document, as JSON");
+    assert_eq!(document["methods"][0]["name"], "add");
+    let pinned = jrpc_tests::examples::openrpc_snapshot();
+    assert_eq!(document, pinned);
+    server.assert_alive();
+}
+
 // ---------------------------------------------------------------------------------------------
 // curl
 
@@ -236,6 +271,15 @@ fn http_with_curl() {
         ],
     );
     assert_eq!(text.status, 415, "{}", text.body);
+
+    let discover = post_json(
+        &url,
+        &json!({ "jsonrpc": "2.0", "id": 5, "method": "rpc.discover" }),
+    );
+    assert_eq!(discover.status, 200, "{}", discover.body);
+    let document = &discover.json()["result"];
+    assert_eq!(document["openrpc"], "1.3.2");
+    assert_eq!(document["methods"][0]["name"], "add");
 
     // Still serving after all that.
     let after = post_json(

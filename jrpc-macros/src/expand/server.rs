@@ -5,7 +5,7 @@
 //! parameter types given explicitly (so an unmet bound points at the type)
 //! and a closure calling the method.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use super::{at, call_over, krate_at, local, local_at};
@@ -70,10 +70,16 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     let this = local("__jrpc_this");
     let table = local("__jrpc_methods");
     let registrations = service.methods.iter().map(|method| register(method, args));
+    // One check that the runtime can generate schemas, at `schema`, instead of one per type.
+    let schema_check = args.schema.map(|span| {
+        let krate = krate_at(args, at(span));
+        quote_spanned!(at(span)=> #krate::__private::schema_feature::<()>();)
+    });
     let body = if service.methods.is_empty() {
-        quote!(#krate::Methods::new())
+        quote!(#schema_check #krate::Methods::new())
     } else {
         quote! {
+            #schema_check
             #[allow(unused_variables)]
             let #this = ::std::sync::Arc::new(self);
             #[allow(unused_mut)]
@@ -131,6 +137,14 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let helper = helper(method, span);
     let wire = &method.wire_name;
     let cfgs = &method.cfgs;
+    let doc = &method.doc_text;
+    let deprecated = method.deprecated;
+    // With `schema`, each witness also carries its type's JSON Schema (and asks for one).
+    let (param_fn, result_fn) = if args.schema.is_some() {
+        ("described", "at_described")
+    } else {
+        ("param", "at")
+    };
 
     // The decoded value: a tuple of the parameters read from `params`, or
     // the one parameter wrapped in `Whole`.
@@ -145,16 +159,17 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             let start = at(start);
             let krate = krate_at(args, start);
             let ty = &param.ty;
+            let param_fn = Ident::new(param_fn, start);
             if is_context(ty) {
                 // Maybe the runtime's context, taken by value: decided by
                 // the type, which then gets its own message.
                 let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
                 head.extend(quote!(#ty));
                 head.extend(quote_spanned!(start=> >::NEW));
-                head.extend(quote_spanned!(at(end)=> .param));
+                head.extend(quote_spanned!(at(end)=> .#param_fn));
                 return call_over(head, TokenStream::new(), end);
             }
-            let mut head = quote_spanned!(start=> #krate::__private::param::<);
+            let mut head = quote_spanned!(start=> #krate::__private::#param_fn::<);
             head.extend(quote!(#ty));
             head.extend(quote_spanned!(start=> >));
             call_over(head, TokenStream::new(), end)
@@ -198,8 +213,7 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             #krate::__private::#helper(
                 &mut #table,
                 &#this,
-                #wire,
-                &[#(#names),*],
+                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
                 #(#witnesses,)*
                 move |#this, #pat, #ctx_pat| async move { #call; },
             );
@@ -222,18 +236,19 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             err.as_deref().map(range).or(whole).unwrap_or((span, span)),
         ),
     };
-    let witness = |(start, end): (Span, Span)| {
+    let witness = |(start, end): (Span, Span), helper: &str| {
         let start = at(start);
         let krate = krate_at(args, start);
         let kind = local_at("__jrpc_kind", start);
+        let helper = Ident::new(helper, start);
         call_over(
-            quote_spanned!(start=> #krate::__private::at),
+            quote_spanned!(start=> #krate::__private::#helper),
             quote!(#kind),
             end,
         )
     };
-    let ok = witness(ok_range);
-    let err = witness(err_range);
+    let ok = witness(ok_range, result_fn);
+    let err = witness(err_range, "at");
 
     quote_spanned! {span=>
         #(#cfgs)*
@@ -242,8 +257,7 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             #krate::__private::#helper(
                 &mut #table,
                 &#this,
-                #wire,
-                &[#(#names),*],
+                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
                 #(#witnesses,)*
                 #ok,
                 #err,

@@ -101,6 +101,7 @@ impl Context {
 
     /// Sets the HTTP headers of the request (or of the WebSocket upgrade).
     #[cfg(any(feature = "http", feature = "ws"))]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
     #[must_use]
     pub fn with_headers(mut self, headers: http::HeaderMap) -> Self {
         Arc::make_mut(&mut self.shared).headers = Some(headers);
@@ -153,6 +154,7 @@ impl Context {
 
     /// The HTTP headers of the request (or of the WebSocket upgrade).
     #[cfg(any(feature = "http", feature = "ws"))]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
     pub fn headers(&self) -> Option<&http::HeaderMap> {
         self.shared.headers.as_ref()
     }

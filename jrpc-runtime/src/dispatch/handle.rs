@@ -80,27 +80,27 @@ impl Methods {
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
-        let started = self
-            .inner
-            .observer
-            .as_ref()
-            .map(|_| std::time::Instant::now());
+        // The per-request line is at DEBUG; while that is off, it costs one cached check.
+        let logged = tracing::enabled!(tracing::Level::DEBUG);
+        let started = (logged || self.inner.observer.is_some()).then(std::time::Instant::now);
         let id = req.id.map(id_of);
-        // One block with one exit, so that the observer sees every way out (and costs nothing
-        // while unset: no second future wraps this one).
+        let span = tracing::debug_span!(
+            "rpc",
+            method = %req.method,
+            id = tracing::field::Empty,
+            transport = %ctx.transport(),
+            outcome = tracing::field::Empty,
+        );
+        if let (false, Some(id)) = (span.is_disabled(), &id) {
+            span.record("id", tracing::field::display(id));
+        }
+        // One block with one exit, so that the observer and the log see every way out (and
+        // cost nothing while unset: no second future wraps this one).
         let (answer, outcome) = 'done: {
             let ctx = ctx.for_request(id.clone());
-            let span = tracing::debug_span!(
-                "rpc",
-                method = %req.method,
-                id = tracing::field::Empty,
-                transport = ctx.transport().as_str(),
-            );
-            if let (false, Some(id)) = (span.is_disabled(), &id) {
-                span.record("id", tracing::field::display(id));
-            }
             let fut = match self.inner.table.get(&*req.method) {
-                Some(handler) => {
+                Some(entry) => {
+                    let handler = &entry.handler;
                     match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
                         Ok(Ok(fut)) => fut,
                         Ok(Err(err)) => {
@@ -117,6 +117,12 @@ impl Methods {
                     }
                 }
                 None => match &self.inner.fallback {
+                    _ if self.serves_discover(&req.method) => match self.discover(req.params) {
+                        Ok(fut) => fut,
+                        Err(err) => {
+                            break 'done (answer(req.id, &err), Outcome::Error(err.code()));
+                        }
+                    },
                     Some(fallback) => {
                         let params = Params::from_params(req.params, &[]).unwrap_or_default();
                         fallback(req.method.clone().into_owned(), params, ctx)
@@ -131,7 +137,7 @@ impl Methods {
             let output = if span.is_disabled() {
                 run(fut, deadline).await
             } else {
-                run(fut, deadline).instrument(span).await
+                run(fut, deadline).instrument(span.clone()).await
             };
             match output {
                 Ok(mut out) => match req.id {
@@ -152,14 +158,35 @@ impl Methods {
                 }
             }
         };
-        if let (Some(observer), Some(started)) = (&self.inner.observer, started) {
-            observer(&Observation {
-                method: &req.method,
-                id: id.as_ref(),
-                transport: ctx.transport(),
-                elapsed: started.elapsed(),
-                outcome,
-            });
+        if !span.is_disabled() {
+            span.record("outcome", tracing::field::display(outcome));
+        }
+        if let Some(started) = started {
+            let elapsed = started.elapsed();
+            if logged {
+                // A notification has no id: `none`, which no id's JSON text can be.
+                let shown: &dyn std::fmt::Display = match &id {
+                    Some(id) => id,
+                    None => &"none",
+                };
+                tracing::debug!(
+                    method = %req.method,
+                    id = %shown,
+                    transport = %ctx.transport(),
+                    ?elapsed,
+                    %outcome,
+                    "request",
+                );
+            }
+            if let Some(observer) = &self.inner.observer {
+                observer(&Observation {
+                    method: &req.method,
+                    id: id.as_ref(),
+                    transport: ctx.transport(),
+                    elapsed,
+                    outcome,
+                });
+            }
         }
         answer
     }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{Context, ErrorReport, FromParams, Observation, Params, Transport};
+use super::{
+    Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo, Transport,
+};
 use crate::wire::write;
 use crate::{RegisterError, RpcError};
 
@@ -84,13 +86,26 @@ pub struct Methods {
 
 #[derive(Clone)]
 pub(super) struct Inner {
-    pub(super) table: HashMap<Box<str>, Arc<Erased>, BuildHasherDefault<Fnv>>,
+    pub(super) table: HashMap<Box<str>, Entry, BuildHasherDefault<Fnv>>,
+    /// The `seq` the next registration gets.
+    next_seq: u64,
+    /// What `rpc.discover` says of the service; `None` while it is not served.
+    pub(super) discovery: Option<Arc<ServiceInfo>>,
     pub(super) fallback: Option<Arc<Fallback>>,
     pub(super) on_error: Option<Arc<ErrorHook>>,
     pub(super) observer: Option<Arc<Observer>>,
     pub(super) batches: Batches,
     pub(super) handler_timeout: Option<Duration>,
     pub(super) in_process: Context,
+}
+
+/// One method of the table.
+#[derive(Clone)]
+pub(super) struct Entry {
+    pub(super) handler: Arc<Erased>,
+    pub(super) doc: Arc<MethodDoc>,
+    /// Registration order, which descriptions are listed in.
+    pub(super) seq: u64,
 }
 
 impl Default for Methods {
@@ -117,6 +132,8 @@ impl Methods {
         Self {
             inner: Arc::new(Inner {
                 table: HashMap::default(),
+                next_seq: 0,
+                discovery: None,
                 fallback: None,
                 on_error: None,
                 observer: None,
@@ -127,24 +144,35 @@ impl Methods {
         }
     }
 
-    fn inner_mut(&mut self) -> &mut Inner {
+    pub(super) fn inner_mut(&mut self) -> &mut Inner {
         Arc::make_mut(&mut self.inner)
     }
 
-    fn insert(&mut self, name: &str, handler: Arc<Erased>) -> Result<&mut Self, RegisterError> {
+    fn insert(
+        &mut self,
+        name: &str,
+        handler: Arc<Erased>,
+        doc: MethodDoc,
+    ) -> Result<&mut Self, RegisterError> {
         if name.starts_with("rpc.") {
             return Err(RegisterError::Reserved(name.to_owned()));
         }
-        let table = &mut self.inner_mut().table;
-        if table.contains_key(name) {
+        if self.inner.table.contains_key(name) {
             return Err(RegisterError::Duplicate(name.to_owned()));
         }
-        table.insert(name.into(), handler);
+        let inner = self.inner_mut();
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        let doc = Arc::new(doc);
+        inner.table.insert(name.into(), Entry { handler, doc, seq });
         Ok(self)
     }
 
     /// Registers a method whose params decode into `P` (a tuple of parameter types, by position or
     /// by the wire `names`; see [`FromParams`]) and whose future answers a result or an error.
+    ///
+    /// Its description ([`description`](Methods::description)) lists the parameters as `P` says,
+    /// with `{}` schemas; [`describe`](Methods::describe) says more.
     ///
     /// # Errors
     ///
@@ -167,7 +195,7 @@ impl Methods {
             let fut = handler(params, ctx);
             Ok(Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>)
         };
-        self.insert(name, Arc::new(erased))
+        self.insert(name, Arc::new(erased), P::describe(names))
     }
 
     /// Registers a method that reads its raw [`Params`] itself.
@@ -207,10 +235,17 @@ impl Methods {
                 fut.await;
                 Ok::<(), RpcError>(())
             }
-        })
+        })?;
+        let inner = self.inner_mut();
+        if let Some(entry) = inner.table.get_mut(name) {
+            Arc::make_mut(&mut entry.doc).result = None;
+        }
+        Ok(self)
     }
 
-    /// Adds every method of `other`.
+    /// Adds every method of `other`, with its description (after the methods already here, in
+    /// `other`'s order). The settings of `other` (hooks, fallback, batches, timeout, discovery)
+    /// are not taken: `self`'s apply.
     ///
     /// # Errors
     ///
@@ -225,10 +260,14 @@ impl Methods {
         {
             return Err(RegisterError::Duplicate(name.to_string()));
         }
-        let table = &mut self.inner_mut().table;
-        for (name, handler) in &other.inner.table {
-            table.insert(name.clone(), Arc::clone(handler));
+        let inner = self.inner_mut();
+        let base = inner.next_seq;
+        for (name, entry) in &other.inner.table {
+            let mut entry = entry.clone();
+            entry.seq += base;
+            inner.table.insert(name.clone(), entry);
         }
+        inner.next_seq = base + other.inner.next_seq;
         Ok(self)
     }
 
@@ -337,7 +376,7 @@ impl Methods {
 }
 
 /// Encodes a handler's result after [`RESULT_PREFIX`](write::RESULT_PREFIX).
-fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>) -> Output {
+pub(super) fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>) -> Output {
     let value = result.map_err(|err| Failure::Rpc(err.into()))?;
     let mut out = Vec::with_capacity(64);
     out.extend_from_slice(write::RESULT_PREFIX);

@@ -1,4 +1,5 @@
-//! Dispatch: the method table, params decoding, the context handlers see, and batches.
+//! Dispatch: the method table, params decoding, the context handlers see, batches, and
+//! discovery (each method's description, the OpenRPC document, `rpc.discover`).
 //!
 //! [`Methods`] takes a body (or a request the layer above already read), finds the handler,
 //! decodes its params into Rust types, runs it under the table's deadline with panics contained,
@@ -6,14 +7,20 @@
 //! connections: every transport above hands it text and a [`Context`].
 
 mod context;
+mod describe;
 mod extensions;
 mod handle;
 mod in_process;
 mod methods;
 mod observe;
+mod openrpc;
 mod params;
+mod schema;
 
 pub use context::{Context, Transport};
+pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub use methods::{Batches, Methods};
 pub use observe::{ErrorReport, Observation, Outcome};
+pub use openrpc::ServiceInfo;
 pub use params::{FromParams, Params, Whole};
+pub use schema::SchemaDoc;

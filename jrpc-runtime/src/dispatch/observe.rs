@@ -1,6 +1,7 @@
 //! What the dispatcher tells the application about the requests it handled: the reports of the
 //! [`Methods::on_error`](super::Methods::on_error) and [`Methods::observe`](super::Methods::observe) hooks.
 
+use std::fmt;
 use std::time::Duration;
 
 use super::Transport;
@@ -34,6 +35,17 @@ pub enum Outcome {
     /// once per closed connection, besides the handler's own observation; `elapsed` is zero and
     /// `method` empty for a batch's answer.
     Overflowed,
+}
+
+impl fmt::Display for Outcome {
+    /// `ok`, `error` and the code, or `overflowed`: what the log lines show.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Success => f.write_str("ok"),
+            Self::Error(code) => write!(f, "error {code}"),
+            Self::Overflowed => f.write_str("overflowed"),
+        }
+    }
 }
 
 /// One request handled, given to the [`Methods::observe`](super::Methods::observe) hook: for metrics and access logs.

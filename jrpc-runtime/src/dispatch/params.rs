@@ -21,7 +21,7 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
-use crate::RpcError;
+use crate::{MethodDoc, ParamDoc, RpcError, SchemaDoc};
 
 /// A parameter list that can be decoded from a request's `params`.
 ///
@@ -37,6 +37,13 @@ pub trait FromParams: Sized + Send + 'static {
         params: Option<&RawValue>,
         names: &'static [&'static str],
     ) -> Result<Self, RpcError>;
+
+    /// How a method taking these params is described (see [`MethodDoc`]): by default as one
+    /// `params` value of any kind, which is all that can be said without knowing the type.
+    fn describe(names: &'static [&'static str]) -> MethodDoc {
+        let _ = names;
+        MethodDoc::whole(ParamDoc::new("params", SchemaDoc::any()).optional())
+    }
 }
 
 /// The raw `params` of a request, decoded by the handler itself.
@@ -122,6 +129,15 @@ impl<T: DeserializeOwned + Send + 'static> FromParams for Whole<T> {
             ))
         })
     }
+
+    /// The one parameter, required unless absent params decode.
+    fn describe(names: &'static [&'static str]) -> MethodDoc {
+        let param = ParamDoc::new(name_at(names, 0), SchemaDoc::any());
+        MethodDoc::whole(match Self::from_params(None, names) {
+            Ok(_) => param.optional(),
+            Err(_) => param,
+        })
+    }
 }
 
 impl FromParams for () {
@@ -140,6 +156,10 @@ impl FromParams for () {
             }
             _ => Ok(()),
         }
+    }
+
+    fn describe(_names: &'static [&'static str]) -> MethodDoc {
+        MethodDoc::new()
     }
 }
 
@@ -346,6 +366,19 @@ macro_rules! tuple_params {
                         None => missing::<$T>(name_at(names, $idx)).map_err(RpcError::invalid_params)?,
                     },
                 )+))
+            }
+
+            /// One parameter per element, required unless its type accepts a missing value.
+            fn describe(names: &'static [&'static str]) -> MethodDoc {
+                let mut doc = MethodDoc::new();
+                $(
+                    let param = ParamDoc::new(name_at(names, $idx), SchemaDoc::any());
+                    doc.params.push(match missing::<$T>("") {
+                        Ok(_) => param.optional(),
+                        Err(_) => param,
+                    });
+                )+
+                doc
             }
         }
     };

@@ -482,15 +482,14 @@ impl HttpClient {
     ) -> ClientError {
         let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&err);
         while let Some(current) = cause {
-            if let Some(hyper_err) = current.downcast_ref::<hyper::Error>() {
-                if hyper_err.is_incomplete_message()
+            if let Some(hyper_err) = current.downcast_ref::<hyper::Error>()
+                && (hyper_err.is_incomplete_message()
                     || hyper_err.is_canceled()
-                    || hyper_err.is_closed()
-                {
-                    return ClientError::Closed {
-                        method: method.to_owned(),
-                    };
-                }
+                    || hyper_err.is_closed())
+            {
+                return ClientError::Closed {
+                    method: method.to_owned(),
+                };
             }
             cause = current.source();
         }

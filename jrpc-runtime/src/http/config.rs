@@ -129,6 +129,7 @@ impl HttpServerBuilder {
     /// [`rpc_path`](Self::rpc_path): requests are then told apart by method (`GET` upgrades,
     /// `POST` calls).
     #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn ws_path(mut self, path: impl Into<String>) -> Self {
         self.ws_path = path.into();
         self
@@ -274,6 +275,7 @@ impl HttpServerBuilder {
     /// assert_eq!(err.key(), "queue");
     /// ```
     #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn websocket(mut self, settings: WsSettings) -> Self {
         self.websocket = settings;
         self
@@ -283,6 +285,7 @@ impl HttpServerBuilder {
     /// the server and the code that publishes. Left unset, the server makes its own
     /// ([`HttpServer::topics`]).
     #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn topics(mut self, topics: Topics) -> Self {
         self.topics = Some(topics);
         self

@@ -55,7 +55,9 @@ pub(crate) fn unsupported_media_type(content_type: &HeaderValue) -> Response<Res
     let shown = content_type.to_str().unwrap_or("(not text)");
     let mut res = refusal(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        &format!("content type `{shown}` is not JSON; send `application/json`"),
+        &format!(
+            "content type `{shown}` is not JSON; send the header `content-type: application/json` (curl: -H 'content-type: application/json')"
+        ),
     );
     // RFC 9110 suggests telling the client what would have been taken.
     res.headers_mut().insert("accept-post", json_type());

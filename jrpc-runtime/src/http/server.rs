@@ -113,6 +113,7 @@ impl HttpServer {
     /// ([`ContextExt::subscribe`](crate::server::ContextExt::subscribe));
     /// [`Topics::publish`] on it reaches them.
     #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn topics(&self) -> &Topics {
         self.inner.ws.topics()
     }
@@ -185,7 +186,7 @@ impl HttpServer {
             }
             tokio::select! {
                 result = connection.as_mut() => ended(result),
-                () = shutdown.stopped() => tracing::debug!("connection dropped: drain budget spent"),
+                () = shutdown.stopped() => tracing::warn!("connection dropped: drain budget spent"),
             }
             drop(counted);
         }

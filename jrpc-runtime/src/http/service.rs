@@ -187,10 +187,10 @@ impl RpcService {
         if req.method() != Method::POST {
             return unread(reply::method_not_allowed(req.method()));
         }
-        if let Some(content_type) = req.headers().get(CONTENT_TYPE) {
-            if !is_json(content_type) {
-                return unread(reply::unsupported_media_type(content_type));
-            }
+        if let Some(content_type) = req.headers().get(CONTENT_TYPE)
+            && !is_json(content_type)
+        {
+            return unread(reply::unsupported_media_type(content_type));
         }
         let limit = endpoint.max_message_size;
         if declared_length(&req).is_some_and(|len| len > limit as u64) {

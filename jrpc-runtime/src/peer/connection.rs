@@ -448,11 +448,10 @@ impl Connection {
                     let answers = answers.clone();
                     let room = Room::taken(&self.shared.budget, answer.bytes());
                     let task = self.tasks.spawn(async move {
-                        if let Some(tx) = answers.upgrade() {
-                            if tx.send(answer).await.is_ok() {
+                        if let Some(tx) = answers.upgrade()
+                            && tx.send(answer).await.is_ok() {
                                 room.keep();
                             }
-                        }
                     });
                     self.running.insert(slot, (id, Some(task)));
                     return;
@@ -471,11 +470,10 @@ impl Connection {
             };
             // Given back if the call is cancelled while its answer waits for the queue.
             let room = Room::taken(&shared.budget, text.as_ref().map_or(0, String::len));
-            if let Some(answers) = answers.upgrade() {
-                if answers.send(Command::Answer { slot, text }).await.is_ok() {
+            if let Some(answers) = answers.upgrade()
+                && answers.send(Command::Answer { slot, text }).await.is_ok() {
                     room.keep();
                 }
-            }
         });
         self.running.insert(slot, (id, Some(task)));
     }

@@ -350,11 +350,11 @@ struct ForgetOnDrop<'a> {
 
 impl Drop for ForgetOnDrop<'_> {
     fn drop(&mut self) {
-        if self.armed {
-            if let Some(tx) = self.peer.tx.get() {
-                // A full queue only loses the cancel notice; the answer is dropped when it comes.
-                let _ = tx.try_send(Command::Forget { id: self.id });
-            }
+        if self.armed
+            && let Some(tx) = self.peer.tx.get()
+        {
+            // A full queue only loses the cancel notice; the answer is dropped when it comes.
+            let _ = tx.try_send(Command::Forget { id: self.id });
         }
     }
 }

@@ -29,4 +29,5 @@ pub(crate) use shutdown::{Shutdown, Tracked};
 #[cfg(feature = "ws")]
 pub(crate) use topics::Membership;
 #[cfg(feature = "ws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub use topics::{ContextExt, SubscribeError, Topics};

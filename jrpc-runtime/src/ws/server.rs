@@ -245,8 +245,8 @@ impl WsServer {
             );
             let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
                 Ok(Ok(ws)) => ws,
-                Ok(Err(err)) => return tracing::debug!(error = %err, "WebSocket handshake failed"),
-                Err(_) => return tracing::debug!("WebSocket handshake timed out"),
+                Ok(Err(err)) => return tracing::warn!(error = %err, "WebSocket handshake refused"),
+                Err(_) => return tracing::warn!("WebSocket handshake timed out"),
             };
             let headers = headers
                 .lock()

@@ -76,6 +76,11 @@ fn handshake(req: &mut Parts) -> Result<(Response<Body>, OnUpgrade), Refused> {
 
 /// A refused upgrade, with the version spoken when that was the problem.
 fn refused((status, why): Refused) -> Response<Body> {
+    tracing::warn!(
+        status = status.as_u16(),
+        reason = why,
+        "WebSocket upgrade refused"
+    );
     let mut res = reply::refusal(status, why);
     if status == StatusCode::UPGRADE_REQUIRED {
         res.headers_mut()

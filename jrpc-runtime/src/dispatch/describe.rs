@@ -1,0 +1,241 @@
+//! What a method says of itself: its parameters, its result, its documentation. Every method in a
+//! [`Methods`] table has a description; the OpenRPC document and `rpc.discover` are built from
+//! them, and so can be anything else that lists methods (an MCP server's tools).
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::Methods;
+use super::schema::Renderer;
+use crate::{RegisterError, SchemaDoc};
+
+/// The description of one method, as an OpenRPC document gives it.
+///
+/// Every registration gives its method one: [`Methods::register`] lists the parameters by their
+/// wire names, each required unless its type accepts a missing value (`Option<T>`), with `{}`
+/// schemas and a `{}` result; [`Methods::register_notification`] gives no result; `#[rpc_service]`
+/// adds the doc comment, `#[deprecated]` and, for a service with `schema`, the JSON Schemas of
+/// the types. [`Methods::describe`] replaces it with one of your own.
+///
+/// ```
+/// use jrpc_runtime::{MethodDoc, Methods, ParamDoc, RpcError, SchemaDoc};
+/// use serde_json::json;
+///
+/// let mut methods = Methods::new();
+/// methods.register("neg", &["x"], |(x,): (i64,), _| async move { Ok::<_, RpcError>(-x) }).unwrap();
+/// let integer = || SchemaDoc::json(json!({ "type": "integer" }));
+/// let mut doc = MethodDoc::new().with_doc_comment("Negates.\n\nAnswers `-x`.");
+/// doc.params.push(ParamDoc::new("x", integer()));
+/// doc.result = Some(integer());
+/// methods.describe("neg", doc).unwrap();
+/// assert_eq!(methods.description("neg").unwrap().summary.as_deref(), Some("Negates."));
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct MethodDoc {
+    /// A short summary: the first paragraph of the doc comment.
+    pub summary: Option<Cow<'static, str>>,
+    /// The rest of the doc comment.
+    pub description: Option<Cow<'static, str>>,
+    /// Whether the method is deprecated (`#[deprecated]`).
+    pub deprecated: bool,
+    /// How `params` is read: as a list of parameters (by position or by name), or as one value
+    /// (`params = whole`).
+    pub structure: ParamStructure,
+    /// The parameters, in order; with [`ParamStructure::Whole`], the one that is the whole value.
+    pub params: Vec<ParamDoc>,
+    /// The result's schema; `None` for a notification, which answers nothing.
+    pub result: Option<SchemaDoc>,
+}
+
+/// How a method reads its `params`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParamStructure {
+    /// An array by position or an object by name, one member per parameter (OpenRPC's `either`).
+    #[default]
+    Either,
+    /// The whole `params` value is the one parameter (`#[rpc(params = whole)]`).
+    Whole,
+}
+
+/// One parameter of a [`MethodDoc`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ParamDoc {
+    /// The wire name.
+    pub name: Cow<'static, str>,
+    /// Whether a call must give it; `Option<T>` parameters may be left out.
+    pub required: bool,
+    /// Its JSON Schema.
+    pub schema: SchemaDoc,
+}
+
+impl ParamDoc {
+    /// A required parameter.
+    pub fn new(name: impl Into<Cow<'static, str>>, schema: SchemaDoc) -> Self {
+        Self {
+            name: name.into(),
+            required: true,
+            schema,
+        }
+    }
+
+    /// The same parameter, optional.
+    #[must_use]
+    pub fn optional(mut self) -> Self {
+        self.required = false;
+        self
+    }
+}
+
+impl MethodDoc {
+    /// A call with no parameters, no documentation and a `{}` result.
+    pub fn new() -> Self {
+        Self {
+            result: Some(SchemaDoc::any()),
+            ..Self::default()
+        }
+    }
+
+    /// A method whose `params` is the one value `param` describes (`params = whole`).
+    pub fn whole(param: ParamDoc) -> Self {
+        Self {
+            structure: ParamStructure::Whole,
+            params: vec![param],
+            ..Self::new()
+        }
+    }
+
+    /// Summary and description from the text of a doc comment: the first paragraph (its lines
+    /// joined) is the summary, the paragraphs after it the description. Indentation common to
+    /// every line is taken off, as rustdoc does.
+    #[must_use]
+    pub fn with_doc_comment(mut self, text: &str) -> Self {
+        let (summary, description) = split_doc(text);
+        self.summary = summary.map(Cow::Owned);
+        self.description = description.map(Cow::Owned);
+        self
+    }
+
+    /// The JSON Schema of the whole `params` value on its own (definitions in `$defs`): the one
+    /// parameter's schema for [`ParamStructure::Whole`], else an object with a property per
+    /// parameter and the required ones in `required`. This is what an MCP tool's `inputSchema`
+    /// is.
+    pub fn params_schema(&self) -> Value {
+        let mut renderer = Renderer::standalone();
+        if let (ParamStructure::Whole, [param]) = (self.structure, self.params.as_slice()) {
+            return renderer.render_root(&param.schema);
+        }
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for param in &self.params {
+            properties.insert(param.name.to_string(), renderer.render(&param.schema));
+            if param.required {
+                required.push(Value::from(&*param.name));
+            }
+        }
+        let mut schema = Map::new();
+        schema.insert("type".into(), "object".into());
+        schema.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            schema.insert("required".into(), Value::Array(required));
+        }
+        let definitions = renderer.definitions();
+        if !definitions.is_empty() {
+            schema.insert("$defs".into(), Value::Object(definitions));
+        }
+        Value::Object(schema)
+    }
+
+    /// The JSON Schema of the result on its own (definitions in `$defs`); `None` for a
+    /// notification.
+    pub fn result_schema(&self) -> Option<Value> {
+        let result = self.result.as_ref()?;
+        Some(Renderer::standalone().render_root(result))
+    }
+
+    /// Gives each parameter in turn the schema of `schemas`, for those that have one.
+    pub(crate) fn set_schemas(&mut self, schemas: impl IntoIterator<Item = SchemaDoc>) {
+        for (param, schema) in self.params.iter_mut().zip(schemas) {
+            if !schema.is_any() {
+                param.schema = schema;
+            }
+        }
+    }
+}
+
+/// Summary (the first paragraph) and description (the rest) of a doc comment's text.
+fn split_doc(text: &str) -> (Option<String>, Option<String>) {
+    let indent = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|line| line.get(indent..).unwrap_or("").trim_end())
+        .collect();
+    let mut paragraphs = lines
+        .split(|line| line.is_empty())
+        .filter(|p| !p.is_empty());
+    let summary = paragraphs.next().map(|p| p.join(" "));
+    let rest: Vec<String> = paragraphs.map(|p| p.join("\n")).collect();
+    let description = (!rest.is_empty()).then(|| rest.join("\n\n"));
+    (summary, description)
+}
+
+impl Methods {
+    /// Replaces the description of the registered method `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`RegisterError::Unknown`] when no method of that name is registered.
+    pub fn describe(&mut self, name: &str, doc: MethodDoc) -> Result<&mut Self, RegisterError> {
+        match self.inner_mut().table.get_mut(name) {
+            Some(entry) => {
+                entry.doc = std::sync::Arc::new(doc);
+                Ok(self)
+            }
+            None => Err(RegisterError::Unknown(name.to_owned())),
+        }
+    }
+
+    /// The description of the method `name`, when it is registered.
+    pub fn description(&self, name: &str) -> Option<&MethodDoc> {
+        self.inner.table.get(name).map(|entry| &*entry.doc)
+    }
+
+    /// Every method with its description, in the order they were registered (a merged table's
+    /// after the methods that were there).
+    pub fn descriptions(&self) -> Vec<(&str, &MethodDoc)> {
+        let mut all: Vec<_> = self.inner.table.iter().collect();
+        all.sort_unstable_by_key(|(_, entry)| entry.seq);
+        all.into_iter()
+            .map(|(name, entry)| (&**name, &*entry.doc))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_doc;
+
+    #[test]
+    fn a_doc_comment_splits_into_summary_and_description() {
+        assert_eq!(split_doc(""), (None, None));
+        assert_eq!(
+            split_doc(" Adds two\n integers."),
+            (Some("Adds two integers.".into()), None)
+        );
+        assert_eq!(
+            split_doc(" Sums.\n\n First `a`,\n   then `b`.\n\n\n Done."),
+            (
+                Some("Sums.".into()),
+                Some("First `a`,\n  then `b`.\n\nDone.".into())
+            )
+        );
+    }
+}

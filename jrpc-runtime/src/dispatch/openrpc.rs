@@ -1,0 +1,231 @@
+//! Service discovery: the OpenRPC 1.3 document of a table, and `rpc.discover`, which answers it.
+//!
+//! The document is built from the descriptions of the methods in the table at the time it is
+//! asked for, so a merged table is described whole and `rpc.discover` never goes stale.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::methods::{BoxFuture, Output, encode};
+use super::schema::Renderer;
+use super::{MethodDoc, Methods, ParamStructure};
+use crate::{FromParams as _, RpcError};
+
+/// The version of OpenRPC the documents follow.
+const OPENRPC: &str = "1.3.2";
+
+/// The method that answers the document: the one `rpc.` name a table serves.
+const DISCOVER: &str = "rpc.discover";
+
+/// What an OpenRPC document says of the service itself (its `info` object).
+///
+/// ```
+/// use jrpc_runtime::ServiceInfo;
+///
+/// let info = ServiceInfo::new("calculator", "1.0.0").with_description("Integer arithmetic.");
+/// # let _ = info;
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServiceInfo {
+    /// The service's name.
+    pub title: Cow<'static, str>,
+    /// The version of the service's API (not of OpenRPC).
+    pub version: Cow<'static, str>,
+    /// A description of the service.
+    pub description: Option<Cow<'static, str>>,
+}
+
+impl ServiceInfo {
+    /// A title and a version.
+    pub fn new(title: impl Into<Cow<'static, str>>, version: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            title: title.into(),
+            version: version.into(),
+            description: None,
+        }
+    }
+
+    /// The same, with a description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+impl Methods {
+    /// The OpenRPC 1.3 document of every method in the table, in the order they were registered:
+    /// name, summary and description, `deprecated`, the parameters (each `required` unless it may
+    /// be left out), the result (none for a notification) and the JSON Schemas of their types,
+    /// the named ones once in `components/schemas`.
+    ///
+    /// A `params = whole` method whose value is an object of known properties (a struct, with
+    /// the `schema` feature) is described by name, one parameter per property
+    /// (`"paramStructure": "by-name"`); any other whole value is one parameter that stands for
+    /// the whole `params`, marked `"x-jrpc-params": "whole"`, as OpenRPC has no word for it.
+    ///
+    /// ```
+    /// use jrpc_runtime::{Methods, RpcError, ServiceInfo};
+    ///
+    /// let mut methods = Methods::new();
+    /// methods.register("add", &["a", "b"], |(a, b): (i64, i64), _| async move { Ok::<_, RpcError>(a + b) }).unwrap();
+    /// let doc = methods.openrpc(&ServiceInfo::new("calculator", "1.0.0"));
+    /// assert_eq!(doc["openrpc"], "1.3.2");
+    /// assert_eq!(doc["methods"][0]["name"], "add");
+    /// assert_eq!(doc["methods"][0]["params"][1]["name"], "b");
+    /// assert_eq!(doc["methods"][0]["params"][1]["required"], true);
+    /// ```
+    pub fn openrpc(&self, info: &ServiceInfo) -> Value {
+        let mut renderer = Renderer::openrpc();
+        let methods: Vec<Value> = self
+            .descriptions()
+            .into_iter()
+            .map(|(name, doc)| method_object(name, doc, &mut renderer))
+            .collect();
+        let mut info_object = Map::new();
+        info_object.insert("title".into(), Value::from(&*info.title));
+        if let Some(description) = &info.description {
+            info_object.insert("description".into(), Value::from(&**description));
+        }
+        info_object.insert("version".into(), Value::from(&*info.version));
+        let mut document = Map::new();
+        document.insert("openrpc".into(), OPENRPC.into());
+        document.insert("info".into(), Value::Object(info_object));
+        document.insert("methods".into(), Value::Array(methods));
+        let schemas = renderer.definitions();
+        if !schemas.is_empty() {
+            let mut components = Map::new();
+            components.insert("schemas".into(), Value::Object(schemas));
+            document.insert("components".into(), Value::Object(components));
+        }
+        Value::Object(document)
+    }
+
+    /// Serves `rpc.discover`, OpenRPC's discovery method, on every transport the table is served
+    /// on: it answers [`openrpc`](Methods::openrpc) with `info`, built from the table as it is
+    /// when asked (so it lists the service's own methods, merged ones included, and not
+    /// `rpc.discover` itself). It takes no parameters. A method of one's own cannot have the
+    /// name: `rpc.` names stay reserved.
+    ///
+    /// ```
+    /// use jrpc_runtime::{Methods, ServiceInfo};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut methods = Methods::new();
+    /// methods.discovery(ServiceInfo::new("empty", "0.1.0"));
+    /// let answer = methods.handle(r#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#).await.unwrap();
+    /// assert!(answer.contains(r#""openrpc":"1.3.2""#));
+    /// # });
+    /// ```
+    pub fn discovery(&mut self, info: ServiceInfo) -> &mut Self {
+        self.inner_mut().discovery = Some(Arc::new(info));
+        self
+    }
+
+    /// Whether `method` is `rpc.discover` and this table serves it.
+    pub(super) fn serves_discover(&self, method: &str) -> bool {
+        self.inner.discovery.is_some() && method == DISCOVER
+    }
+
+    /// The answer to `rpc.discover`: no params (an empty array or object is fine), the document.
+    pub(super) fn discover(
+        &self,
+        params: Option<&RawValue>,
+    ) -> Result<BoxFuture<Output>, RpcError> {
+        <()>::from_params(params, &[])?;
+        let document = match &self.inner.discovery {
+            Some(info) => self.openrpc(info),
+            None => Value::Null,
+        };
+        Ok(Box::pin(std::future::ready(encode(Ok::<_, RpcError>(
+            document,
+        )))))
+    }
+}
+
+/// One method's object in the document.
+fn method_object(name: &str, doc: &MethodDoc, renderer: &mut Renderer) -> Value {
+    let mut method = Map::new();
+    method.insert("name".into(), name.into());
+    if let Some(summary) = &doc.summary {
+        method.insert("summary".into(), Value::from(&**summary));
+    }
+    if let Some(description) = &doc.description {
+        method.insert("description".into(), Value::from(&**description));
+    }
+    let params = match (doc.structure, doc.params.as_slice()) {
+        (ParamStructure::Whole, [whole]) => {
+            let schema = renderer.render(&whole.schema);
+            match by_name(renderer.resolve(&schema), whole.required) {
+                Some(params) => {
+                    method.insert("paramStructure".into(), "by-name".into());
+                    params
+                }
+                None => {
+                    method.insert("x-jrpc-params".into(), "whole".into());
+                    vec![descriptor(&whole.name, whole.required, schema)]
+                }
+            }
+        }
+        (_, params) => params
+            .iter()
+            .map(|param| {
+                let schema = renderer.render(&param.schema);
+                descriptor(&param.name, param.required, schema)
+            })
+            .collect(),
+    };
+    method.insert("params".into(), Value::Array(params));
+    if let Some(result) = &doc.result {
+        let schema = renderer.render(result);
+        method.insert("result".into(), descriptor("result", false, schema));
+    }
+    if doc.deprecated {
+        method.insert("deprecated".into(), true.into());
+    }
+    Value::Object(method)
+}
+
+/// The parameters by name of a whole value whose schema is an object of known properties: each
+/// required when the object requires it and the value itself is required.
+fn by_name(schema: &Value, whole_required: bool) -> Option<Vec<Value>> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return None;
+    }
+    let properties = schema.get("properties")?.as_object()?;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    Some(
+        properties
+            .iter()
+            .map(|(name, property)| {
+                let required = whole_required && required.contains(&name.as_str());
+                let mut param = descriptor(name, required, property.clone());
+                if let (Some(description), Some(object)) =
+                    (property.get("description"), param.as_object_mut())
+                {
+                    object.insert("description".into(), description.clone());
+                }
+                param
+            })
+            .collect(),
+    )
+}
+
+/// A content descriptor: a parameter or the result.
+fn descriptor(name: &str, required: bool, schema: Value) -> Value {
+    let mut object = Map::new();
+    object.insert("name".into(), name.into());
+    if required {
+        object.insert("required".into(), true.into());
+    }
+    object.insert("schema".into(), schema);
+    Value::Object(object)
+}
