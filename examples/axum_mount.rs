@@ -26,6 +26,7 @@ use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, Request, Response, StatusCode};
 use axum::routing::get;
 use jrpc_runtime::http::HttpServer;
+use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Context, Methods, RpcError};
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
@@ -114,6 +115,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let server = HttpServer::builder(methods())
         .max_message_size(1024 * 1024)
+        .max_buffered(2 * 1024 * 1024)
         .handler_timeout(Some(Duration::from_secs(30)))
         .drain_timeout(Duration::from_secs(10))
         .build()?;
@@ -135,6 +137,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
             // New requests get 503 while in-flight calls finish; then axum closes connections.
             let drained = shutdown.shutdown().await;
             println!("{drained:?}");
+            if let Drained::BudgetSpent { calls, .. } = drained {
+                eprintln!("axum_mount: the drain time ran out with {calls} calls in flight");
+                std::process::exit(1);
+            }
         })
         .await?;
     Ok(())

@@ -9,28 +9,32 @@
 //! cargo run --example calculator -- --unix /tmp/calc.sock         # newline-delimited, one peer per connection
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
+//! cargo run --example calculator -- --drain-timeout 5             # seconds calls may finish in at the end
 //! cargo run --example calculator -- --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379   # topics shared by every replica
 //! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
 //!
 //! Over stdio it keeps serving after any bad line and exits 0 at the end of input. Over the
 //! network it prints `listening on http://ADDR` (`https://ADDR` with TLS, `unix:PATH` on a Unix
-//! socket) once it accepts, and Ctrl-C drains in-flight calls before it exits. HTTP is HTTP/1.1
-//! or HTTP/2 (h2c with prior knowledge in plain, by ALPN over TLS). Every transport answers
-//! `rpc.discover` with the OpenRPC document that `--openrpc` prints.
+//! socket) once it accepts, and Ctrl-C drains in-flight calls before it exits. Either way, when
+//! the drain time (default 10 s over stdio, 30 s over the network) runs out with calls still in
+//! flight, it says so and exits 1. HTTP is HTTP/1.1 or HTTP/2 (h2c with prior knowledge in
+//! plain, by ALPN over TLS). Every transport answers `rpc.discover` with the OpenRPC document
+//! that `--openrpc` prints.
 //!
 //! `watch(topic)` and `announce(topic, text)` reach the connections of this process; with
 //! `--redis URL` (over the network, a Unix socket or stdio) those of every calculator on that
 //! Redis too. If Redis cannot be reached at start-up it prints the URL and exits 1.
 
 use std::io::Write as _;
+use std::time::Duration;
 
 use jrpc_examples::{Args, Calc, calculator_info, calculator_methods};
 use jrpc_runtime::http::HttpServer;
-use jrpc_runtime::server::{ServerTls, ShutdownHandle, SocketServer, Topics};
+use jrpc_runtime::server::{Drained, ServerTls, ShutdownHandle, SocketServer, Topics};
 use jrpc_runtime::{Framing, PeerConfig};
 
-const USAGE: &str = "calculator [--redis URL] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] | --unix PATH | --stdio [--content-length]) | --openrpc";
+const USAGE: &str = "calculator [--redis URL] [--drain-timeout SECONDS] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] | --unix PATH | --stdio [--content-length]) | --openrpc";
 
 #[tokio::main]
 async fn main() {
@@ -44,6 +48,7 @@ async fn main() {
     let cert = args.value("--tls-cert");
     let key = args.value("--tls-key");
     let redis = args.value("--redis");
+    let drain_timeout = args.value("--drain-timeout");
     args.finish();
     if openrpc {
         let document = calculator_methods(Calc::default()).openrpc(&calculator_info());
@@ -57,6 +62,11 @@ async fn main() {
         (Some(cert), Some(key)) => Some(ServerTls::pem_files(cert, key)),
         (None, None) => None,
         _ => usage_error("`--tls-cert` and `--tls-key` go together"),
+    };
+    let drain = match drain_timeout.map(|secs| secs.parse::<f64>()) {
+        None => None,
+        Some(Ok(secs)) if secs.is_finite() && secs >= 0.0 => Some(Duration::from_secs_f64(secs)),
+        Some(_) => usage_error("`--drain-timeout` takes a number of seconds"),
     };
     let topics = match redis {
         Some(url) => match Topics::redis(url.as_str())
@@ -79,17 +89,21 @@ async fn main() {
         } else {
             Framing::Lines
         };
-        match PeerConfig::builder().framing(framing).build() {
+        let mut config = PeerConfig::builder().framing(framing);
+        if let Some(drain) = drain {
+            config = config.drain_timeout(drain);
+        }
+        match config.build() {
             Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(calc), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
         }
     } else if let Some(path) = unix {
-        serve_unix(&path, calc).await
+        serve_unix(&path, calc, drain).await
     } else {
         let listen = listen.as_deref().unwrap_or("127.0.0.1:8080");
-        serve_network(listen, tls, calc, topics).await
+        serve_network(listen, tls, calc, topics, drain).await
     };
     if let Err(err) = result {
         eprintln!("calculator: {err}");
@@ -107,11 +121,15 @@ async fn serve_network(
     tls: Option<ServerTls>,
     calc: Calc,
     topics: Topics,
+    drain: Option<Duration>,
 ) -> Result<(), String> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let mut builder = HttpServer::builder(calculator_methods(calc)).topics(topics);
     if let Some(tls) = tls {
         builder = builder.tls(tls);
+    }
+    if let Some(drain) = drain {
+        builder = builder.drain_timeout(drain);
     }
     let server = builder.build().map_err(|err| err.to_string())?;
     let listener = tokio::net::TcpListener::bind(listen)
@@ -122,18 +140,25 @@ async fn serve_network(
     let _ = std::io::stdout().flush();
     let shutdown = server.shutdown_handle();
     let serving = tokio::spawn(async move { server.serve(listener).await });
-    drain_on_ctrl_c(&shutdown).await;
+    let drained = drain_on_ctrl_c(&shutdown).await;
     let _ = serving.await;
-    Ok(())
+    match drained {
+        Drained::BudgetSpent { calls, connections } => Err(format!(
+            "the drain time ran out with {calls} HTTP calls in flight and {connections} connections open; they were dropped"
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(unix)]
-async fn serve_unix(path: &str, calc: Calc) -> Result<(), String> {
+async fn serve_unix(path: &str, calc: Calc, drain: Option<Duration>) -> Result<(), String> {
     use std::os::unix::fs::FileTypeExt as _;
 
-    let server = SocketServer::builder(calculator_methods(calc))
-        .build()
-        .map_err(|err| err.to_string())?;
+    let mut builder = SocketServer::builder(calculator_methods(calc));
+    if let Some(drain) = drain {
+        builder = builder.drain_timeout(drain);
+    }
+    let server = builder.build().map_err(|err| err.to_string())?;
     // A socket file left by an earlier run that did not stop cleanly would refuse the bind.
     if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_socket()) {
         let _ = std::fs::remove_file(path);
@@ -144,21 +169,28 @@ async fn serve_unix(path: &str, calc: Calc) -> Result<(), String> {
     let _ = std::io::stdout().flush();
     let shutdown = server.shutdown_handle();
     let serving = tokio::spawn(async move { server.serve_unix(listener).await });
-    drain_on_ctrl_c(&shutdown).await;
+    let drained = drain_on_ctrl_c(&shutdown).await;
     let _ = serving.await;
     let _ = std::fs::remove_file(path);
-    Ok(())
+    match drained {
+        Drained::BudgetSpent { calls, connections } => Err(format!(
+            "the drain time ran out with {calls} calls in flight and {connections} connections open; they were dropped"
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(not(unix))]
-async fn serve_unix(path: &str, calc: Calc) -> Result<(), String> {
-    let _ = (SocketServer::builder, calc);
+async fn serve_unix(path: &str, calc: Calc, drain: Option<Duration>) -> Result<(), String> {
+    let _ = (SocketServer::builder, calc, drain);
     Err(format!("unix:{path}: Unix sockets need a Unix platform"))
 }
 
-async fn drain_on_ctrl_c(shutdown: &ShutdownHandle) {
+/// Waits for Ctrl-C, then drains the server and says how it went.
+async fn drain_on_ctrl_c(shutdown: &ShutdownHandle) -> Drained {
     let _ = tokio::signal::ctrl_c().await;
     eprintln!("calculator: shutting down");
     let drained = shutdown.shutdown().await;
     eprintln!("calculator: {drained:?}");
+    drained
 }

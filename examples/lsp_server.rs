@@ -405,7 +405,9 @@ async fn main() {
     tokio::select! {
         outcome = served => {
             if let Err(err) = outcome {
+                // A broken connection, or calls dropped when the drain time ran out.
                 eprintln!("lsp_server: {err}");
+                std::process::exit(1);
             } else {
                 eprintln!("lsp_server: input ended without `exit`");
             }

@@ -166,6 +166,25 @@ pub(crate) mod check {
         Ok(())
     }
 
+    /// A byte budget that holds the message being read and one going out: anything less would
+    /// close a connection on its first message of the allowed size.
+    pub(crate) fn budget(
+        key: &'static str,
+        budget: usize,
+        max_message_size: usize,
+    ) -> Result<(), ConfigError> {
+        let least = max_message_size.saturating_mul(2);
+        if budget < least {
+            return Err(ConfigError::new(
+                key,
+                format!(
+                    "must be at least twice `max_message_size` ({least} bytes): room for the message being read and one going out"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// A limit that cannot be turned off.
     pub(crate) fn limit(key: &'static str, limit: Duration) -> Result<(), ConfigError> {
         if limit.is_zero() {

@@ -189,9 +189,33 @@
 //! One name per idea, on every builder that has it: `max_message_size` (bytes, a body or a
 //! frame), `call_timeout` (an outgoing call, from sending to its answer), `handler_timeout` (an
 //! incoming request, run by the table), `drain_timeout` (a shutdown or the end of input),
-//! `max_in_flight` (incoming calls running on one connection), `queue` (outgoing messages
-//! waiting to be written). Every builder checks each value when it builds and names the first
-//! one out of range in a [`ConfigError`]; none clamps. Defaults are given on each setter.
+//! `max_in_flight` (incoming calls whose handlers run on one connection), `queue` (outgoing
+//! messages waiting to be written), `max_buffered` (bytes one connection holds for its peer),
+//! `write_timeout` (how long a write waits for the peer to take a byte). Every builder checks
+//! each value when it builds and names the first one out of range in a [`ConfigError`]; none
+//! clamps. Defaults are given on each setter.
+//!
+//! ## Peers that do not read
+//!
+//! What a connection holds for its peer is bounded in bytes, and in time:
+//!
+//! | setting | bounds | past it |
+//! | --- | --- | --- |
+//! | `max_buffered` | the message being read (counted at `max_message_size`) and every outgoing text not yet written: answers, pushes, calls, queued or finished and waiting | the connection closes: WebSocket 1008 with a reason, HTTP `500` for the answer, a stream's loop ends with a [`QuotaExceeded`](std::io::ErrorKind::QuotaExceeded) error; a `tracing` warning and [`Outcome::Overflowed`] for the observer |
+//! | `write_timeout` | how long a write waits for the peer to take a byte | the connection is dropped |
+//! | `queue` | outgoing messages, by count: a second bound | as `max_buffered` |
+//!
+//! Reading pauses while half of the room for outgoing texts is taken, so a peer that reads never
+//! meets the budget; it closes connections whose peer asks for more than it reads. The budget
+//! must hold one message each way (`max_buffered` at least twice `max_message_size`). The
+//! defaults follow from how many connections a process holds: the servers (up to 10 000
+//! connections each) keep 256 KiB a connection (2.5 GiB for 10 000, whatever the clients do),
+//! with messages of up to 128 KiB; a stream peer (one process, one connection) keeps 16 MiB,
+//! with messages of up to 4 MiB. Raise `max_buffered` with `max_message_size` for larger
+//! messages. The in-flight cap (`max_in_flight`) counts handlers still running, never answers
+//! waiting to be written: a peer that reads late is never told busy for calls that finish at
+//! once. Handlers hold their params while they run: that memory is bounded by `max_in_flight`
+//! and `max_message_size`, not by the budget.
 //!
 //! ## Topics
 //!

@@ -120,7 +120,7 @@ impl Calculator {
         Self::start_with(calculator, &[])
     }
 
-    /// [`start`](Self::start) with more arguments (`--redis URL`).
+    /// [`start`](Self::start), with more arguments after `--listen 127.0.0.1:0` (`--redis URL`, say).
     ///
     /// # Panics
     ///
@@ -180,6 +180,15 @@ impl Calculator {
     /// What the calculator wrote on stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.text()
+    }
+
+    /// Sends it `SIGINT` (Ctrl-C), as a terminal would, and waits (within `limit`) for it to
+    /// exit; returns its exit code (`None` if it ended by a signal or did not end in time).
+    pub fn interrupt(&mut self, limit: Duration) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        crate::process::wait_bounded(&mut self.child, limit)?.code()
     }
 
     /// Asserts the server is still running (a client must not have brought it down).

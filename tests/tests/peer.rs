@@ -418,9 +418,10 @@ async fn the_other_side_gone_fails_pending_calls_and_cancels_running_handlers() 
             matches!(&err, ClientError::Closed { method } if method == "hold"),
             "{err:?}"
         );
-        // A's handler is cancelled once the drain budget has passed, and A's loop ends cleanly.
+        // A's handler is cancelled once the drain budget has passed, and A's loop says so.
         assert_eq!(a_events.recv().await.as_deref(), Some("dropped"));
-        a.driver.await.unwrap().unwrap();
+        let err = a.driver.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
         assert!(a.peer.is_closed());
         let err = a.peer.call::<Value>("hold", ()).await.unwrap_err();
         assert!(matches!(&err, ClientError::Closed { method } if method == "hold"));
@@ -525,7 +526,10 @@ async fn past_the_drain_budget_running_calls_are_cancelled() {
         raw.writer.shutdown().await.unwrap();
         assert_eq!(rx.recv().await.as_deref(), Some("dropped"));
         assert_eq!(raw.next().await, None, "a cancelled call is not answered");
-        a.driver.await.unwrap().unwrap();
+        // The loop ends with an error: a server exits non-zero when it dropped calls.
+        let err = a.driver.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+        assert!(err.to_string().contains("1 calls unanswered"), "{err}");
     })
     .await;
 }

@@ -326,6 +326,25 @@ impl Methods {
         self
     }
 
+    /// Tells the observer that a message was dropped with its connection, which could not hold
+    /// it for a peer that does not read (see [`Outcome::Overflowed`]).
+    pub(crate) fn observe_overflow(
+        &self,
+        method: &str,
+        id: Option<&crate::Id>,
+        transport: Transport,
+    ) {
+        if let Some(observer) = &self.inner.observer {
+            observer(&Observation {
+                method,
+                id,
+                transport,
+                elapsed: Duration::ZERO,
+                outcome: super::Outcome::Overflowed,
+            });
+        }
+    }
+
     /// Sets how batches are taken (default: up to 1 000 elements).
     pub fn batches(&mut self, batches: Batches) -> &mut Self {
         self.inner_mut().batches = batches;

@@ -29,14 +29,21 @@ pub enum Outcome {
     /// The request failed with this code: the handler's error, bad params (`-32602`), an unknown
     /// method (`-32601`), or an internal failure (`-32603`).
     Error(ErrorCode),
+    /// Its answer (or, for a push, the notification or call itself; `id` is then `None`) did not
+    /// fit in what the connection may hold for a peer that does not read (its `max_buffered`
+    /// budget or its `queue`), so the connection was closed and the message dropped. Reported
+    /// once per closed connection, besides the handler's own observation; `elapsed` is zero and
+    /// `method` empty for a batch's answer.
+    Overflowed,
 }
 
 impl fmt::Display for Outcome {
-    /// `ok`, or `error` and the code: what the per-request log line shows.
+    /// `ok`, `error` and the code, or `overflowed`: what the log lines show.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Success => f.write_str("ok"),
             Self::Error(code) => write!(f, "error {code}"),
+            Self::Overflowed => f.write_str("overflowed"),
         }
     }
 }

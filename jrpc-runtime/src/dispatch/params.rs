@@ -177,6 +177,14 @@ fn params_error(err: &serde_json::Error, reason: Option<String>) -> RpcError {
     RpcError::invalid_params(reason.unwrap_or_else(|| strip_position(&err.to_string()).to_owned()))
 }
 
+/// The reason for a part of the params that did not read and belongs to no parameter.
+fn unreadable(what: &str, err: &impl fmt::Display) -> String {
+    format!(
+        "{what} could not be read: {}",
+        strip_position(&err.to_string())
+    )
+}
+
 fn name_at(names: &'static [&'static str], index: usize) -> &'static str {
     names.get(index).copied().unwrap_or("?")
 }
@@ -304,7 +312,10 @@ macro_rules! tuple_params {
                                 None => return Ok(slots),
                             }
                         )+
-                        if seq.next_element::<IgnoredAny>()?.is_some() {
+                        let extra = seq.next_element::<IgnoredAny>().inspect_err(|err| {
+                            *self.reason = Some(unreadable("a parameter past the last", err));
+                        })?;
+                        if extra.is_some() {
                             let message = format!("too many parameters: expected at most {}", $len);
                             *self.reason = Some(message.clone());
                             return Err(de::Error::custom(message));
@@ -314,7 +325,12 @@ macro_rules! tuple_params {
 
                     fn visit_map<MapA: MapAccess<'de>>(self, mut map: MapA) -> Result<Self::Value, MapA::Error> {
                         let mut slots: Self::Value = ($(None::<$T>,)+);
-                        while let Some(index) = map.next_key_seed(KeyIndex(self.names))? {
+                        // A name or an unknown member that does not read is no parameter's fault: say
+                        // what it was, as the parameters' own failures do.
+                        while let Some(index) = map
+                            .next_key_seed(KeyIndex(self.names))
+                            .inspect_err(|err| *self.reason = Some(unreadable("a parameter name", err)))?
+                        {
                             match index {
                                 $(
                                     Some($idx) => {
@@ -326,7 +342,9 @@ macro_rules! tuple_params {
                                     }
                                 )+
                                 _ => {
-                                    map.next_value::<IgnoredAny>()?;
+                                    map.next_value::<IgnoredAny>().inspect_err(|err| {
+                                        *self.reason = Some(unreadable("an unknown parameter's value", err));
+                                    })?;
                                 }
                             }
                         }
@@ -436,6 +454,26 @@ mod tests {
         assert_eq!(err, r#""parameter \"b\" is missing""#);
         let err = decode::<(i64, i64)>(None, names).unwrap_err();
         assert_eq!(err, r#""parameter \"a\" is missing""#);
+    }
+
+    /// A lone surrogate escape passes JSON's syntax (and so the request's reading) but no Rust
+    /// string holds it: where it is not a parameter's value, the reason says where it is.
+    #[test]
+    fn what_reads_as_no_parameter_is_named_too() {
+        let names = &["a", "b"];
+        let err = decode::<(i64, i64)>(Some(r#"{"n\ud888-x": 0}"#), names).unwrap_err();
+        assert!(err.contains("a parameter name could not be read"), "{err}");
+        let err = decode::<(i64, i64)>(Some(r#"{"a": 1, "b": 2, "c": "\ud888-x"}"#), names);
+        assert_eq!(
+            err,
+            Ok((1, 2)),
+            "an unknown member's value is skipped unread"
+        );
+        let err = decode::<(i64,)>(Some(r#"[1, "\ud888-x"]"#), &["a"]).unwrap_err();
+        assert!(
+            err.starts_with(r#""too many parameters"#) || err.contains("past the last"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -22,6 +22,9 @@ use crate::{Batches, ConfigError, Context, Methods};
 /// [`HttpServerBuilder::header_read_timeout`].
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// 256 KiB: see [`HttpServerBuilder::max_buffered`].
+const BUDGET: usize = 256 * 1024;
+
 /// Builds an [`HttpServer`]: paths, limits, the drain budget, and the WebSocket path's settings
 /// and topics registry, checked by [`build`](Self::build).
 ///
@@ -33,6 +36,8 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// let server = HttpServer::builder(Methods::new())
 ///     .rpc_path("/api")
 ///     .max_message_size(1024 * 1024)
+///     .max_buffered(4 * 1024 * 1024)
+///     .write_timeout(Some(Duration::from_secs(10)))
 ///     .handler_timeout(Some(Duration::from_secs(10)))
 ///     .batches(Batches::UpTo(50))
 ///     .build()
@@ -47,6 +52,8 @@ pub struct HttpServerBuilder {
     #[cfg(feature = "ws")]
     ws_path: String,
     max_message_size: usize,
+    max_buffered: usize,
+    write_timeout: Option<Duration>,
     max_connections: usize,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
@@ -85,6 +92,7 @@ pub(crate) struct Settings {
     #[cfg(feature = "ws")]
     pub(crate) ws_path: Box<str>,
     pub(crate) header_read_timeout: Duration,
+    pub(crate) write_timeout: Option<Duration>,
 }
 
 impl HttpServerBuilder {
@@ -94,7 +102,9 @@ impl HttpServerBuilder {
             rpc_path: "/rpc".to_owned(),
             #[cfg(feature = "ws")]
             ws_path: "/ws".to_owned(),
-            max_message_size: 10 * 1024 * 1024,
+            max_message_size: BUDGET / 2,
+            max_buffered: BUDGET,
+            write_timeout: Some(Duration::from_secs(30)),
             max_connections: 10_000,
             header_read_timeout: READ_TIMEOUT,
             body_read_timeout: READ_TIMEOUT,
@@ -131,9 +141,10 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The largest message taken: a request body, a batch included (default 10 MiB); a larger
-    /// one is answered `413`. The cap is checked against `Content-Length` before anything is
-    /// read, and counted while a chunked body arrives, so a body is never held past it.
+    /// The largest message taken: a request body, a batch included (default 128 KiB, half of
+    /// [`max_buffered`](Self::max_buffered)); a larger one is answered `413`. The cap is checked
+    /// against `Content-Length` before anything is read, and counted while a chunked body
+    /// arrives, so a body is never held past it. Raise `max_buffered` with it.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes;
         self
@@ -154,6 +165,23 @@ impl HttpServerBuilder {
         self
     }
 
+    /// What a connection may hold for its client, in bytes (default 256 KiB; at the
+    /// `max_connections` default that is 2.5 GiB at most, whatever clients do). It covers the body
+    /// being read, counted at [`max_message_size`](Self::max_message_size), and the reply not yet
+    /// written; so it must be at least twice `max_message_size`.
+    ///
+    /// Besides it, [`HttpServer`] reads at most 64 KiB ahead of the request it serves (pipelined
+    /// requests), which is also the largest request head it takes.
+    ///
+    /// An answer larger than what is left (`max_buffered` less `max_message_size`) is not held:
+    /// the request is answered `500` with `-32603` saying so, and `Connection: close`. A
+    /// WebSocket on [`ws_path`](Self::ws_path) has its own budget, in
+    /// [`WsSettings::max_buffered`](crate::ws::WsSettings::max_buffered).
+    pub fn max_buffered(mut self, bytes: usize) -> Self {
+        self.max_buffered = bytes;
+        self
+    }
+
     /// How long a client may take to send a request's headers (default 30 s); past it the
     /// connection is closed. This bounds
     /// slow-header ("slowloris") clients.
@@ -168,6 +196,17 @@ impl HttpServerBuilder {
     /// slot (and delay a shutdown's drain) for as long as they trickle.
     pub fn body_read_timeout(mut self, limit: Duration) -> Self {
         self.body_read_timeout = limit;
+        self
+    }
+
+    /// The longest a reply's write may go without the client taking a single byte (default
+    /// 30 s). Then the connection is dropped, so that a client that sends and never reads holds
+    /// neither its answer nor its connection slot for good; `None` never drops it. One upgraded
+    /// to WebSocket
+    /// keeps this deadline besides its own ([`WsSettings::write_timeout`](crate::ws::WsSettings::write_timeout)):
+    /// the shorter one applies.
+    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.write_timeout = limit;
         self
     }
 
@@ -286,8 +325,9 @@ impl HttpServerBuilder {
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a path not starting with
     /// `/` or holding `?`, `#` or whitespace; a zero `max_message_size`, `header_read_timeout`
-    /// or `body_read_timeout`; a `max_connections` of zero or above what a semaphore holds; a
-    /// zero `handler_timeout` (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
+    /// or `body_read_timeout`; a `max_buffered` below twice `max_message_size`; a
+    /// `max_connections` of zero or above what a semaphore holds; a zero `handler_timeout` or
+    /// `write_timeout` (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
     /// `Batches::Refused`); a [`websocket`](Self::websocket) setting, named as its
     /// [`WsSettings`] method, for the reasons given there; `tls` when a TLS file cannot be read
     /// or its certificate and key are refused.
@@ -296,6 +336,8 @@ impl HttpServerBuilder {
         #[cfg(feature = "ws")]
         check_path("ws_path", &self.ws_path)?;
         check::at_least_one("max_message_size", self.max_message_size)?;
+        check::budget("max_buffered", self.max_buffered, self.max_message_size)?;
+        check::optional_limit("write_timeout", self.write_timeout)?;
         check::permits("max_connections", self.max_connections)?;
         check::limit("header_read_timeout", self.header_read_timeout)?;
         check::limit("body_read_timeout", self.body_read_timeout)?;
@@ -331,6 +373,7 @@ impl HttpServerBuilder {
         let endpoint = RpcService::new(
             methods,
             self.max_message_size,
+            self.max_buffered - self.max_message_size,
             self.body_read_timeout,
             shutdown,
             self.context_hook,
@@ -340,6 +383,7 @@ impl HttpServerBuilder {
             #[cfg(feature = "ws")]
             ws_path: self.ws_path.into(),
             header_read_timeout: self.header_read_timeout,
+            write_timeout: self.write_timeout,
         };
         Ok(HttpServer::new(
             endpoint,
@@ -384,6 +428,11 @@ mod tests {
         assert_eq!(key_of(b().rpc_path("rpc")), "rpc_path");
         assert_eq!(key_of(b().ws_path("/ws?x")), "ws_path");
         assert_eq!(key_of(b().max_message_size(0)), "max_message_size");
+        assert_eq!(key_of(b().max_message_size(1 << 20)), "max_buffered");
+        assert_eq!(
+            key_of(b().write_timeout(Some(Duration::ZERO))),
+            "write_timeout"
+        );
         assert_eq!(key_of(b().max_connections(0)), "max_connections");
         assert_eq!(
             key_of(b().header_read_timeout(Duration::ZERO)),

@@ -17,11 +17,18 @@
 //! | the same with notifications only | `204` | none |
 //! | another method on the RPC path | `405`, `Allow: POST` | `-32600` |
 //! | a body over `max_message_size` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
+//! | an answer larger than the connection may hold (`max_buffered` less `max_message_size`) | `500`, `Connection: close` | `-32603`, the sizes in `data` |
 //! | a `content-type` that is not JSON | `415` | `-32600` |
 //! | a body that breaks off (bad chunking, a client gone mid-body) | `400` | `-32600` |
 //! | a body slower than `body_read_timeout` | `408` | `-32600` |
 //! | another path | `404` | `-32600` |
 //! | anything, once a shutdown has begun | `503`, `Connection: close` | `-32000` |
+//!
+//! A client that sends and never reads is dropped once a reply has waited
+//! [`write_timeout`](HttpServerBuilder::write_timeout) (default 30 s) for it to take a byte; what
+//! it can make a connection hold meanwhile is bounded by
+//! [`max_buffered`](HttpServerBuilder::max_buffered) (default 256 KiB). Answers are made whole by
+//! the dispatcher and handed to hyper as one buffer, which it writes without copying.
 //!
 //! Every reply but `204` is `content-type: application/json`; the errors the HTTP layer answers
 //! itself are envelopes with `"id": null` and a `data` string saying what went wrong. Every reply
@@ -77,6 +84,7 @@
 //! let server = HttpServer::builder(methods)
 //!     .rpc_path("/rpc")
 //!     .max_message_size(1024 * 1024)
+//!     .max_buffered(2 * 1024 * 1024)
 //!     .handler_timeout(Some(Duration::from_secs(10)))
 //!     .drain_timeout(Duration::from_secs(5))
 //!     .build()?;

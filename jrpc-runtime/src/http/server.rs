@@ -23,6 +23,7 @@ use super::service::{ResponseFuture, RpcService};
 use crate::Methods;
 #[cfg(feature = "ws")]
 use crate::Transport;
+use crate::peer::WriteDeadline;
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
@@ -30,6 +31,9 @@ use crate::server::Topics;
 use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
+
+/// What hyper may read ahead of the request it serves, the request head included.
+const READ_AHEAD: usize = 64 * 1024;
 
 /// An HTTP JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
 /// WebSocket path (default `/ws`, with the `ws` feature), `404` elsewhere, keep-alive
@@ -85,9 +89,13 @@ impl HttpServer {
         // HTTP/1.1 or HTTP/2, by the first bytes the client sends (the HTTP/2 preface): so a
         // plain listener takes h2c with prior knowledge, and TLS takes what ALPN chose.
         let mut conn = auto::Builder::new(TokioExecutor::new());
+        // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
+        // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
+        // request head a client sends (it is also the largest head taken).
         conn.http1()
             .timer(TokioTimer::new())
             .header_read_timeout(settings.header_read_timeout)
+            .max_buf_size(READ_AHEAD)
             .keep_alive(true);
         conn.http2().timer(TokioTimer::new());
         Self {
@@ -205,6 +213,7 @@ impl HttpServer {
             slot: Arc::new(slot),
         };
         let server = Arc::clone(&self.inner);
+        let io = WriteDeadline::new(io, self.inner.settings.write_timeout);
         async move {
             let connection = server
                 .conn

@@ -19,6 +19,7 @@ use super::config::ContextHook;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
 use crate::server::{Shutdown, ShutdownHandle};
+use crate::wire::{id_of, incoming, is_batch};
 use crate::{Context, Methods, Transport};
 
 /// The error type request bodies may fail with.
@@ -77,6 +78,8 @@ pub struct RpcService {
 struct Endpoint {
     methods: Methods,
     max_message_size: usize,
+    /// The largest answer held for a client: `max_buffered` less `max_message_size`.
+    max_answer: usize,
     body_read_timeout: Duration,
     shutdown: Arc<Shutdown>,
     tags: Tags,
@@ -87,6 +90,7 @@ impl RpcService {
     pub(crate) fn new(
         methods: Methods,
         max_message_size: usize,
+        max_answer: usize,
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
         context_hook: Option<ContextHook>,
@@ -95,6 +99,7 @@ impl RpcService {
             endpoint: Arc::new(Endpoint {
                 methods,
                 max_message_size,
+                max_answer,
                 body_read_timeout,
                 shutdown,
                 tags: Tags::default(),
@@ -212,10 +217,35 @@ impl RpcService {
         // `map_context` reads the headers first; then the context takes them.
         let ctx = self.context(Transport::Http, &parts, tag);
         let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
-        match endpoint.methods.handle_in(text, &ctx).await {
-            Some(answer) => reply::answer(answer),
-            None => reply::no_content(),
+        let Some(answer) = endpoint.methods.handle_in(text, &ctx).await else {
+            return reply::no_content();
+        };
+        if answer.len() > endpoint.max_answer {
+            return self.too_large_to_hold(text, answer.len());
         }
+        reply::answer(answer)
+    }
+
+    /// The reply to a request whose answer is larger than a connection may hold: logged, told
+    /// to the observer, and answered `500`.
+    #[cold]
+    fn too_large_to_hold(&self, text: &str, bytes: usize) -> Response<ResponseBody> {
+        let endpoint = &*self.endpoint;
+        let request = (!is_batch(text))
+            .then(|| incoming::parse_request(text).ok())
+            .flatten();
+        let method = request.as_ref().map_or("", |req| &*req.method);
+        let id = request.as_ref().and_then(|req| req.id).map(id_of);
+        tracing::warn!(
+            method,
+            bytes,
+            limit = endpoint.max_answer,
+            "answer too large to hold"
+        );
+        endpoint
+            .methods
+            .observe_overflow(method, id.as_ref(), Transport::Http);
+        reply::answer_too_large(bytes, endpoint.max_answer)
     }
 }
 
@@ -318,6 +348,7 @@ mod tests {
             .unwrap();
         RpcService::new(
             methods,
+            max_message_size,
             max_message_size,
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),

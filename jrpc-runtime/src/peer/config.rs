@@ -18,11 +18,13 @@ pub enum Framing {
 }
 
 /// What [`Caller::call`](crate::Caller::call) and [`notify`](crate::Caller::notify) on a
-/// [`Peer`](super::Peer) do when the outgoing queue is full.
+/// [`Peer`](super::Peer) do when the outgoing queue is full, or its byte budget
+/// ([`max_buffered`](PeerConfigBuilder::max_buffered)) is spent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Overflow {
-    /// Wait for room (backpressure on the sender).
+    /// Wait for room (backpressure on the sender). A message larger than the whole budget fails
+    /// with [`ClientError::TooLong`](crate::ClientError::TooLong).
     #[default]
     Wait,
     /// Close the connection: for servers pushing to clients that may stop reading.
@@ -54,6 +56,8 @@ pub enum Lifetime {
 ///     .call_timeout(Some(Duration::from_secs(5)))
 ///     .cancellation(Cancellation::Lsp)
 ///     .max_in_flight(16)
+///     .max_buffered(64 * 1024 * 1024)
+///     .write_timeout(Some(Duration::from_secs(10)))
 ///     .build()?;
 /// # drop(config);
 /// # Ok::<(), jrpc_runtime::ConfigError>(())
@@ -65,6 +69,11 @@ pub struct PeerConfig {
     pub(super) max_in_flight: usize,
     pub(super) queue: usize,
     pub(super) max_message_size: usize,
+    pub(super) max_buffered: usize,
+    pub(super) write_timeout: Option<Duration>,
+    /// Whether the sink gives back the budget's room itself, once a text has left the process
+    /// (a WebSocket's pump, which knows when the socket took it), rather than the loop on flush.
+    pub(super) sink_gives_back: bool,
     pub(super) cancellation: Cancellation,
     pub(super) drain_timeout: Duration,
     pub(super) overflow: Overflow,
@@ -81,6 +90,9 @@ impl Default for PeerConfig {
             max_in_flight: 128,
             queue: 1024,
             max_message_size: crate::framing::DEFAULT_MAX_LEN,
+            max_buffered: 4 * crate::framing::DEFAULT_MAX_LEN,
+            write_timeout: Some(Duration::from_secs(30)),
+            sink_gives_back: false,
             cancellation: Cancellation::Off,
             drain_timeout: Duration::from_secs(10),
             overflow: Overflow::Wait,
@@ -126,6 +138,16 @@ impl PeerConfig {
         self.max_message_size
     }
 
+    /// The most bytes the connection holds for its peer.
+    pub fn max_buffered(&self) -> usize {
+        self.max_buffered
+    }
+
+    /// How long a write may wait for the peer to take a byte.
+    pub fn write_timeout(&self) -> Option<Duration> {
+        self.write_timeout
+    }
+
     /// The transport handlers see.
     pub fn transport(&self) -> Transport {
         self.context.transport()
@@ -145,6 +167,14 @@ impl PeerConfig {
     /// This configuration with another lifetime: what clients set.
     pub(crate) fn with_lifetime(mut self, lifetime: Lifetime) -> Self {
         self.lifetime = lifetime;
+        self
+    }
+
+    /// This configuration for a sink that gives back the budget's room itself (see
+    /// [`Peer::budget`](super::Peer::budget)) and keeps its own write deadline.
+    pub(crate) fn sink_gives_back(mut self) -> Self {
+        self.sink_gives_back = true;
+        self.write_timeout = None;
         self
     }
 }
@@ -196,6 +226,30 @@ impl PeerConfigBuilder {
         self
     }
 
+    /// The most bytes the connection holds for its peer (default 16 MiB, four messages of the
+    /// default size): the message being read (counted at
+    /// [`max_message_size`](Self::max_message_size)) and every outgoing text not yet written
+    /// (answers, notifications and calls, queued or finished and waiting for room). It must be
+    /// at least twice `max_message_size`, room for one message each way.
+    ///
+    /// Reading pauses while half of what is left for outgoing texts is taken, so a peer that
+    /// reads never comes near it. Past it the connection closes with an error: an answer that
+    /// does not fit, or a push under [`Overflow::Close`], means a peer that does not read what
+    /// it asked for; under [`Overflow::Wait`] a push or call waits for room instead.
+    pub fn max_buffered(mut self, bytes: usize) -> Self {
+        self.config.max_buffered = bytes;
+        self
+    }
+
+    /// How long a write may wait for the other side to take a byte (default 30 s); past it the
+    /// connection closes with an error, as if the other side were gone. `None` waits forever.
+    /// Only the constructors over bytes ([`Peer::connect`](super::Peer::connect),
+    /// [`Peer::connect_split`](super::Peer::connect_split)) watch it.
+    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.config.write_timeout = limit;
+        self
+    }
+
     /// Which cancellation notices to send and honour (default [`Cancellation::Off`]).
     pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
         self.config.cancellation = cancellation;
@@ -235,13 +289,16 @@ impl PeerConfigBuilder {
     /// [`ConfigError`] naming the first setting out of range: a zero `max_in_flight` or
     /// `max_message_size`; a `queue` of zero or above
     /// [`Semaphore::MAX_PERMITS`](tokio::sync::Semaphore::MAX_PERMITS) (the most a Tokio channel
-    /// holds); a zero `call_timeout` (use `None` for no limit).
+    /// holds); a `max_buffered` below twice `max_message_size`; a zero `call_timeout` or
+    /// `write_timeout` (use `None` for no limit).
     pub fn build(self) -> Result<PeerConfig, ConfigError> {
         let config = &self.config;
         check::at_least_one("max_in_flight", config.max_in_flight)?;
         check::permits("queue", config.queue)?;
         check::at_least_one("max_message_size", config.max_message_size)?;
+        check::budget("max_buffered", config.max_buffered, config.max_message_size)?;
         check::optional_limit("call_timeout", config.call_timeout)?;
+        check::optional_limit("write_timeout", config.write_timeout)?;
         Ok(self.config)
     }
 }
@@ -261,6 +318,15 @@ mod tests {
         assert_eq!(key_of(b().queue(0)), "queue");
         assert_eq!(key_of(b().queue(usize::MAX)), "queue");
         assert_eq!(key_of(b().max_message_size(0)), "max_message_size");
+        assert_eq!(key_of(b().max_buffered((8 << 20) - 1)), "max_buffered");
+        assert_eq!(
+            key_of(b().max_message_size(1000).max_buffered(1999)),
+            "max_buffered"
+        );
+        assert_eq!(
+            key_of(b().write_timeout(Some(Duration::ZERO))),
+            "write_timeout"
+        );
         assert_eq!(
             key_of(b().call_timeout(Some(Duration::ZERO))),
             "call_timeout"
@@ -269,8 +335,14 @@ mod tests {
             .call_timeout(None)
             .drain_timeout(Duration::ZERO)
             .queue(1)
+            .max_message_size(1000)
+            .max_buffered(2000)
+            .write_timeout(None)
             .build()
             .unwrap();
         assert_eq!(config.max_in_flight(), 128);
+        assert_eq!(config.max_buffered(), 2000);
+        assert_eq!(PeerConfig::default().max_buffered(), 16 << 20);
+        assert!(PeerConfig::builder().build().is_ok());
     }
 }

@@ -4,12 +4,19 @@
 //!
 //! | # | source | what it does |
 //! | --- | --- | --- |
-//! | 1 | an overflow signal | closes the connection (a full queue under [`Overflow::Close`](super::Overflow::Close)) |
-//! | 2 | the writer, while messages wait | hands them to the stream as the other side reads them; a failed write closes the connection |
+//! | 1 | an overflow signal | closes the connection with an error: a text found no room (a full queue or a spent budget under [`Overflow::Close`](super::Overflow::Close), or an answer that does not fit the [`max_buffered`](super::PeerConfigBuilder::max_buffered) budget); the observer sees it as [`Outcome::Overflowed`](crate::Outcome::Overflowed) |
+//! | 2 | the writer, while messages wait | hands them to the stream as the other side reads them, then gives their room in the budget back; a failed write (or one that waited [`write_timeout`](super::PeerConfigBuilder::write_timeout) for the other side to take a byte) closes the connection |
 //! | 3 | commands from handles and finished calls | queues calls, notifications and answers in the order they came; forgets given-up calls. Paused while [`queue`](super::PeerConfigBuilder::queue) messages wait to be written |
 //! | 4 | the running notification handler | when it ends, reading resumes |
-//! | 5 | the next incoming message | only while no notification handler runs (and while fewer than twice the queue wait) |
-//! | 6 | the drain deadline after end of input | cancels what still runs |
+//! | 5 | the next incoming message | only while no notification handler runs, fewer than twice the queue wait, and less than half the budget's room for outgoing texts is taken |
+//! | 6 | room given back, while reading waits for it | reading resumes |
+//! | 7 | the drain deadline after end of input | cancels what still runs, and ends the loop with an error |
+//!
+//! Every outgoing text takes its room in the budget before it is queued: an answer when its
+//! handler finishes (so finished answers waiting for room count too), a push or a call when a
+//! handle sends it. The [`max_in_flight`](super::PeerConfigBuilder::max_in_flight) cap counts
+//! handlers still running, never answers waiting to be written: a peer that reads late is never
+//! told busy for calls that finish at once.
 //!
 //! A slow reader on the other side never stops this side from reading: a write waits in its own
 //! branch while the loop goes on. Two sides that write to each other faster than they read thus
@@ -28,14 +35,17 @@
 //!
 //! At end of input no answer can arrive any more: pending outgoing calls fail with
 //! [`ClientError::Closed`], while incoming calls still running get [`drain_timeout`](super::PeerConfigBuilder::drain_timeout) to finish
-//! and be answered (so `printf '...' | server` prints its answers), then are cancelled. A failed
-//! write means the other side is gone: everything still running is cancelled at once.
+//! and be answered (so `printf '...' | server` prints its answers), then are cancelled, and the
+//! loop ends with an error saying how many were. A failed write means the other side is gone:
+//! everything still running is cancelled at once.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::future::{Future, poll_fn};
+use std::io::ErrorKind;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context as TaskContext, Poll, ready};
 
 use futures_util::{Sink, SinkExt as _, Stream, StreamExt as _};
@@ -43,8 +53,9 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
-use super::handle::Shared;
-use super::{Cancellation, Overflow, PeerConfig};
+use super::Room;
+use super::handle::{Overflowed, Shared};
+use super::{Cancellation, PeerConfig};
 use crate::framing::Frame;
 use crate::wire::{Incoming, OwnedRequest, Rejection, Request, incoming, write};
 use crate::{ClientError, Context, ErrorCode, Id, Methods, RpcError};
@@ -74,6 +85,17 @@ pub(super) enum Command {
     },
 }
 
+impl Command {
+    /// The bytes of the text it carries, which took room in the budget.
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Call { text, .. } | Self::Notify { text } => text.len(),
+            Self::Answer { text, .. } => text.as_ref().map_or(0, String::len),
+            Self::Forget { .. } => 0,
+        }
+    }
+}
+
 pub(super) type Reader<RE> = Pin<Box<dyn Stream<Item = Result<Frame, RE>> + Send>>;
 pub(super) type Writer<WE> = Pin<Box<dyn Sink<String, Error = WE> + Send>>;
 
@@ -95,6 +117,8 @@ pub(super) struct Connection {
     outbox: VecDeque<String>,
     /// Whether the outbox or the sink holds something not yet flushed.
     unflushed: bool,
+    /// Bytes handed to the sink since its last flush: their room is given back when it ends.
+    in_sink: usize,
 }
 
 /// The notification handler running; aborted if the loop is dropped before it ends.
@@ -126,6 +150,7 @@ impl Connection {
             weak,
             outbox: VecDeque::new(),
             unflushed: false,
+            in_sink: 0,
         }
     }
 
@@ -150,8 +175,13 @@ impl Connection {
         // handles feel the backpressure; reading goes on (to twice as much, for the answers that
         // reading itself writes), so that two sides writing to each other never both stop reading.
         let (command_room, read_room) = (self.config.queue, self.config.queue.saturating_mul(2));
-        let watch_overflow = self.config.overflow == Overflow::Close;
-        let outcome: Result<(), String> = loop {
+        // Reading makes answers: it pauses while half the budget is taken, keeping the other half
+        // for the answers of calls already running.
+        let budget = Arc::clone(&shared.budget);
+        let read_budget = budget.limit() / 2;
+        // An error's kind tells the layer above what happened: `QuotaExceeded` for a peer that
+        // does not read (its budget or queue overflowed), `TimedOut` for a drain that ran out.
+        let outcome: Result<(), (ErrorKind, String)> = loop {
             let idle = !self.unflushed;
             if !reading && self.running.is_empty() && notification.is_none() && idle {
                 break Ok(());
@@ -162,12 +192,18 @@ impl Connection {
                 break Ok(());
             }
             let outbox = self.outbox.len();
+            let room_to_read = budget.held() <= read_budget;
             tokio::select! {
                 biased;
-                () = shared.overflowed.notified(), if watch_overflow => break Err("the outgoing queue overflowed".into()),
-                written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox)), if self.unflushed => match written {
-                    Ok(()) => self.unflushed = false,
-                    Err(err) => break Err(format!("write failed: {err}")),
+                () = shared.overflowed.notified() => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
+                written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox, &mut self.in_sink)), if self.unflushed => match written {
+                    Ok(()) => {
+                        self.unflushed = false;
+                        if !self.config.sink_gives_back {
+                            budget.give_back(std::mem::take(&mut self.in_sink));
+                        }
+                    }
+                    Err(err) => break Err((ErrorKind::Other, format!("write failed: {err}"))),
                 },
                 command = commands.recv(), if handles_open && outbox < command_room => match command {
                     None => handles_open = false,
@@ -183,18 +219,22 @@ impl Connection {
                 () = join(&mut notification), if notification.is_some() => {
                     notification = None;
                 }
-                frame = reader.next(), if reading && notification.is_none() && outbox < read_room => match frame {
+                frame = reader.next(), if reading && notification.is_none() && outbox < read_room && room_to_read => match frame {
                     None => {
                         reading = false;
                         drain_until = Some(crate::time::after(self.config.drain_timeout));
                         self.fail_pending();
                     }
-                    Some(Err(err)) => break Err(format!("unreadable input: {err}")),
+                    Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
                     Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx),
                 },
+                () = budget.given_back(), if reading && !room_to_read => {}
                 () = sleep_until(drain_until), if drain_until.is_some() => {
-                    tracing::debug!(running = self.running.len(), "drain time is over; cancelling");
-                    break Ok(());
+                    let (calls, bytes) = (self.running.len(), budget.held());
+                    break Err((ErrorKind::TimedOut, format!(
+                        "the drain time ({:?}) ran out with {calls} calls unanswered and {bytes} bytes unwritten; they were dropped",
+                        self.config.drain_timeout
+                    )));
                 }
             }
         };
@@ -210,10 +250,25 @@ impl Connection {
         if !self.unflushed {
             let _ = writer.close().await;
         }
-        outcome.map_err(|why| {
+        outcome.map_err(|(kind, why)| {
             tracing::warn!(reason = %why, "connection closed");
-            std::io::Error::other(why)
+            std::io::Error::new(kind, why)
         })
+    }
+
+    /// Why a text found no room, logged and told to the observer; the connection's error.
+    #[cold]
+    fn overflowed(&self) -> String {
+        let Some(why) = self.shared.overflow_reason() else {
+            return "the outgoing queue overflowed (`queue`)".into();
+        };
+        tracing::warn!(reason = %why.reason, method = why.method.as_deref(), id = ?why.id, "closing: the peer does not read");
+        self.methods.observe_overflow(
+            why.method.as_deref().unwrap_or_default(),
+            why.id.as_ref(),
+            self.ctx.transport(),
+        );
+        why.reason
     }
 
     fn fail_pending(&mut self) {
@@ -222,10 +277,16 @@ impl Connection {
         }
     }
 
-    /// Queues a text to be written.
-    fn send(&mut self, text: String) {
+    /// Queues a text that has taken its room in the budget.
+    fn queue(&mut self, text: String) {
         self.outbox.push_back(text);
         self.unflushed = true;
+    }
+
+    /// Queues a text the loop writes itself, counting it in the budget.
+    fn send(&mut self, text: String) {
+        self.shared.budget.force(text.len());
+        self.queue(text);
     }
 
     /// Queues an answer a writer built.
@@ -242,17 +303,20 @@ impl Connection {
                 reply,
             } => {
                 if !reading {
+                    self.shared.budget.give_back(text.len());
                     let _ = reply.send(Err(ClientError::Closed { method }));
                     return;
                 }
                 self.pending.insert(id, (method, reply));
-                self.send(text);
+                self.queue(text);
             }
-            Command::Notify { text } => self.send(text),
+            Command::Notify { text } => self.queue(text),
             Command::Answer { slot, text } => {
                 // A cancelled call's late answer is dropped: it was answered already, or must not be.
-                if let (Some(_), Some(text)) = (self.running.remove(&slot), text) {
-                    self.send(text);
+                match (self.running.remove(&slot), text) {
+                    (Some(_), Some(text)) => self.queue(text),
+                    (None, Some(text)) => self.shared.budget.give_back(text.len()),
+                    (_, None) => {}
                 }
             }
             Command::Forget { id } => {
@@ -335,10 +399,10 @@ impl Connection {
     }
 
     /// Answers `-32000` at once, and says so, when [`max_in_flight`](super::PeerConfigBuilder::max_in_flight)
-    /// calls (or batches) are running; `raw_id` is the call's id, `None` for a batch.
+    /// handlers of calls (or batches) are running; `raw_id` is the call's id, `None` for a batch.
     fn refused_busy(&mut self, raw_id: Option<&RawValue>) -> bool {
         let max = self.config.max_in_flight;
-        if self.running.len() < max {
+        if self.shared.handling.load(Ordering::Acquire) < max {
             return false;
         }
         let err = RpcError::new(ErrorCode::SERVER_ERROR, "Server busy")
@@ -354,17 +418,25 @@ impl Connection {
         let slot = self.next_slot;
         self.next_slot += 1;
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
-        let mut call: Pin<Box<dyn Future<Output = Option<String>> + Send>> = Box::pin(async move {
-            match job {
-                Job::Request(req) => methods.handle_request(req.as_request(), &ctx).await,
-                Job::Batch(text) => methods.handle_in(&text, &ctx).await,
-            }
-        });
+        let handling = Handling::start(&self.shared);
+        let mut call: Pin<Box<dyn Future<Output = (Option<String>, Job)> + Send>> =
+            Box::pin(async move {
+                // Counted in flight while this runs, however it ends (answered, cancelled).
+                let _handling = handling;
+                let text = match &job {
+                    Job::Request(req) => methods.handle_request(req.as_request(), &ctx).await,
+                    Job::Batch(text) => methods.handle_in(text, &ctx).await,
+                };
+                (text, job)
+            });
         // Most handlers finish without waiting: polling once here answers them without a task
         // switch. Their answer still goes through the command queue, behind whatever the handler
         // pushed. One that waits goes on in its own task, polled again there with a real waker.
         let mut noop = TaskContext::from_waker(std::task::Waker::noop());
-        if let Poll::Ready(text) = call.as_mut().poll(&mut noop) {
+        if let Poll::Ready((text, job)) = call.as_mut().poll(&mut noop) {
+            let Ok(text) = admit(&self.shared, text, &job, id.as_ref()) else {
+                return;
+            };
             let answer = Command::Answer { slot, text };
             match answers.upgrade().map(|tx| tx.try_send(answer)) {
                 Some(Ok(())) => {
@@ -374,9 +446,12 @@ impl Connection {
                 Some(Err(mpsc::error::TrySendError::Full(answer))) => {
                     // The queue is full: a task waits for room, in turn.
                     let answers = answers.clone();
+                    let room = Room::taken(&self.shared.budget, answer.bytes());
                     let task = self.tasks.spawn(async move {
-                        if let Some(tx) = answers.upgrade() {
-                            let _ = tx.send(answer).await;
+                        if let Some(tx) = answers.upgrade()
+                            && tx.send(answer).await.is_ok()
+                        {
+                            room.keep();
                         }
                     });
                     self.running.insert(slot, (id, Some(task)));
@@ -387,10 +462,19 @@ impl Connection {
             }
         }
         let answers = answers.clone();
+        let shared = Arc::clone(&self.shared);
+        let answer_id = id.clone();
         let task = self.tasks.spawn(async move {
-            let text = call.await;
-            if let Some(answers) = answers.upgrade() {
-                let _ = answers.send(Command::Answer { slot, text }).await;
+            let (text, job) = call.await;
+            let Ok(text) = admit(&shared, text, &job, answer_id.as_ref()) else {
+                return;
+            };
+            // Given back if the call is cancelled while its answer waits for the queue.
+            let room = Room::taken(&shared.budget, text.as_ref().map_or(0, String::len));
+            if let Some(answers) = answers.upgrade()
+                && answers.send(Command::Answer { slot, text }).await.is_ok()
+            {
+                room.keep();
             }
         });
         self.running.insert(slot, (id, Some(task)));
@@ -433,6 +517,52 @@ enum Job {
     Batch(String),
 }
 
+/// Takes room in the budget for a finished call's answer; when there is none, records why (the
+/// loop then closes the connection) and drops the answer.
+fn admit(
+    shared: &Shared,
+    text: Option<String>,
+    job: &Job,
+    id: Option<&Id>,
+) -> Result<Option<String>, ()> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    if shared.budget.try_take(text.len()) {
+        return Ok(Some(text));
+    }
+    let method = match job {
+        Job::Request(req) => Some(req.method().to_owned()),
+        Job::Batch(_) => None,
+    };
+    let what = match &method {
+        Some(method) => format!("the answer to `{method}`"),
+        None => "a batch's answer".to_owned(),
+    };
+    shared.overflow(Overflowed {
+        reason: shared.no_room(&what, text.len()),
+        method,
+        id: id.cloned(),
+    });
+    Err(())
+}
+
+/// An incoming call's handler counted as running, until dropped.
+struct Handling(Arc<Shared>);
+
+impl Handling {
+    fn start(shared: &Arc<Shared>) -> Self {
+        shared.handling.fetch_add(1, Ordering::AcqRel);
+        Self(Arc::clone(shared))
+    }
+}
+
+impl Drop for Handling {
+    fn drop(&mut self) {
+        self.0.handling.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Moves queued texts into the sink as it takes them, then flushes: ready once all is written, or
 /// on the first failure. Safe to drop when pending and to call again: a text is taken from the
 /// outbox only when the sink has accepted it.
@@ -440,10 +570,12 @@ fn flush<WE>(
     cx: &mut TaskContext<'_>,
     writer: &mut Writer<WE>,
     outbox: &mut VecDeque<String>,
+    in_sink: &mut usize,
 ) -> Poll<Result<(), WE>> {
     while !outbox.is_empty() {
         ready!(writer.as_mut().poll_ready(cx))?;
         if let Some(text) = outbox.pop_front() {
+            *in_sink += text.len();
             writer.as_mut().start_send(text)?;
         }
     }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -15,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
+use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
@@ -27,12 +28,53 @@ pub(super) struct Shared {
     overflow: Overflow,
     /// What the connection runs over, for the client's `call` span.
     transport: Transport,
-    /// Signalled when a push found the queue full under [`Overflow::Close`].
+    /// Signalled when a text found no room: a push under [`Overflow::Close`], or an answer.
     pub(super) overflowed: Notify,
+    /// Why, and for which message; the first reason is kept.
+    overflow_reason: Mutex<Option<Overflowed>>,
+    /// The room outgoing texts take (see `budget`).
+    pub(super) budget: Arc<Budget>,
+    /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
+    /// answer only waits to be written is not counted.
+    pub(super) handling: AtomicUsize,
     /// Tells this connection from every other in the process.
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
     on_close: Mutex<Option<Vec<CloseHook>>>,
+}
+
+/// A message that found no room, closing its connection.
+pub(super) struct Overflowed {
+    /// What happened, for the connection's error and the log.
+    pub(super) reason: String,
+    /// The method of the message (an answered call's, a push's), when it has one.
+    pub(super) method: Option<String>,
+    /// The answered call's id.
+    pub(super) id: Option<Id>,
+}
+
+impl Shared {
+    /// Records why the connection must close, and wakes its loop to close it.
+    pub(super) fn overflow(&self, why: Overflowed) {
+        if let Ok(mut reason) = self.overflow_reason.lock() {
+            reason.get_or_insert(why);
+        }
+        self.overflowed.notify_one();
+    }
+
+    /// The reason recorded by [`overflow`](Self::overflow).
+    pub(super) fn overflow_reason(&self) -> Option<Overflowed> {
+        self.overflow_reason.lock().ok()?.take()
+    }
+
+    /// Why a text of `bytes` found no room.
+    pub(super) fn no_room(&self, what: &str, bytes: usize) -> String {
+        format!(
+            "the peer does not read: {what} of {bytes} bytes finds {} of the {} bytes it may hold taken (`max_buffered`)",
+            self.budget.held(),
+            self.budget.limit()
+        )
+    }
 }
 
 /// Work tied to a connection's life: a registry forgetting it, say.
@@ -110,7 +152,12 @@ impl fmt::Debug for Peer {
 
 /// The loop of a connection: spawn it (or await it). It ends `Ok` when input ended and what ran
 /// has drained, or when every handle is gone under [`Lifetime::UntilUnused`]; `Err` when the
-/// connection broke (an unreadable header, a failed write).
+/// connection broke (an unreadable header, a failed write, a write that waited
+/// [`write_timeout`](crate::PeerConfigBuilder::write_timeout)), when the other side did not read
+/// what it asked for (past [`max_buffered`](crate::PeerConfigBuilder::max_buffered): kind
+/// [`QuotaExceeded`](std::io::ErrorKind::QuotaExceeded)), or when the drain time ran out with
+/// calls unanswered (kind [`TimedOut`](std::io::ErrorKind::TimedOut)): a server exits non-zero
+/// then.
 pub struct Driver(Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>);
 
 impl Future for Driver {
@@ -167,6 +214,7 @@ impl Peer {
         W: AsyncWrite + Send + 'static,
     {
         let max = config.max_message_size;
+        let write = WriteDeadline::new(write, config.write_timeout);
         match config.framing {
             Framing::Lines => Self::start(
                 FramedRead::new(read, Lines::new(max)),
@@ -200,11 +248,16 @@ impl Peer {
     {
         static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = mpsc::channel(config.queue);
+        // The message being read takes up to `max_message_size`; the rest is for outgoing texts.
+        let room = config.max_buffered.saturating_sub(config.max_message_size);
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(1),
             overflow: config.overflow,
             transport: config.context.transport(),
             overflowed: Notify::new(),
+            overflow_reason: Mutex::new(None),
+            budget: Arc::new(Budget::new(room)),
+            handling: AtomicUsize::new(0),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             on_close: Mutex::new(Some(Vec::new())),
         });
@@ -247,6 +300,12 @@ impl Peer {
         self.tx.get().is_none_or(|tx| tx.is_closed())
     }
 
+    /// The connection's byte budget: for a sink that gives back its room itself (a WebSocket's
+    /// pump, once the socket took a text).
+    pub(crate) fn budget(&self) -> Arc<Budget> {
+        Arc::clone(&self.shared.budget)
+    }
+
     /// A number that tells this connection from every other in the process (its handles share
     /// it).
     pub(crate) fn connection_id(&self) -> u64 {
@@ -270,21 +329,55 @@ impl Peer {
         }
     }
 
-    async fn send(&self, method: &str, command: Command) -> Result<(), ClientError> {
+    /// Queues `command`, whose text is `bytes` long, taking room for it in the budget first.
+    async fn send(&self, method: &str, command: Command, bytes: usize) -> Result<(), ClientError> {
         let closed = || ClientError::Closed {
             method: method.to_owned(),
         };
         let tx = self.tx.get().ok_or_else(closed)?;
+        let budget = &self.shared.budget;
         match self.shared.overflow {
-            Overflow::Wait => tx.send(command).await.map_err(|_| closed()),
-            Overflow::Close => match tx.try_send(command) {
-                Ok(()) => Ok(()),
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    self.shared.overflowed.notify_one();
-                    Err(closed())
+            Overflow::Wait => {
+                // Room is given back as the other side reads; a closed connection gives none.
+                let taken = tokio::select! {
+                    taken = budget.take(bytes) => taken,
+                    () = tx.closed() => return Err(closed()),
+                };
+                if !taken {
+                    return Err(ClientError::TooLong {
+                        limit: budget.limit(),
+                        got: bytes,
+                    });
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => Err(closed()),
-            },
+                // Given back if the call is given up (its timeout) while it waits for the queue.
+                let room = Room::taken(budget, bytes);
+                tx.send(command).await.map_err(|_| closed())?;
+                room.keep();
+                Ok(())
+            }
+            Overflow::Close => {
+                let reason = if budget.try_take(bytes) {
+                    match tx.try_send(command) {
+                        Ok(()) => return Ok(()),
+                        Err(mpsc::error::TrySendError::Full(_)) => {
+                            budget.give_back(bytes);
+                            "the outgoing queue overflowed (`queue`)".to_owned()
+                        }
+                        Err(mpsc::error::TrySendError::Closed(_)) => {
+                            budget.give_back(bytes);
+                            return Err(closed());
+                        }
+                    }
+                } else {
+                    self.shared.no_room(&format!("`{method}`"), bytes)
+                };
+                self.shared.overflow(Overflowed {
+                    reason,
+                    method: Some(method.to_owned()),
+                    id: None,
+                });
+                Err(closed())
+            }
         }
     }
 }
@@ -326,7 +419,8 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
         let text = write::call_text(None::<&Id>, method, params.as_deref());
-        self.send(method, Command::Notify { text }).await
+        let bytes = text.len();
+        self.send(method, Command::Notify { text }, bytes).await
     }
 
     async fn call_raw(
@@ -348,6 +442,7 @@ impl Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let text = write::call_text(Some(&id), method, params.as_deref());
+        let bytes = text.len();
         let (reply, answer) = oneshot::channel();
         // The limit covers the whole call: waiting for room in a full queue (the other side not
         // reading) as well as waiting for the answer.
@@ -364,6 +459,7 @@ impl Peer {
                 text,
                 reply,
             },
+            bytes,
         );
         match deadline {
             None => send.await?,

@@ -10,6 +10,7 @@
 //! | `handle` | [`Peer`]: the constructors, the `Caller` impl, [`Context::peer`](crate::Context::peer) |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
+//! | `budget` | the bytes a connection holds for its peer, and the write deadline on a byte stream |
 //!
 //! Three constructors, one per kind of stream: [`Peer::connect`] (one byte stream),
 //! [`Peer::connect_split`] (separate halves: stdin and stdout, a child's pipes) and
@@ -21,11 +22,14 @@
 //! So a notification handler must not await a call on its own connection: the answer would never
 //! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 
+mod budget;
 mod cancel;
 mod config;
 mod connection;
 mod handle;
 
+use budget::Room;
+pub(crate) use budget::{Budget, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
 pub use handle::{Driver, Peer};

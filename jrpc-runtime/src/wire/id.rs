@@ -38,6 +38,8 @@ impl Id {
 
     /// Reads an id from its JSON text; `None` when the text is not a number, a string or `null`.
     pub fn from_json(raw: &str) -> Option<Self> {
+        // White space around a value is JSON's, not the id's: `1 ` is the id `1`, echoed as `1`.
+        let raw = raw.trim_matches([' ', '\t', '\n', '\r']);
         let first = *raw.as_bytes().first()?;
         match first {
             // The fast path takes a string with nothing to unescape; anything else (an escape,
@@ -54,9 +56,12 @@ impl Id {
             },
             b'n' if raw == "null" => Some(Self::NULL),
             b'-' | b'0'..=b'9' => {
-                // `-0` parses as an i64 but must be echoed as written.
+                // Only a number written the way `i64` would write it is kept as one: `-0` must be
+                // echoed as written, and `007` (which Rust parses) is not JSON at all.
+                let digits = raw.strip_prefix('-').unwrap_or(raw);
+                let canonical = raw != "-0" && (digits.len() == 1 || !digits.starts_with('0'));
                 match raw.parse::<i64>() {
-                    Ok(n) if raw != "-0" => Some(Self(Repr::Int(n))),
+                    Ok(n) if canonical => Some(Self(Repr::Int(n))),
                     _ => serde_json::from_str::<&RawValue>(raw)
                         .ok()
                         .map(|_| Self(Repr::Number(raw.into()))),
@@ -150,7 +155,11 @@ impl fmt::Display for Id {
             Repr::Null => f.write_str("null"),
             Repr::Int(n) => fmt::Display::fmt(n, f),
             Repr::Number(raw) => f.write_str(raw),
-            Repr::Str(s) => fmt::Debug::fmt(&**s, f),
+            // JSON's escapes, not Rust's (`Debug` writes `\u{82}`, which is not JSON).
+            Repr::Str(s) => match serde_json::to_string(&**s) {
+                Ok(json) => f.write_str(&json),
+                Err(_) => Err(fmt::Error),
+            },
         }
     }
 }
@@ -205,6 +214,25 @@ mod tests {
         assert_eq!(
             Id::from_json("-0").map(|id| id.to_string()),
             Some("-0".into())
+        );
+        // Leading zeros are not JSON: Rust's integer parser takes them, the id reader must not.
+        for bad in ["007", "-01", "00", "00002403557961438929509"] {
+            assert_eq!(Id::from_json(bad), None, "{bad:?}");
+        }
+        assert_eq!(Id::from_json("0"), Some(Id::from(0)));
+        // The text of a string id is JSON, control and non-ASCII characters included.
+        for text in [r#""a\u0082""#, r#""\u0001\n""#, r#""é""#] {
+            let id = Id::from_json(text).unwrap();
+            assert_eq!(Id::from_json(&id.to_string()), Some(id), "{text}");
+        }
+        assert_eq!(Id::from_json("-10"), Some(Id::from(-10)));
+        assert_eq!(
+            Id::from_json("0\n\n").map(|id| id.to_string()),
+            Some("0".into())
+        );
+        assert_eq!(
+            Id::from_json(" 1.50 ").map(|id| id.to_string()),
+            Some("1.50".into())
         );
     }
 }

@@ -133,8 +133,13 @@ impl WsClientBuilder {
             url,
             methods: Methods::new(),
             headers: Vec::new(),
-            // A client pings only when asked, and never gives up on a quiet server by itself.
-            settings: WsSettings::new().ping_interval(None).idle_timeout(None),
+            // A client pings only when asked, and never gives up on a quiet server by itself. It
+            // is one connection, not one of thousands: its limits are a stream peer's.
+            settings: WsSettings::new()
+                .ping_interval(None)
+                .idle_timeout(None)
+                .max_message_size(crate::framing::DEFAULT_MAX_LEN)
+                .max_buffered(4 * crate::framing::DEFAULT_MAX_LEN),
             connect_timeout: Duration::from_secs(10),
             #[cfg(feature = "tls")]
             tls: ClientTls::new(),
@@ -171,6 +176,14 @@ impl WsClientBuilder {
     /// The largest message either way (default 4 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.settings = self.settings.max_message_size(bytes);
+        self
+    }
+
+    /// The most bytes the connection holds for the server (default 16 MiB; see
+    /// [`WsSettings::max_buffered`]); at least twice `max_message_size`. The client's own calls
+    /// wait for room rather than close it.
+    pub fn max_buffered(mut self, bytes: usize) -> Self {
+        self.settings = self.settings.max_buffered(bytes);
         self
     }
 

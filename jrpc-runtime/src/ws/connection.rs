@@ -2,8 +2,11 @@
 //!
 //! The peer's loop reads frames from a channel and writes texts into another; a pump task owns
 //! the socket and moves messages between the two, so that it alone decides about control frames
-//! (pings, the close handshake) and close codes. Both channels hold one message, so the pump adds
-//! no buffering of note: the bounds are the peer's queue and tungstenite's write buffer.
+//! (pings, the close handshake) and close codes. Both channels hold one message, and the pump
+//! holds at most one more each way (a message read that the peer cannot take yet, the next text
+//! to write). Outgoing texts keep their room in the peer's byte budget until the socket has
+//! taken them: the pump gives it back after each flush, so what waits in the hand-off and in
+//! tungstenite's write buffer counts too.
 //!
 //! The pump waits on, in this priority (first ready wins):
 //!
@@ -13,18 +16,23 @@
 //! | 2 | the peer's loop failing (its queue overflowed) | drops the connection at once |
 //! | 3 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
 //! | 4 | the peer's outgoing texts (and a due ping) | writes them, pings first; flushes when the peer's loop flushes (so what it wrote in one go leaves in one write); ends when the peer's loop has ended and all is flushed |
-//! | 5 | room in the peer's input | takes a read slot |
-//! | 6 | the socket, only while a read slot is held | text: to the peer; binary: close 1003; close: answer it |
+//! | 5 | room in the peer's input | takes a read slot, or hands over the message waiting |
+//! | 6 | the socket, while no message waits for the peer | text: to the peer (or kept until it has room); pongs and pings: the client is alive; binary: close 1003; close: answer it |
 //! | 7 | the ping timer | queues a ping |
-//! | 8 | the idle deadline, only while reading | close 1000 |
+//! | 8 | the idle deadline, while the socket is read | close 1000 |
 //!
-//! Reading only with a slot in hand means a busy peer (a notification handler running) stops the
-//! reading, never the writing: a handler that pushes while its connection waits cannot deadlock.
-//! The idle clock only runs while the pump reads, for the same reason.
+//! A busy peer (a notification handler running, or its reading paused because the client does
+//! not read its answers) stops the reading of messages, never the writing: a handler that pushes
+//! while its connection waits cannot deadlock. The socket is still read up to one message, so
+//! pongs keep coming in and the idle clock and the pings keep running while the peer is paused;
+//! only a message the peer cannot take yet stops it (and the clock). A client that does not read
+//! is cut by the write deadline ([`write_timeout`](super::WsSettings::write_timeout)), or closed
+//! with 1008 once what waits for it passes the byte budget.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, ready};
 use std::time::Duration;
 
@@ -42,6 +50,7 @@ use tokio_tungstenite::tungstenite::{Bytes, Message};
 use tokio_util::sync::PollSender;
 
 use crate::framing::Frame;
+use crate::peer::Budget;
 use crate::{Context, Methods, Peer, PeerConfig};
 
 /// A signal future: shutdown begun, or the drain budget spent.
@@ -56,6 +65,9 @@ pub(crate) struct Settings {
     pub(crate) ping_interval: Option<Duration>,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) close_timeout: Duration,
+    /// How long a write may wait for the client to take a byte; watched by the socket's
+    /// [`WriteDeadline`](crate::peer::WriteDeadline), which the server wraps it in.
+    pub(crate) write_timeout: Option<Duration>,
 }
 
 /// What ends a connection's pump, and so which close frame (if any) it sends.
@@ -65,8 +77,10 @@ enum End {
     Stopped,
     /// The peer's loop ended and everything it wrote is flushed.
     PeerEnded,
-    /// The peer's outgoing queue overflowed: dropped without a close frame.
+    /// What waits for the client passed the peer's budget or queue: close 1008.
     Overflowed(String),
+    /// The client took no byte for the write timeout: dropped.
+    WriteTimedOut(String),
     /// A binary frame: close 1003.
     Binary,
     /// A message over the size cap: close 1009.
@@ -114,8 +128,10 @@ where
     let (peer, driver) = Peer::start(reader, writer, methods, config);
     let pump = Pump {
         frames: Some(frames_tx),
+        pending: None,
         out: out_rx,
         outbox: Outbox::default(),
+        budget: peer.budget(),
         ping_interval: settings.ping_interval,
         idle_timeout: settings.idle_timeout,
         close_timeout: settings.close_timeout,
@@ -193,9 +209,13 @@ impl std::fmt::Display for PumpGone {
 struct Pump {
     /// Frames to the peer's loop; `None` once reading stopped (shutdown).
     frames: Option<mpsc::Sender<Result<Frame, Infallible>>>,
+    /// A message read while the peer had no room for it: the socket is not read past it.
+    pending: Option<String>,
     /// Texts (and flush marks) from the peer's loop.
     out: mpsc::Receiver<Out>,
     outbox: Outbox,
+    /// The peer's byte budget: the room of what the socket took is given back here.
+    budget: Arc<Budget>,
     ping_interval: Option<Duration>,
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
@@ -231,9 +251,10 @@ impl Pump {
                 biased;
                 () = &mut stop => break End::Stopped,
                 ended = &mut driver, if !peer_done => match ended {
-                    // The only way the loop fails here: its outgoing queue overflowed. The way
-                    // out is clogged, so a close frame would wait as well: drop the socket.
-                    Ok(Err(err)) => break End::Overflowed(err.to_string()),
+                    // What waits for the client passed the budget or the queue.
+                    Ok(Err(err)) if err.kind() == std::io::ErrorKind::QuotaExceeded => {
+                        break End::Overflowed(err.to_string())
+                    }
                     // The outbox reports the end once all that was written is flushed.
                     _ => peer_done = true,
                 },
@@ -241,45 +262,51 @@ impl Pump {
                     // Ending the peer's input lets running calls finish and be answered.
                     draining = true;
                     slot = None;
+                    self.pending = None;
                     self.frames = None;
                 }
-                written = std::future::poll_fn(|cx| self.outbox.poll(&mut sink, &mut self.out, cx)) => match written {
+                written = std::future::poll_fn(|cx| self.outbox.poll(&mut sink, &mut self.out, &self.budget, cx)) => match written {
                     Ok(()) => break End::PeerEnded,
                     // Nothing was queued: the socket is fine, but the message is lost.
                     Err(WsError::WriteBufferFull(_)) => break End::TooBigToSend,
+                    Err(WsError::Io(err)) if err.kind() == std::io::ErrorKind::TimedOut => {
+                        break End::WriteTimedOut(err.to_string())
+                    }
                     Err(err) => break End::Gone(format!("write failed: {err}")),
                 },
                 permit = reserve(self.frames.as_ref()), if slot.is_none() && self.frames.is_some() => match permit {
-                    Some(permit) => {
-                        if let Some(idle_timeout) = self.idle_timeout
-                            && idle.is_elapsed() {
-                                // The clock stood while the peer was busy: restart it.
+                    Some(permit) => match self.pending.take() {
+                        Some(text) => {
+                            drop(permit.send(Ok(Frame::Message(text))));
+                            // The clock stood while the message waited: the socket is read again.
+                            if let Some(idle_timeout) = self.idle_timeout {
                                 idle.as_mut().reset(crate::time::after(idle_timeout));
                             }
-                        slot = Some(permit);
-                    }
+                        }
+                        None => slot = Some(permit),
+                    },
                     // The peer's loop ended; the outbox reports it once flushed.
                     None => self.frames = None,
                 },
-                message = source.next(), if slot.is_some() => {
+                message = source.next(), if self.pending.is_none() && self.frames.is_some() => {
                     if let Some(idle_timeout) = self.idle_timeout {
                         idle.as_mut().reset(crate::time::after(idle_timeout));
                     }
                     match self.received(message) {
-                        Ok(Some(text)) => {
-                            if let Some(permit) = slot.take() {
-                                permit.send(Ok(Frame::Message(text)));
-                            }
-                        }
+                        Ok(Some(text)) => match slot.take() {
+                            Some(permit) => drop(permit.send(Ok(Frame::Message(text)))),
+                            None => self.pending = Some(text),
+                        },
                         Ok(None) => {}
                         Err(end) => break end,
                     }
                 }
                 () = tick(ping.as_mut()) => self.outbox.ping = true,
-                () = &mut idle, if self.idle_timeout.is_some() && slot.is_some() => break End::Idle,
+                () = &mut idle, if self.idle_timeout.is_some() && self.pending.is_none() && self.frames.is_some() => break End::Idle,
             }
         };
         drop(slot);
+        self.pending = None;
         self.frames = None;
         let (code, reason): (CloseCode, String) = match end {
             End::Stopped => {
@@ -288,7 +315,17 @@ impl Pump {
                 return;
             }
             End::Overflowed(why) => {
-                tracing::warn!(reason = %why, "WebSocket dropped");
+                tracing::warn!(reason = %why, "closing WebSocket: the client does not read");
+                // What was queued goes at once; only the close frame is left to send.
+                driver.abort();
+                (
+                    CloseCode::Policy,
+                    "the client does not read: more waits for it than the server holds (`max_buffered`)".into(),
+                )
+            }
+            End::WriteTimedOut(why) => {
+                driver.abort();
+                tracing::warn!(reason = %why, "WebSocket dropped: the client does not read");
                 return;
             }
             End::PeerEnded if draining => (CloseCode::Away, "the server is shutting down".into()),
@@ -320,13 +357,7 @@ impl Pump {
             }
         };
         driver.abort();
-        // A close the connection asked for, or a shutdown, is routine; one the server imposed
-        // (an idle client, a bad frame, a message too big) is worth a warning.
-        if code == CloseCode::Away || (code == CloseCode::Normal && reason.is_empty()) {
-            tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
-        } else {
-            tracing::warn!(code = u16::from(code), %reason, "closing WebSocket");
-        }
+        tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
         close(sink, source, code, reason, self.close_timeout).await;
     }
 
@@ -403,6 +434,9 @@ struct Outbox {
     next: Option<Message>,
     ping: bool,
     unflushed: bool,
+    /// Bytes of the peer's texts taken since the last flush: their room in the budget is given
+    /// back once the flush has handed them to the socket.
+    taken: usize,
     /// The peer's loop (or a ping) asked for a flush.
     flush: bool,
     /// The peer's loop has dropped its writer.
@@ -418,6 +452,7 @@ impl Outbox {
         &mut self,
         sink: &mut Sink<S>,
         out: &mut mpsc::Receiver<Out>,
+        budget: &Budget,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), WsError>>
     where
@@ -432,6 +467,7 @@ impl Outbox {
                 } else if !self.ended {
                     match out.poll_recv(cx) {
                         Poll::Ready(Some(Out::Text(text))) => {
+                            self.taken += text.len();
                             self.next = Some(Message::Text(text.into()));
                         }
                         Poll::Ready(Some(Out::Flush)) => {
@@ -462,6 +498,7 @@ impl Outbox {
                 ready!(sink.poll_flush_unpin(cx))?;
                 self.unflushed = false;
                 self.flush = false;
+                budget.give_back(std::mem::take(&mut self.taken));
             }
             return if self.ended {
                 Poll::Ready(Ok(()))

@@ -34,7 +34,8 @@
 //! | nothing received (pongs included) for [`idle_timeout`](WsSettings::idle_timeout) | close 1000 |
 //! | a shutdown | reading stops, running calls finish and are answered, then close 1001 (going away) |
 //! | the drain budget spent | dropped |
-//! | the outgoing queue full (the client does not read) | dropped at once: its way out is clogged, a close frame would not get through (the client sees 1006) |
+//! | what waits for the client past [`max_buffered`](WsSettings::max_buffered) bytes or [`queue`](WsSettings::queue) messages (it does not read) | what was queued is dropped at once; close 1008 (policy) with a reason, which gets through if the socket takes it within `close_timeout` |
+//! | a write that waited [`write_timeout`](WsSettings::write_timeout) for the client to take a byte | dropped |
 //! | an outgoing message over `max_message_size` | close 1011 (the message is not sent) |
 //! | the client closes | the close is answered; running calls are cancelled |
 //!
@@ -50,10 +51,13 @@
 //!
 //! An idle connection holds a 4 KiB read buffer, two small tasks (the peer's loop and the
 //! socket pump) and three channels; tungstenite's 128 KiB buffers are brought down to
-//! 4 KiB ([`read_buffer_size`](WsSettings::read_buffer_size)). What a connection may hold for a client that does not read is
-//! bounded by [`queue`](WsSettings::queue) messages, plus the write buffer (its
-//! [`write_buffer_size`](WsSettings::write_buffer_size) plus one message), plus the
-//! kernel's socket buffer.
+//! 4 KiB ([`read_buffer_size`](WsSettings::read_buffer_size)). What a connection may hold for
+//! a client that does not read is [`max_buffered`](WsSettings::max_buffered) bytes (default
+//! 256 KiB): the message being read, and every outgoing message until the socket has taken it
+//! (in the queue, finished and waiting, in the hand-off to the pump or in tungstenite's write
+//! buffer); the kernel's socket buffers come on top, outside the process. So 10 000 connections
+//! hold at most 2.5 GiB for their clients, whatever the clients do, and a client that stops
+//! reading is cut after [`write_timeout`](WsSettings::write_timeout).
 
 mod client;
 mod connection;

@@ -18,6 +18,7 @@ use super::connection::{self, Settings, Signal};
 use super::settings::WsSettings;
 use super::upgrade;
 use crate::error::check;
+use crate::peer::WriteDeadline;
 use crate::server::reply::{self, Body};
 use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, accept_loop};
 use crate::{ConfigError, Context, Methods, Transport};
@@ -86,6 +87,7 @@ struct Inner {
 ///         WsSettings::new()
 ///             .max_in_flight(16)
 ///             .max_message_size(256 * 1024)
+///             .max_buffered(1024 * 1024)
 ///             .ping_interval(Some(Duration::from_secs(20)))
 ///             .idle_timeout(Some(Duration::from_secs(45))),
 ///     )
@@ -233,6 +235,7 @@ impl WsServer {
             };
             let headers: Arc<Mutex<HeaderMap>> = Arc::default();
             let callback = KeepHeaders(Arc::clone(&headers));
+            let io = WriteDeadline::new(io, this.inner.settings.write_timeout);
             let handshake = tokio_tungstenite::accept_hdr_async_with_config(
                 io,
                 callback,
@@ -280,10 +283,16 @@ impl WsServer {
             return reply::unavailable();
         };
         let this = self.clone();
-        upgrade::accept(req, self.inner.settings.ws, move |ws| async move {
-            this.run(ws, ctx, counted).await;
-            drop(guard);
-        })
+        let settings = &self.inner.settings;
+        upgrade::accept(
+            req,
+            settings.ws,
+            settings.write_timeout,
+            move |ws| async move {
+                this.run(ws, ctx, counted).await;
+                drop(guard);
+            },
+        )
     }
 
     /// Serves one WebSocket until it closes, with the server's topics in its handlers' context

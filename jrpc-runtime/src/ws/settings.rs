@@ -22,6 +22,9 @@ use crate::{ConfigError, Lifetime, Overflow, PeerConfig, Transport};
 ///
 /// let settings = WsSettings::new()
 ///     .max_in_flight(16)
+///     .max_message_size(1024 * 1024)
+///     .max_buffered(4 * 1024 * 1024)
+///     .write_timeout(Some(Duration::from_secs(10)))
 ///     .ping_interval(Some(Duration::from_secs(20)))
 ///     .idle_timeout(Some(Duration::from_secs(45)));
 /// let server = HttpServer::builder(Methods::new()).websocket(settings).build();
@@ -33,6 +36,8 @@ pub struct WsSettings {
     max_in_flight: usize,
     queue: usize,
     max_message_size: usize,
+    max_buffered: usize,
+    write_timeout: Option<Duration>,
     read_buffer_size: usize,
     write_buffer_size: usize,
     ping_interval: Option<Duration>,
@@ -44,13 +49,18 @@ pub struct WsSettings {
 /// 4 KiB: see [`WsSettings::read_buffer_size`].
 const BUFFER_SIZE: usize = 4 * 1024;
 
+/// 256 KiB: see [`WsSettings::max_buffered`].
+const BUDGET: usize = 256 * 1024;
+
 impl Default for WsSettings {
     /// Every setting at the default its method gives.
     fn default() -> Self {
         Self {
             max_in_flight: 64,
             queue: 256,
-            max_message_size: crate::framing::DEFAULT_MAX_LEN,
+            max_message_size: BUDGET / 2,
+            max_buffered: BUDGET,
+            write_timeout: Some(Duration::from_secs(30)),
             read_buffer_size: BUFFER_SIZE,
             write_buffer_size: BUFFER_SIZE,
             ping_interval: Some(Duration::from_secs(30)),
@@ -77,20 +87,42 @@ impl WsSettings {
     }
 
     /// How many outgoing messages (answers, notifications, calls) may wait to be written on one
-    /// connection (default 256). When a push finds the queue full, the client is not reading:
-    /// the connection is dropped rather than letting its backlog grow. What one connection holds
-    /// is bounded by this many messages, plus tungstenite's write buffer (at most
-    /// [`write_buffer_size`](Self::write_buffer_size) plus one message).
+    /// connection (default 256), a second bound beside [`max_buffered`](Self::max_buffered).
+    /// When a push finds the queue full, the client is not reading: the connection is closed
+    /// (1008) rather than letting its backlog grow.
     pub fn queue(mut self, messages: usize) -> Self {
         self.queue = messages;
         self
     }
 
-    /// The largest message, in bytes, either way (default 4 MiB, as the stream framings). A
-    /// larger incoming message closes the connection with 1009; a larger outgoing one may not fit
-    /// the write buffer, and then closes it with 1011.
+    /// The largest message, in bytes, either way (default 128 KiB, half of
+    /// [`max_buffered`](Self::max_buffered)). A larger incoming message closes the connection
+    /// with 1009; a larger outgoing one may not fit the write buffer, and then closes it with
+    /// 1011. Raise `max_buffered` with it: the budget must hold one message each way.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes;
+        self
+    }
+
+    /// The most bytes one connection holds for its client (default 256 KiB, so that 10 000
+    /// connections fit in 2.5 GiB however their clients behave): the message being read
+    /// (counted at [`max_message_size`](Self::max_message_size)) and every outgoing message not
+    /// yet taken by the socket (answers, pushes and calls, in the queue, finished and waiting for
+    /// room, or in the write buffer). It must be at least twice `max_message_size`.
+    ///
+    /// Reading pauses while half of the room for outgoing messages is taken, so a client that
+    /// reads never comes near it. Past it the connection is closed with 1008 (policy violation)
+    /// and a reason: the client asks for more than it reads.
+    pub fn max_buffered(mut self, bytes: usize) -> Self {
+        self.max_buffered = bytes;
+        self
+    }
+
+    /// How long a write may wait for the client to take a byte (default 30 s); past it the
+    /// connection is dropped: a client that stopped reading cannot hold what waits for it.
+    /// `None` waits forever (the budget still bounds what is held).
+    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.write_timeout = limit;
         self
     }
 
@@ -148,9 +180,10 @@ impl WsSettings {
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a zero `max_in_flight`,
     /// `queue`, `max_message_size`, `read_buffer_size` or `close_timeout`; a `queue` above what a
-    /// Tokio channel holds; a zero `ping_interval`, `idle_timeout` or `call_timeout` (use
-    /// `None`); an `idle_timeout` not longer than the `ping_interval` (a client answering every
-    /// ping would still be cut).
+    /// Tokio channel holds; a `max_buffered` below twice `max_message_size`; a zero
+    /// `ping_interval`, `idle_timeout`, `call_timeout` or `write_timeout` (use `None`); an
+    /// `idle_timeout` not longer than the `ping_interval` (a client answering every ping would
+    /// still be cut).
     pub(crate) fn check(&self, drain_timeout: Duration) -> Result<Settings, ConfigError> {
         self.check_as(
             PeerConfig::builder()
@@ -175,8 +208,12 @@ impl WsSettings {
             .max_in_flight(self.max_in_flight)
             .queue(self.queue)
             .max_message_size(self.max_message_size)
+            .max_buffered(self.max_buffered)
             .call_timeout(self.call_timeout)
-            .build()?;
+            .write_timeout(self.write_timeout)
+            .build()?
+            // The pump gives back the room of what the socket took, and keeps the deadline.
+            .sink_gives_back();
         // tungstenite reads into this buffer's capacity; with none it would see the end of input.
         check::at_least_one("read_buffer_size", self.read_buffer_size)?;
         check::optional_limit("ping_interval", self.ping_interval)?;
@@ -209,6 +246,7 @@ impl WsSettings {
             ping_interval: self.ping_interval,
             idle_timeout: self.idle_timeout,
             close_timeout: self.close_timeout,
+            write_timeout: self.write_timeout,
         })
     }
 }
@@ -234,6 +272,12 @@ mod tests {
         assert_eq!(key_of(s().queue(0)), "queue");
         assert_eq!(key_of(s().queue(usize::MAX)), "queue");
         assert_eq!(key_of(s().max_message_size(0)), "max_message_size");
+        assert_eq!(key_of(s().max_message_size(1 << 20)), "max_buffered");
+        assert_eq!(key_of(s().max_buffered(1000)), "max_buffered");
+        assert_eq!(
+            key_of(s().write_timeout(Some(Duration::ZERO))),
+            "write_timeout"
+        );
         assert_eq!(key_of(s().read_buffer_size(0)), "read_buffer_size");
         assert_eq!(
             key_of(s().ping_interval(Some(Duration::ZERO))),

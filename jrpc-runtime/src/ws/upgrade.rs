@@ -2,6 +2,7 @@
 //! upgraded socket on.
 
 use std::future::Future;
+use std::time::Duration;
 
 use ::http::header::{
     CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE,
@@ -15,10 +16,11 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
+use crate::peer::WriteDeadline;
 use crate::server::reply::{self, Body};
 
-/// An upgraded socket.
-pub(super) type Socket = WebSocketStream<TokioIo<Upgraded>>;
+/// An upgraded socket, cut when the client takes no byte for the write timeout.
+pub(super) type Socket = WebSocketStream<WriteDeadline<TokioIo<Upgraded>>>;
 
 /// A refused upgrade: the status and what was wrong.
 type Refused = (StatusCode, &'static str);
@@ -88,10 +90,11 @@ fn refused((status, why): Refused) -> Response<Body> {
 }
 
 /// Checks an upgrade request and answers it; once the upgrade completes, `serve` runs the socket
-/// in a task of its own.
+/// (cut after `write_timeout` without progress) in a task of its own.
 pub(super) fn accept<B, F, Fut>(
     req: Request<B>,
     config: WebSocketConfig,
+    write_timeout: Option<Duration>,
     serve: F,
 ) -> Response<Body>
 where
@@ -105,7 +108,7 @@ where
     };
     tokio::spawn(async move {
         let io = match on_upgrade.await {
-            Ok(io) => TokioIo::new(io),
+            Ok(io) => WriteDeadline::new(TokioIo::new(io), write_timeout),
             Err(err) => return tracing::debug!(error = %err, "WebSocket upgrade failed"),
         };
         let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
