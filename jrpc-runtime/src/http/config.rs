@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::server::HttpServer;
 use super::service::RpcService;
+use super::sse::stream_config;
 use crate::error::check;
 #[cfg(feature = "ws")]
 use crate::server::ShutdownHandle;
@@ -52,6 +53,8 @@ pub struct HttpServerBuilder {
     max_message_size: usize,
     max_buffered: usize,
     write_timeout: Option<Duration>,
+    queue: usize,
+    call_timeout: Option<Duration>,
     max_connections: usize,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
@@ -101,6 +104,8 @@ impl HttpServerBuilder {
             max_message_size: BUDGET / 2,
             max_buffered: BUDGET,
             write_timeout: Some(Duration::from_secs(30)),
+            queue: 1024,
+            call_timeout: Some(Duration::from_secs(60)),
             max_connections: 10_000,
             header_read_timeout: READ_TIMEOUT,
             body_read_timeout: READ_TIMEOUT,
@@ -204,6 +209,21 @@ impl HttpServerBuilder {
         self
     }
 
+    /// How many messages a handler may have waiting to be sent on its request's SSE answer
+    /// (default 1 024): its notifications and calls, then its answer. Past it, or past
+    /// [`max_buffered`](Self::max_buffered) bytes, the stream ends (the client is not reading).
+    pub fn queue(mut self, messages: usize) -> Self {
+        self.queue = messages;
+        self
+    }
+
+    /// How long a call from a handler to its client, during an SSE answer, waits for the client
+    /// to post its answer back (default 60 s); `None` waits forever.
+    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.call_timeout = limit;
+        self
+    }
+
     /// Sets the table's handler timeout ([`Methods::handler_timeout`]): a request (a whole batch shares
     /// one deadline) running longer is answered `-32603`. `None` lets handlers run as long as they
     /// take. Left unset, the table keeps its own setting (none, unless it was given one).
@@ -298,8 +318,9 @@ impl HttpServerBuilder {
     /// [`ConfigError`] naming the first setting that is out of range: a path not starting with
     /// `/` or holding `?`, `#` or whitespace; a zero `max_message_size`, `header_read_timeout`
     /// or `body_read_timeout`; a `max_buffered` below twice `max_message_size`; a
-    /// `max_connections` of zero or above what a semaphore holds; a zero `handler_timeout` or
-    /// `write_timeout` (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
+    /// `max_connections` of zero or above what a semaphore holds; a `queue` of zero or above
+    /// what a Tokio channel holds; a zero `handler_timeout`, `call_timeout` or `write_timeout`
+    /// (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
     /// `Batches::Refused`); a [`websocket`](Self::websocket) setting, named as its
     /// [`WsSettings`] method, for the reasons given there.
     pub fn build(self) -> Result<HttpServer, ConfigError> {
@@ -309,6 +330,12 @@ impl HttpServerBuilder {
         check::at_least_one("max_message_size", self.max_message_size)?;
         check::budget("max_buffered", self.max_buffered, self.max_message_size)?;
         check::optional_limit("write_timeout", self.write_timeout)?;
+        let streams = stream_config(
+            self.max_message_size,
+            self.max_buffered,
+            self.queue,
+            self.call_timeout,
+        )?;
         check::permits("max_connections", self.max_connections)?;
         check::limit("header_read_timeout", self.header_read_timeout)?;
         check::limit("body_read_timeout", self.body_read_timeout)?;
@@ -341,6 +368,7 @@ impl HttpServerBuilder {
             self.body_read_timeout,
             shutdown,
             self.context_hook,
+            streams,
         );
         let settings = Settings {
             rpc_path: self.rpc_path.into(),
@@ -396,6 +424,11 @@ mod tests {
             "write_timeout"
         );
         assert_eq!(key_of(b().max_connections(0)), "max_connections");
+        assert_eq!(key_of(b().queue(0)), "queue");
+        assert_eq!(
+            key_of(b().call_timeout(Some(Duration::ZERO))),
+            "call_timeout"
+        );
         assert_eq!(
             key_of(b().header_read_timeout(Duration::ZERO)),
             "header_read_timeout"

@@ -113,10 +113,12 @@
 
 mod client;
 mod config;
+pub(crate) mod events;
 mod reply;
 mod request_id;
 mod server;
 mod service;
+pub(crate) mod sse;
 
 pub use client::{BatchCall, HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;

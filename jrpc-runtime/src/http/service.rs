@@ -5,6 +5,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -16,11 +17,13 @@ use hyper::body::Body;
 use tracing::Instrument as _;
 
 use super::config::ContextHook;
+use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
+use super::sse::{self, Replies};
 use crate::server::{Shutdown, ShutdownHandle};
 use crate::wire::{id_of, incoming, is_batch};
-use crate::{Context, Methods, Transport};
+use crate::{Context, Methods, PeerConfig, Transport};
 
 /// The error type request bodies may fail with.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -84,6 +87,13 @@ struct Endpoint {
     shutdown: Arc<Shutdown>,
     tags: Tags,
     context_hook: Option<ContextHook>,
+    /// The connection settings of an SSE answer.
+    streams: PeerConfig,
+    /// Where SSE answers' events wait to be sent (none is kept after).
+    log: Arc<EventLog>,
+    next_stream: AtomicU64,
+    /// Where answers to the calls of SSE answers' handlers go.
+    replies: Arc<Replies>,
 }
 
 impl RpcService {
@@ -94,6 +104,7 @@ impl RpcService {
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
         context_hook: Option<ContextHook>,
+        streams: PeerConfig,
     ) -> Self {
         Self {
             endpoint: Arc::new(Endpoint {
@@ -104,6 +115,10 @@ impl RpcService {
                 shutdown,
                 tags: Tags::default(),
                 context_hook,
+                streams,
+                log: EventLog::new(0),
+                next_stream: AtomicU64::new(0),
+                replies: Replies::new(),
             }),
             peer_addr: None,
         }
@@ -214,9 +229,30 @@ impl RpcService {
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return reply::not_utf8();
         };
+        let events = sse::asks_for_events(&parts.headers) && sse::has_call(text);
+        // An answer to a call a handler made during an SSE answer.
+        if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
+            return reply::no_content();
+        }
         // `map_context` reads the headers first; then the context takes them.
         let ctx = self.context(Transport::Http, &parts, tag);
         let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
+        if events {
+            let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+            let answered = sse::answer(
+                &endpoint.methods,
+                ctx,
+                text.to_owned(),
+                &endpoint.log,
+                stream,
+                &endpoint.replies,
+                &endpoint.streams,
+                _in_flight,
+                true,
+            )
+            .await;
+            return sse::reply(answered);
+        }
         let Some(answer) = endpoint.methods.handle_in(text, &ctx).await else {
             return reply::no_content();
         };
@@ -353,6 +389,7 @@ mod tests {
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
             None,
+            sse::stream_config(max_message_size, 2 * max_message_size, 16, None).unwrap(),
         )
     }
 

@@ -449,9 +449,10 @@ impl Connection {
                     let room = Room::taken(&self.shared.budget, answer.bytes());
                     let task = self.tasks.spawn(async move {
                         if let Some(tx) = answers.upgrade()
-                            && tx.send(answer).await.is_ok() {
-                                room.keep();
-                            }
+                            && tx.send(answer).await.is_ok()
+                        {
+                            room.keep();
+                        }
                     });
                     self.running.insert(slot, (id, Some(task)));
                     return;
@@ -471,9 +472,10 @@ impl Connection {
             // Given back if the call is cancelled while its answer waits for the queue.
             let room = Room::taken(&shared.budget, text.as_ref().map_or(0, String::len));
             if let Some(answers) = answers.upgrade()
-                && answers.send(Command::Answer { slot, text }).await.is_ok() {
-                    room.keep();
-                }
+                && answers.send(Command::Answer { slot, text }).await.is_ok()
+            {
+                room.keep();
+            }
         });
         self.running.insert(slot, (id, Some(task)));
     }

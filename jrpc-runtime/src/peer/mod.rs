@@ -28,8 +28,8 @@ mod config;
 mod connection;
 mod handle;
 
-use budget::Room;
-pub(crate) use budget::{Budget, WriteDeadline};
+pub(crate) use budget::{Budget, Room, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
+pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};
