@@ -206,6 +206,9 @@ pub mod framing;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 mod peer;
 #[cfg(any(feature = "http", feature = "ws"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]

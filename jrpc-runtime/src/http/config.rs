@@ -388,7 +388,7 @@ impl HttpServerBuilder {
 }
 
 /// A path is compared byte for byte with the request's, so it must look like one.
-fn check_path(key: &'static str, path: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_path(key: &'static str, path: &str) -> Result<(), ConfigError> {
     if !path.starts_with('/') {
         return Err(ConfigError::new(
             key,

@@ -114,13 +114,15 @@
 mod client;
 mod config;
 pub(crate) mod events;
-mod reply;
-mod request_id;
+pub(crate) mod reply;
+pub(crate) mod request_id;
 mod server;
-mod service;
+pub(crate) mod service;
 pub(crate) mod sse;
 
 pub use client::{BatchCall, HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
+pub(crate) use config::check_path;
 pub use server::HttpServer;
+pub(crate) use server::{drive, http1_settings};
 pub use service::RpcService;

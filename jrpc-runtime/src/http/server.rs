@@ -25,7 +25,7 @@ use crate::Transport;
 use crate::peer::WriteDeadline;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
+use crate::server::{Io, Shutdown, ShutdownHandle, Slot, Slots, Tracked, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 
@@ -77,15 +77,7 @@ impl HttpServer {
         slots: Slots,
         #[cfg(feature = "ws")] ws: WsServer,
     ) -> Self {
-        let mut http1 = http1::Builder::new();
-        // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
-        // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
-        // request head a client sends (it is also the largest head taken).
-        http1
-            .timer(TokioTimer::new())
-            .header_read_timeout(settings.header_read_timeout)
-            .max_buf_size(READ_AHEAD)
-            .keep_alive(true);
+        let http1 = http1_settings(settings.header_read_timeout);
         Self {
             inner: Arc::new(Inner {
                 endpoint,
@@ -172,24 +164,70 @@ impl HttpServer {
             server: Arc::clone(&self.inner),
             slot: Arc::new(slot),
         };
-        let http1 = self.inner.http1.clone();
-        let io = WriteDeadline::new(io, self.inner.settings.write_timeout);
-        async move {
-            let connection = http1
-                .serve_connection(TokioIo::new(io), router)
-                .with_upgrades();
-            tokio::pin!(connection);
-            // Open connections stay through draining, so that requests on them get a 503.
-            tokio::select! {
-                result = connection.as_mut() => return ended(result),
-                () = shutdown.closing() => connection.as_mut().graceful_shutdown(),
-            }
-            tokio::select! {
-                result = connection.as_mut() => ended(result),
-                () = shutdown.stopped() => tracing::warn!("connection dropped: drain budget spent"),
-            }
-            drop(counted);
+        drive(
+            &self.inner.http1,
+            io,
+            router,
+            self.inner.settings.write_timeout,
+            shutdown,
+            counted,
+        )
+    }
+}
+
+/// hyper's settings for a server's connections: reading at most 64 KiB ahead, with
+/// `header_read_timeout`, keep-alive.
+pub(crate) fn http1_settings(header_read_timeout: std::time::Duration) -> http1::Builder {
+    let mut http1 = http1::Builder::new();
+    // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
+    // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
+    // request head a client sends (it is also the largest head taken).
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .max_buf_size(READ_AHEAD)
+        .keep_alive(true);
+    http1
+}
+
+/// Serves one connection with `service` (HTTP/1.1, keep-alive, upgrades), every write under
+/// `write_timeout`, until the client closes it, or a shutdown does: requests during the drain are
+/// answered (`503`), and the connection is dropped when the drain budget is spent. `counted`
+/// (the shutdown's count of the connection) is held until then.
+pub(crate) fn drive<S>(
+    http1: &http1::Builder,
+    io: impl Io,
+    service: S,
+    write_timeout: Option<std::time::Duration>,
+    shutdown: Arc<Shutdown>,
+    counted: Tracked,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = Response<ResponseBody>,
+            Error = Infallible,
+        > + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let http1 = http1.clone();
+    let io = WriteDeadline::new(io, write_timeout);
+    async move {
+        let connection = http1
+            .serve_connection(TokioIo::new(io), service)
+            .with_upgrades();
+        tokio::pin!(connection);
+        // Open connections stay through draining, so that requests on them get a 503.
+        tokio::select! {
+            result = connection.as_mut() => return ended(result),
+            () = shutdown.closing() => connection.as_mut().graceful_shutdown(),
         }
+        tokio::select! {
+            result = connection.as_mut() => ended(result),
+            () = shutdown.stopped() => tracing::warn!("connection dropped: drain budget spent"),
+        }
+        drop(counted);
     }
 }
 

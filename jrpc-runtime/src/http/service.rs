@@ -191,44 +191,15 @@ impl RpcService {
         let Some(_in_flight) = endpoint.shutdown.track_call() else {
             return reply::unavailable();
         };
-        // An early reply leaves the body unread; the connection cannot carry another request then.
-        let unread = |res| {
-            if req.body().is_end_stream() {
-                res
-            } else {
-                reply::closing(res)
-            }
-        };
         if req.method() != Method::POST {
-            return unread(reply::method_not_allowed(req.method()));
+            return unread_reply(&req, reply::method_not_allowed(req.method()));
         }
-        if let Some(content_type) = req.headers().get(CONTENT_TYPE)
-            && !is_json(content_type)
-        {
-            return unread(reply::unsupported_media_type(content_type));
-        }
-        let limit = endpoint.max_message_size;
-        if declared_length(&req).is_some_and(|len| len > limit as u64) {
-            return reply::too_large(limit);
-        }
-        let (mut parts, body) = req.into_parts();
-        // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
-        let reading = Limited::new(body, limit).collect();
-        let bytes =
-            match tokio::time::timeout_at(crate::time::after(endpoint.body_read_timeout), reading)
-                .await
-            {
-                Ok(Ok(collected)) => collected.to_bytes(),
-                Ok(Err(err)) if err.is::<LengthLimitError>() => return reply::too_large(limit),
-                Ok(Err(err)) => {
-                    tracing::debug!(error = %err, "request body unreadable");
-                    return reply::unreadable_body();
-                }
-                Err(_) => return reply::body_timed_out(),
+        let (mut parts, text) =
+            match read_post(req, endpoint.max_message_size, endpoint.body_read_timeout).await {
+                Ok(read) => read,
+                Err(res) => return res,
             };
-        let Ok(text) = std::str::from_utf8(&bytes) else {
-            return reply::not_utf8();
-        };
+        let text = text.as_str();
         let events = sse::asks_for_events(&parts.headers) && sse::has_call(text);
         // An answer to a call a handler made during an SSE answer.
         if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
@@ -282,6 +253,61 @@ impl RpcService {
             .methods
             .observe_overflow(method, id.as_ref(), Transport::Http);
         reply::answer_too_large(bytes, endpoint.max_answer)
+    }
+}
+
+/// `res`, for a request whose body is left unread: the connection cannot carry another request
+/// then.
+pub(crate) fn unread_reply<B: Body>(
+    req: &Request<B>,
+    res: Response<ResponseBody>,
+) -> Response<ResponseBody> {
+    if req.body().is_end_stream() {
+        res
+    } else {
+        reply::closing(res)
+    }
+}
+
+/// Reads a `POST`'s JSON body as text: at most `limit` bytes, within `timeout`; or the reply that
+/// refuses it (`415`, `413`, `400`, `408`, or `-32700` for a body that is not UTF-8).
+pub(crate) async fn read_post<B>(
+    req: Request<B>,
+    limit: usize,
+    timeout: Duration,
+) -> Result<(Parts, String), Response<ResponseBody>>
+where
+    B: Body + Send,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    if let Some(content_type) = req.headers().get(CONTENT_TYPE)
+        && !is_json(content_type)
+    {
+        return Err(unread_reply(
+            &req,
+            reply::unsupported_media_type(content_type),
+        ));
+    }
+    if declared_length(&req).is_some_and(|len| len > limit as u64) {
+        return Err(reply::too_large(limit));
+    }
+    let (parts, body) = req.into_parts();
+    // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
+    let reading = Limited::new(body, limit).collect();
+    let bytes = match tokio::time::timeout_at(crate::time::after(timeout), reading).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => return Err(reply::too_large(limit)),
+        Ok(Err(err)) => {
+            tracing::debug!(error = %err, "request body unreadable");
+            return Err(reply::unreadable_body());
+        }
+        Err(_) => return Err(reply::body_timed_out()),
+    };
+    // Without a copy: the collected body is one buffer, owned here alone.
+    match String::from_utf8(Vec::from(bytes)) {
+        Ok(text) => Ok((parts, text)),
+        Err(_) => Err(reply::not_utf8()),
     }
 }
 

@@ -1,0 +1,137 @@
+//! The MCP server: the accept loop, one hyper connection per client, and the routing of a
+//! request to the endpoint or `404`.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ::http::{Request, Response};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use tokio::net::TcpListener;
+
+use super::config::{McpServerBuilder, Settings};
+use super::endpoint::McpService;
+use crate::Methods;
+use crate::http::reply::{self, ResponseBody};
+use crate::http::service::ResponseFuture;
+use crate::http::{drive, http1_settings};
+use crate::server::{Io, ShutdownHandle, Slots, accept_loop};
+
+/// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
+/// elsewhere, keep-alive connections, limits, and a graceful shutdown. See the
+/// [module docs](super) for the rules it follows.
+///
+/// Cloning is cheap; clones are the same server.
+#[derive(Clone, Debug)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    endpoint: McpService,
+    settings: Settings,
+    http1: http1::Builder,
+    slots: Slots,
+}
+
+impl McpServer {
+    /// A builder serving `methods`, with every setting at its default.
+    pub fn builder(methods: Methods) -> McpServerBuilder {
+        McpServerBuilder::new(methods)
+    }
+
+    pub(crate) fn new(endpoint: McpService, settings: Settings, slots: Slots) -> Self {
+        let http1 = http1_settings(settings.header_read_timeout);
+        Self {
+            inner: Arc::new(Inner {
+                endpoint,
+                settings,
+                http1,
+                slots,
+            }),
+        }
+    }
+
+    /// The endpoint alone, to mount in another router; it shares this server's sessions, table
+    /// and shutdown.
+    pub fn service(&self) -> McpService {
+        self.inner.endpoint.clone()
+    }
+
+    /// A handle to shut the server down gracefully: sessions end, requests running may finish
+    /// within the drain budget.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.inner.endpoint.shutdown_handle()
+    }
+
+    /// Accepts connections on `listener` and serves each in its own task, until a shutdown
+    /// begins; at `max_connections` it waits for one to close before accepting another.
+    pub async fn serve(&self, listener: TcpListener) {
+        let shutdown = Arc::clone(self.inner.endpoint.shutdown());
+        accept_loop(
+            listener,
+            &self.inner.slots,
+            &shutdown,
+            "MCP",
+            |stream, peer, slot| {
+                let serving = self.serve_connection(stream, Some(peer));
+                tokio::spawn(async move {
+                    serving.await;
+                    drop(slot);
+                });
+            },
+        )
+        .await;
+    }
+
+    /// Serves one connection until the client closes it, it times out, or a shutdown closes it;
+    /// for an accept loop of your own (over TLS, a Unix socket...).
+    pub fn serve_connection(
+        &self,
+        io: impl Io,
+        peer_addr: Option<SocketAddr>,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let endpoint = match peer_addr {
+            Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
+            None => self.inner.endpoint.clone(),
+        };
+        let shutdown = Arc::clone(self.inner.endpoint.shutdown());
+        let counted = shutdown.track_connection();
+        let router = Router {
+            endpoint,
+            path: self.inner.settings.path.clone(),
+        };
+        drive(
+            &self.inner.http1,
+            io,
+            router,
+            self.inner.settings.write_timeout,
+            shutdown,
+            counted,
+        )
+    }
+}
+
+/// The per-connection service: the endpoint at its path, `404` elsewhere.
+#[derive(Clone)]
+struct Router {
+    endpoint: McpService,
+    path: Box<str>,
+}
+
+impl hyper::service::Service<Request<Incoming>> for Router {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        if req.uri().path() == &*self.path {
+            return hyper::service::Service::call(&self.endpoint, req);
+        }
+        let res = crate::http::service::unread_reply(&req, reply::not_found(req.uri().path()));
+        Box::pin(std::future::ready(Ok(res)))
+    }
+}
