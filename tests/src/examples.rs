@@ -100,8 +100,8 @@ pub fn bless_openrpc_snapshot(document: &serde_json::Value) {
     }
 }
 
-/// The `calculator` example listening on a free port of 127.0.0.1, its stderr kept; killed on
-/// drop.
+/// An example server (the `calculator`, or `mcp_server --http`) listening on a free port of
+/// 127.0.0.1, its stderr kept; killed on drop.
 pub struct Calculator {
     child: Child,
     /// `host:port` it listens on.
@@ -126,8 +126,20 @@ impl Calculator {
     ///
     /// When it cannot start, or prints no address in time.
     pub fn start_with(calculator: &Path, args: &[&str]) -> Calculator {
-        let mut child = Command::new(calculator)
-            .args(["--listen", "127.0.0.1:0"])
+        let mut all = vec!["--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        Self::spawn(calculator, &all)
+    }
+
+    /// Starts the executable `server` (an example that prints `listening on http://ADDR` first:
+    /// the calculator, `mcp_server --http 127.0.0.1:0`) with exactly `args`, and waits for the
+    /// address it prints.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no address in time.
+    pub fn spawn(server: &Path, args: &[&str]) -> Calculator {
+        let mut child = Command::new(server)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
