@@ -10,7 +10,10 @@
 //!   `Content-Length`); [`Peer`] is a two-way connection over them; [`stdio`] serves on
 //!   stdin/stdout or calls a child process.
 //! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`]
-//!   picks one by URL; [`server`] holds what both servers share.
+//!   picks one by URL; [`server`] holds what both servers share. A `POST` asking for
+//!   `text/event-stream` gets an SSE answer, its handler's [`Context::peer`] live meanwhile.
+//! - [`mcp`] serves MCP's Streamable HTTP (sessions, the GET stream, resumability) on those
+//!   pieces.
 //!
 //! ## Layers
 //!
@@ -27,7 +30,10 @@
 //! server    accept loop + connection cap, shutdown (CancellationToken + TaskTracker),
 //!   ^       the replies a server writes itself, topics
 //!   |
-//! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with
+//! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with;
+//!   ^       http's SSE answers run a request with a Peer whose writes are its events
+//!   |
+//! mcp       Streamable HTTP: sessions on http's SSE answers and event log, and server's pieces
 //! ```
 //!
 //! Beside them: [`Caller`] (what every client implements, with `call` and `notify` written once),
@@ -42,6 +48,7 @@
 //! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
 //! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
 //! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
+//! | `mcp` | [`mcp`]: MCP's Streamable HTTP server; implies `http`, adds getrandom (session ids) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or

@@ -42,25 +42,9 @@ const NODE_PACKAGES: [&str; 2] = ["json-rpc-2.0", "ws"];
 
 /// Runs `tests/interop/<script>` against a fresh calculator and asserts it succeeds.
 fn run_node(script: &str) {
-    let dir = match node::setup(&NODE_PACKAGES) {
-        Ok(dir) => dir,
-        Err(why) => {
-            eprintln!("skipped: {script}: {why}");
-            return;
-        }
-    };
     let mut server = Calculator::start(calculator());
-    let output = node::run(&dir, script, &server.addr)
-        .unwrap_or_else(|why| panic!("{why}\n--- calculator's stderr\n{}", server.stderr()));
-    assert!(
-        output.status.success(),
-        "node {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}\n--- calculator's stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr),
-        server.stderr()
-    );
-    server.assert_alive();
+    let addr = server.addr.clone();
+    run_node_against(script, &NODE_PACKAGES, &mut server, &addr);
 }
 
 #[test]

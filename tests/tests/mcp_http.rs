@@ -16,9 +16,8 @@ use tokio::net::TcpListener;
 
 const BOTH: &str = "accept: application/json, text/event-stream\r\n";
 
-/// `initialize`, `ping`, `ticks [n]` (n `tick` notifications on the request's stream),
-/// `announce [text]` (a notification on the session's GET stream), `ask [q]` (a call to the
-/// client), `gate` (waits for the gate) and `add`.
+/// `initialize`, `ping`, `announce [text]` (a notification on the session's GET stream), and
+/// the fixtures `ticks`, `ask`, `gate` and `add`.
 fn methods(gate: &Arc<Gate>) -> Methods {
     let mut methods = Methods::new();
     fixtures::add(&mut methods);
@@ -33,17 +32,8 @@ fn methods(gate: &Arc<Gate>) -> Methods {
             Ok::<_, RpcError>(json!({}))
         })
         .unwrap();
-    methods
-        .register("ticks", &["n"], |(n,): (u32,), ctx: Context| async move {
-            let peer = ctx.peer().ok_or_else(|| RpcError::new(2, "no peer"))?;
-            for i in 1..=n {
-                peer.notify("tick", json!({ "n": i }))
-                    .await
-                    .map_err(|err| RpcError::new(3, err.to_string()))?;
-            }
-            Ok::<_, RpcError>(n)
-        })
-        .unwrap();
+    fixtures::ticks(&mut methods);
+    fixtures::ask(&mut methods);
     methods
         .register(
             "announce",
@@ -60,16 +50,6 @@ fn methods(gate: &Arc<Gate>) -> Methods {
                 Ok::<_, RpcError>(session.id().to_owned())
             },
         )
-        .unwrap();
-    methods
-        .register("ask", &["q"], |(q,): (String,), ctx: Context| async move {
-            let peer = ctx.peer().ok_or_else(|| RpcError::new(2, "no peer"))?;
-            let answer: String = peer
-                .call("answer", [q])
-                .await
-                .map_err(|err| RpcError::new(3, err.to_string()))?;
-            Ok::<_, RpcError>(answer)
-        })
         .unwrap();
     methods
 }
@@ -147,6 +127,17 @@ fn event_id(event: &str) -> &str {
 
 fn get(headers: &str) -> Vec<u8> {
     format!("GET /mcp HTTP/1.1\r\nhost: test\r\n{headers}\r\n").into_bytes()
+}
+
+/// A connection that opened session `id`'s GET stream: its head is read, its events are next.
+async fn listen(s: &Server, id: &str) -> Conn {
+    let mut conn = Conn::open(s.addr).await;
+    let headers = format!("accept: text/event-stream\r\n{}", session_header(id));
+    conn.write(&get(&headers)).await;
+    let head = bounded(conn.read_head()).await;
+    assert_eq!(head.status, 200);
+    assert_eq!(head.header("content-type"), Some("text/event-stream"));
+    conn
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,15 +310,7 @@ async fn a_handlers_call_is_answered_by_a_post() {
 async fn get_opens_the_sessions_stream() {
     let s = start(|b| b).await;
     let id = s.initialize().await;
-    let mut conn = Conn::open(s.addr).await;
-    conn.write(&get(&format!(
-        "accept: text/event-stream\r\n{}",
-        session_header(&id)
-    )))
-    .await;
-    let head = bounded(conn.read_head()).await;
-    assert_eq!(head.status, 200);
-    assert_eq!(head.header("content-type"), Some("text/event-stream"));
+    let mut conn = listen(&s, &id).await;
     let answered = s.post_in(&id, &call(1, "announce", json!(["hello"]))).await;
     assert_eq!(answered.json()["result"], id.as_str());
     let mut pending = String::new();
@@ -512,13 +495,7 @@ async fn stateless_mode_has_no_sessions() {
 async fn a_shutdown_ends_the_get_streams_and_drains() {
     let s = start(|b| b).await;
     let id = s.initialize().await;
-    let mut conn = Conn::open(s.addr).await;
-    conn.write(&get(&format!(
-        "accept: text/event-stream\r\n{}",
-        session_header(&id)
-    )))
-    .await;
-    assert_eq!(bounded(conn.read_head()).await.status, 200);
+    let mut conn = listen(&s, &id).await;
     let drained = bounded(s.server.shutdown_handle().shutdown()).await;
     assert_eq!(drained, Drained::Complete);
     let mut pending = String::new();

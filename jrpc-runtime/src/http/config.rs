@@ -15,7 +15,7 @@ use crate::server::Topics;
 use crate::server::{Shutdown, Slots};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
-use crate::{Batches, ConfigError, Context, Methods};
+use crate::{Batches, ConfigError, Context, Methods, PeerConfig};
 
 /// How long the headers and the body of a request may each take by default: see
 /// [`HttpServerBuilder::header_read_timeout`].
@@ -327,6 +327,64 @@ impl HttpServerBuilder {
         check_path("rpc_path", &self.rpc_path)?;
         #[cfg(feature = "ws")]
         check_path("ws_path", &self.ws_path)?;
+        let parts = self.checked()?;
+        let builder = *parts.rest;
+        let methods = parts.methods;
+        let shutdown = Shutdown::new(parts.drain_timeout);
+        // One shutdown for both: the WebSocket side drains on the same budget, at the same time.
+        #[cfg(feature = "ws")]
+        let ws = WsServer::builder(methods.clone())
+            .settings(builder.websocket)
+            .topics(builder.topics.unwrap_or_default())
+            .shutdown_with(&ShutdownHandle::new(Arc::clone(&shutdown)))
+            .build()?;
+        let endpoint = RpcService::new(
+            methods,
+            parts.max_message_size,
+            parts.max_buffered - parts.max_message_size,
+            parts.body_read_timeout,
+            shutdown,
+            builder.context_hook,
+            parts.streams,
+        );
+        let settings = Settings {
+            rpc_path: builder.rpc_path.into(),
+            #[cfg(feature = "ws")]
+            ws_path: builder.ws_path.into(),
+            header_read_timeout: parts.header_read_timeout,
+            write_timeout: parts.write_timeout,
+        };
+        Ok(HttpServer::new(
+            endpoint,
+            settings,
+            Slots::new(parts.max_connections),
+            #[cfg(feature = "ws")]
+            ws,
+        ))
+    }
+}
+
+/// The settings every server on HTTP runs with, checked, and the builder's others.
+pub(crate) struct Checked {
+    /// The table, its handler timeout and batch policy set.
+    pub(crate) methods: Methods,
+    pub(crate) max_message_size: usize,
+    pub(crate) max_buffered: usize,
+    pub(crate) write_timeout: Option<Duration>,
+    /// The connection settings of an SSE answer.
+    pub(crate) streams: PeerConfig,
+    pub(crate) max_connections: usize,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) drain_timeout: Duration,
+    /// The builder, for what only the HTTP server reads (paths, WebSocket, `map_context`).
+    rest: Box<HttpServerBuilder>,
+}
+
+impl HttpServerBuilder {
+    /// Checks every setting but the paths and the WebSocket's (those [`build`](Self::build)
+    /// checks), naming the first out of range as `build` does.
+    pub(crate) fn checked(mut self) -> Result<Checked, ConfigError> {
         check::at_least_one("max_message_size", self.max_message_size)?;
         check::budget("max_buffered", self.max_buffered, self.max_message_size)?;
         check::optional_limit("write_timeout", self.write_timeout)?;
@@ -346,44 +404,25 @@ impl HttpServerBuilder {
                 "`Batches::UpTo(0)` takes no batch; use `Batches::Refused`",
             ));
         }
-        let mut methods = self.methods;
+        let mut methods = std::mem::take(&mut self.methods);
         if let Some(limit) = self.handler_timeout {
             methods.handler_timeout(limit);
         }
         if let Some(batches) = self.batches {
             methods.batches(batches);
         }
-        let shutdown = Shutdown::new(self.drain_timeout);
-        // One shutdown for both: the WebSocket side drains on the same budget, at the same time.
-        #[cfg(feature = "ws")]
-        let ws = WsServer::builder(methods.clone())
-            .settings(self.websocket)
-            .topics(self.topics.unwrap_or_default())
-            .shutdown_with(&ShutdownHandle::new(Arc::clone(&shutdown)))
-            .build()?;
-        let endpoint = RpcService::new(
+        Ok(Checked {
             methods,
-            self.max_message_size,
-            self.max_buffered - self.max_message_size,
-            self.body_read_timeout,
-            shutdown,
-            self.context_hook,
-            streams,
-        );
-        let settings = Settings {
-            rpc_path: self.rpc_path.into(),
-            #[cfg(feature = "ws")]
-            ws_path: self.ws_path.into(),
-            header_read_timeout: self.header_read_timeout,
+            max_message_size: self.max_message_size,
+            max_buffered: self.max_buffered,
             write_timeout: self.write_timeout,
-        };
-        Ok(HttpServer::new(
-            endpoint,
-            settings,
-            Slots::new(self.max_connections),
-            #[cfg(feature = "ws")]
-            ws,
-        ))
+            streams,
+            max_connections: self.max_connections,
+            header_read_timeout: self.header_read_timeout,
+            body_read_timeout: self.body_read_timeout,
+            drain_timeout: self.drain_timeout,
+            rest: Box::new(self),
+        })
     }
 }
 

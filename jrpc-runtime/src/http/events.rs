@@ -94,6 +94,10 @@ impl EventLog {
     }
 
     /// Whether the log knows `stream`: it is open, or has events left.
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(dead_code, reason = "MCP's resumption asks")
+    )]
     pub(crate) fn knows(&self, stream: u64) -> bool {
         self.lock().streams.contains_key(&stream)
     }
@@ -191,6 +195,10 @@ impl EventLog {
 
     /// A response body sending `stream`'s events after event `after` (from its first event not
     /// yet sent, when `None`), each with its id when the log keeps events for replay.
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(dead_code, reason = "MCP's resumption sends it")
+    )]
     pub(crate) fn body(self: &Arc<Self>, stream: u64, after: Option<u64>) -> Body {
         self.body_holding(stream, after, ())
     }
@@ -255,6 +263,10 @@ pub(crate) fn event_id(stream: u64, seq: u64) -> String {
 }
 
 /// The stream and number an event id names.
+#[cfg_attr(
+    not(feature = "mcp"),
+    allow(dead_code, reason = "MCP's resumption reads it")
+)]
 pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.trim().split_once('-')?;
     Some((stream.parse().ok()?, seq.parse().ok()?))

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
@@ -14,19 +13,18 @@ use ::http::request::Parts;
 use ::http::{HeaderValue, Method, Request, Response};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use hyper::body::Body;
-use tracing::Instrument as _;
 
 use super::config::ContextHook;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
 use super::sse::{self, Replies};
-use crate::server::{Shutdown, ShutdownHandle};
+use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::wire::{id_of, incoming, is_batch};
 use crate::{Context, Methods, PeerConfig, Transport};
 
 /// The error type request bodies may fail with.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The future of [`RpcService`]'s `call`.
 pub(crate) type ResponseFuture =
@@ -43,7 +41,7 @@ pub(crate) type ResponseFuture =
 ///
 /// | request | reply |
 /// | --- | --- |
-/// | a call, or a batch with a call | `200` with the answer |
+/// | a call, or a batch with a call | `200` with the answer; with `Accept: text/event-stream`, an event stream of what the handler sends, then the answer ([module docs](super#sse-answers)) |
 /// | notifications only | `204`, no body |
 /// | not `POST` | `405`, `Allow: POST`, `-32600` |
 /// | a content type that is not JSON | `415`, `-32600` |
@@ -51,7 +49,7 @@ pub(crate) type ResponseFuture =
 /// | a body that could not be read | `400`, `-32600` |
 /// | during a shutdown | `503`, `-32000`, `Connection: close` |
 ///
-/// Every reply but `204` has a body of `content-type: application/json`: the answer, or an
+/// Every reply but `204` and an event stream has a body of `content-type: application/json`: the answer, or an
 /// envelope `{"jsonrpc":"2.0","error":{"code":..,"message":..,"data":..},"id":null}` whose `data`
 /// says what went wrong.
 ///
@@ -160,37 +158,19 @@ impl RpcService {
         }
     }
 
-    /// Answers one HTTP request; what the `Service` impls call.
-    async fn respond<B>(&self, req: Request<B>) -> Response<ResponseBody>
-    where
-        B: Body + Send,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
-        let tag = self.endpoint.tags.tag(req.headers());
-        let span = tracing::debug_span!("http", request_id = %tag, peer = tracing::field::Empty);
-        if let (false, Some(addr)) = (span.is_disabled(), self.peer_addr) {
-            span.record("peer", tracing::field::display(addr));
-        }
-        let mut res = self.answer(req, &tag).instrument(span).await;
-        // A tag is either made here or checked to be plain ASCII, so it is always a valid value.
-        if let Ok(value) = HeaderValue::from_str(&tag) {
-            res.headers_mut().insert(x_request_id(), value);
-        }
-        res
-    }
-
-    async fn answer<B>(&self, req: Request<B>, tag: &Arc<str>) -> Response<ResponseBody>
+    /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
+    async fn answer<B>(
+        &self,
+        req: Request<B>,
+        tag: &Arc<str>,
+        in_flight: Tracked,
+    ) -> Response<ResponseBody>
     where
         B: Body + Send,
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
         let endpoint = &*self.endpoint;
-        // Held until the answer is ready, so that a shutdown waits for it.
-        let Some(_in_flight) = endpoint.shutdown.track_call() else {
-            return reply::unavailable();
-        };
         if req.method() != Method::POST {
             return unread_reply(&req, reply::method_not_allowed(req.method()));
         }
@@ -218,7 +198,7 @@ impl RpcService {
                 stream,
                 &endpoint.replies,
                 &endpoint.streams,
-                _in_flight,
+                in_flight,
                 true,
             )
             .await;
@@ -254,6 +234,25 @@ impl RpcService {
             .observe_overflow(method, id.as_ref(), Transport::Http);
         reply::answer_too_large(bytes, endpoint.max_answer)
     }
+}
+
+/// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
+/// address.
+pub(crate) fn request_span(tag: &str, peer_addr: Option<SocketAddr>) -> tracing::Span {
+    let span = tracing::debug_span!("http", request_id = %tag, peer = tracing::field::Empty);
+    if let (false, Some(addr)) = (span.is_disabled(), peer_addr) {
+        span.record("peer", tracing::field::display(addr));
+    }
+    span
+}
+
+/// `res` with its request's tag in `x-request-id`.
+pub(crate) fn tagged(mut res: Response<ResponseBody>, tag: &str) -> Response<ResponseBody> {
+    // A tag is either made here or checked to be plain ASCII, so it is always a valid value.
+    if let Ok(value) = HeaderValue::from_str(tag) {
+        res.headers_mut().insert(x_request_id(), value);
+    }
+    res
 }
 
 /// `res`, for a request whose body is left unread: the connection cannot carry another request
@@ -340,53 +339,94 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
     }
 }
 
-impl RpcService {
-    /// What both `Service` impls return: the answer, as a future that owns a clone of `self`.
-    fn boxed_respond<B>(&self, req: Request<B>) -> ResponseFuture
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
-        let this = self.clone();
-        Box::pin(async move { Ok(this.respond(req).await) })
-    }
+/// What an endpoint type (a struct with `endpoint.tags`, `endpoint.shutdown` and `peer_addr`, and
+/// an `async fn answer(&self, Request<B>, tag, in_flight) -> Response<ResponseBody>`) is served
+/// with: `respond`, which tags the request (`x-request-id`), counts it for a shutdown (`503` once
+/// one began) and runs it in its span; and the `Service` impls for any request body `B`, tower's
+/// (always ready: limits apply per request, there is no queue) and hyper's, each answering with
+/// a future that owns a clone.
+macro_rules! endpoint_services {
+    ($endpoint:ty) => {
+        impl $endpoint {
+            /// Answers one HTTP request; what the `Service` impls call.
+            async fn respond<B>(
+                &self,
+                req: ::http::Request<B>,
+            ) -> ::http::Response<$crate::http::reply::ResponseBody>
+            where
+                B: ::hyper::body::Body + Send,
+                B::Data: Send,
+                B::Error: Into<$crate::http::service::BoxError>,
+            {
+                use ::tracing::Instrument as _;
+                let tag = self.endpoint.tags.tag(req.headers());
+                // Held until the answer is ready, so that a shutdown waits for it.
+                let res = match self.endpoint.shutdown.track_call() {
+                    Some(in_flight) => {
+                        let span = $crate::http::service::request_span(&tag, self.peer_addr);
+                        self.answer(req, &tag, in_flight).instrument(span).await
+                    }
+                    None => $crate::http::reply::unavailable(),
+                };
+                $crate::http::service::tagged(res, &tag)
+            }
+
+            fn boxed_respond<B>(
+                &self,
+                req: ::http::Request<B>,
+            ) -> $crate::http::service::ResponseFuture
+            where
+                B: ::hyper::body::Body + Send + 'static,
+                B::Data: Send,
+                B::Error: Into<$crate::http::service::BoxError>,
+            {
+                let this = self.clone();
+                Box::pin(async move { Ok(this.respond(req).await) })
+            }
+        }
+
+        impl<B> ::tower_service::Service<::http::Request<B>> for $endpoint
+        where
+            B: ::hyper::body::Body + Send + 'static,
+            B::Data: Send,
+            B::Error: Into<$crate::http::service::BoxError>,
+        {
+            type Response = ::http::Response<$crate::http::reply::ResponseBody>;
+            type Error = ::std::convert::Infallible;
+            type Future = $crate::http::service::ResponseFuture;
+
+            fn poll_ready(
+                &mut self,
+                _cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<Result<(), Self::Error>> {
+                ::std::task::Poll::Ready(Ok(()))
+            }
+
+            fn call(&mut self, req: ::http::Request<B>) -> Self::Future {
+                self.boxed_respond(req)
+            }
+        }
+
+        impl<B> ::hyper::service::Service<::http::Request<B>> for $endpoint
+        where
+            B: ::hyper::body::Body + Send + 'static,
+            B::Data: Send,
+            B::Error: Into<$crate::http::service::BoxError>,
+        {
+            type Response = ::http::Response<$crate::http::reply::ResponseBody>;
+            type Error = ::std::convert::Infallible;
+            type Future = $crate::http::service::ResponseFuture;
+
+            fn call(&self, req: ::http::Request<B>) -> Self::Future {
+                self.boxed_respond(req)
+            }
+        }
+    };
 }
+#[cfg(feature = "mcp")]
+pub(crate) use endpoint_services;
 
-impl<B> tower_service::Service<Request<B>> for RpcService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    /// Always ready: the endpoint has no queue of its own (limits apply per request).
-    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
-}
-
-impl<B> hyper::service::Service<Request<B>> for RpcService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn call(&self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
-}
+endpoint_services!(RpcService);
 
 #[cfg(test)]
 mod tests {

@@ -263,7 +263,8 @@ pub(crate) async fn answer(
     let answer_text = Arc::new(OnceLock::new());
     let methods = methods.clone();
     let answer_slot = Arc::clone(&answer_text);
-    let task = tokio::spawn(async move {
+    // The request's span (its tag, its peer) goes with it into its task.
+    let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
         let _guard = guard;
         if let Some(answer) = methods.handle_in(&text, &ctx).await {
             let answer = one_line(answer);
@@ -273,7 +274,7 @@ pub(crate) async fn answer(
         }
         // The end of input: the loop writes what is queued, then ends, finishing the stream.
         drop(input);
-    });
+    }));
     let abort = cancel_if_gone.then(|| AbortOnDrop(task.abort_handle()));
     match log.first(stream).await {
         First::Nothing => Answered::Lost,

@@ -5,15 +5,9 @@ use std::time::Duration;
 use super::endpoint::McpService;
 use super::server::McpServer;
 use crate::error::check;
-use crate::http::sse::stream_config;
+use crate::http::{HttpServer, HttpServerBuilder};
 use crate::server::{Shutdown, Slots};
 use crate::{ConfigError, Methods, PeerConfig};
-
-/// 256 KiB: see [`McpServerBuilder::max_buffered`].
-const BUDGET: usize = 256 * 1024;
-
-/// How long the headers and the body of a request may each take.
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The protocol revisions whose Streamable HTTP this transport follows.
 const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
@@ -31,7 +25,7 @@ const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 ///     .allowed_origins(["localhost", "https://app.example"])
 ///     .max_sessions(100)
 ///     .session_idle_timeout(Duration::from_secs(600))
-///     .max_message_size(64 * 1024)
+///     .http(|http| http.max_message_size(64 * 1024))
 ///     .replay_buffer(64 * 1024)
 ///     .build()?;
 /// # drop(server);
@@ -40,7 +34,7 @@ const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct McpServerBuilder {
-    methods: Methods,
+    http: HttpServerBuilder,
     path: String,
     allowed_origins: Vec<String>,
     stateless: bool,
@@ -48,14 +42,6 @@ pub struct McpServerBuilder {
     session_idle_timeout: Duration,
     replay_buffer: usize,
     max_in_flight: usize,
-    max_message_size: usize,
-    max_buffered: usize,
-    write_timeout: Option<Duration>,
-    queue: usize,
-    call_timeout: Option<Duration>,
-    max_connections: usize,
-    handler_timeout: Option<Option<Duration>>,
-    drain_timeout: Duration,
 }
 
 /// The checked settings the server runs with.
@@ -79,7 +65,7 @@ pub(crate) struct Settings {
 impl McpServerBuilder {
     pub(crate) fn new(methods: Methods) -> Self {
         Self {
-            methods,
+            http: HttpServer::builder(methods),
             path: "/mcp".to_owned(),
             allowed_origins: ["localhost", "127.0.0.1", "[::1]"]
                 .map(String::from)
@@ -87,16 +73,8 @@ impl McpServerBuilder {
             stateless: false,
             max_sessions: 1000,
             session_idle_timeout: Duration::from_secs(30 * 60),
-            replay_buffer: BUDGET / 2,
+            replay_buffer: 128 * 1024,
             max_in_flight: 128,
-            max_message_size: BUDGET / 2,
-            max_buffered: BUDGET,
-            write_timeout: Some(Duration::from_secs(30)),
-            queue: 1024,
-            call_timeout: Some(Duration::from_secs(60)),
-            max_connections: 10_000,
-            handler_timeout: None,
-            drain_timeout: Duration::from_secs(30),
         }
     }
 
@@ -163,60 +141,29 @@ impl McpServerBuilder {
         self
     }
 
-    /// The largest message taken (default 128 KiB); a larger body is answered `413`.
-    pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.max_message_size = bytes;
-        self
-    }
-
-    /// What one stream (a request's SSE answer, or a session's GET stream) may hold for its
-    /// client, in bytes (default 256 KiB): events not yet sent, and the message being read; at
-    /// least twice `max_message_size`. Past it the stream's connection closes (its client is not
-    /// reading): a handler's pushes fail, and the stream ends after what it holds.
-    pub fn max_buffered(mut self, bytes: usize) -> Self {
-        self.max_buffered = bytes;
-        self
-    }
-
-    /// The longest a reply's write may go without the client taking a byte (default 30 s);
-    /// then the connection is dropped. `None` never drops it.
-    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.write_timeout = limit;
-        self
-    }
-
-    /// How many messages one stream's connection may have waiting to be written (default
-    /// 1 024); past it, as past `max_buffered`.
-    pub fn queue(mut self, messages: usize) -> Self {
-        self.queue = messages;
-        self
-    }
-
-    /// How long a handler's call to its client waits for the answer (default 60 s); `None`
-    /// waits forever.
-    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.call_timeout = limit;
-        self
-    }
-
-    /// How many connections are served at once (default 10 000); at the cap the server stops
-    /// accepting until one closes.
-    pub fn max_connections(mut self, connections: usize) -> Self {
-        self.max_connections = connections;
-        self
-    }
-
-    /// Sets the table's handler timeout ([`Methods::handler_timeout`]); left unset, the table
-    /// keeps its own.
-    pub fn handler_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.handler_timeout = Some(limit);
-        self
-    }
-
-    /// How long a shutdown waits for requests running and connections open (default 30 s).
-    /// Sessions end when it begins, and with them their GET streams.
-    pub fn drain_timeout(mut self, budget: Duration) -> Self {
-        self.drain_timeout = budget;
+    /// Sets what the endpoint shares with [`HttpServer`]'s, each as
+    /// [`HttpServerBuilder`] has it (its default, its check): the largest message
+    /// (`max_message_size`, default 128 KiB); what one stream (a request's SSE answer, or a
+    /// session's GET stream) may hold for its client, `max_buffered` bytes (default 256 KiB) and
+    /// `queue` messages (default 1 024), past which the stream's connection closes; the
+    /// `write_timeout` (default 30 s); `call_timeout`, how long a handler's call to its client
+    /// waits (default 60 s); `max_connections` (default 10 000); the header and body read
+    /// timeouts; `handler_timeout` and `batches` of the table; `drain_timeout` (default 30 s),
+    /// sessions ending when a shutdown begins. Its paths, WebSocket settings and `map_context`
+    /// are not used.
+    ///
+    /// ```
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::mcp::McpServer;
+    ///
+    /// let err = McpServer::builder(Methods::new())
+    ///     .http(|http| http.max_message_size(1 << 20).max_buffered(1 << 20))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.key(), "max_buffered");
+    /// ```
+    pub fn http(mut self, settings: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder) -> Self {
+        self.http = settings(self.http);
         self
     }
 
@@ -226,10 +173,9 @@ impl McpServerBuilder {
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a `path` not starting with
     /// `/` or holding `?`, `#` or whitespace; an origin that is empty; a zero `max_sessions`,
-    /// `session_idle_timeout`, `max_in_flight` or `max_message_size`; a `replay_buffer` neither
-    /// zero nor at least `max_message_size`; a `max_buffered` below twice `max_message_size`; a
-    /// `queue` or `max_connections` of zero or above what a Tokio channel holds; a zero
-    /// `write_timeout`, `call_timeout` or `handler_timeout` (use `None`).
+    /// `session_idle_timeout` or `max_in_flight`; an [`http`](Self::http) setting, for the
+    /// reasons [`HttpServerBuilder::build`] gives; a `replay_buffer` neither zero nor at least
+    /// `max_message_size`.
     pub fn build(self) -> Result<McpServer, ConfigError> {
         crate::http::check_path("path", &self.path)?;
         if self.allowed_origins.iter().any(|o| o.trim().is_empty()) {
@@ -238,29 +184,15 @@ impl McpServerBuilder {
         check::at_least_one("max_sessions", self.max_sessions)?;
         check::limit("session_idle_timeout", self.session_idle_timeout)?;
         check::at_least_one("max_in_flight", self.max_in_flight)?;
-        check::at_least_one("max_message_size", self.max_message_size)?;
-        if self.replay_buffer != 0 && self.replay_buffer < self.max_message_size {
+        let http = self.http.checked()?;
+        if self.replay_buffer != 0 && self.replay_buffer < http.max_message_size {
             return Err(ConfigError::new(
                 "replay_buffer",
                 format!(
                     "must be zero or hold a message of `max_message_size` ({} bytes)",
-                    self.max_message_size
+                    http.max_message_size
                 ),
             ));
-        }
-        check::budget("max_buffered", self.max_buffered, self.max_message_size)?;
-        check::optional_limit("write_timeout", self.write_timeout)?;
-        let streams = stream_config(
-            self.max_message_size,
-            self.max_buffered,
-            self.queue,
-            self.call_timeout,
-        )?;
-        check::permits("max_connections", self.max_connections)?;
-        check::optional_limit("handler_timeout", self.handler_timeout.flatten())?;
-        let mut methods = self.methods;
-        if let Some(limit) = self.handler_timeout {
-            methods.handler_timeout(limit);
         }
         let settings = Settings {
             path: self.path.into(),
@@ -271,15 +203,15 @@ impl McpServerBuilder {
             session_idle_timeout: self.session_idle_timeout,
             replay_buffer: self.replay_buffer,
             max_in_flight: self.max_in_flight,
-            max_message_size: self.max_message_size,
-            body_read_timeout: READ_TIMEOUT,
-            header_read_timeout: READ_TIMEOUT,
-            write_timeout: self.write_timeout,
-            streams,
+            max_message_size: http.max_message_size,
+            body_read_timeout: http.body_read_timeout,
+            header_read_timeout: http.header_read_timeout,
+            write_timeout: http.write_timeout,
+            streams: http.streams,
         };
-        let shutdown = Shutdown::new(self.drain_timeout);
-        let slots = Slots::new(self.max_connections);
-        let endpoint = McpService::new(methods, settings.clone(), shutdown);
+        let shutdown = Shutdown::new(http.drain_timeout);
+        let slots = Slots::new(http.max_connections);
+        let endpoint = McpService::new(http.methods, settings.clone(), shutdown);
         Ok(McpServer::new(endpoint, settings, slots))
     }
 }
@@ -304,17 +236,22 @@ mod tests {
         );
         assert_eq!(key_of(b().max_in_flight(0)), "max_in_flight");
         assert_eq!(key_of(b().replay_buffer(10)), "replay_buffer");
-        assert_eq!(key_of(b().max_message_size(1 << 20)), "replay_buffer");
+        let big = |http: HttpServerBuilder| http.max_message_size(1 << 20).max_buffered(2 << 20);
+        assert_eq!(key_of(b().http(big)), "replay_buffer");
+        assert!(b().http(big).replay_buffer(1 << 20).build().is_ok());
         assert_eq!(
-            key_of(b().max_message_size(1 << 20).replay_buffer(0)),
+            key_of(b().http(|h| h.max_message_size(1 << 20))),
             "max_buffered"
         );
-        assert_eq!(key_of(b().queue(0)), "queue");
+        assert_eq!(key_of(b().http(|h| h.queue(0))), "queue");
         assert_eq!(
-            key_of(b().call_timeout(Some(Duration::ZERO))),
+            key_of(b().http(|h| h.call_timeout(Some(Duration::ZERO)))),
             "call_timeout"
         );
-        assert_eq!(key_of(b().max_connections(0)), "max_connections");
+        assert_eq!(
+            key_of(b().http(|h| h.max_connections(0))),
+            "max_connections"
+        );
         assert!(b().replay_buffer(0).stateless(true).build().is_ok());
     }
 }

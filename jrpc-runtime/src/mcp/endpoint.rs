@@ -1,11 +1,9 @@
 //! The MCP endpoint: one HTTP request in, one response out, by the rules of Streamable HTTP
 //! (see the [module docs](super)).
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::task::{Context as TaskContext, Poll};
 
 use ::http::header::{ALLOW, HeaderName};
 use ::http::request::Parts;
@@ -17,16 +15,13 @@ use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
-use crate::http::request_id::{Tags, x_request_id};
-use crate::http::service::{ResponseFuture, read_post, unread_reply};
+use crate::http::request_id::Tags;
+use crate::http::service::{BoxError, read_post, unread_reply};
 use crate::http::sse::{self, Replies};
+use crate::server::Shutdown;
 use crate::server::reply::{envelope, refusal};
-use crate::server::{Shutdown, ShutdownHandle};
 use crate::wire::{Incoming, incoming};
 use crate::{ErrorCode, Methods, RpcError, Transport};
-
-/// The error type request bodies may fail with.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// `Mcp-Session-Id`.
 fn session_header() -> HeaderName {
@@ -116,45 +111,25 @@ impl McpService {
         self
     }
 
-    /// A handle to shut this endpoint (and the server it came from) down gracefully; sessions
-    /// end when it begins.
-    pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle::new(Arc::clone(&self.endpoint.shutdown))
-    }
-
-    pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
-        &self.endpoint.shutdown
-    }
-
     /// How many sessions are open.
     pub fn sessions(&self) -> usize {
         self.endpoint.sessions.len()
     }
 
-    async fn respond<B>(&self, req: Request<B>) -> Response<ResponseBody>
-    where
-        B: Body + Send,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
-        let tag = self.endpoint.tags.tag(req.headers());
-        let mut res = self.answer(req, &tag).await;
-        if let Ok(value) = HeaderValue::from_str(&tag) {
-            res.headers_mut().insert(x_request_id(), value);
-        }
-        res
+    /// The shutdown state it shares with its server: sessions end when a shutdown begins.
+    pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
+        &self.endpoint.shutdown
     }
 
-    async fn answer<B>(&self, req: Request<B>, tag: &Arc<str>) -> Response<ResponseBody>
-    where
-        B: Body + Send,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
+    /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer
+    /// is ready.
+    async fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
+        &self,
+        req: Request<B>,
+        tag: &Arc<str>,
+        in_flight: crate::server::Tracked,
+    ) -> Response<ResponseBody> {
         let endpoint = &*self.endpoint;
-        let Some(in_flight) = endpoint.shutdown.track_call() else {
-            return reply::unavailable();
-        };
         self.watch_shutdown();
         let settings = &endpoint.settings;
         if let Some(res) = check_origin(req.headers(), &settings.allowed_origins)
@@ -188,13 +163,9 @@ impl McpService {
         if settings.stateless {
             return self.post(parts, text, posted, None, in_flight, tag).await;
         }
-        let session = match session_of(&parts.headers) {
-            Some(Ok(id)) => match endpoint.sessions.get(id) {
-                Some(session) => session,
-                None => return unknown_session(),
-            },
-            Some(Err(res)) => return res,
-            None if is_initialize(&text) => match endpoint.sessions.create() {
+        let session = match self.session(&parts.headers) {
+            Ok(session) => session,
+            Err(NoSession::Missing) if is_initialize(&text) => match endpoint.sessions.create() {
                 Ok(session) => {
                     let mut res = self
                         .post(parts, text, posted, Some(&session), in_flight, tag)
@@ -217,7 +188,7 @@ impl McpService {
                     return envelope(StatusCode::INTERNAL_SERVER_ERROR, &RpcError::internal());
                 }
             },
-            None => return missing_session(),
+            Err(refused) => return refused.reply(),
         };
         self.post(parts, text, posted, Some(&session), in_flight, tag)
             .await
@@ -309,7 +280,7 @@ impl McpService {
         }
         let session = match self.session(req.headers()) {
             Ok(session) => session,
-            Err(res) => return res,
+            Err(refused) => return refused.reply(),
         };
         let resume = req
             .headers()
@@ -335,20 +306,16 @@ impl McpService {
     /// `DELETE`: ends the session.
     fn delete<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
         match session_of(req.headers()) {
-            Some(Ok(id)) if self.endpoint.sessions.remove(id) => reply::no_content(),
-            Some(Ok(_)) => unknown_session(),
-            Some(Err(res)) => res,
-            None => missing_session(),
+            Ok(id) if self.endpoint.sessions.remove(id) => reply::no_content(),
+            Ok(_) => NoSession::Unknown.reply(),
+            Err(refused) => refused.reply(),
         }
     }
 
     /// The open session a request names, or the reply refusing it.
-    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<ResponseBody>> {
-        match session_of(headers) {
-            Some(Ok(id)) => self.endpoint.sessions.get(id).ok_or_else(unknown_session),
-            Some(Err(res)) => Err(res),
-            None => Err(missing_session()),
-        }
+    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, NoSession> {
+        let id = session_of(headers)?;
+        self.endpoint.sessions.get(id).ok_or(NoSession::Unknown)
     }
 
     /// Ends every session when a shutdown begins, so that their GET streams end and connections
@@ -368,29 +335,41 @@ impl McpService {
     }
 }
 
-/// The session id a request carries: `None` without one, `Err` (`400`) for one that is not text.
-fn session_of(headers: &HeaderMap) -> Option<Result<&str, Response<ResponseBody>>> {
-    let value = headers.get(session_header())?;
-    Some(value.to_str().map_err(|_| {
-        refusal(
-            StatusCode::BAD_REQUEST,
-            "`Mcp-Session-Id` is not visible ASCII",
-        )
-    }))
+/// Why a request names no open session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoSession {
+    /// No `Mcp-Session-Id`.
+    Missing,
+    /// One that is not visible ASCII.
+    NotText,
+    /// One no open session has.
+    Unknown,
 }
 
-fn missing_session() -> Response<ResponseBody> {
-    refusal(
-        StatusCode::BAD_REQUEST,
-        "no `Mcp-Session-Id`: send the id the initialize response carried, or initialize first",
-    )
+impl NoSession {
+    /// `400` for a missing or unreadable id, `404` for an unknown one.
+    fn reply(self) -> Response<ResponseBody> {
+        match self {
+            Self::Missing => refusal(
+                StatusCode::BAD_REQUEST,
+                "no `Mcp-Session-Id`: send the id the initialize response carried, or initialize first",
+            ),
+            Self::NotText => refusal(
+                StatusCode::BAD_REQUEST,
+                "`Mcp-Session-Id` is not visible ASCII",
+            ),
+            Self::Unknown => refusal(
+                StatusCode::NOT_FOUND,
+                "no such session (it ended or expired): initialize a new one",
+            ),
+        }
+    }
 }
 
-fn unknown_session() -> Response<ResponseBody> {
-    refusal(
-        StatusCode::NOT_FOUND,
-        "no such session (it ended or expired): initialize a new one",
-    )
+/// The session id a request carries.
+fn session_of(headers: &HeaderMap) -> Result<&str, NoSession> {
+    let value = headers.get(session_header()).ok_or(NoSession::Missing)?;
+    value.to_str().map_err(|_| NoSession::NotText)
 }
 
 /// `405`, with what is allowed.
@@ -502,52 +481,7 @@ fn route_answers(replies: &Replies, text: &str) {
     }
 }
 
-impl McpService {
-    fn boxed_respond<B>(&self, req: Request<B>) -> ResponseFuture
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
-        let this = self.clone();
-        Box::pin(async move { Ok(this.respond(req).await) })
-    }
-}
-
-impl<B> tower_service::Service<Request<B>> for McpService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    /// Always ready: limits apply per request.
-    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
-}
-
-impl<B> hyper::service::Service<Request<B>> for McpService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn call(&self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
-}
+crate::http::service::endpoint_services!(McpService);
 
 #[cfg(test)]
 mod tests {

@@ -42,7 +42,7 @@
 //! to [`replay_buffer`](McpServerBuilder::replay_buffer) bytes, so that a client whose stream broke
 //! can `GET` with `Last-Event-ID` and get what followed, on that stream only. A request runs on
 //! when its client goes; what it sends waits in the session, within
-//! [`max_buffered`](McpServerBuilder::max_buffered), for a client that resumes.
+//! `max_buffered` ([`http`](McpServerBuilder::http)), for a client that resumes.
 //!
 //! # Bounds
 //!
@@ -50,12 +50,12 @@
 //! | --- | --- |
 //! | sessions | [`max_sessions`](McpServerBuilder::max_sessions), each ended after [`session_idle_timeout`](McpServerBuilder::session_idle_timeout) unused |
 //! | requests running in a session | [`max_in_flight`](McpServerBuilder::max_in_flight) |
-//! | events waiting to be sent, per stream | [`max_buffered`](McpServerBuilder::max_buffered) bytes and [`queue`](McpServerBuilder::queue) messages; past them the stream's connection closes |
+//! | events waiting to be sent, per stream | `max_buffered` ([`http`](McpServerBuilder::http)) bytes and `queue` messages; past them the stream's connection closes |
 //! | events kept for replay, per session | [`replay_buffer`](McpServerBuilder::replay_buffer) bytes |
 //! | answers awaited from the client, per stream | `queue` (the oldest is forgotten past it) |
-//! | a message | [`max_message_size`](McpServerBuilder::max_message_size) |
-//! | a write the client does not take | [`write_timeout`](McpServerBuilder::write_timeout) |
-//! | connections | [`max_connections`](McpServerBuilder::max_connections) |
+//! | a message | `max_message_size` |
+//! | a write the client does not take | `write_timeout` |
+//! | connections | `max_connections` (all [`http`](McpServerBuilder::http)) |
 //!
 //! # Not done
 //!

@@ -17,7 +17,7 @@ use crate::Methods;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
 use crate::http::{drive, http1_settings};
-use crate::server::{Io, ShutdownHandle, Slots, accept_loop};
+use crate::server::{Io, ShutdownHandle, Slots, serve_each};
 
 /// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
 /// elsewhere, keep-alive connections, limits, and a graceful shutdown. See the
@@ -44,14 +44,14 @@ impl McpServer {
     }
 
     pub(crate) fn new(endpoint: McpService, settings: Settings, slots: Slots) -> Self {
-        let http1 = http1_settings(settings.header_read_timeout);
+        let inner = Inner {
+            http1: http1_settings(settings.header_read_timeout),
+            endpoint,
+            settings,
+            slots,
+        };
         Self {
-            inner: Arc::new(Inner {
-                endpoint,
-                settings,
-                http1,
-                slots,
-            }),
+            inner: Arc::new(inner),
         }
     }
 
@@ -64,27 +64,7 @@ impl McpServer {
     /// A handle to shut the server down gracefully: sessions end, requests running may finish
     /// within the drain budget.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        self.inner.endpoint.shutdown_handle()
-    }
-
-    /// Accepts connections on `listener` and serves each in its own task, until a shutdown
-    /// begins; at `max_connections` it waits for one to close before accepting another.
-    pub async fn serve(&self, listener: TcpListener) {
-        let shutdown = Arc::clone(self.inner.endpoint.shutdown());
-        accept_loop(
-            listener,
-            &self.inner.slots,
-            &shutdown,
-            "MCP",
-            |stream, peer, slot| {
-                let serving = self.serve_connection(stream, Some(peer));
-                tokio::spawn(async move {
-                    serving.await;
-                    drop(slot);
-                });
-            },
-        )
-        .await;
+        ShutdownHandle::new(Arc::clone(self.inner.endpoint.shutdown()))
     }
 
     /// Serves one connection until the client closes it, it times out, or a shutdown closes it;
@@ -94,24 +74,39 @@ impl McpServer {
         io: impl Io,
         peer_addr: Option<SocketAddr>,
     ) -> impl Future<Output = ()> + Send + 'static {
-        let endpoint = match peer_addr {
-            Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
-            None => self.inner.endpoint.clone(),
-        };
-        let shutdown = Arc::clone(self.inner.endpoint.shutdown());
-        let counted = shutdown.track_connection();
+        let mcp = &self.inner.endpoint;
         let router = Router {
-            endpoint,
+            endpoint: peer_addr
+                .map_or_else(|| mcp.clone(), |addr| mcp.clone().with_peer_addr(addr)),
             path: self.inner.settings.path.clone(),
         };
+        let counted = mcp.shutdown().track_connection();
+        let write_timeout = self.inner.settings.write_timeout;
+        let shutdown = Arc::clone(mcp.shutdown());
         drive(
             &self.inner.http1,
             io,
             router,
-            self.inner.settings.write_timeout,
+            write_timeout,
             shutdown,
             counted,
         )
+    }
+
+    /// Accepts connections on `listener` and serves each in its own task (as
+    /// [`serve_connection`](Self::serve_connection)), until a shutdown begins; at
+    /// `max_connections` it waits for one to close before accepting another.
+    pub async fn serve(&self, listener: TcpListener) {
+        let connection = |stream, peer| self.serve_connection(stream, Some(peer));
+        let slots = &self.inner.slots;
+        serve_each(
+            listener,
+            slots,
+            self.inner.endpoint.shutdown(),
+            "MCP",
+            connection,
+        )
+        .await;
     }
 }
 

@@ -31,5 +31,6 @@ mod handle;
 pub(crate) use budget::{Budget, Room, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
+#[cfg(feature = "http")]
 pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};

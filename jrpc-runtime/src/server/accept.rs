@@ -1,6 +1,7 @@
 //! The accept loop every server runs: a connection cap, a loop that survives failed accepts, and
 //! an end when a shutdown begins.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -74,6 +75,31 @@ pub(crate) async fn accept_loop(
         serve(stream, peer, slot);
     }
     tracing::info!("stopped accepting {what} connections");
+}
+
+/// [`accept_loop`], serving each connection with the future `connection` makes of it, in a task
+/// of its own that holds the connection's slot until the future ends.
+#[cfg_attr(
+    not(any(feature = "ws", feature = "mcp")),
+    allow(dead_code, reason = "the servers without upgrades use it")
+)]
+pub(crate) async fn serve_each<F>(
+    listener: TcpListener,
+    slots: &Slots,
+    shutdown: &Shutdown,
+    what: &'static str,
+    connection: impl Fn(TcpStream, SocketAddr) -> F,
+) where
+    F: Future<Output = ()> + Send + 'static,
+{
+    accept_loop(listener, slots, shutdown, what, |stream, peer, slot| {
+        let serving = connection(stream, peer);
+        tokio::spawn(async move {
+            serving.await;
+            drop(slot);
+        });
+    })
+    .await;
 }
 
 /// Errors that concern one incoming connection only (it was reset before it was taken).

@@ -22,7 +22,7 @@ mod shutdown;
 #[cfg(feature = "ws")]
 mod topics;
 
-pub(crate) use accept::{Slot, Slots, accept_loop};
+pub(crate) use accept::{Slot, Slots, accept_loop, serve_each};
 pub use io::Io;
 pub use shutdown::{Drained, ShutdownHandle};
 pub(crate) use shutdown::{Shutdown, Tracked};
