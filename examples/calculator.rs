@@ -6,6 +6,7 @@
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
 //! cargo run --example calculator -- --drain-timeout 5             # seconds calls may finish in at the end
+//! cargo run --example calculator -- --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379   # topics shared by every replica
 //! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
 //!
@@ -14,13 +15,17 @@
 //! calls before it exits. Either way, when the drain time (default 10 s over stdio, 30 s over
 //! the network) runs out with calls still in flight, it says so and exits 1.
 //! Every transport answers `rpc.discover` with the OpenRPC document that `--openrpc` prints.
+//!
+//! `watch(topic)` and `announce(topic, text)` reach the connections of this process; with
+//! `--redis URL` (over the network or stdio) those of every calculator on that Redis too. If
+//! Redis cannot be reached at start-up it prints the URL and exits 1.
 
 use std::io::Write as _;
 use std::time::Duration;
 
-use jrpc_examples::{calculator_info, calculator_methods};
+use jrpc_examples::{Calc, calculator_info, calculator_methods};
 use jrpc_runtime::http::HttpServer;
-use jrpc_runtime::server::Drained;
+use jrpc_runtime::server::{Drained, Topics};
 use jrpc_runtime::{Framing, PeerConfig};
 
 #[tokio::main]
@@ -29,7 +34,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|arg| arg == flag);
     if has("--openrpc") {
-        let document = calculator_methods().openrpc(&calculator_info());
+        let document = calculator_methods(Calc::default()).openrpc(&calculator_info());
         if let Err(err) = writeln!(std::io::stdout().lock(), "{document:#}") {
             eprintln!("calculator: {err}");
             std::process::exit(1);
@@ -49,6 +54,21 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    let topics = match value("--redis") {
+        Some(url) => match Topics::redis(url.as_str())
+            .channel_prefix("calculator:")
+            .connect()
+            .await
+        {
+            Ok(topics) => topics,
+            Err(err) => {
+                eprintln!("calculator: {err}");
+                std::process::exit(1);
+            }
+        },
+        None => Topics::new(),
+    };
+    let calc = Calc::with_topics(topics.clone());
     let result = if has("--stdio") {
         let framing = if has("--content-length") {
             Framing::ContentLength
@@ -60,14 +80,14 @@ async fn main() {
             config = config.drain_timeout(drain);
         }
         match config.build() {
-            Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(), config)
+            Ok(config) => jrpc_runtime::stdio::serve(calculator_methods(calc), config)
                 .await
                 .map_err(|err| err.to_string()),
             Err(err) => Err(err.to_string()),
         }
     } else {
         let listen = value("--listen").map_or("127.0.0.1:8080", String::as_str);
-        serve_network(listen, drain).await
+        serve_network(listen, calc, topics, drain).await
     };
     if let Err(err) = result {
         eprintln!("calculator: {err}");
@@ -75,8 +95,13 @@ async fn main() {
     }
 }
 
-async fn serve_network(listen: &str, drain: Option<Duration>) -> Result<(), String> {
-    let mut server = HttpServer::builder(calculator_methods());
+async fn serve_network(
+    listen: &str,
+    calc: Calc,
+    topics: Topics,
+    drain: Option<Duration>,
+) -> Result<(), String> {
+    let mut server = HttpServer::builder(calculator_methods(calc)).topics(topics);
     if let Some(drain) = drain {
         server = server.drain_timeout(drain);
     }

@@ -20,12 +20,13 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, ChildStdin, Command};
 use tokio_tungstenite::tungstenite::Message;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use jrpc_bench::{BoxError, Ws, cpu_seconds, raise_nofile};
+
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
 /// How long a load-generator round warms up before it starts counting.
@@ -159,36 +160,11 @@ fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
         writeln!(out, "listening {addr}")?;
         out.flush()?;
         drop(out);
-        let mut stdin = tokio::io::stdin();
-        let mut buf = [0u8; 64];
-        let closed = async {
-            while let Ok(n) = stdin.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-            }
-        };
-        tokio::select! {
-            () = closed => {}
-            () = tokio::time::sleep(max) => eprintln!("{}: --max-seconds reached, exiting", server.name()),
-        }
+        jrpc_bench::until_stdin_closes(max, server.name()).await;
         Ok::<_, BoxError>(())
     })?;
     // The runtime's blocking stdin reader would keep a graceful shutdown waiting.
     std::process::exit(0)
-}
-
-/// CPU time (user and system, all threads) process `pid` has used, in seconds.
-fn cpu_seconds(pid: &str) -> Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let after_name = stat.rsplit_once(')').ok_or("bad /proc stat")?.1;
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // Fields 14 and 15 of proc(5), counted from the state (field 3).
-    let utime: u64 = fields.get(11).ok_or("no utime")?.parse()?;
-    let stime: u64 = fields.get(12).ok_or("no stime")?.parse()?;
-    // SAFETY: sysconf reads a constant.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Ok((utime + stime) as f64 / ticks)
 }
 
 /// A server child process.
@@ -458,17 +434,9 @@ async fn http_round(server: &ServerProcess, connections: usize, seconds: f64) ->
     Ok(stats)
 }
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
-
 async fn ws_connect(server: &ServerProcess) -> Result<Ws> {
     let url = format!("ws://{}{}", server.addr, server.server.ws_path());
-    let (ws, _) = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        tokio_tungstenite::connect_async_with_config(url, None, true),
-    )
-    .await
-    .map_err(|_| "WebSocket connect timed out")??;
-    Ok(ws)
+    jrpc_bench::ws_connect(&url, CONNECT_TIMEOUT).await
 }
 
 /// One WebSocket connection keeping `in_flight` calls outstanding until the window closes,
@@ -625,20 +593,6 @@ async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64
         before,
         after,
     ))
-}
-
-fn raise_nofile(wanted: u64) {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit only read and write the struct given.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
-            limit.rlim_cur = wanted.min(limit.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
 }
 
 struct Options {

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::{Caller as _, Context, Methods, RpcError, ServiceInfo, rpc_service};
+use jrpc_runtime::server::{SubscribeError, Topics};
+use jrpc_runtime::{Caller as _, Context, ErrorCode, Methods, RpcError, ServiceInfo, rpc_service};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -34,6 +35,13 @@ pub trait Calculator {
     /// Sends `count` notifications `tick {"n": i}` on the caller's connection, then answers
     /// `count`; an error where the transport cannot push (HTTP without an SSE answer).
     async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError>;
+    /// Subscribes the caller's connection to `topic`'s announcements (a second watch of one
+    /// topic changes nothing); answers once announcements from every replica reach it. An error
+    /// where the transport cannot push (HTTP).
+    async fn watch(&self, ctx: &Context, topic: String) -> Result<(), RpcError>;
+    /// Sends the notification `announcement {"topic": topic, "text": text}` to every connection
+    /// watching `topic`, on every replica sharing this one's Redis.
+    async fn announce(&self, topic: String, text: String) -> Result<(), RpcError>;
     /// Accepts anything; does nothing visible.
     #[notification]
     #[rpc(params = whole)]
@@ -48,8 +56,26 @@ pub trait Calculator {
     async fn notify_sum(&self, values: Value);
 }
 
-/// The calculator's implementation.
-pub struct Calc;
+/// The params of the notification `announcement`, members in this order.
+#[derive(serde::Serialize)]
+struct Announcement<'a> {
+    topic: &'a str,
+    text: &'a str,
+}
+
+/// The calculator's implementation; its topics are local to the process unless it is made
+/// with a registry shared through Redis ([`Calc::with_topics`]).
+#[derive(Clone, Debug, Default)]
+pub struct Calc {
+    topics: Topics,
+}
+
+impl Calc {
+    /// A calculator whose `watch` and `announce` use `topics`.
+    pub fn with_topics(topics: Topics) -> Self {
+        Self { topics }
+    }
+}
 
 /// What the calculator's OpenRPC document says of the service.
 pub fn calculator_info() -> ServiceInfo {
@@ -58,9 +84,9 @@ pub fn calculator_info() -> ServiceInfo {
     )
 }
 
-/// The calculator's method table, answering `rpc.discover` as well.
-pub fn calculator_methods() -> Methods {
-    let mut methods = Calc.into_methods();
+/// The method table of `calc`, answering `rpc.discover` as well.
+pub fn calculator_methods(calc: Calc) -> Methods {
+    let mut methods = calc.into_methods();
     methods.discovery(calculator_info());
     methods
 }
@@ -115,6 +141,33 @@ impl Calculator for Calc {
                 .map_err(|err| RpcError::new(3, err.to_string()))?;
         }
         Ok(count)
+    }
+
+    async fn watch(&self, ctx: &Context, topic: String) -> Result<(), RpcError> {
+        match self.topics.subscribe(ctx, &topic) {
+            Ok(_) => {}
+            Err(SubscribeError::NoConnection) => {
+                return Err(RpcError::new(
+                    ErrorCode::SERVER_ERROR,
+                    "watch needs a connection that stays open (WebSocket or stdio): \
+                     announcements cannot be pushed over HTTP",
+                ));
+            }
+            Err(err) => return Err(err.into()),
+        }
+        self.topics.ready(&topic).await;
+        Ok(())
+    }
+
+    async fn announce(&self, topic: String, text: String) -> Result<(), RpcError> {
+        let params = Announcement {
+            topic: &topic,
+            text: &text,
+        };
+        self.topics
+            .publish(&topic, "announcement", params)
+            .map_err(|err| RpcError::new(4, format!("announce failed: {err}")))?;
+        Ok(())
     }
 
     async fn update(&self, _values: Value) {}

@@ -8,7 +8,7 @@
 //!
 //! - `Methods::handle`: the dispatcher alone, one request body in and one answer out; what every
 //!   transport pays at least.
-//! - `round trip, one at a time`: `Peer::call` to a second `Peer` over an in-memory stream and
+//! - `round trip, one at a time`: `Caller::call` on a `Peer`, to a second `Peer` over an in-memory stream and
 //!   back, each call waiting for the one before it (latency-bound).
 //! - `round trip, 64 in flight`: 64 calls sent at once and awaited together (throughput-bound).
 //!

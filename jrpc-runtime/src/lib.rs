@@ -10,8 +10,10 @@
 //!   `Content-Length`); [`Peer`] is a two-way connection over them; [`stdio`] serves on
 //!   stdin/stdout or calls a child process.
 //! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`]
-//!   picks one by URL; [`server`] holds what both servers share. A `POST` asking for
-//!   `text/event-stream` gets an SSE answer, its handler's [`Context::peer`] live meanwhile.
+//!   picks one by URL; [`server`] holds what both servers share, and topics: notifications for
+//!   groups of connections on any transport that stays open, local or across replicas on Redis.
+//!   A `POST` asking for `text/event-stream` gets an SSE answer, its handler's
+//!   [`Context::peer`] live meanwhile.
 //! - [`mcp`] serves MCP's Streamable HTTP (sessions, the GET stream, resumability) on those
 //!   pieces.
 //!
@@ -28,7 +30,7 @@
 //! peer      PeerConfig, the Peer handle (a Caller), the connection loop, cancellation; framing below it
 //!   ^
 //! server    accept loop + connection cap, shutdown (CancellationToken + TaskTracker),
-//!   ^       the replies a server writes itself, topics
+//!   ^       the replies a server writes itself, topics (local, or across replicas on Redis)
 //!   |
 //! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with;
 //!   ^       http's SSE answers run a request with a Peer whose writes are its events
@@ -46,13 +48,14 @@
 //! | --- | --- | --- |
 //! | `macros` | [`rpc_service`] | yes |
 //! | `http` | [`http`]: the server on hyper 1, the endpoint as a tower service, the client; [`server`] | yes |
-//! | `ws` | [`ws`]: the server and client on tokio-tungstenite, topics; [`server`] | yes |
+//! | `ws` | [`ws`]: the server and client on tokio-tungstenite; [`server`] | yes |
 //! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
+//! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
 //! | `mcp` | [`mcp`]: MCP's Streamable HTTP server; implies `http`, adds getrandom (session ids) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
-//! the peer, framing and stdio: an LSP or MCP server over stdio compiles no hyper, `http` or
-//! tungstenite.
+//! the peer, framing, stdio and topics: an LSP or MCP server over stdio compiles no hyper, `http`
+//! or tungstenite. `redis` adds the Redis client alone, with or without the servers.
 //!
 //! ## Discovery
 //!
@@ -113,6 +116,17 @@
 //! once. Handlers hold their params while they run: that memory is bounded by `max_in_flight`
 //! and `max_message_size`, not by the budget.
 //!
+//! ## Topics
+//!
+//! A [`Topics`](server::Topics) registry names groups of connections and sends one notification
+//! to every connection of a group. Any connection that stays open can join (WebSocket, stdio, any
+//! stream served as a [`Peer`]), so topics are built in every feature set; a connection leaves
+//! its groups when its loop ends. [`Topics::new`](server::Topics::new) serves one process;
+//! [`Topics::redis`](server::Topics::redis) (feature `redis`) every replica on one Redis: the
+//! publishing replica's own subscribers get a message locally, the others' through Redis, once
+//! each. While Redis is away local topics go on, publishes are held in a bounded queue and the
+//! link reconnects; what is published while a replica is not subscribed again does not reach it.
+//!
 //! ## Logs
 //!
 //! The crate logs with [`tracing`](https://docs.rs/tracing); install any subscriber to see it. The
@@ -122,7 +136,7 @@
 //! | --- | --- |
 //! | `DEBUG` | one event per request (batch elements included), on every transport: `method`, `id` (`none` for a notification), `transport`, `elapsed`, `outcome` (`ok` or `error CODE`); each request also runs in an `rpc` span that records its outcome |
 //! | `INFO` | nothing per request: a server starting, stopping accepting, draining and drained |
-//! | `WARN` | connections refused (a bad WebSocket handshake) or closed by the server (idle, oversize, a protocol error, a full queue, the drain budget spent), messages skipped as too long, notifications whose params did not decode |
+//! | `WARN` | connections refused (a bad WebSocket handshake) or closed by the server (idle, oversize, a protocol error, a full queue, the drain budget spent), messages skipped as too long, notifications whose params did not decode, a topics registry's Redis link lost (`INFO` when it is back) and each publish its full queue dropped |
 //! | `ERROR` | failures answered `-32603`: a handler that panicked or timed out, a result that could not be encoded, a reserved code |
 //!
 //! With `tracing-subscriber` and `RUST_LOG=debug` (`EnvFilter`, on stderr, as the examples do), a
@@ -217,8 +231,6 @@ pub mod http;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod peer;
-#[cfg(any(feature = "http", feature = "ws"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
 pub mod server;
 pub mod stdio;
 mod time;

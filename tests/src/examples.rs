@@ -120,7 +120,7 @@ impl Calculator {
         Self::start_with(calculator, &[])
     }
 
-    /// [`start`](Self::start), with more arguments after `--listen 127.0.0.1:0`.
+    /// [`start`](Self::start), with more arguments after `--listen 127.0.0.1:0` (`--redis URL`, say).
     ///
     /// # Panics
     ///

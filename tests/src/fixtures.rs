@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use jrpc_runtime::server::ContextExt as _;
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, mpsc};
 
 /// `add [a, b]`: the sum of two integers, answered at once.
 pub fn add(methods: &mut Methods) {
@@ -13,6 +14,39 @@ pub fn add(methods: &mut Methods) {
             Ok::<_, RpcError>(a + b)
         })
         .unwrap();
+}
+
+/// `watch [topic]`: subscribes the caller's connection to `topic` in the registry its context
+/// carries, and answers (`true` if it was not subscribed yet) once what other replicas publish
+/// reaches it.
+pub fn watch(methods: &mut Methods) {
+    methods
+        .register(
+            "watch",
+            &["topic"],
+            |(topic,): (String,), ctx: Context| async move {
+                let added = ctx.subscribe(&topic)?;
+                if let Some(topics) = ctx.topics() {
+                    topics.ready(&topic).await;
+                }
+                Ok::<_, RpcError>(added)
+            },
+        )
+        .unwrap();
+}
+
+/// `news [text]`: a notification whose text lands in the channel returned.
+pub fn news(methods: &mut Methods) -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    methods
+        .register_notification("news", &["text"], move |(text,): (String,), _| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(text);
+            }
+        })
+        .unwrap();
+    rx
 }
 
 /// `big [n]`: a string of `n` `x`s, for answers of a chosen size.

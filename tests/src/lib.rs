@@ -7,6 +7,7 @@
 //! - [`servers`]: an `HttpServer` or `WsServer` on a free local port;
 //! - [`raw_http`]: HTTP/1.1 written and read by hand;
 //! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
+//! - [`redis`]: a real `redis-server` as a child process, and a proxy that cuts it off;
 //! - [`fixtures`]: methods several tests register.
 
 use std::future::Future;
@@ -18,6 +19,7 @@ pub mod node;
 pub mod process;
 pub mod raw_http;
 pub mod raw_ws;
+pub mod redis;
 pub mod servers;
 
 pub use examples::{build_examples, workspace_root};

@@ -115,7 +115,7 @@ async fn whoami_and_ticks_over_http_and_ws() {
 // Discovery: `--openrpc` and `rpc.discover`
 
 /// Every method the calculator serves, in the order of its trait.
-const METHODS: [&str; 12] = [
+const METHODS: [&str; 14] = [
     "add",
     "subtract",
     "sum",
@@ -125,6 +125,8 @@ const METHODS: [&str; 12] = [
     "sleep",
     "whoami",
     "ticks",
+    "watch",
+    "announce",
     "update",
     "notify_hello",
     "notify_sum",

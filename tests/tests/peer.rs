@@ -466,7 +466,7 @@ async fn limits_of_duration_max_mean_no_limit() {
             .build()
             .unwrap();
         let (a, mut raw) = lines_peer(methods, config.clone());
-        // The handler's deadline, from `Methods::timeout`.
+        // The handler's deadline, from `Methods::handler_timeout`.
         raw.send_json(json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 1}))
             .await;
         assert_eq!(

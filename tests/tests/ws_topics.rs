@@ -6,17 +6,13 @@ use jrpc_runtime::ws::{WsClient, WsServer};
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::raw_ws::RawWs;
 use jrpc_tests::servers::serve_ws;
-use jrpc_tests::{bounded, eventually};
+use jrpc_tests::{bounded, eventually, fixtures};
 use serde_json::json;
 use tokio::sync::mpsc;
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
-    methods
-        .register("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
-            Ok::<_, RpcError>(ctx.subscribe(&topic)?)
-        })
-        .unwrap();
+    fixtures::watch(&mut methods);
     methods
         .register(
             "unwatch",
@@ -31,16 +27,8 @@ fn methods() -> Methods {
 
 /// A client whose `news` notifications land in a channel.
 async fn subscriber(url: &str) -> (WsClient, mpsc::UnboundedReceiver<String>) {
-    let (tx, rx) = mpsc::unbounded_channel();
     let mut handlers = Methods::new();
-    handlers
-        .register_notification("news", &["headline"], move |(headline,): (String,), _| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(headline);
-            }
-        })
-        .unwrap();
+    let rx = fixtures::news(&mut handlers);
     let client = bounded(WsClient::connect(url, handlers)).await.unwrap();
     let added: bool = bounded(client.call("watch", ["news"])).await.unwrap();
     assert!(added);
@@ -124,13 +112,13 @@ async fn a_raw_client_sees_the_published_notification() {
 }
 
 #[tokio::test]
-async fn subscribing_needs_a_websocket_connection() {
+async fn subscribing_needs_a_connection_that_stays_open() {
     let topics = Topics::new();
     let ctx = Context::new(jrpc_runtime::Transport::Http).with_extension(topics.clone());
-    assert_eq!(ctx.subscribe("x"), Err(SubscribeError::NotWebSocket));
+    assert_eq!(ctx.subscribe("x"), Err(SubscribeError::NoConnection));
     assert_eq!(
         topics.subscribe(&ctx, "x"),
-        Err(SubscribeError::NotWebSocket)
+        Err(SubscribeError::NoConnection)
     );
     assert!(!ctx.unsubscribe("x"));
     // Over HTTP the handler's error becomes a JSON-RPC error.

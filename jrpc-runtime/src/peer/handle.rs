@@ -4,8 +4,8 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -35,6 +35,10 @@ pub(super) struct Shared {
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
     /// answer only waits to be written is not counted.
     pub(super) handling: AtomicUsize,
+    /// Tells this connection from every other in the process.
+    connection: u64,
+    /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
+    on_close: Mutex<Option<Vec<CloseHook>>>,
 }
 
 /// A message that found no room, closing its connection.
@@ -68,6 +72,26 @@ impl Shared {
             self.budget.held(),
             self.budget.limit()
         )
+    }
+}
+
+/// Work tied to a connection's life: a registry forgetting it, say.
+type CloseHook = Box<dyn FnOnce() + Send>;
+
+/// Runs the close hooks when the loop ends, however it ends (returns, or is dropped or aborted).
+struct RunOnClose(Arc<Shared>);
+
+impl Drop for RunOnClose {
+    fn drop(&mut self) {
+        let hooks = self
+            .0
+            .on_close
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        for hook in hooks.into_iter().flatten() {
+            hook();
+        }
     }
 }
 
@@ -220,6 +244,7 @@ impl Peer {
         RE: fmt::Display + Send + 'static,
         WE: fmt::Display + Send + 'static,
     {
+        static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = mpsc::channel(config.queue);
         // The message being read takes up to `max_message_size`; the rest is for outgoing texts.
         let room = config.max_buffered.saturating_sub(config.max_message_size);
@@ -233,6 +258,8 @@ impl Peer {
             overflow_reason: Mutex::new(None),
             budget: Arc::new(Budget::new(room)),
             handling: AtomicUsize::new(0),
+            connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
+            on_close: Mutex::new(Some(Vec::new())),
         });
         let handle = Peer {
             tx: Sender::Weak(tx.downgrade()),
@@ -243,13 +270,13 @@ impl Peer {
         // A server keeps its own strong sender so that handlers can push after the caller dropped
         // the handle it was given; a client lets the loop end with its last handle.
         let keepalive = (config.lifetime == Lifetime::UntilInputEnds).then(|| tx.clone());
+        let closed = RunOnClose(Arc::clone(&shared));
         let conn = Connection::new(methods, ctx, config, shared, tx.downgrade());
-        let driver = Driver(Box::pin(conn.run(
-            Box::pin(reader),
-            Box::pin(writer),
-            rx,
-            keepalive,
-        )));
+        let run = conn.run(Box::pin(reader), Box::pin(writer), rx, keepalive);
+        let driver = Driver(Box::pin(async move {
+            let _closed = closed;
+            run.await
+        }));
         (
             Peer {
                 tx: Sender::Strong(tx),
@@ -305,6 +332,29 @@ impl Peer {
     /// pump, once the socket took a text).
     pub(crate) fn budget(&self) -> Arc<Budget> {
         Arc::clone(&self.shared.budget)
+    }
+
+    /// A number that tells this connection from every other in the process (its handles share
+    /// it).
+    pub(crate) fn connection_id(&self) -> u64 {
+        self.shared.connection
+    }
+
+    /// Runs `hook` once, when the connection's loop ends (returns, or is dropped); at once if it
+    /// has ended. What a registry of connections uses to forget one that closed.
+    pub(crate) fn on_close(&self, hook: impl FnOnce() + Send + 'static) {
+        let mut hooks = self
+            .shared
+            .on_close
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match hooks.as_mut() {
+            Some(hooks) => hooks.push(Box::new(hook)),
+            None => {
+                drop(hooks);
+                hook();
+            }
+        }
     }
 
     /// Queues `command`, whose text is `bytes` long, taking room for it in the budget first.

@@ -20,7 +20,7 @@ use super::upgrade;
 use crate::error::check;
 use crate::peer::WriteDeadline;
 use crate::server::reply::{self, Body};
-use crate::server::{Io, Membership, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
+use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
 use crate::{ConfigError, Context, Methods, Transport};
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -289,8 +289,8 @@ impl WsServer {
         )
     }
 
-    /// Serves one WebSocket until it closes, with the server's topics in its handlers' context;
-    /// it leaves every topic then.
+    /// Serves one WebSocket until it closes, with the server's topics in its handlers' context
+    /// (the connection leaves them when its peer's loop ends).
     async fn run<S>(&self, ws: WebSocketStream<S>, ctx: Context, counted: Tracked)
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -298,10 +298,7 @@ impl WsServer {
         let shutdown = &self.inner.shutdown;
         let closing: Signal = Box::pin(shutdown.draining());
         let stop: Signal = Box::pin(shutdown.stopped());
-        let (membership, leave) = Membership::new();
-        let ctx = ctx
-            .with_extension(membership)
-            .with_extension(self.inner.topics.clone());
+        let ctx = ctx.with_extension(self.inner.topics.clone());
         let (peer, pump) = connection::start(
             ws,
             self.inner.methods.clone(),
@@ -313,7 +310,6 @@ impl WsServer {
         // Handlers hold their own handles; this one is not needed to keep the connection open.
         drop(peer);
         pump.await;
-        drop(leave);
         drop(counted);
     }
 }

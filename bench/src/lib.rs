@@ -1,0 +1,79 @@
+//! What the benchmark binaries share: a server child's lifetime, WebSocket connects, CPU time
+//! from `/proc`, the descriptor limit.
+
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt as _;
+use tokio::net::TcpStream;
+
+/// A boxed error that crosses tasks.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A WebSocket client stream.
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+
+/// Waits until standard input closes (the parent exited or let go) or `max` passes; a server
+/// child serves until then.
+pub async fn until_stdin_closes(max: Duration, name: &str) {
+    let mut stdin = tokio::io::stdin();
+    let mut buf = [0u8; 64];
+    let closed = async {
+        while let Ok(n) = stdin.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        () = closed => {}
+        () = tokio::time::sleep(max) => eprintln!("{name}: --max-seconds reached, exiting"),
+    }
+}
+
+/// Opens a WebSocket to `url`, with Nagle off, within `limit`.
+///
+/// # Errors
+///
+/// When the connect or the handshake fails, or takes longer than `limit`.
+pub async fn ws_connect(url: &str, limit: Duration) -> Result<Ws, BoxError> {
+    let (ws, _) = tokio::time::timeout(
+        limit,
+        tokio_tungstenite::connect_async_with_config(url, None, true),
+    )
+    .await
+    .map_err(|_| "WebSocket connect timed out")??;
+    Ok(ws)
+}
+
+/// CPU time (user and system, all threads) process `pid` (or `"self"`) has used, in seconds.
+///
+/// # Errors
+///
+/// When `/proc/PID/stat` cannot be read or parsed.
+pub fn cpu_seconds(pid: &str) -> Result<f64, BoxError> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let after_name = stat.rsplit_once(')').ok_or("bad /proc stat")?.1;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 and 15 of proc(5), counted from the state (field 3).
+    let utime: u64 = fields.get(11).ok_or("no utime")?.parse()?;
+    let stime: u64 = fields.get(12).ok_or("no stime")?.parse()?;
+    // SAFETY: sysconf reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Ok((utime + stime) as f64 / ticks)
+}
+
+/// Raises the soft limit on open files to `wanted` (within the hard limit), for thousands of
+/// sockets.
+pub fn raise_nofile(wanted: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < wanted {
+            limit.rlim_cur = wanted.min(limit.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! Topics: named groups of connections that receive the same notifications, in this process or,
+//! with the `redis` feature, across every replica of a service.
+//!
+//! Any connection that stays open can join: a WebSocket, stdio, any byte stream served as a
+//! [`Peer`]. The registry keys a connection by its peer handle and asks the handle to forget it
+//! when its loop ends, so membership needs nothing from the transport.
+
+#[cfg(feature = "redis")]
+mod redis;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::{Caller as _, ClientError, Context, Peer};
+
+#[cfg(feature = "redis")]
+pub use self::redis::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
+
+/// A registry of topics: a handler subscribes its connection to a topic, and
+/// [`publish`](Topics::publish) sends a notification to every connection subscribed to it.
+///
+/// Any connection that stays open can subscribe (WebSocket, stdio, any stream served as a
+/// [`Peer`]); HTTP `POST` and in-process calls cannot ([`SubscribeError::NoConnection`]). A
+/// connection leaves every topic when it closes, however it closes.
+///
+/// Where handlers find it: a `ws::WsServer` (or `http::HttpServer`) holds one (its own, or one
+/// given with `topics`) and puts it in every WebSocket connection's [`Context`], where
+/// [`ContextExt::subscribe`] finds it. Over stdio, put it in the context yourself
+/// ([`PeerConfigBuilder::context`](crate::PeerConfigBuilder::context) with
+/// [`Context::with_extension`]), or let the service hold it and call [`Topics::subscribe`].
+///
+/// [`Topics::new`] makes a registry local to the process; [`Topics::redis`] (feature `redis`)
+/// one shared through Redis by every replica that connects with the same channel prefix (see
+/// "Across replicas" there).
+///
+/// Cloning is cheap: clones share the registry.
+///
+/// ```
+/// use jrpc_runtime::server::{ContextExt as _, Topics};
+/// use jrpc_runtime::ws::WsServer;
+/// use jrpc_runtime::{Context, Methods, RpcError};
+///
+/// let mut methods = Methods::new();
+/// methods
+///     .register("watch", &["topic"], |(topic,): (String,), ctx: Context| async move {
+///         ctx.subscribe(&topic)?;
+///         Ok::<_, RpcError>(true)
+///     })
+///     .unwrap();
+/// let topics = Topics::new();
+/// let server = WsServer::builder(methods).topics(topics.clone()).build().unwrap();
+/// // Elsewhere, later: every connection that called `watch("prices")` gets the notification.
+/// let reached = topics.publish("prices", "price", ("ACME", 12.5)).unwrap();
+/// assert_eq!(reached, 0);
+/// # drop(server);
+/// ```
+#[derive(Clone, Default)]
+pub struct Topics {
+    inner: Arc<Registry>,
+}
+
+#[derive(Default)]
+struct Registry {
+    state: Mutex<State>,
+    /// The link to Redis, for a registry shared across replicas.
+    #[cfg(feature = "redis")]
+    bridge: Option<Arc<redis::Bridge>>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Topic name to its subscribers, by connection.
+    topics: HashMap<String, HashMap<u64, Peer>>,
+    /// The connections this registry has asked to be told of closing, with their topics. An
+    /// entry stays until its connection closes, so that a connection that leaves and joins again
+    /// does not pile up close hooks.
+    connections: HashMap<u64, HashSet<String>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves the maps consistent (every change is one call).
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tells the Redis link that the set of topics with subscribers changed.
+    fn topics_changed(&self) {
+        #[cfg(feature = "redis")]
+        if let Some(bridge) = &self.bridge {
+            bridge.topics_changed();
+        }
+    }
+
+    /// Takes `connection` out of `topic`; returns whether it was in.
+    fn remove(&self, topic: &str, connection: u64) -> bool {
+        let emptied = {
+            let mut state = self.lock();
+            let Some(subscribers) = state.topics.get_mut(topic) else {
+                return false;
+            };
+            if subscribers.remove(&connection).is_none() {
+                return false;
+            }
+            let emptied = subscribers.is_empty();
+            if emptied {
+                state.topics.remove(topic);
+            }
+            if let Some(joined) = state.connections.get_mut(&connection) {
+                joined.remove(topic);
+            }
+            emptied
+        };
+        if emptied {
+            self.topics_changed();
+        }
+        true
+    }
+
+    /// Forgets a connection that closed.
+    fn forget(&self, connection: u64) {
+        let emptied = {
+            let mut state = self.lock();
+            let joined = state.connections.remove(&connection).unwrap_or_default();
+            let mut emptied = false;
+            for topic in joined {
+                if let Some(subscribers) = state.topics.get_mut(&topic) {
+                    subscribers.remove(&connection);
+                    if subscribers.is_empty() {
+                        state.topics.remove(&topic);
+                        emptied = true;
+                    }
+                }
+            }
+            emptied
+        };
+        if emptied {
+            self.topics_changed();
+        }
+    }
+
+    /// Queues the notification for every local subscriber of `topic`; returns how many took it.
+    fn deliver(&self, topic: &str, method: &str, params: Option<&RawValue>) -> usize {
+        let subscribers: Vec<(u64, Peer)> = match self.lock().topics.get(topic) {
+            Some(subscribers) => subscribers
+                .iter()
+                .map(|(id, peer)| (*id, peer.clone()))
+                .collect(),
+            None => return 0,
+        };
+        let mut reached = 0;
+        for (id, peer) in subscribers {
+            let raw = params.map(ToOwned::to_owned);
+            // A WebSocket (`Overflow::Close`) never waits for room; a peer that would wait is
+            // skipped, so that one slow subscriber holds up no one.
+            let sent = futures_util::FutureExt::now_or_never(peer.notify_raw(method, raw));
+            match sent {
+                Some(Ok(())) => reached += 1,
+                Some(Err(_)) => {
+                    // Closed: it leaves when its loop ends; make sure it is not counted again.
+                    self.remove(topic, id);
+                }
+                None => tracing::debug!(topic, "a subscriber's queue is full; skipped"),
+            }
+        }
+        reached
+    }
+
+    /// The topics that have at least one subscriber.
+    fn names(&self) -> Vec<String> {
+        self.lock().topics.keys().cloned().collect()
+    }
+}
+
+impl fmt::Debug for Topics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut debug = f.debug_struct("Topics");
+        debug.field("topics", &self.inner.lock().topics.len());
+        #[cfg(feature = "redis")]
+        debug.field("redis", &self.redis_status());
+        debug.finish()
+    }
+}
+
+/// Why a connection could not subscribe.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SubscribeError {
+    /// The request did not come over a connection that stays open (it came over HTTP `POST`,
+    /// or in-process): there is nothing to send the notifications on.
+    #[error(
+        "topics need a connection that stays open (WebSocket, stdio); this request came over one that does not"
+    )]
+    NoConnection,
+    /// The connection's context holds no [`Topics`] registry (only [`ContextExt::subscribe`]
+    /// fails this way; [`Topics::subscribe`] names its registry).
+    #[error("this connection has no topics registry")]
+    NoRegistry,
+}
+
+impl From<SubscribeError> for crate::RpcError {
+    /// `-32000` with the reason in `data`: the server cannot do what was asked on this transport.
+    fn from(err: SubscribeError) -> Self {
+        crate::RpcError::new(crate::ErrorCode::SERVER_ERROR, "Subscription failed")
+            .with_data(&err.to_string())
+    }
+}
+
+impl Topics {
+    /// An empty registry, local to this process.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Subscribes the connection that `ctx` belongs to to `topic`; returns `false` if it was
+    /// subscribed already.
+    ///
+    /// On a registry shared through Redis, what other replicas publish reaches the connection
+    /// once this replica has subscribed to the topic's channel: await [`ready`](Self::ready)
+    /// before telling the client it is subscribed.
+    ///
+    /// # Errors
+    ///
+    /// [`SubscribeError::NoConnection`] when `ctx` is not a connection's that stays open.
+    pub fn subscribe(&self, ctx: &Context, topic: &str) -> Result<bool, SubscribeError> {
+        let peer = ctx.peer().ok_or(SubscribeError::NoConnection)?;
+        let id = peer.connection_id();
+        let (added, first, new_connection) = {
+            let mut state = self.inner.lock();
+            let joined = state.connections.get_mut(&id);
+            let new_connection = joined.is_none();
+            match joined {
+                Some(joined) => {
+                    joined.insert(topic.to_owned());
+                }
+                None => {
+                    state
+                        .connections
+                        .insert(id, HashSet::from([topic.to_owned()]));
+                }
+            }
+            let subscribers = state.topics.entry(topic.to_owned()).or_default();
+            let first = subscribers.is_empty();
+            let added = subscribers.insert(id, peer.clone()).is_none();
+            (added, first, new_connection)
+        };
+        if new_connection {
+            // Registered outside the lock: on a connection that closed already it runs at once.
+            let registry = Arc::downgrade(&self.inner);
+            peer.on_close(move || {
+                if let Some(registry) = Weak::upgrade(&registry) {
+                    registry.forget(id);
+                }
+            });
+        }
+        if first {
+            self.inner.topics_changed();
+        }
+        Ok(added)
+    }
+
+    /// Takes the connection that `ctx` belongs to out of `topic`; returns whether it was in.
+    pub fn unsubscribe(&self, ctx: &Context, topic: &str) -> bool {
+        ctx.peer()
+            .is_some_and(|peer| self.inner.remove(topic, peer.connection_id()))
+    }
+
+    /// Sends the notification `method` with `params` to every connection subscribed to `topic`,
+    /// and returns how many connections of this process it was queued for. The params are
+    /// encoded once.
+    ///
+    /// Queuing never waits: a WebSocket connection whose outgoing queue is full is closed
+    /// (WebSocket servers use [`Overflow::Close`](crate::Overflow::Close)), and a connection
+    /// that would wait for room ([`Overflow::Wait`](crate::Overflow::Wait)) is skipped; neither
+    /// is counted.
+    ///
+    /// On a registry shared through Redis this process's subscribers get the notification at
+    /// once, from here, and the other replicas' through Redis; the count is this process's
+    /// alone. See [`Topics::redis`] for what happens while Redis is unreachable.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Encode`] when `params` cannot be encoded; on a registry shared through
+    /// Redis, [`ClientError::TooLong`] when the message is over its `max_message_size` (it is
+    /// then sent to no one).
+    pub fn publish(
+        &self,
+        topic: &str,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<usize, ClientError> {
+        let raw = crate::caller::encode_params(&params)?;
+        #[cfg(feature = "redis")]
+        if let Some(bridge) = &self.inner.bridge {
+            bridge.publish(topic, method, raw.as_deref())?;
+        }
+        Ok(self.inner.deliver(topic, method, raw.as_deref()))
+    }
+
+    /// How many connections of this process are subscribed to `topic`.
+    pub fn subscribers(&self, topic: &str) -> usize {
+        self.inner.lock().topics.get(topic).map_or(0, HashMap::len)
+    }
+
+    /// The topics that have at least one subscriber in this process.
+    pub fn names(&self) -> Vec<String> {
+        self.inner.names()
+    }
+
+    /// Waits until what other replicas publish to `topic` reaches this process: until this
+    /// replica has subscribed to the topic's Redis channel. Ready at once on a local registry,
+    /// for a topic without local subscribers, and while Redis is unreachable (the subscription
+    /// is made on reconnection; what is published before it is not seen here).
+    pub async fn ready(&self, topic: &str) {
+        #[cfg(feature = "redis")]
+        if let Some(bridge) = &self.inner.bridge {
+            let wanted = || self.inner.lock().topics.contains_key(topic);
+            bridge.ready(topic, wanted).await;
+        }
+        #[cfg(not(feature = "redis"))]
+        let _ = topic;
+    }
+}
+
+/// Topic operations on a handler's [`Context`], through the [`Topics`] registry the connection's
+/// context carries (a `ws::WsServer` puts its own there).
+///
+/// ```
+/// use jrpc_runtime::server::ContextExt as _;
+/// use jrpc_runtime::{Context, RpcError};
+///
+/// async fn watch(topic: String, ctx: Context) -> Result<bool, RpcError> {
+///     let added = ctx.subscribe(&topic)?;
+///     if let Some(topics) = ctx.topics() {
+///         topics.ready(&topic).await;
+///     }
+///     Ok(added)
+/// }
+/// ```
+pub trait ContextExt {
+    /// The registry of the connection's server, if the request came over one that has it.
+    fn topics(&self) -> Option<&Topics>;
+
+    /// Subscribes this connection to `topic`; `false` if it was subscribed already.
+    ///
+    /// # Errors
+    ///
+    /// [`SubscribeError::NoConnection`] over transports that do not stay open;
+    /// [`SubscribeError::NoRegistry`] when the context carries no registry.
+    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError>;
+
+    /// Takes this connection out of `topic`; returns whether it was in.
+    fn unsubscribe(&self, topic: &str) -> bool;
+}
+
+impl ContextExt for Context {
+    fn topics(&self) -> Option<&Topics> {
+        self.extension::<Topics>()
+    }
+
+    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError> {
+        if self.peer().is_none() {
+            return Err(SubscribeError::NoConnection);
+        }
+        self.topics()
+            .ok_or(SubscribeError::NoRegistry)?
+            .subscribe(self, topic)
+    }
+
+    fn unsubscribe(&self, topic: &str) -> bool {
+        self.topics()
+            .is_some_and(|topics| topics.unsubscribe(self, topic))
+    }
+}
