@@ -43,7 +43,9 @@ impl McpSession {
 
     /// The connection of the session's GET stream: what it sends goes out there, in order, once
     /// the client opens the stream (it waits in the session's log until then, within
-    /// `max_buffered`); answers to its calls come back as the client's POSTs.
+    /// `max_buffered` and `queue`: past them this connection closes for the rest of the
+    /// session, as for a client that does not read); answers to its calls come back as the
+    /// client's POSTs.
     pub fn peer(&self) -> &Peer {
         &self.inner.standalone
     }
