@@ -1,8 +1,13 @@
-//! A Model Context Protocol server with one tool, `add`, over stdio (one JSON message a line).
+//! A Model Context Protocol server with two tools, `add` and `count`, over stdio (one JSON
+//! message a line) or Streamable HTTP.
 //!
 //! ```text
-//! cargo run --example mcp_server
+//! cargo run --example mcp_server                            # stdio
+//! cargo run --example mcp_server -- --http 127.0.0.1:8000   # http://127.0.0.1:8000/mcp
 //! ```
+//!
+//! With `--http ADDR` (port 0 takes any free port) it prints `listening on http://ADDR` with the
+//! real address once it accepts, serves MCP at `/mcp` with sessions, and Ctrl-C drains it.
 //!
 //! `initialize` answers the protocol version the client asked for when this server knows it, else
 //! the newest it knows. MCP has no batches: a batch is answered `-32600`. A
@@ -12,15 +17,20 @@
 //! The tools are a service of their own, [`Tools`], declared with `#[rpc_service(schema)]`:
 //! `tools/list` is made from its descriptions (the doc comment's first paragraph is the tool's
 //! title, the rest its description, the argument struct's JSON Schema its `inputSchema`), and
-//! `tools/call` calls it in-process, with the arguments as its params.
+//! `tools/call` calls it in-process, with the arguments as its params and the call's context
+//! (its connection, and the progress token the call carried, if any).
+//!
+//! `count {n}` counts to `n`: when the call carries `_meta.progressToken`, it first sends `n`
+//! `notifications/progress` `{progressToken, progress: i, total: n}`, for i = 1..n; then it answers
+//! the text `"<n>"`. Over HTTP the progress goes out on the call's SSE answer, the result last.
 //!
 //! Tool failures (an unknown tool, arguments that do not fit the tool's schema, a sum too large to
 //! be a number) are answered as results with `"isError": true`, so that the model can read them
 //! and try again; params that are not a `tools/call` at all are `-32602`.
 
 use jrpc_runtime::{
-    Batches, Caller as _, Cancellation, ClientError, ErrorCode, Framing, Methods, PeerConfig,
-    RpcError, rpc_service,
+    Batches, Caller as _, Cancellation, Context, ErrorCode, Framing, Methods, PeerConfig, RpcError,
+    rpc_service,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -53,7 +63,21 @@ struct CallToolParams {
     name: String,
     #[serde(default)]
     arguments: Option<Box<RawValue>>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<RequestMeta>,
 }
+
+/// A request's `_meta`: the members this server reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestMeta {
+    #[serde(default)]
+    progress_token: Option<Value>,
+}
+
+/// The progress token of the `tools/call` a tool runs for, in its context.
+#[derive(Clone, Debug)]
+struct ProgressToken(Value);
 
 /// The arguments of the `add` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -62,6 +86,13 @@ struct AddArguments {
     a: f64,
     /// The second addend
     b: f64,
+}
+
+/// The arguments of the `count` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct CountArguments {
+    /// How far to count
+    n: u64,
 }
 
 /// The tools: each method is one, its params (whole) the tool's arguments.
@@ -83,6 +114,25 @@ impl Tools {
             ));
         }
         Ok(sum.to_string())
+    }
+
+    /// Count
+    ///
+    /// Counts to `n`, reporting each step as progress if asked, and answers `n` as text.
+    #[rpc(params = whole)]
+    async fn count(&self, ctx: &Context, arguments: CountArguments) -> Result<String, RpcError> {
+        let n = arguments.n;
+        if let (Some(ProgressToken(token)), Some(peer)) =
+            (ctx.extension::<ProgressToken>(), ctx.peer())
+        {
+            for i in 1..=n {
+                let progress = json!({ "progressToken": token, "progress": i, "total": n });
+                peer.notify("notifications/progress", progress)
+                    .await
+                    .map_err(|err| RpcError::new(2, format!("progress not sent: {err}")))?;
+            }
+        }
+        Ok(n.to_string())
     }
 }
 
@@ -161,28 +211,45 @@ impl Server {
         json!({ "tools": tools })
     }
 
-    /// Runs a tool: calls it in-process, its arguments as the params.
+    /// Runs a tool: calls it in-process, its arguments as the params, with this call's context
+    /// (and its progress token, if it has one).
     #[rpc(name = "tools/call", params = whole)]
-    async fn call_tool(&self, params: CallToolParams) -> Value {
+    async fn call_tool(&self, ctx: &Context, params: CallToolParams) -> Value {
         let name = params.name;
-        match self.tools.call::<String>(&name, params.arguments).await {
-            Ok(text) => json!({ "content": [{ "type": "text", "text": text }] }),
-            Err(ClientError::Failed(err)) if err.code() == ErrorCode::METHOD_NOT_FOUND => {
-                let known: Vec<String> = self.tools.names().map(|n| format!("`{n}`")).collect();
-                tool_error(format!(
-                    "unknown tool `{name}`; the tools are {}",
-                    known.join(", ")
-                ))
-            }
-            Err(ClientError::Failed(err)) if err.code() == ErrorCode::INVALID_PARAMS => {
-                let reason = match err.data_as::<String>() {
-                    Some(Ok(reason)) => reason,
-                    _ => err.message().to_owned(),
-                };
-                tool_error(format!("invalid arguments for `{name}`: {reason}"))
-            }
-            Err(ClientError::Failed(err)) => tool_error(err.message().to_owned()),
-            Err(err) => tool_error(format!("`{name}` failed: {err}")),
+        let mut ctx = ctx.clone();
+        if let Some(token) = params.meta.and_then(|meta| meta.progress_token) {
+            ctx = ctx.with_extension(ProgressToken(token));
+        }
+        // A request for the tools' table, its params the arguments as the client wrote them.
+        let method = Value::from(name.as_str());
+        let call = match &params.arguments {
+            Some(arguments) => format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":{method},"params":{}}}"#,
+                arguments.get()
+            ),
+            None => format!(r#"{{"jsonrpc":"2.0","id":1,"method":{method}}}"#),
+        };
+        let answer = self.tools.handle_in(&call, &ctx).await;
+        let answer: Value = answer
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(Value::Null);
+        if let Some(text) = answer["result"].as_str() {
+            return json!({ "content": [{ "type": "text", "text": text }] });
+        }
+        let error = &answer["error"];
+        let code = error["code"].as_i64().unwrap_or_default();
+        let message = error["message"].as_str().unwrap_or("no answer").to_owned();
+        if code == i64::from(ErrorCode::METHOD_NOT_FOUND.code()) {
+            let known: Vec<String> = self.tools.names().map(|n| format!("`{n}`")).collect();
+            tool_error(format!(
+                "unknown tool `{name}`; the tools are {}",
+                known.join(", ")
+            ))
+        } else if code == i64::from(ErrorCode::INVALID_PARAMS.code()) {
+            let reason = error["data"].as_str().map_or(message, str::to_owned);
+            tool_error(format!("invalid arguments for `{name}`: {reason}"))
+        } else {
+            tool_error(message)
         }
     }
 
@@ -209,16 +276,60 @@ async fn main() {
     methods.batches(Batches::Refused).on_error(|report| {
         eprintln!("mcp_server: {} failed: {}", report.method, report.reason);
     });
-    let config = PeerConfig::builder()
-        .framing(Framing::Lines)
-        .cancellation(Cancellation::Mcp)
-        .build();
-    let served = match config {
-        Ok(config) => jrpc_runtime::stdio::serve(methods, config).await,
-        Err(err) => Err(std::io::Error::other(err)),
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let served = match args.iter().position(|arg| arg == "--http") {
+        Some(at) => match args.get(at + 1) {
+            Some(addr) => serve_http(methods, addr).await,
+            None => Err("--http takes an address, such as 127.0.0.1:8000".to_owned()),
+        },
+        None => serve_stdio(methods).await,
     };
     if let Err(err) = served {
         eprintln!("mcp_server: {err}");
         std::process::exit(1);
     }
+}
+
+async fn serve_stdio(methods: Methods) -> Result<(), String> {
+    let config = PeerConfig::builder()
+        .framing(Framing::Lines)
+        .cancellation(Cancellation::Mcp)
+        .build()
+        .map_err(|err| err.to_string())?;
+    jrpc_runtime::stdio::serve(methods, config)
+        .await
+        .map_err(|err| err.to_string())
+}
+
+/// Serves MCP's Streamable HTTP at `http://ADDR/mcp` until Ctrl-C.
+#[cfg(feature = "mcp")]
+async fn serve_http(methods: Methods, addr: &str) -> Result<(), String> {
+    use std::io::Write as _;
+
+    let server = jrpc_runtime::mcp::McpServer::builder(methods)
+        .build()
+        .map_err(|err| err.to_string())?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
+    let local = listener.local_addr().map_err(|err| err.to_string())?;
+    println!("listening on http://{local}");
+    let _ = std::io::stdout().flush();
+    let shutdown = server.shutdown_handle();
+    let serving = tokio::spawn(async move { server.serve(listener).await });
+    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("mcp_server: shutting down");
+    let drained = shutdown.shutdown().await;
+    let _ = serving.await;
+    match drained {
+        jrpc_runtime::server::Drained::BudgetSpent { calls, .. } => Err(format!(
+            "the drain time ran out with {calls} calls in flight; they were dropped"
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(not(feature = "mcp"))]
+async fn serve_http(_methods: Methods, _addr: &str) -> Result<(), String> {
+    Err("built without the `mcp` feature: --http is not available".to_owned())
 }

@@ -33,7 +33,7 @@ pub trait Calculator {
     /// The transport the call came over: `stdio`, `http`, `ws`, `unix` or `in-process`.
     async fn whoami(&self, ctx: &Context) -> String;
     /// Sends `count` notifications `tick {"n": i}` on the caller's connection, then answers
-    /// `count`; an error where the transport cannot push (HTTP).
+    /// `count`; an error where the transport cannot push (HTTP without an SSE answer).
     async fn ticks(&self, ctx: &Context, count: u32) -> Result<u32, RpcError>;
     /// Subscribes the caller's connection to `topic`'s announcements (a second watch of one
     /// topic changes nothing); answers once announcements from every replica reach it. An error
@@ -132,7 +132,7 @@ impl Calculator for Calc {
         let peer = ctx.peer().ok_or_else(|| {
             RpcError::new(
                 2,
-                "ticks needs a connection that stays open (stdio or WebSocket)",
+                "ticks needs a connection that stays open (stdio or WebSocket), or over HTTP `Accept: text/event-stream`",
             )
         })?;
         for n in 1..=count {

@@ -13,7 +13,10 @@
 //!   over TLS with the `tls` feature; [`Client`] picks one by URL (`unix:` too); [`server`] holds
 //!   what the servers share, [`server::SocketServer`] (two-way peers on Unix and TCP sockets), and
 //!   topics: notifications for groups of connections on any transport that stays open, local or
-//!   across replicas on Redis.
+//!   across replicas on Redis. A `POST` asking for `text/event-stream` gets an SSE answer, its
+//!   handler's [`Context::peer`] live meanwhile.
+//! - [`mcp`] serves MCP's Streamable HTTP (sessions, the GET stream, resumability) on those
+//!   pieces.
 //!
 //! ## Layers
 //!
@@ -30,7 +33,10 @@
 //! server    accept loop (TCP, Unix) + connection cap, shutdown (CancellationToken + TaskTracker),
 //!   ^       the replies a server writes itself, TLS acceptance, topics (local, or across replicas
 //!   |       on Redis); SocketServer (peers on Unix and TCP sockets)
-//! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with
+//! http  ws  each on server; http hands WebSocket upgrades to ws's public WsServer::upgrade_with;
+//!   ^       http's SSE answers run a request with a Peer whose writes are its events
+//!   |
+//! mcp       Streamable HTTP: sessions on http's SSE answers and event log, and server's pieces
 //! ```
 //!
 //! Beside them: [`Caller`] (what every client implements, with `call`, `notify` and `batch_raw`
@@ -48,6 +54,7 @@
 //! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
 //! | `tls` | TLS (rustls on *ring*): `server::ServerTls` for the HTTP server (`https://`, `wss://`, HTTP/2 by ALPN), `ClientTls` and `https://`/`wss://` URLs for the clients; brings `http` and `ws` | no |
 //! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
+//! | `mcp` | [`mcp`]: MCP's Streamable HTTP server; implies `http`, adds getrandom (session ids) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing, stdio, topics and the Unix-socket server: an LSP or MCP server over stdio
@@ -328,6 +335,9 @@ pub mod framing;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 mod peer;
 pub mod server;
 pub mod stdio;

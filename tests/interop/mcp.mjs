@@ -39,8 +39,7 @@ try {
   assert.equal(negotiated, LATEST_PROTOCOL_VERSION);
 
   const { tools } = await client.listTools();
-  assert.equal(tools.length, 1);
-  assert.equal(tools[0].name, 'add');
+  assert.deepEqual(tools.map((tool) => tool.name), ['add', 'count']);
   assert.equal(tools[0].inputSchema.type, 'object');
   assert.deepEqual(tools[0].inputSchema.required, ['a', 'b']);
 

@@ -100,8 +100,8 @@ pub fn bless_openrpc_snapshot(document: &serde_json::Value) {
     }
 }
 
-/// The `calculator` example listening on a free port of 127.0.0.1, its stderr kept; killed on
-/// drop.
+/// An example server (the `calculator`, or `mcp_server --http`) listening on a free port of
+/// 127.0.0.1, its stderr kept; killed on drop.
 pub struct Calculator {
     child: Child,
     /// `host:port` it listens on.
@@ -131,14 +131,25 @@ impl Calculator {
         Self::start_as(calculator, &all, "http://")
     }
 
-    /// Starts the executable `calculator` with `args` (and no others) and waits for the line
+    /// Starts the executable `server` (an example that prints `listening on http://ADDR` first:
+    /// the calculator, `mcp_server --http 127.0.0.1:0`) with exactly `args`, and waits for the
+    /// address it prints.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no address in time.
+    pub fn spawn(server: &Path, args: &[&str]) -> Calculator {
+        Self::start_as(server, args, "http://")
+    }
+
+    /// Starts the executable `server` with `args` (and no others) and waits for the line
     /// `listening on PREFIX...`; [`addr`](Self::addr) is what follows `prefix`.
     ///
     /// # Panics
     ///
     /// When it cannot start, or prints no such line in time.
-    pub fn start_as(calculator: &Path, args: &[&str], prefix: &str) -> Calculator {
-        let mut child = Command::new(calculator)
+    pub fn start_as(server: &Path, args: &[&str], prefix: &str) -> Calculator {
+        let mut child = Command::new(server)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

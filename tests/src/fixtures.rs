@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use jrpc_runtime::{Context, Methods, RpcError};
+use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use tokio::sync::{Semaphore, mpsc};
 
 /// `add [a, b]`: the sum of two integers, answered at once.
@@ -66,6 +66,37 @@ pub fn count_pings(methods: &mut Methods, pings: &Arc<AtomicUsize>) {
             async move {
                 pings.fetch_add(1, Ordering::SeqCst);
             }
+        })
+        .unwrap();
+}
+
+/// `ticks [n]`: `n` notifications `tick {"n": i}` on the caller's connection ([`Context::peer`]),
+/// then `n`; an error `2 "no peer"` where the transport cannot push.
+pub fn ticks(methods: &mut Methods) {
+    methods
+        .register("ticks", &["n"], |(n,): (u32,), ctx: Context| async move {
+            let peer = ctx.peer().ok_or_else(|| RpcError::new(2, "no peer"))?;
+            for i in 1..=n {
+                peer.notify("tick", serde_json::json!({ "n": i }))
+                    .await
+                    .map_err(|err| RpcError::new(3, err.to_string()))?;
+            }
+            Ok::<_, RpcError>(n)
+        })
+        .unwrap();
+}
+
+/// `ask [q]`: calls the client's `answer [q]` on the caller's connection and answers what the
+/// client answered.
+pub fn ask(methods: &mut Methods) {
+    methods
+        .register("ask", &["q"], |(q,): (String,), ctx: Context| async move {
+            let peer = ctx.peer().ok_or_else(|| RpcError::new(2, "no peer"))?;
+            let answer: String = peer
+                .call("answer", [q])
+                .await
+                .map_err(|err| RpcError::new(3, err.to_string()))?;
+            Ok::<_, RpcError>(answer)
         })
         .unwrap();
 }

@@ -84,8 +84,26 @@ impl Conn {
         self.read_reply().await
     }
 
-    /// Reads one reply (its body by `content-length`).
+    /// Reads one reply (its body by `content-length`, or chunk by chunk when it is chunked).
     pub async fn read_reply(&mut self) -> Reply {
+        let mut reply = self.read_head().await;
+        if reply.header("transfer-encoding") == Some("chunked") {
+            while let Some(chunk) = self.read_chunk().await {
+                reply.body.push_str(&chunk);
+            }
+            return reply;
+        }
+        let length = reply
+            .header("content-length")
+            .map_or(0, |v| v.parse().unwrap());
+        let mut body = vec![0; length];
+        self.stream.read_exact(&mut body).await.unwrap();
+        reply.body = String::from_utf8(body).unwrap();
+        reply
+    }
+
+    /// Reads a reply's status line and headers; its body is left to read.
+    pub async fn read_head(&mut self) -> Reply {
         let mut line = String::new();
         self.stream.read_line(&mut line).await.unwrap();
         let status = line
@@ -104,16 +122,36 @@ impl Conn {
             let (name, value) = trimmed.split_once(':').expect("a header line");
             headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
         }
-        let length = headers
-            .iter()
-            .find(|(n, _)| n == "content-length")
-            .map_or(0, |(_, v)| v.parse().unwrap());
-        let mut body = vec![0; length];
-        self.stream.read_exact(&mut body).await.unwrap();
         Reply {
             status,
             headers,
-            body: String::from_utf8(body).unwrap(),
+            body: String::new(),
+        }
+    }
+
+    /// Reads one chunk of a chunked body; `None` at its last (empty) chunk.
+    pub async fn read_chunk(&mut self) -> Option<String> {
+        let mut line = String::new();
+        self.stream.read_line(&mut line).await.unwrap();
+        let size = usize::from_str_radix(line.trim(), 16)
+            .unwrap_or_else(|_| panic!("bad chunk size line {line:?}"));
+        let mut chunk = vec![0; size + 2];
+        self.stream.read_exact(&mut chunk).await.unwrap();
+        assert_eq!(&chunk[size..], b"\r\n", "a chunk ends its line");
+        chunk.truncate(size);
+        (size > 0).then(|| String::from_utf8(chunk).unwrap())
+    }
+
+    /// Reads the next Server-Sent Event of a chunked event stream (its lines, without the blank
+    /// line that ends it), keeping what follows it in `pending`; `None` when the body ends.
+    pub async fn read_event(&mut self, pending: &mut String) -> Option<String> {
+        loop {
+            if let Some(end) = pending.find("\n\n") {
+                let event = pending[..end].to_owned();
+                pending.replace_range(..end + 2, "");
+                return Some(event);
+            }
+            pending.push_str(&self.read_chunk().await?);
         }
     }
 

@@ -3,7 +3,9 @@
 //! - `curl`, for what HTTP itself says (status codes, `Allow`, content types);
 //! - the `json-rpc-2.0` npm package's client over HTTP (Node's `fetch`) and over a WebSocket of
 //!   the `ws` package, plus raw `ws` frames (binary frames, notifications that must get no frame),
-//!   run by `tests/interop/http.mjs` and `tests/interop/ws.mjs`.
+//!   run by `tests/interop/http.mjs` and `tests/interop/ws.mjs`;
+//! - `eventsource-parser` reading an SSE answer (`tests/interop/sse.mjs`), and the MCP TypeScript
+//!   SDK's Streamable HTTP client against `mcp_server --http` (`tests/interop/mcp_http.mjs`).
 //!
 //! Without `curl`, or without `node` or `tests/interop/node_modules` (`npm ci --prefix
 //! tests/interop`), the tests print why they are skipped and pass. Each test starts its own
@@ -40,25 +42,9 @@ const NODE_PACKAGES: [&str; 2] = ["json-rpc-2.0", "ws"];
 
 /// Runs `tests/interop/<script>` against a fresh calculator and asserts it succeeds.
 fn run_node(script: &str) {
-    let dir = match node::setup(&NODE_PACKAGES) {
-        Ok(dir) => dir,
-        Err(why) => {
-            eprintln!("skipped: {script}: {why}");
-            return;
-        }
-    };
     let mut server = Calculator::start(calculator());
-    let output = node::run(&dir, script, &server.addr)
-        .unwrap_or_else(|why| panic!("{why}\n--- calculator's stderr\n{}", server.stderr()));
-    assert!(
-        output.status.success(),
-        "node {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}\n--- calculator's stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr),
-        server.stderr()
-    );
-    server.assert_alive();
+    let addr = server.addr.clone();
+    run_node_against(script, &NODE_PACKAGES, &mut server, &addr);
 }
 
 #[test]
@@ -104,6 +90,61 @@ fn openrpc_with_the_open_rpc_client_and_validator() {
     let pinned = jrpc_tests::examples::openrpc_snapshot();
     assert_eq!(document, pinned);
     server.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node: SSE answers and MCP over Streamable HTTP
+
+/// Runs `tests/interop/<script>` with `arg`, once `packages` are installed, and asserts it
+/// succeeds; `server` is the example it drives.
+fn run_node_against(script: &str, packages: &[&str], server: &mut Calculator, arg: &str) {
+    let dir = match node::setup(packages) {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("skipped: {script}: {why}");
+            return;
+        }
+    };
+    let output = node::run(&dir, script, arg)
+        .unwrap_or_else(|why| panic!("{why}\n--- server's stderr\n{}", server.stderr()));
+    assert!(
+        output.status.success(),
+        "node {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}\n--- server's stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+        server.stderr()
+    );
+    server.assert_alive();
+}
+
+/// `eventsource-parser` reads the calculator's SSE answer to `ticks(3)`: three `tick` events in
+/// order, then the answer; without the `Accept`, plain JSON.
+#[test]
+fn an_sse_answer_read_by_eventsource_parser() {
+    let mut server = Calculator::start(calculator());
+    let addr = server.addr.clone();
+    run_node_against("sse.mjs", &["eventsource-parser"], &mut server, &addr);
+}
+
+/// The MCP TypeScript SDK's `StreamableHTTPClientTransport` against `mcp_server --http`:
+/// connect, list the tools, call `add`, call `count` with three progress callbacks before its
+/// result, ping, and end the session.
+#[test]
+fn mcp_over_streamable_http_with_the_typescript_sdk() {
+    static BUILT: OnceLock<Result<HashMap<String, PathBuf>, String>> = OnceLock::new();
+    let exe = match BUILT.get_or_init(|| jrpc_tests::build_examples(&["mcp_server"])) {
+        Ok(found) => &found["mcp_server"],
+        Err(why) => panic!("{why}"),
+    };
+    let mut server = Calculator::spawn(exe, &["--http", "127.0.0.1:0"]);
+    let url = format!("http://{}/mcp", server.addr);
+    run_node_against(
+        "mcp_http.mjs",
+        &["@modelcontextprotocol/sdk"],
+        &mut server,
+        &url,
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,4 +419,52 @@ fn http2_with_curl_prior_knowledge_and_over_tls() {
     let (status, _) = curl_add(&url, &["--http2", "--cacert", cert]);
     assert_eq!(status, "HTTP/2 200");
     tls.assert_alive();
+}
+
+/// The calculator's `ticks(3)` with `Accept: application/json, text/event-stream`: `200
+/// text/event-stream`, three `tick` events in order, then the answer; without it, an error as
+/// before.
+#[test]
+fn ticks_over_sse_with_curl() {
+    if !curl_available() {
+        eprintln!("skipped: curl not found");
+        return;
+    }
+    let mut server = Calculator::start(calculator());
+    let url = format!("http://{}/rpc", server.addr);
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "ticks", "params": [3] }).to_string();
+    let args = |accept: &'static str| {
+        [
+            "--request",
+            "POST",
+            "--header",
+            "Content-Type: application/json",
+            "--header",
+            accept,
+            "--data-binary",
+        ]
+    };
+    let mut streamed = args("Accept: application/json, text/event-stream").to_vec();
+    streamed.push(&body);
+    let reply = curl(&url, &streamed);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+    let events: Vec<Value> = reply
+        .body
+        .split_terminator("\n\n")
+        .map(|event| serde_json::from_str(event.strip_prefix("data: ").unwrap()).unwrap())
+        .collect();
+    let ticks =
+        (1..=3).map(|n| json!({ "jsonrpc": "2.0", "method": "tick", "params": { "n": n } }));
+    let expected: Vec<Value> = ticks
+        .chain([json!({ "jsonrpc": "2.0", "result": 3, "id": 1 })])
+        .collect();
+    assert_eq!(events, expected);
+
+    let mut plain = args("Accept: */*").to_vec();
+    plain.push(&body);
+    let reply = curl(&url, &plain);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    assert_eq!(reply.json()["error"]["code"], 2);
+    server.assert_alive();
 }

@@ -547,9 +547,14 @@ fn mcp_session_lists_and_calls_the_tool() {
         .as_array()
         .expect("a list of tools")
         .clone();
-    assert_eq!(tools.len(), 1);
+    assert_eq!(tools.len(), 2);
     let add = &tools[0];
     assert_eq!(add["name"], "add");
+    let count = &tools[1];
+    assert_eq!(count["name"], "count");
+    assert_eq!(count["inputSchema"]["type"], "object");
+    assert_eq!(count["inputSchema"]["properties"]["n"]["type"], "integer");
+    assert_eq!(count["inputSchema"]["required"], json!(["n"]));
     assert!(add["description"].is_string());
     let schema = &add["inputSchema"];
     assert_eq!(schema["type"], "object");
@@ -579,6 +584,26 @@ fn mcp_session_lists_and_calls_the_tool() {
     let (text, is_error) = tool_result(&unknown);
     assert!(is_error, "{unknown}");
     assert!(text.contains("multiply"), "{text}");
+
+    // `count` with a progress token: n progress notifications, then the answer.
+    s.send(&json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": { "name": "count", "arguments": { "n": 3 },
+                                "_meta": { "progressToken": "p7" } } }));
+    for i in 1..=3 {
+        assert_eq!(
+            s.recv(),
+            json!({ "jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": { "progressToken": "p7", "progress": i, "total": 3 } })
+        );
+    }
+    assert_eq!(tool_result(&s.recv()), ("3".to_owned(), false));
+    // Without one: the answer alone.
+    let counted = s.call(
+        8,
+        "tools/call",
+        json!({ "name": "count", "arguments": { "n": 2 } }),
+    );
+    assert_eq!(tool_result(&counted), ("2".to_owned(), false));
 
     assert_eq!(s.call(5, "ping", json!({}))["result"], json!({}));
     s.send(&json!({ "jsonrpc": "2.0", "id": 6, "method": "ping" }));

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::server::HttpServer;
 use super::service::RpcService;
+use super::sse::stream_config;
 use crate::error::check;
 #[cfg(feature = "tls")]
 use crate::server::ServerTls;
@@ -16,7 +17,7 @@ use crate::server::Topics;
 use crate::server::{Shutdown, Slots};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
-use crate::{Batches, ConfigError, Context, Methods};
+use crate::{Batches, ConfigError, Context, Methods, PeerConfig};
 
 /// How long the headers and the body of a request may each take by default: see
 /// [`HttpServerBuilder::header_read_timeout`].
@@ -54,6 +55,8 @@ pub struct HttpServerBuilder {
     max_message_size: usize,
     max_buffered: usize,
     write_timeout: Option<Duration>,
+    queue: usize,
+    call_timeout: Option<Duration>,
     max_connections: usize,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
@@ -105,6 +108,8 @@ impl HttpServerBuilder {
             max_message_size: BUDGET / 2,
             max_buffered: BUDGET,
             write_timeout: Some(Duration::from_secs(30)),
+            queue: 1024,
+            call_timeout: Some(Duration::from_secs(60)),
             max_connections: 10_000,
             header_read_timeout: READ_TIMEOUT,
             body_read_timeout: READ_TIMEOUT,
@@ -207,6 +212,21 @@ impl HttpServerBuilder {
     /// the shorter one applies.
     pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
         self.write_timeout = limit;
+        self
+    }
+
+    /// How many messages a handler may have waiting to be sent on its request's SSE answer
+    /// (default 1 024): its notifications and calls, then its answer. Past it, or past
+    /// [`max_buffered`](Self::max_buffered) bytes, the stream ends (the client is not reading).
+    pub fn queue(mut self, messages: usize) -> Self {
+        self.queue = messages;
+        self
+    }
+
+    /// How long a call from a handler to its client, during an SSE answer, waits for the client
+    /// to post its answer back (default 60 s); `None` waits forever.
+    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.call_timeout = limit;
         self
     }
 
@@ -326,8 +346,9 @@ impl HttpServerBuilder {
     /// [`ConfigError`] naming the first setting that is out of range: a path not starting with
     /// `/` or holding `?`, `#` or whitespace; a zero `max_message_size`, `header_read_timeout`
     /// or `body_read_timeout`; a `max_buffered` below twice `max_message_size`; a
-    /// `max_connections` of zero or above what a semaphore holds; a zero `handler_timeout` or
-    /// `write_timeout` (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
+    /// `max_connections` of zero or above what a semaphore holds; a `queue` of zero or above
+    /// what a Tokio channel holds; a zero `handler_timeout`, `call_timeout` or `write_timeout`
+    /// (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
     /// `Batches::Refused`); a [`websocket`](Self::websocket) setting, named as its
     /// [`WsSettings`] method, for the reasons given there; `tls` when a TLS file cannot be read
     /// or its certificate and key are refused.
@@ -335,9 +356,82 @@ impl HttpServerBuilder {
         check_path("rpc_path", &self.rpc_path)?;
         #[cfg(feature = "ws")]
         check_path("ws_path", &self.ws_path)?;
+        let parts = self.checked()?;
+        let builder = *parts.rest;
+        // A handshake is bounded as the headers after it are.
+        #[cfg(feature = "tls")]
+        let tls = builder
+            .tls
+            .as_ref()
+            .map(|tls| tls.acceptor(parts.header_read_timeout))
+            .transpose()?;
+        let methods = parts.methods;
+        let shutdown = Shutdown::new(parts.drain_timeout);
+        // One shutdown for both: the WebSocket side drains on the same budget, at the same time.
+        #[cfg(feature = "ws")]
+        let ws = WsServer::builder(methods.clone())
+            .settings(builder.websocket)
+            .topics(builder.topics.unwrap_or_default())
+            .shutdown_with(&ShutdownHandle::new(Arc::clone(&shutdown)))
+            .build()?;
+        let endpoint = RpcService::new(
+            methods,
+            parts.max_message_size,
+            parts.max_buffered - parts.max_message_size,
+            parts.body_read_timeout,
+            shutdown,
+            builder.context_hook,
+            parts.streams,
+        );
+        let settings = Settings {
+            rpc_path: builder.rpc_path.into(),
+            #[cfg(feature = "ws")]
+            ws_path: builder.ws_path.into(),
+            header_read_timeout: parts.header_read_timeout,
+            write_timeout: parts.write_timeout,
+        };
+        Ok(HttpServer::new(
+            endpoint,
+            settings,
+            Slots::new(parts.max_connections),
+            #[cfg(feature = "ws")]
+            ws,
+            #[cfg(feature = "tls")]
+            tls,
+        ))
+    }
+}
+
+/// The settings every server on HTTP runs with, checked, and the builder's others.
+pub(crate) struct Checked {
+    /// The table, its handler timeout and batch policy set.
+    pub(crate) methods: Methods,
+    pub(crate) max_message_size: usize,
+    pub(crate) max_buffered: usize,
+    pub(crate) write_timeout: Option<Duration>,
+    /// The connection settings of an SSE answer.
+    pub(crate) streams: PeerConfig,
+    pub(crate) max_connections: usize,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) drain_timeout: Duration,
+    /// The builder, for what only the HTTP server reads (paths, WebSocket, `map_context`).
+    rest: Box<HttpServerBuilder>,
+}
+
+impl HttpServerBuilder {
+    /// Checks every setting but the paths and the WebSocket's (those [`build`](Self::build)
+    /// checks), naming the first out of range as `build` does.
+    pub(crate) fn checked(mut self) -> Result<Checked, ConfigError> {
         check::at_least_one("max_message_size", self.max_message_size)?;
         check::budget("max_buffered", self.max_buffered, self.max_message_size)?;
         check::optional_limit("write_timeout", self.write_timeout)?;
+        let streams = stream_config(
+            self.max_message_size,
+            self.max_buffered,
+            self.queue,
+            self.call_timeout,
+        )?;
         check::permits("max_connections", self.max_connections)?;
         check::limit("header_read_timeout", self.header_read_timeout)?;
         check::limit("body_read_timeout", self.body_read_timeout)?;
@@ -348,57 +442,30 @@ impl HttpServerBuilder {
                 "`Batches::UpTo(0)` takes no batch; use `Batches::Refused`",
             ));
         }
-        // A handshake is bounded as the headers after it are.
-        #[cfg(feature = "tls")]
-        let tls = self
-            .tls
-            .as_ref()
-            .map(|tls| tls.acceptor(self.header_read_timeout))
-            .transpose()?;
-        let mut methods = self.methods;
+        let mut methods = std::mem::take(&mut self.methods);
         if let Some(limit) = self.handler_timeout {
             methods.handler_timeout(limit);
         }
         if let Some(batches) = self.batches {
             methods.batches(batches);
         }
-        let shutdown = Shutdown::new(self.drain_timeout);
-        // One shutdown for both: the WebSocket side drains on the same budget, at the same time.
-        #[cfg(feature = "ws")]
-        let ws = WsServer::builder(methods.clone())
-            .settings(self.websocket)
-            .topics(self.topics.unwrap_or_default())
-            .shutdown_with(&ShutdownHandle::new(Arc::clone(&shutdown)))
-            .build()?;
-        let endpoint = RpcService::new(
+        Ok(Checked {
             methods,
-            self.max_message_size,
-            self.max_buffered - self.max_message_size,
-            self.body_read_timeout,
-            shutdown,
-            self.context_hook,
-        );
-        let settings = Settings {
-            rpc_path: self.rpc_path.into(),
-            #[cfg(feature = "ws")]
-            ws_path: self.ws_path.into(),
-            header_read_timeout: self.header_read_timeout,
+            max_message_size: self.max_message_size,
+            max_buffered: self.max_buffered,
             write_timeout: self.write_timeout,
-        };
-        Ok(HttpServer::new(
-            endpoint,
-            settings,
-            Slots::new(self.max_connections),
-            #[cfg(feature = "ws")]
-            ws,
-            #[cfg(feature = "tls")]
-            tls,
-        ))
+            streams,
+            max_connections: self.max_connections,
+            header_read_timeout: self.header_read_timeout,
+            body_read_timeout: self.body_read_timeout,
+            drain_timeout: self.drain_timeout,
+            rest: Box::new(self),
+        })
     }
 }
 
 /// A path is compared byte for byte with the request's, so it must look like one.
-fn check_path(key: &'static str, path: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_path(key: &'static str, path: &str) -> Result<(), ConfigError> {
     if !path.starts_with('/') {
         return Err(ConfigError::new(
             key,
@@ -434,6 +501,11 @@ mod tests {
             "write_timeout"
         );
         assert_eq!(key_of(b().max_connections(0)), "max_connections");
+        assert_eq!(key_of(b().queue(0)), "queue");
+        assert_eq!(
+            key_of(b().call_timeout(Some(Duration::ZERO))),
+            "call_timeout"
+        );
         assert_eq!(
             key_of(b().header_read_timeout(Duration::ZERO)),
             "header_read_timeout"

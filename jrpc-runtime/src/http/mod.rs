@@ -13,7 +13,8 @@
 //!
 //! | request | status | body |
 //! | --- | --- | --- |
-//! | `POST` on the RPC path with a call (or a batch holding one) | `200` | the JSON-RPC answer, errors included (`-32700` for a body that is not JSON) |
+//! | `POST` on the RPC path with a call (or a batch holding one) | `200` | the JSON-RPC answer, errors included (`-32700` for a body that is not JSON); with `Accept: text/event-stream`, an event stream when the handler sends something (see below) |
+//! | `POST` of the answer to a call a handler made during an SSE answer | `204` | none |
 //! | the same with notifications only | `204` | none |
 //! | another method on the RPC path | `405`, `Allow: POST` | `-32600` |
 //! | a body over `max_message_size` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
@@ -30,7 +31,35 @@
 //! [`max_buffered`](HttpServerBuilder::max_buffered) (default 256 KiB). Answers are made whole by
 //! the dispatcher and handed to hyper as one buffer, which it writes without copying.
 //!
-//! Every reply but `204` is `content-type: application/json`; the errors the HTTP layer answers
+//! # SSE answers
+//!
+//! A `POST` whose `Accept` names `text/event-stream` (`*/*` does not: curl, `fetch` and
+//! `requests` send it and expect JSON) and whose body holds a call runs with its handler's
+//! [`Context::peer`](crate::Context::peer) live for the request: what the handler sends the
+//! client (notifications, and calls) goes out as Server-Sent Events (`data: <json>`), in order,
+//! then the answer, then the stream ends. The client answers a handler's call by posting the
+//! answer to the RPC path (`204`); it is handed to the call waiting for it.
+//!
+//! | the handler | the reply |
+//! | --- | --- |
+//! | sends nothing | `200 application/json`, as without the header |
+//! | sends something | `200 text/event-stream`: the events, the answer last |
+//! | sends more than the connection may hold before anything went out | `500`, `-32603`: the answer is lost |
+//!
+//! Events wait for the client within [`max_buffered`](HttpServerBuilder::max_buffered) bytes
+//! and [`queue`](HttpServerBuilder::queue) messages, and their writes keep the
+//! [`write_timeout`](HttpServerBuilder::write_timeout); past either bound the stream's
+//! connection closes (the handler's pushes then fail) and the stream ends after what it holds. A
+//! client that goes away before the answer cancels the handler. A handler that pushes in a loop
+//! that never waits should yield (`tokio::task::yield_now`) now and then, so that events go out
+//! as it makes them. A handler's calls wait [`call_timeout`](HttpServerBuilder::call_timeout)
+//! (default 60 s) for the posted answer.
+//!
+//! Decisions: the answer to a call goes to the call whatever connection posts it (the ids of
+//! calls are unique in the server, not tied to a client); a notification's body (nothing to
+//! answer) is served as without the header; responses in a batch are not routed.
+//!
+//! Every reply but `204` and an event stream is `content-type: application/json`; the errors the HTTP layer answers
 //! itself are envelopes with `"id": null` and a `data` string saying what went wrong. Every reply
 //! carries `x-request-id`: the request's own, or one made up (see [`RpcService`]).
 //!
@@ -112,13 +141,19 @@
 
 mod client;
 mod config;
-mod reply;
-mod request_id;
+pub(crate) mod events;
+pub(crate) mod reply;
+pub(crate) mod request_id;
 mod server;
-mod service;
+pub(crate) mod service;
+pub(crate) mod sse;
 
 pub use crate::BatchCall;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
+#[cfg(feature = "mcp")]
+pub(crate) use config::check_path;
 pub use server::HttpServer;
+#[cfg(feature = "mcp")]
+pub(crate) use server::{drive, connection_settings};
 pub use service::RpcService;

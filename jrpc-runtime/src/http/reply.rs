@@ -3,7 +3,6 @@
 
 use ::http::header::ALLOW;
 use ::http::{HeaderValue, Method, Response, StatusCode};
-use http_body_util::Full;
 use hyper::body::Bytes;
 
 use crate::RpcError;
@@ -17,7 +16,7 @@ pub(crate) fn answer(body: String) -> Response<ResponseBody> {
 
 /// `204`: the body held only notifications.
 pub(crate) fn no_content() -> Response<ResponseBody> {
-    let mut res = Response::new(Full::default());
+    let mut res = Response::new(ResponseBody::default());
     *res.status_mut() = StatusCode::NO_CONTENT;
     res
 }

@@ -28,7 +28,7 @@ use crate::peer::WriteDeadline;
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
+use crate::server::{Io, Shutdown, ShutdownHandle, Slot, Slots, Tracked, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 
@@ -86,18 +86,7 @@ impl HttpServer {
         #[cfg(feature = "ws")] ws: WsServer,
         #[cfg(feature = "tls")] tls: Option<Acceptor>,
     ) -> Self {
-        // HTTP/1.1 or HTTP/2, by the first bytes the client sends (the HTTP/2 preface): so a
-        // plain listener takes h2c with prior knowledge, and TLS takes what ALPN chose.
-        let mut conn = auto::Builder::new(TokioExecutor::new());
-        // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
-        // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
-        // request head a client sends (it is also the largest head taken).
-        conn.http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(settings.header_read_timeout)
-            .max_buf_size(READ_AHEAD)
-            .keep_alive(true);
-        conn.http2().timer(TokioTimer::new());
+        let conn = connection_settings(settings.header_read_timeout);
         Self {
             inner: Arc::new(Inner {
                 endpoint,
@@ -212,24 +201,72 @@ impl HttpServer {
             server: Arc::clone(&self.inner),
             slot: Arc::new(slot),
         };
-        let server = Arc::clone(&self.inner);
-        let io = WriteDeadline::new(io, self.inner.settings.write_timeout);
-        async move {
-            let connection = server
-                .conn
-                .serve_connection_with_upgrades(TokioIo::new(io), router);
-            tokio::pin!(connection);
-            // Open connections stay through draining, so that requests on them get a 503.
-            tokio::select! {
-                result = connection.as_mut() => return ended(result),
-                () = shutdown.closing() => connection.as_mut().graceful_shutdown(),
-            }
-            tokio::select! {
-                result = connection.as_mut() => ended(result),
-                () = shutdown.stopped() => tracing::warn!("connection dropped: drain budget spent"),
-            }
-            drop(counted);
+        drive(
+            &self.inner.conn,
+            io,
+            router,
+            self.inner.settings.write_timeout,
+            shutdown,
+            counted,
+        )
+    }
+}
+
+/// hyper's settings for a server's connections: HTTP/1.1 or HTTP/2, by the first bytes the
+/// client sends (the HTTP/2 preface), so a plain listener takes h2c with prior knowledge and TLS
+/// takes what ALPN chose; reading at most 64 KiB ahead, with `header_read_timeout`, keep-alive.
+pub(crate) fn connection_settings(
+    header_read_timeout: std::time::Duration,
+) -> auto::Builder<TokioExecutor> {
+    let mut conn = auto::Builder::new(TokioExecutor::new());
+    // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
+    // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
+    // request head a client sends (it is also the largest head taken).
+    conn.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .max_buf_size(READ_AHEAD)
+        .keep_alive(true);
+    conn.http2().timer(TokioTimer::new());
+    conn
+}
+
+/// Serves one connection with `service` (HTTP/1.1 with keep-alive and upgrades, or HTTP/2),
+/// every write under `write_timeout`, until the client closes it, or a shutdown does: requests
+/// during the drain are answered (`503`), and the connection is dropped when the drain budget is
+/// spent. `counted` (the shutdown's count of the connection) is held until then.
+pub(crate) fn drive<S>(
+    conn: &auto::Builder<TokioExecutor>,
+    io: impl Io,
+    service: S,
+    write_timeout: Option<std::time::Duration>,
+    shutdown: Arc<Shutdown>,
+    counted: Tracked,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = Response<ResponseBody>,
+            Error = Infallible,
+        > + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let conn = conn.clone();
+    let io = WriteDeadline::new(io, write_timeout);
+    async move {
+        let connection = conn.serve_connection_with_upgrades(TokioIo::new(io), service);
+        tokio::pin!(connection);
+        // Open connections stay through draining, so that requests on them get a 503.
+        tokio::select! {
+            result = connection.as_mut() => return ended(result),
+            () = shutdown.closing() => connection.as_mut().graceful_shutdown(),
         }
+        tokio::select! {
+            result = connection.as_mut() => ended(result),
+            () = shutdown.stopped() => tracing::warn!("connection dropped: drain budget spent"),
+        }
+        drop(counted);
     }
 }
 

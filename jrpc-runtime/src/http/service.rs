@@ -5,7 +5,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
@@ -13,17 +13,18 @@ use ::http::request::Parts;
 use ::http::{HeaderValue, Method, Request, Response};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use hyper::body::Body;
-use tracing::Instrument as _;
 
 use super::config::ContextHook;
+use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
-use crate::server::{Shutdown, ShutdownHandle};
+use super::sse::{self, Replies};
+use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::wire::{id_of, incoming, is_batch};
-use crate::{Context, Methods, Transport};
+use crate::{Context, Methods, PeerConfig, Transport};
 
 /// The error type request bodies may fail with.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The future of [`RpcService`]'s `call`.
 pub(crate) type ResponseFuture =
@@ -40,7 +41,7 @@ pub(crate) type ResponseFuture =
 ///
 /// | request | reply |
 /// | --- | --- |
-/// | a call, or a batch with a call | `200` with the answer |
+/// | a call, or a batch with a call | `200` with the answer; with `Accept: text/event-stream`, an event stream of what the handler sends, then the answer ([module docs](super#sse-answers)) |
 /// | notifications only | `204`, no body |
 /// | not `POST` | `405`, `Allow: POST`, `-32600` |
 /// | a content type that is not JSON | `415`, `-32600` |
@@ -48,7 +49,7 @@ pub(crate) type ResponseFuture =
 /// | a body that could not be read | `400`, `-32600` |
 /// | during a shutdown | `503`, `-32000`, `Connection: close` |
 ///
-/// Every reply but `204` has a body of `content-type: application/json`: the answer, or an
+/// Every reply but `204` and an event stream has a body of `content-type: application/json`: the answer, or an
 /// envelope `{"jsonrpc":"2.0","error":{"code":..,"message":..,"data":..},"id":null}` whose `data`
 /// says what went wrong.
 ///
@@ -84,6 +85,13 @@ struct Endpoint {
     shutdown: Arc<Shutdown>,
     tags: Tags,
     context_hook: Option<ContextHook>,
+    /// The connection settings of an SSE answer.
+    streams: PeerConfig,
+    /// Where SSE answers' events wait to be sent (none is kept after).
+    log: Arc<EventLog>,
+    next_stream: AtomicU64,
+    /// Where answers to the calls of SSE answers' handlers go.
+    replies: Arc<Replies>,
 }
 
 impl RpcService {
@@ -94,6 +102,7 @@ impl RpcService {
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
         context_hook: Option<ContextHook>,
+        streams: PeerConfig,
     ) -> Self {
         Self {
             endpoint: Arc::new(Endpoint {
@@ -104,6 +113,10 @@ impl RpcService {
                 shutdown,
                 tags: Tags::default(),
                 context_hook,
+                streams,
+                log: EventLog::new(0),
+                next_stream: AtomicU64::new(0),
+                replies: Replies::new(),
             }),
             peer_addr: None,
         }
@@ -145,78 +158,52 @@ impl RpcService {
         }
     }
 
-    /// Answers one HTTP request; what the `Service` impls call.
-    async fn respond<B>(&self, req: Request<B>) -> Response<ResponseBody>
-    where
-        B: Body + Send,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
-        let tag = self.endpoint.tags.tag(req.headers());
-        let span = tracing::debug_span!("http", request_id = %tag, peer = tracing::field::Empty);
-        if let (false, Some(addr)) = (span.is_disabled(), self.peer_addr) {
-            span.record("peer", tracing::field::display(addr));
-        }
-        let mut res = self.answer(req, &tag).instrument(span).await;
-        // A tag is either made here or checked to be plain ASCII, so it is always a valid value.
-        if let Ok(value) = HeaderValue::from_str(&tag) {
-            res.headers_mut().insert(x_request_id(), value);
-        }
-        res
-    }
-
-    async fn answer<B>(&self, req: Request<B>, tag: &Arc<str>) -> Response<ResponseBody>
+    /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
+    async fn answer<B>(
+        &self,
+        req: Request<B>,
+        tag: &Arc<str>,
+        in_flight: Tracked,
+    ) -> Response<ResponseBody>
     where
         B: Body + Send,
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
         let endpoint = &*self.endpoint;
-        // Held until the answer is ready, so that a shutdown waits for it.
-        let Some(_in_flight) = endpoint.shutdown.track_call() else {
-            return reply::unavailable();
-        };
-        // An early reply leaves the body unread; the connection cannot carry another request then.
-        let unread = |res| {
-            if req.body().is_end_stream() {
-                res
-            } else {
-                reply::closing(res)
-            }
-        };
         if req.method() != Method::POST {
-            return unread(reply::method_not_allowed(req.method()));
+            return unread_reply(&req, reply::method_not_allowed(req.method()));
         }
-        if let Some(content_type) = req.headers().get(CONTENT_TYPE)
-            && !is_json(content_type)
-        {
-            return unread(reply::unsupported_media_type(content_type));
-        }
-        let limit = endpoint.max_message_size;
-        if declared_length(&req).is_some_and(|len| len > limit as u64) {
-            return reply::too_large(limit);
-        }
-        let (mut parts, body) = req.into_parts();
-        // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
-        let reading = Limited::new(body, limit).collect();
-        let bytes =
-            match tokio::time::timeout_at(crate::time::after(endpoint.body_read_timeout), reading)
-                .await
-            {
-                Ok(Ok(collected)) => collected.to_bytes(),
-                Ok(Err(err)) if err.is::<LengthLimitError>() => return reply::too_large(limit),
-                Ok(Err(err)) => {
-                    tracing::debug!(error = %err, "request body unreadable");
-                    return reply::unreadable_body();
-                }
-                Err(_) => return reply::body_timed_out(),
+        let (mut parts, text) =
+            match read_post(req, endpoint.max_message_size, endpoint.body_read_timeout).await {
+                Ok(read) => read,
+                Err(res) => return res,
             };
-        let Ok(text) = std::str::from_utf8(&bytes) else {
-            return reply::not_utf8();
-        };
+        let text = text.as_str();
+        let events = sse::asks_for_events(&parts.headers) && sse::has_call(text);
+        // An answer to a call a handler made during an SSE answer.
+        if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
+            return reply::no_content();
+        }
         // `map_context` reads the headers first; then the context takes them.
         let ctx = self.context(Transport::Http, &parts, tag);
         let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
+        if events {
+            let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+            let answered = sse::answer(
+                &endpoint.methods,
+                ctx,
+                text.to_owned(),
+                &endpoint.log,
+                stream,
+                &endpoint.replies,
+                &endpoint.streams,
+                in_flight,
+                true,
+            )
+            .await;
+            return sse::reply(answered);
+        }
         let Some(answer) = endpoint.methods.handle_in(text, &ctx).await else {
             return reply::no_content();
         };
@@ -249,6 +236,80 @@ impl RpcService {
     }
 }
 
+/// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
+/// address.
+pub(crate) fn request_span(tag: &str, peer_addr: Option<SocketAddr>) -> tracing::Span {
+    let span = tracing::debug_span!("http", request_id = %tag, peer = tracing::field::Empty);
+    if let (false, Some(addr)) = (span.is_disabled(), peer_addr) {
+        span.record("peer", tracing::field::display(addr));
+    }
+    span
+}
+
+/// `res` with its request's tag in `x-request-id`.
+pub(crate) fn tagged(mut res: Response<ResponseBody>, tag: &str) -> Response<ResponseBody> {
+    // A tag is either made here or checked to be plain ASCII, so it is always a valid value.
+    if let Ok(value) = HeaderValue::from_str(tag) {
+        res.headers_mut().insert(x_request_id(), value);
+    }
+    res
+}
+
+/// `res`, for a request whose body is left unread: the connection cannot carry another request
+/// then.
+pub(crate) fn unread_reply<B: Body>(
+    req: &Request<B>,
+    res: Response<ResponseBody>,
+) -> Response<ResponseBody> {
+    if req.body().is_end_stream() {
+        res
+    } else {
+        reply::closing(res)
+    }
+}
+
+/// Reads a `POST`'s JSON body as text: at most `limit` bytes, within `timeout`; or the reply that
+/// refuses it (`415`, `413`, `400`, `408`, or `-32700` for a body that is not UTF-8).
+pub(crate) async fn read_post<B>(
+    req: Request<B>,
+    limit: usize,
+    timeout: Duration,
+) -> Result<(Parts, String), Response<ResponseBody>>
+where
+    B: Body + Send,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    if let Some(content_type) = req.headers().get(CONTENT_TYPE)
+        && !is_json(content_type)
+    {
+        return Err(unread_reply(
+            &req,
+            reply::unsupported_media_type(content_type),
+        ));
+    }
+    if declared_length(&req).is_some_and(|len| len > limit as u64) {
+        return Err(reply::too_large(limit));
+    }
+    let (parts, body) = req.into_parts();
+    // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
+    let reading = Limited::new(body, limit).collect();
+    let bytes = match tokio::time::timeout_at(crate::time::after(timeout), reading).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => return Err(reply::too_large(limit)),
+        Ok(Err(err)) => {
+            tracing::debug!(error = %err, "request body unreadable");
+            return Err(reply::unreadable_body());
+        }
+        Err(_) => return Err(reply::body_timed_out()),
+    };
+    // Without a copy: the collected body is one buffer, owned here alone.
+    match String::from_utf8(Vec::from(bytes)) {
+        Ok(text) => Ok((parts, text)),
+        Err(_) => Err(reply::not_utf8()),
+    }
+}
+
 /// The body's length as announced by `Content-Length`, or by the body itself.
 fn declared_length<B: Body>(req: &Request<B>) -> Option<u64> {
     let header = req
@@ -278,53 +339,94 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
     }
 }
 
-impl RpcService {
-    /// What both `Service` impls return: the answer, as a future that owns a clone of `self`.
-    fn boxed_respond<B>(&self, req: Request<B>) -> ResponseFuture
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
-        let this = self.clone();
-        Box::pin(async move { Ok(this.respond(req).await) })
-    }
+/// What an endpoint type (a struct with `endpoint.tags`, `endpoint.shutdown` and `peer_addr`, and
+/// an `async fn answer(&self, Request<B>, tag, in_flight) -> Response<ResponseBody>`) is served
+/// with: `respond`, which tags the request (`x-request-id`), counts it for a shutdown (`503` once
+/// one began) and runs it in its span; and the `Service` impls for any request body `B`, tower's
+/// (always ready: limits apply per request, there is no queue) and hyper's, each answering with
+/// a future that owns a clone.
+macro_rules! endpoint_services {
+    ($endpoint:ty) => {
+        impl $endpoint {
+            /// Answers one HTTP request; what the `Service` impls call.
+            async fn respond<B>(
+                &self,
+                req: ::http::Request<B>,
+            ) -> ::http::Response<$crate::http::reply::ResponseBody>
+            where
+                B: ::hyper::body::Body + Send,
+                B::Data: Send,
+                B::Error: Into<$crate::http::service::BoxError>,
+            {
+                use ::tracing::Instrument as _;
+                let tag = self.endpoint.tags.tag(req.headers());
+                // Held until the answer is ready, so that a shutdown waits for it.
+                let res = match self.endpoint.shutdown.track_call() {
+                    Some(in_flight) => {
+                        let span = $crate::http::service::request_span(&tag, self.peer_addr);
+                        self.answer(req, &tag, in_flight).instrument(span).await
+                    }
+                    None => $crate::http::reply::unavailable(),
+                };
+                $crate::http::service::tagged(res, &tag)
+            }
+
+            fn boxed_respond<B>(
+                &self,
+                req: ::http::Request<B>,
+            ) -> $crate::http::service::ResponseFuture
+            where
+                B: ::hyper::body::Body + Send + 'static,
+                B::Data: Send,
+                B::Error: Into<$crate::http::service::BoxError>,
+            {
+                let this = self.clone();
+                Box::pin(async move { Ok(this.respond(req).await) })
+            }
+        }
+
+        impl<B> ::tower_service::Service<::http::Request<B>> for $endpoint
+        where
+            B: ::hyper::body::Body + Send + 'static,
+            B::Data: Send,
+            B::Error: Into<$crate::http::service::BoxError>,
+        {
+            type Response = ::http::Response<$crate::http::reply::ResponseBody>;
+            type Error = ::std::convert::Infallible;
+            type Future = $crate::http::service::ResponseFuture;
+
+            fn poll_ready(
+                &mut self,
+                _cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<Result<(), Self::Error>> {
+                ::std::task::Poll::Ready(Ok(()))
+            }
+
+            fn call(&mut self, req: ::http::Request<B>) -> Self::Future {
+                self.boxed_respond(req)
+            }
+        }
+
+        impl<B> ::hyper::service::Service<::http::Request<B>> for $endpoint
+        where
+            B: ::hyper::body::Body + Send + 'static,
+            B::Data: Send,
+            B::Error: Into<$crate::http::service::BoxError>,
+        {
+            type Response = ::http::Response<$crate::http::reply::ResponseBody>;
+            type Error = ::std::convert::Infallible;
+            type Future = $crate::http::service::ResponseFuture;
+
+            fn call(&self, req: ::http::Request<B>) -> Self::Future {
+                self.boxed_respond(req)
+            }
+        }
+    };
 }
+#[cfg(feature = "mcp")]
+pub(crate) use endpoint_services;
 
-impl<B> tower_service::Service<Request<B>> for RpcService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    /// Always ready: the endpoint has no queue of its own (limits apply per request).
-    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
-}
-
-impl<B> hyper::service::Service<Request<B>> for RpcService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn call(&self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
-}
+endpoint_services!(RpcService);
 
 #[cfg(test)]
 mod tests {
@@ -353,6 +455,7 @@ mod tests {
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
             None,
+            sse::stream_config(max_message_size, 2 * max_message_size, 16, None).unwrap(),
         )
     }
 

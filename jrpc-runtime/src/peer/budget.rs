@@ -116,6 +116,7 @@ impl Budget {
 /// Room taken in a budget for a text on its way to the loop: given back if the text is dropped
 /// on the way (a call given up while it waits for the queue, a cancelled call's answer), unless
 /// [`keep`](Room::keep) says the loop has it.
+#[derive(Debug)]
 pub(crate) struct Room {
     budget: Arc<Budget>,
     bytes: usize,

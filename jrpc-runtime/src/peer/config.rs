@@ -1,5 +1,7 @@
 //! The settings of a [`Peer`](super::Peer) connection, and the builder that checks them.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use super::Cancellation;
@@ -79,6 +81,9 @@ pub struct PeerConfig {
     pub(super) overflow: Overflow,
     pub(super) lifetime: Lifetime,
     pub(super) context: Context,
+    /// Where outgoing call ids come from: the connection's own counter, or one shared by the
+    /// connections whose answers arrive through one router (an HTTP endpoint's event streams).
+    pub(super) ids: Option<Arc<AtomicI64>>,
 }
 
 impl Default for PeerConfig {
@@ -98,6 +103,7 @@ impl Default for PeerConfig {
             overflow: Overflow::Wait,
             lifetime: Lifetime::UntilInputEnds,
             context: Context::new(Transport::Stream),
+            ids: None,
         }
     }
 }
@@ -131,6 +137,11 @@ impl PeerConfig {
     /// The cap on incoming calls in flight.
     pub fn max_in_flight(&self) -> usize {
         self.max_in_flight
+    }
+
+    /// How many outgoing messages may wait to be written.
+    pub fn queue(&self) -> usize {
+        self.queue
     }
 
     /// The largest incoming message, in bytes.
@@ -167,6 +178,14 @@ impl PeerConfig {
     /// This configuration with another lifetime: what clients set.
     pub(crate) fn with_lifetime(mut self, lifetime: Lifetime) -> Self {
         self.lifetime = lifetime;
+        self
+    }
+
+    /// This configuration numbering its outgoing calls from `ids`, shared with other
+    /// connections, so that an id names one call among all of theirs.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_ids(mut self, ids: Arc<AtomicI64>) -> Self {
+        self.ids = Some(ids);
         self
     }
 

@@ -24,7 +24,7 @@ use crate::{Caller, ClientError, Context, Id, Methods, Transport};
 
 /// What handles and the loop share.
 pub(super) struct Shared {
-    next_id: AtomicI64,
+    next_id: Arc<AtomicI64>,
     overflow: Overflow,
     /// What the connection runs over, for the client's `call` span.
     transport: Transport,
@@ -251,7 +251,10 @@ impl Peer {
         // The message being read takes up to `max_message_size`; the rest is for outgoing texts.
         let room = config.max_buffered.saturating_sub(config.max_message_size);
         let shared = Arc::new(Shared {
-            next_id: AtomicI64::new(1),
+            next_id: config
+                .ids
+                .clone()
+                .unwrap_or_else(|| Arc::new(AtomicI64::new(1))),
             overflow: config.overflow,
             transport: config.context.transport(),
             overflowed: Notify::new(),
@@ -298,6 +301,34 @@ impl Peer {
     /// Whether the connection's loop has ended.
     pub fn is_closed(&self) -> bool {
         self.tx.get().is_none_or(|tx| tx.is_closed())
+    }
+
+    /// `ctx` with this connection's handle as its [`Context::peer`]: for requests a transport
+    /// dispatches itself while the connection carries what their handlers send (an HTTP
+    /// request answered as an event stream). The handle is weak, as handlers' own are.
+    #[cfg(feature = "http")]
+    pub(crate) fn own_context(&self, ctx: Context) -> Context {
+        let weak = match &self.tx {
+            Sender::Strong(tx) => Sender::Weak(tx.downgrade()),
+            Sender::Weak(tx) => Sender::Weak(tx.clone()),
+        };
+        ctx.with_extension(Own(Peer {
+            tx: weak,
+            ..self.clone()
+        }))
+    }
+
+    /// Queues `text`, a message written elsewhere (an answer the transport's dispatch made),
+    /// behind everything sent so far, taking its room in the budget as a push does.
+    ///
+    /// # Errors
+    ///
+    /// As a notification's: the connection is closed, or (under [`Overflow::Close`]) the text
+    /// found no room.
+    #[cfg(feature = "http")]
+    pub(crate) async fn send_text(&self, what: &str, text: String) -> Result<(), ClientError> {
+        let bytes = text.len();
+        self.send(what, Command::Notify { text }, bytes).await
     }
 
     /// The connection's byte budget: for a sink that gives back its room itself (a WebSocket's
@@ -386,7 +417,7 @@ impl Peer {
 /// string it is escaped), so a result, params or error data written over several lines (a
 /// `RawValue` kept as the application wrote it) go out on one line, meaning the same, rather than
 /// be refused by [`Lines`], which would end the connection.
-fn one_line(text: String) -> String {
+pub(crate) fn one_line(text: String) -> String {
     if text.contains('\n') {
         text.replace('\n', " ")
     } else {

@@ -28,8 +28,9 @@ mod config;
 mod connection;
 mod handle;
 
-use budget::Room;
-pub(crate) use budget::{Budget, WriteDeadline};
+pub(crate) use budget::{Budget, Room, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
+#[cfg(feature = "http")]
+pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};

@@ -126,6 +126,31 @@ pub(crate) async fn accept_loop<L: Listener>(
     tracing::info!("stopped accepting {what} connections");
 }
 
+/// [`accept_loop`], serving each connection with the future `connection` makes of it, in a task
+/// of its own that holds the connection's slot until the future ends.
+#[cfg_attr(
+    not(any(feature = "ws", feature = "mcp")),
+    allow(dead_code, reason = "the servers without upgrades use it")
+)]
+pub(crate) async fn serve_each<L: Listener, F>(
+    listener: L,
+    slots: &Slots,
+    shutdown: &Shutdown,
+    what: &'static str,
+    connection: impl Fn(L::Io, Option<SocketAddr>) -> F,
+) where
+    F: Future<Output = ()> + Send + 'static,
+{
+    accept_loop(listener, slots, shutdown, what, |stream, peer, slot| {
+        let serving = connection(stream, peer);
+        tokio::spawn(async move {
+            serving.await;
+            drop(slot);
+        });
+    })
+    .await;
+}
+
 /// Errors that concern one incoming connection only (it was reset before it was taken).
 fn is_per_connection(err: &io::Error) -> bool {
     matches!(

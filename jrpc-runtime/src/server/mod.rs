@@ -34,7 +34,7 @@ mod socket;
 mod tls;
 mod topics;
 
-pub(crate) use accept::{Slot, Slots, accept_loop};
+pub(crate) use accept::{Slot, Slots, accept_loop, serve_each};
 pub use io::Io;
 pub use shutdown::{Drained, ShutdownHandle};
 pub(crate) use shutdown::{Shutdown, Tracked};

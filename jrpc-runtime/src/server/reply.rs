@@ -3,14 +3,23 @@
 
 use ::http::header::{CONNECTION, CONTENT_TYPE};
 use ::http::{HeaderValue, Response, StatusCode};
-use http_body_util::Full;
+use std::convert::Infallible;
+
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 
 use crate::wire::write;
 use crate::{ErrorCode, Id, RpcError};
 
-/// The body of every response a server writes: whole, in memory.
-pub(crate) type Body = Full<Bytes>;
+/// The body of every response a server writes: whole, in memory, or (an event stream) sent as
+/// it is made.
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// A body of `bytes`, whole.
+pub(crate) fn whole(bytes: Bytes) -> Body {
+    Full::new(bytes).boxed_unsync()
+}
 
 /// The content type of every reply with a body.
 pub(crate) fn json_type() -> HeaderValue {
@@ -19,7 +28,7 @@ pub(crate) fn json_type() -> HeaderValue {
 
 /// A status with a JSON body.
 pub(crate) fn json(status: StatusCode, body: Bytes) -> Response<Body> {
-    let mut res = Response::new(Full::new(body));
+    let mut res = Response::new(whole(body));
     *res.status_mut() = status;
     res.headers_mut().insert(CONTENT_TYPE, json_type());
     res

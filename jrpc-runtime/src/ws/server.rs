@@ -20,7 +20,7 @@ use super::upgrade;
 use crate::error::check;
 use crate::peer::WriteDeadline;
 use crate::server::reply::{self, Body};
-use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, accept_loop};
+use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
 use crate::{ConfigError, Context, Methods, Transport};
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -205,18 +205,12 @@ impl WsServer {
     /// connections drain. Every connection must open with a WebSocket handshake, on any path. A
     /// failed accept never ends the loop.
     pub async fn serve(&self, listener: TcpListener) {
-        accept_loop(
+        serve_each(
             listener,
             &self.inner.slots,
             &self.inner.shutdown,
             "WebSocket",
-            |stream, peer, slot| {
-                let connection = self.serve_connection(stream, peer);
-                tokio::spawn(async move {
-                    connection.await;
-                    drop(slot);
-                });
-            },
+            |stream, peer| self.serve_connection(stream, peer),
         )
         .await;
     }

@@ -9,7 +9,6 @@ use ::http::header::{
 };
 use ::http::request::Parts;
 use ::http::{HeaderValue, Request, Response, StatusCode};
-use http_body_util::Full;
 use hyper::upgrade::{OnUpgrade, Upgraded};
 use hyper_util::rt::TokioIo;
 use tokio_tungstenite::WebSocketStream;
@@ -63,7 +62,7 @@ fn handshake(req: &mut Parts) -> Result<(Response<Body>, OnUpgrade), Refused> {
             "this connection cannot be upgraded",
         ));
     };
-    let mut res = Response::new(Full::default());
+    let mut res = Response::new(crate::server::reply::Body::default());
     *res.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let out = res.headers_mut();
     out.insert(CONNECTION, HeaderValue::from_static("upgrade"));

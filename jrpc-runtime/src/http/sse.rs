@@ -1,0 +1,364 @@
+//! SSE answers: a request answered as a Server-Sent Events stream that carries what its handler
+//! sends the client while it runs, then the answer.
+//!
+//! The request runs here, in a task of its own, with a [`Peer`] whose writes are the stream's
+//! events ([`EventLog`]) as its context's [`peer`](crate::Context::peer). That connection reads
+//! only the answers the client posts back to the handler's calls ([`Replies`] routes them to
+//! it). When the handler ends, its answer is queued behind what it sent, the connection's input
+//! ends, and it ends once all is in the log: so the answer is the stream's last event.
+//!
+//! | the handler sent, before its answer | the reply |
+//! | --- | --- |
+//! | nothing | `200 application/json`, the answer (an SSE stream would say nothing more) |
+//! | something | `200 text/event-stream`: what it sent, in order, then the answer |
+//! | more than its connection may hold for the client, before anything was sent | `500`, `-32603`: the answer was lost |
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ::http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
+use ::http::{HeaderMap, HeaderValue, Response, StatusCode};
+use hyper::body::Bytes;
+use tokio::sync::mpsc;
+
+use super::events::{EventLog, First};
+use crate::framing::Frame;
+use crate::peer::{Budget, Room, one_line};
+use crate::server::reply::{Body, closing, envelope, json};
+use crate::wire::{Incoming, id_of, incoming};
+use crate::{Context, Methods, Peer, PeerConfig, RpcError};
+
+/// Whether `Accept` asks for an event stream: it names `text/event-stream` (with a `q` above
+/// zero). `*/*` and `text/*` do not: curl, `fetch` and `requests` send `*/*` by default and
+/// expect plain JSON.
+pub(crate) fn asks_for_events(headers: &HeaderMap) -> bool {
+    headers.get_all(ACCEPT).iter().any(|value| {
+        let Ok(text) = value.to_str() else {
+            return false;
+        };
+        text.split(',').any(|range| {
+            let mut parts = range.split(';');
+            let essence = parts.next().unwrap_or_default().trim();
+            essence.eq_ignore_ascii_case("text/event-stream")
+                && parts.all(|param| {
+                    let (name, value) = param.split_once('=').unwrap_or((param, ""));
+                    !name.trim().eq_ignore_ascii_case("q")
+                        || value.trim().parse::<f32>().is_ok_and(|q| q > 0.0)
+                })
+        })
+    })
+}
+
+/// Whether `text` holds a call (a request with an id, alone or in a batch): only a call has an
+/// answer to stream.
+pub(crate) fn has_call(text: &str) -> bool {
+    if incoming::is_batch(text) {
+        return incoming::parse_batch(text).is_some_and(|elements| {
+            elements
+                .iter()
+                .any(|element| element.as_ref().is_ok_and(|req| req.id.is_some()))
+        });
+    }
+    incoming::parse_request(text).is_ok_and(|req| req.id.is_some())
+}
+
+/// Where the answers to calls made from event streams go: each call's id names the stream's
+/// connection, until the answer comes or the stream ends. Ids come from one counter, so they
+/// are distinct among all the streams that share the router.
+#[derive(Debug, Default)]
+pub(crate) struct Replies {
+    ids: Arc<AtomicI64>,
+    calls: Mutex<HashMap<i64, mpsc::WeakSender<Frame>>>,
+}
+
+impl Replies {
+    /// A router whose calls are numbered from 1.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            ids: Arc::new(AtomicI64::new(1)),
+            calls: Mutex::default(),
+        })
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<i64, mpsc::WeakSender<Frame>>> {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Hands `text`, when it is one answer to a call an open stream made, to that stream's
+    /// connection; `false` when it is not one, or no stream waits for it.
+    pub(crate) fn route(&self, text: &str) -> bool {
+        let Incoming::Response(res) = incoming::parse(text) else {
+            return false;
+        };
+        let Some(id) = res.read().ok().and_then(|(id, _)| id.as_i64()) else {
+            return false;
+        };
+        let Some(input) = self.calls().remove(&id) else {
+            return false;
+        };
+        // A full input drops the answer: its call then times out, as over any connection.
+        input
+            .upgrade()
+            .is_some_and(|tx| tx.try_send(Frame::Message(text.to_owned())).is_ok())
+    }
+
+    /// Whether any answer is awaited.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.calls().is_empty()
+    }
+}
+
+/// The settings an event stream's connection runs with: a server's pushes never wait for room
+/// ([`Overflow::Close`](crate::Overflow::Close)), and the room of an event comes back once the
+/// body has sent it.
+pub(crate) fn stream_config(
+    max_message_size: usize,
+    max_buffered: usize,
+    queue: usize,
+    call_timeout: Option<std::time::Duration>,
+) -> Result<PeerConfig, crate::ConfigError> {
+    Ok(PeerConfig::builder()
+        .max_message_size(max_message_size)
+        .max_buffered(max_buffered)
+        .queue(queue)
+        .call_timeout(call_timeout)
+        .overflow(crate::Overflow::Close)
+        .build()?
+        .sink_gives_back())
+}
+
+/// One event stream: a connection whose writes are `stream`'s events in `log`, and the sender of
+/// its input (the answers to its calls, which [`Replies`] hands it). The connection's loop runs
+/// in a task of its own until its input ends.
+pub(crate) fn open(
+    log: &Arc<EventLog>,
+    stream: u64,
+    replies: &Arc<Replies>,
+    config: &PeerConfig,
+    ctx: Context,
+) -> (Peer, mpsc::Sender<Frame>) {
+    let queue = config.queue();
+    let (input, rx) = mpsc::channel(queue);
+    log.open(stream);
+    let budget = Arc::new(OnceLock::new());
+    let outlet = Outlet {
+        log: Arc::clone(log),
+        stream,
+        budget: Arc::clone(&budget),
+        replies: Arc::clone(replies),
+        input: input.downgrade(),
+        calls: VecDeque::new(),
+        max_calls: queue,
+    };
+    let writer = futures_util::sink::unfold(outlet, |mut outlet, text: String| {
+        outlet.write(text);
+        std::future::ready(Ok::<_, Infallible>(outlet))
+    });
+    let reader = futures_util::stream::unfold(rx, |mut rx| async move {
+        let frame = rx.recv().await?;
+        Some((Ok::<_, Infallible>(frame), rx))
+    });
+    let config = config
+        .clone()
+        .with_context(ctx)
+        .with_ids(Arc::clone(&replies.ids));
+    let (peer, driver) = Peer::start(reader, writer, Methods::new(), config);
+    let _ = budget.set(peer.budget());
+    tokio::spawn(async move {
+        // Its errors (a client that did not read, past the budget) are logged by the loop.
+        let _ = driver.await;
+    });
+    (peer, input)
+}
+
+/// The writer of a stream's connection: each text becomes an event in the log, holding its room
+/// in the connection's budget until a body sends it; a call's id is given to [`Replies`].
+struct Outlet {
+    log: Arc<EventLog>,
+    stream: u64,
+    /// The connection's budget, known once it is made (before its loop runs).
+    budget: Arc<OnceLock<Arc<Budget>>>,
+    replies: Arc<Replies>,
+    input: mpsc::WeakSender<Frame>,
+    /// The ids of this stream's calls that [`Replies`] holds, oldest first.
+    calls: VecDeque<i64>,
+    /// How many of them it holds at most; the oldest is forgotten past it.
+    max_calls: usize,
+}
+
+impl Outlet {
+    fn write(&mut self, text: String) {
+        // An event's data is one line; a JSON text's raw line ends are only white space.
+        let text = one_line(text);
+        if let Incoming::Request(req) = incoming::parse(&text)
+            && let Some(id) = req.id.map(id_of).and_then(|id| id.as_i64())
+        {
+            let mut calls = self.replies.calls();
+            if self.calls.len() == self.max_calls
+                && let Some(oldest) = self.calls.pop_front()
+            {
+                calls.remove(&oldest);
+            }
+            calls.insert(id, self.input.clone());
+            self.calls.push_back(id);
+        }
+        let bytes = text.len();
+        match self.budget.get() {
+            Some(budget) => {
+                self.log
+                    .push(self.stream, Bytes::from(text), Room::taken(budget, bytes))
+            }
+            None => tracing::error!("event stream written before its budget was set"),
+        }
+    }
+}
+
+impl Drop for Outlet {
+    fn drop(&mut self) {
+        self.log.finish(self.stream);
+        let mut calls = self.replies.calls();
+        for id in self.calls.drain(..) {
+            calls.remove(&id);
+        }
+    }
+}
+
+/// How a request run by [`answer`] is answered.
+pub(crate) enum Answered {
+    /// The handler sent nothing: its answer, as JSON.
+    Json(Bytes),
+    /// An event stream of what it sent, then its answer.
+    Events(Body),
+    /// The stream ended before anything was sent, without the answer: its connection closed (a
+    /// handler that sent more than its client took, past `max_buffered` or `queue`).
+    Lost,
+}
+
+/// Runs `text` (holding a call) with `methods`, its handlers' [`Context::peer`] writing stream
+/// `stream` of `log`, and answers as the [module docs](self) say. The request runs in a task of
+/// its own holding `guard` (a shutdown's count of it); with `cancel_if_gone`, the task is
+/// aborted when the client goes before the answer (else it runs on, its events kept in the log
+/// for a client that resumes).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the pieces of one stream, all needed"
+)]
+pub(crate) async fn answer(
+    methods: &Methods,
+    ctx: Context,
+    text: String,
+    log: &Arc<EventLog>,
+    stream: u64,
+    replies: &Arc<Replies>,
+    config: &PeerConfig,
+    guard: impl Send + 'static,
+    cancel_if_gone: bool,
+) -> Answered {
+    let (peer, input) = open(log, stream, replies, config, ctx.clone());
+    let ctx = peer.own_context(ctx);
+    let answer_text = Arc::new(OnceLock::new());
+    let methods = methods.clone();
+    let answer_slot = Arc::clone(&answer_text);
+    // The request's span (its tag, its peer) goes with it into its task.
+    let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
+        let _guard = guard;
+        if let Some(answer) = methods.handle_in(&text, &ctx).await {
+            let answer = one_line(answer);
+            let _ = answer_slot.set(Bytes::from(answer.clone()));
+            // Queued behind what the handler sent; a text that finds no room closes the stream.
+            let _ = peer.send_text("(answer)", answer).await;
+        }
+        // The end of input: the loop writes what is queued, then ends, finishing the stream.
+        drop(input);
+    }));
+    let abort = cancel_if_gone.then(|| AbortOnDrop(task.abort_handle()));
+    match log.first(stream).await {
+        First::Nothing => Answered::Lost,
+        First::Event(first) if answer_text.get() == Some(&first) => {
+            log.take_first(stream);
+            Answered::Json(first)
+        }
+        First::Event(_) => Answered::Events(log.body_holding(stream, None, abort)),
+    }
+}
+
+/// Aborts a task when dropped: a request whose client went away.
+pub(crate) struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// `200 text/event-stream` with `body`.
+pub(crate) fn events_reply(body: Body) -> Response<Body> {
+    let mut res = Response::new(body);
+    *res.status_mut() = StatusCode::OK;
+    let headers = res.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    // Proxies must pass events on as they come, not store or gather them.
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    res
+}
+
+/// The reply for what [`answer`] gave: `500` with `-32603` for a lost answer.
+pub(crate) fn reply(answered: Answered) -> Response<Body> {
+    match answered {
+        Answered::Json(bytes) => json(StatusCode::OK, bytes),
+        Answered::Events(body) => events_reply(body),
+        Answered::Lost => closing(envelope(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &RpcError::internal().with_data(
+                "the answer was lost: the handler sent more than the connection may hold for its client (`max_buffered`, `queue`)",
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, HeaderValue::from_static(value));
+        headers
+    }
+
+    #[test]
+    fn only_an_accept_naming_event_streams_asks_for_them() {
+        for yes in [
+            "text/event-stream",
+            "application/json, text/event-stream",
+            "Text/Event-Stream; q=0.5",
+        ] {
+            assert!(asks_for_events(&accept(yes)), "{yes}");
+        }
+        for no in [
+            "*/*",
+            "text/*",
+            "application/json",
+            "text/event-stream;q=0",
+            "text/event-streams",
+        ] {
+            assert!(!asks_for_events(&accept(no)), "{no}");
+        }
+        assert!(!asks_for_events(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn calls_are_told_from_notifications() {
+        assert!(has_call(r#"{"jsonrpc":"2.0","method":"a","id":1}"#));
+        assert!(has_call(
+            r#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b","id":null}]"#
+        ));
+        assert!(!has_call(r#"{"jsonrpc":"2.0","method":"a"}"#));
+        assert!(!has_call(r#"{"jsonrpc":"2.0","result":1,"id":1}"#));
+        assert!(!has_call("not json"));
+    }
+}

@@ -1,0 +1,257 @@
+//! The MCP server's settings: their defaults, the builder, and the checks `build` makes.
+
+use std::time::Duration;
+
+use super::endpoint::McpService;
+use super::server::McpServer;
+use crate::error::check;
+use crate::http::{HttpServer, HttpServerBuilder};
+use crate::server::{Shutdown, Slots};
+use crate::{ConfigError, Methods, PeerConfig};
+
+/// The protocol revisions whose Streamable HTTP this transport follows.
+const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// Builds an [`McpServer`]: its path, the origins it takes, sessions (or none), and the limits,
+/// checked by [`build`](Self::build).
+///
+/// ```
+/// use std::time::Duration;
+/// use jrpc_runtime::Methods;
+/// use jrpc_runtime::mcp::McpServer;
+///
+/// let server = McpServer::builder(Methods::new())
+///     .path("/mcp")
+///     .allowed_origins(["localhost", "https://app.example"])
+///     .max_sessions(100)
+///     .session_idle_timeout(Duration::from_secs(600))
+///     .http(|http| http.max_message_size(64 * 1024))
+///     .replay_buffer(64 * 1024)
+///     .build()?;
+/// # drop(server);
+/// # Ok::<(), jrpc_runtime::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct McpServerBuilder {
+    http: HttpServerBuilder,
+    path: String,
+    allowed_origins: Vec<String>,
+    stateless: bool,
+    max_sessions: usize,
+    session_idle_timeout: Duration,
+    replay_buffer: usize,
+    max_in_flight: usize,
+}
+
+/// The checked settings the server runs with.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) path: Box<str>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) protocol_versions: Vec<String>,
+    pub(crate) stateless: bool,
+    pub(crate) max_sessions: usize,
+    pub(crate) session_idle_timeout: Duration,
+    pub(crate) replay_buffer: usize,
+    pub(crate) max_in_flight: usize,
+    pub(crate) max_message_size: usize,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) write_timeout: Option<Duration>,
+    pub(crate) streams: PeerConfig,
+}
+
+impl McpServerBuilder {
+    pub(crate) fn new(methods: Methods) -> Self {
+        Self {
+            http: HttpServer::builder(methods),
+            path: "/mcp".to_owned(),
+            allowed_origins: ["localhost", "127.0.0.1", "[::1]"]
+                .map(String::from)
+                .to_vec(),
+            stateless: false,
+            max_sessions: 1000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            replay_buffer: 128 * 1024,
+            max_in_flight: 128,
+        }
+    }
+
+    /// The path of the MCP endpoint (default `/mcp`); it must start with `/` and hold no query
+    /// or fragment. Other paths are answered `404`.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The origins whose pages may reach the server (default `localhost`, `127.0.0.1` and
+    /// `[::1]`, any scheme and port): each a host, which allows it with any scheme and port, or a
+    /// whole origin (`https://app.example`), which allows that one. A request with another
+    /// `Origin` is answered `403`, so that a page of another site cannot reach a local server
+    /// through DNS rebinding; a request without `Origin` (not from a browser) is taken.
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Serves without sessions (default `false`): no `Mcp-Session-Id` is issued or asked for,
+    /// each POST stands alone, `GET` and `DELETE` are answered `405`: for servers behind a load
+    /// balancer that sends each request to any instance. A handler's calls to its client still
+    /// work on an SSE answer when the client's POST of the answer reaches the same instance.
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// How many sessions may be open at once (default 1 000); at the cap, sessions idle past
+    /// [`session_idle_timeout`](Self::session_idle_timeout) are ended to make room, and if none
+    /// is, `initialize` is answered `503` (`-32000`) rather than ending a session in use.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// How long a session lives without a request (default 30 min); then its id gets `404`. A
+    /// session whose GET stream a client reads, or with a request running, does not expire.
+    pub fn session_idle_timeout(mut self, limit: Duration) -> Self {
+        self.session_idle_timeout = limit;
+        self
+    }
+
+    /// How many bytes of sent events a session keeps to replay to a client that reconnects with
+    /// `Last-Event-ID` (default 128 KiB, one message of the default size; at the `max_sessions` default, 125 MiB
+    /// in all). Older
+    /// events are dropped; a replay asked from before them ends at once. Zero keeps none (and
+    /// events carry no ids). It must hold a message (`max_message_size`) unless it is zero.
+    pub fn replay_buffer(mut self, bytes: usize) -> Self {
+        self.replay_buffer = bytes;
+        self
+    }
+
+    /// How many requests of one session may run at once (default 128); past it a request is
+    /// answered `-32000` at once. A session's requests run on when their client goes (it may
+    /// resume them), so this is what bounds them.
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests;
+        self
+    }
+
+    /// Sets what the endpoint shares with [`HttpServer`]'s, each as
+    /// [`HttpServerBuilder`] has it (its default, its check): the largest message
+    /// (`max_message_size`, default 128 KiB); what one stream (a request's SSE answer, or a
+    /// session's GET stream) may hold for its client, `max_buffered` bytes (default 256 KiB) and
+    /// `queue` messages (default 1 024), past which the stream's connection closes; the
+    /// `write_timeout` (default 30 s); `call_timeout`, how long a handler's call to its client
+    /// waits (default 60 s); `max_connections` (default 10 000); the header and body read
+    /// timeouts; `handler_timeout` and `batches` of the table; `drain_timeout` (default 30 s),
+    /// sessions ending when a shutdown begins. Its paths, WebSocket settings and `map_context`
+    /// are not used.
+    ///
+    /// ```
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::mcp::McpServer;
+    ///
+    /// let err = McpServer::builder(Methods::new())
+    ///     .http(|http| http.max_message_size(1 << 20).max_buffered(1 << 20))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.key(), "max_buffered");
+    /// ```
+    pub fn http(mut self, settings: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder) -> Self {
+        self.http = settings(self.http);
+        self
+    }
+
+    /// Checks the settings and builds the server.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] naming the first setting that is out of range: a `path` not starting with
+    /// `/` or holding `?`, `#` or whitespace; an origin that is empty; a zero `max_sessions`,
+    /// `session_idle_timeout` or `max_in_flight`; an [`http`](Self::http) setting, for the
+    /// reasons [`HttpServerBuilder::build`] gives; a `replay_buffer` neither zero nor at least
+    /// `max_message_size`.
+    pub fn build(self) -> Result<McpServer, ConfigError> {
+        crate::http::check_path("path", &self.path)?;
+        if self.allowed_origins.iter().any(|o| o.trim().is_empty()) {
+            return Err(ConfigError::new("allowed_origins", "an origin is empty"));
+        }
+        check::at_least_one("max_sessions", self.max_sessions)?;
+        check::limit("session_idle_timeout", self.session_idle_timeout)?;
+        check::at_least_one("max_in_flight", self.max_in_flight)?;
+        let http = self.http.checked()?;
+        if self.replay_buffer != 0 && self.replay_buffer < http.max_message_size {
+            return Err(ConfigError::new(
+                "replay_buffer",
+                format!(
+                    "must be zero or hold a message of `max_message_size` ({} bytes)",
+                    http.max_message_size
+                ),
+            ));
+        }
+        let settings = Settings {
+            path: self.path.into(),
+            allowed_origins: self.allowed_origins,
+            protocol_versions: PROTOCOL_VERSIONS.map(String::from).to_vec(),
+            stateless: self.stateless,
+            max_sessions: self.max_sessions,
+            session_idle_timeout: self.session_idle_timeout,
+            replay_buffer: self.replay_buffer,
+            max_in_flight: self.max_in_flight,
+            max_message_size: http.max_message_size,
+            body_read_timeout: http.body_read_timeout,
+            header_read_timeout: http.header_read_timeout,
+            write_timeout: http.write_timeout,
+            streams: http.streams,
+        };
+        let shutdown = Shutdown::new(http.drain_timeout);
+        let slots = Slots::new(http.max_connections);
+        let endpoint = McpService::new(http.methods, settings.clone(), shutdown);
+        Ok(McpServer::new(endpoint, settings, slots))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of(builder: McpServerBuilder) -> &'static str {
+        builder.build().map(drop).unwrap_err().key()
+    }
+
+    #[test]
+    fn each_bad_setting_is_named() {
+        let b = || McpServer::builder(Methods::new());
+        assert_eq!(key_of(b().path("mcp")), "path");
+        assert_eq!(key_of(b().allowed_origins([" "])), "allowed_origins");
+        assert_eq!(key_of(b().max_sessions(0)), "max_sessions");
+        assert_eq!(
+            key_of(b().session_idle_timeout(Duration::ZERO)),
+            "session_idle_timeout"
+        );
+        assert_eq!(key_of(b().max_in_flight(0)), "max_in_flight");
+        assert_eq!(key_of(b().replay_buffer(10)), "replay_buffer");
+        let big = |http: HttpServerBuilder| http.max_message_size(1 << 20).max_buffered(2 << 20);
+        assert_eq!(key_of(b().http(big)), "replay_buffer");
+        assert!(b().http(big).replay_buffer(1 << 20).build().is_ok());
+        assert_eq!(
+            key_of(b().http(|h| h.max_message_size(1 << 20))),
+            "max_buffered"
+        );
+        assert_eq!(key_of(b().http(|h| h.queue(0))), "queue");
+        assert_eq!(
+            key_of(b().http(|h| h.call_timeout(Some(Duration::ZERO)))),
+            "call_timeout"
+        );
+        assert_eq!(
+            key_of(b().http(|h| h.max_connections(0))),
+            "max_connections"
+        );
+        assert!(b().replay_buffer(0).stateless(true).build().is_ok());
+    }
+}

@@ -1,0 +1,529 @@
+//! The MCP endpoint: one HTTP request in, one response out, by the rules of Streamable HTTP
+//! (see the [module docs](super)).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use ::http::header::{ALLOW, HeaderName};
+use ::http::request::Parts;
+use ::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use hyper::body::Body;
+use serde_json::value::RawValue;
+
+use super::config::Settings;
+use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
+use crate::http::events::{EventLog, parse_event_id};
+use crate::http::reply::{self, ResponseBody};
+use crate::http::request_id::Tags;
+use crate::http::service::{BoxError, read_post, unread_reply};
+use crate::http::sse::{self, Replies};
+use crate::server::Shutdown;
+use crate::server::reply::{envelope, refusal};
+use crate::wire::{Incoming, incoming};
+use crate::{ErrorCode, Methods, RpcError, Transport};
+
+/// `Mcp-Session-Id`.
+fn session_header() -> HeaderName {
+    HeaderName::from_static("mcp-session-id")
+}
+
+/// `MCP-Protocol-Version`.
+fn version_header() -> HeaderName {
+    HeaderName::from_static("mcp-protocol-version")
+}
+
+/// `Last-Event-ID`.
+fn last_event_header() -> HeaderName {
+    HeaderName::from_static("last-event-id")
+}
+
+/// The MCP endpoint alone: a [`tower_service::Service`] and a [`hyper::service::Service`], to
+/// mount at a path of another router; [`McpServer`](super::McpServer) serves it at its `path`.
+/// It answers whatever reaches it by the rules in the [module docs](super).
+///
+/// Cloning is cheap: clones share the sessions, the table and the shutdown state.
+#[derive(Clone)]
+pub struct McpService {
+    endpoint: Arc<Endpoint>,
+    peer_addr: Option<SocketAddr>,
+}
+
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService")
+            .field("sessions", &self.endpoint.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Endpoint {
+    methods: Methods,
+    settings: Settings,
+    sessions: Sessions,
+    shutdown: Arc<Shutdown>,
+    tags: Tags,
+    /// Whether the task that ends sessions at a shutdown runs.
+    watching: AtomicBool,
+    /// Stateless mode: the events of requests' streams, and where answers to their calls go.
+    log: Arc<EventLog>,
+    replies: Arc<Replies>,
+    next_stream: AtomicU64,
+}
+
+/// What a POST's body holds.
+enum Posted {
+    /// A request with an id (alone or in a batch): it is answered.
+    Calls,
+    /// Notifications and answers only.
+    NoCalls,
+}
+
+impl McpService {
+    pub(crate) fn new(methods: Methods, settings: Settings, shutdown: Arc<Shutdown>) -> Self {
+        let sessions = Sessions::new(
+            settings.max_sessions,
+            settings.session_idle_timeout,
+            settings.replay_buffer,
+            settings.streams.clone(),
+        );
+        Self {
+            endpoint: Arc::new(Endpoint {
+                methods,
+                settings,
+                sessions,
+                shutdown,
+                tags: Tags::default(),
+                watching: AtomicBool::new(false),
+                log: EventLog::new(0),
+                replies: Replies::new(),
+                next_stream: AtomicU64::new(1),
+            }),
+            peer_addr: None,
+        }
+    }
+
+    /// This service, telling handlers that its requests come from `addr`; for a service that
+    /// serves one connection.
+    #[must_use]
+    pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
+        self.peer_addr = Some(addr);
+        self
+    }
+
+    /// How many sessions are open.
+    pub fn sessions(&self) -> usize {
+        self.endpoint.sessions.len()
+    }
+
+    /// The shutdown state it shares with its server: sessions end when a shutdown begins.
+    pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
+        &self.endpoint.shutdown
+    }
+
+    /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer
+    /// is ready.
+    async fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
+        &self,
+        req: Request<B>,
+        tag: &Arc<str>,
+        in_flight: crate::server::Tracked,
+    ) -> Response<ResponseBody> {
+        let endpoint = &*self.endpoint;
+        self.watch_shutdown();
+        let settings = &endpoint.settings;
+        if let Some(res) = check_origin(req.headers(), &settings.allowed_origins)
+            .or_else(|| check_version(req.headers(), &settings.protocol_versions))
+        {
+            return unread_reply(&req, res);
+        }
+        match *req.method() {
+            Method::POST => {}
+            Method::GET if !settings.stateless => return unread_reply(&req, self.get(&req)),
+            Method::DELETE if !settings.stateless => return unread_reply(&req, self.delete(&req)),
+            _ => return unread_reply(&req, not_allowed(req.method(), settings.stateless)),
+        }
+        let (parts, text) =
+            match read_post(req, settings.max_message_size, settings.body_read_timeout).await {
+                Ok(read) => read,
+                Err(res) => return res,
+            };
+        let posted = if sse::has_call(&text) {
+            Posted::Calls
+        } else if only_notifications_and_answers(&text) {
+            Posted::NoCalls
+        } else {
+            // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
+            let ctx = crate::Context::new(Transport::Http);
+            let answer = endpoint.methods.handle_in(&text, &ctx).await;
+            let mut res = reply::answer(answer.unwrap_or_default());
+            *res.status_mut() = StatusCode::BAD_REQUEST;
+            return res;
+        };
+        if settings.stateless {
+            return self.post(parts, text, posted, None, in_flight, tag).await;
+        }
+        let session = match self.session(&parts.headers) {
+            Ok(session) => session,
+            Err(NoSession::Missing) if is_initialize(&text) => match endpoint.sessions.create() {
+                Ok(session) => {
+                    let mut res = self
+                        .post(parts, text, posted, Some(&session), in_flight, tag)
+                        .await;
+                    if let Ok(id) = HeaderValue::from_str(&session.id) {
+                        res.headers_mut().insert(session_header(), id);
+                    }
+                    return res;
+                }
+                Err(Refused::Full(max)) => {
+                    let why = format!("{max} sessions are open (`max_sessions`); retry later");
+                    return reply::closing(envelope(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &RpcError::new(ErrorCode::SERVER_ERROR, "Too many sessions")
+                            .with_data(&why),
+                    ));
+                }
+                Err(Refused::NoRandom(why)) => {
+                    tracing::error!(%why, "no random bytes for a session id");
+                    return envelope(StatusCode::INTERNAL_SERVER_ERROR, &RpcError::internal());
+                }
+            },
+            Err(refused) => return refused.reply(),
+        };
+        self.post(parts, text, posted, Some(&session), in_flight, tag)
+            .await
+    }
+
+    /// Answers a POST, in `session` (none in stateless mode).
+    async fn post(
+        &self,
+        parts: Parts,
+        text: String,
+        posted: Posted,
+        session: Option<&Arc<Session>>,
+        in_flight: crate::server::Tracked,
+        tag: &Arc<str>,
+    ) -> Response<ResponseBody> {
+        let endpoint = &*self.endpoint;
+        let events = sse::asks_for_events(&parts.headers);
+        let mut ctx = crate::Context::new(Transport::Http)
+            .with_request_tag(Arc::clone(tag))
+            .with_headers(parts.headers);
+        if let Some(addr) = self.peer_addr {
+            ctx = ctx.with_peer_addr(addr);
+        }
+        if let Some(session) = session {
+            ctx = ctx.with_extension(session.handle());
+        }
+        let replies = session.map_or(&endpoint.replies, |s| &s.replies);
+        if let Posted::NoCalls = posted {
+            route_answers(replies, &text);
+            // Notifications run before the `202`: the client may count on their effect.
+            endpoint.methods.handle_in(&text, &ctx).await;
+            let mut res = reply::no_content();
+            *res.status_mut() = StatusCode::ACCEPTED;
+            return res;
+        }
+        let running = match session {
+            Some(session) => match session.start_request(endpoint.settings.max_in_flight) {
+                Some(running) => Some(running),
+                None => return busy(endpoint.settings.max_in_flight),
+            },
+            None => None,
+        };
+        if !events {
+            let answer = endpoint.methods.handle_in(&text, &ctx).await;
+            return reply::answer(answer.unwrap_or_default());
+        }
+        let answered = match session {
+            // A session's request runs on if its client goes: the client may resume it.
+            Some(session) => {
+                sse::answer(
+                    &endpoint.methods,
+                    ctx,
+                    text,
+                    &session.log,
+                    session.next_stream(),
+                    replies,
+                    &endpoint.settings.streams,
+                    (in_flight, running),
+                    false,
+                )
+                .await
+            }
+            None => {
+                let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+                sse::answer(
+                    &endpoint.methods,
+                    ctx,
+                    text,
+                    &endpoint.log,
+                    stream,
+                    replies,
+                    &endpoint.settings.streams,
+                    in_flight,
+                    true,
+                )
+                .await
+            }
+        };
+        sse::reply(answered)
+    }
+
+    /// `GET`: the session's stream, or the replay of one after `Last-Event-ID`.
+    fn get<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
+        if !sse::asks_for_events(req.headers()) {
+            return refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "a GET opens an event stream: send `Accept: text/event-stream`",
+            );
+        }
+        let session = match self.session(req.headers()) {
+            Ok(session) => session,
+            Err(refused) => return refused.reply(),
+        };
+        let resume = req
+            .headers()
+            .get(last_event_header())
+            .and_then(|value| parse_event_id(value.to_str().ok()?));
+        if let Some((stream, seq)) = resume
+            && stream != GET_STREAM
+            && session.log.knows(stream)
+        {
+            return sse::events_reply(session.log.body(stream, Some(seq)));
+        }
+        if session.listening.swap(true, Ordering::AcqRel) {
+            return refusal(
+                StatusCode::CONFLICT,
+                "the session's stream is open already: one GET stream a session",
+            );
+        }
+        let after = resume.map(|(_, seq)| seq);
+        let listening = Listening(Arc::clone(&session));
+        sse::events_reply(session.log.body_holding(GET_STREAM, after, listening))
+    }
+
+    /// `DELETE`: ends the session.
+    fn delete<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
+        match session_of(req.headers()) {
+            Ok(id) if self.endpoint.sessions.remove(id) => reply::no_content(),
+            Ok(_) => NoSession::Unknown.reply(),
+            Err(refused) => refused.reply(),
+        }
+    }
+
+    /// The open session a request names, or the reply refusing it.
+    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, NoSession> {
+        let id = session_of(headers)?;
+        self.endpoint.sessions.get(id).ok_or(NoSession::Unknown)
+    }
+
+    /// Ends every session when a shutdown begins, so that their GET streams end and connections
+    /// drain; started with the first request (in a runtime).
+    fn watch_shutdown(&self) {
+        if self.endpoint.watching.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let endpoint = Arc::downgrade(&self.endpoint);
+        let draining = self.endpoint.shutdown.draining();
+        tokio::spawn(async move {
+            draining.await;
+            if let Some(endpoint) = endpoint.upgrade() {
+                endpoint.sessions.end_all();
+            }
+        });
+    }
+}
+
+/// Why a request names no open session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoSession {
+    /// No `Mcp-Session-Id`.
+    Missing,
+    /// One that is not visible ASCII.
+    NotText,
+    /// One no open session has.
+    Unknown,
+}
+
+impl NoSession {
+    /// `400` for a missing or unreadable id, `404` for an unknown one.
+    fn reply(self) -> Response<ResponseBody> {
+        match self {
+            Self::Missing => refusal(
+                StatusCode::BAD_REQUEST,
+                "no `Mcp-Session-Id`: send the id the initialize response carried, or initialize first",
+            ),
+            Self::NotText => refusal(
+                StatusCode::BAD_REQUEST,
+                "`Mcp-Session-Id` is not visible ASCII",
+            ),
+            Self::Unknown => refusal(
+                StatusCode::NOT_FOUND,
+                "no such session (it ended or expired): initialize a new one",
+            ),
+        }
+    }
+}
+
+/// The session id a request carries.
+fn session_of(headers: &HeaderMap) -> Result<&str, NoSession> {
+    let value = headers.get(session_header()).ok_or(NoSession::Missing)?;
+    value.to_str().map_err(|_| NoSession::NotText)
+}
+
+/// `405`, with what is allowed.
+fn not_allowed(method: &Method, stateless: bool) -> Response<ResponseBody> {
+    let allow = if stateless {
+        "POST"
+    } else {
+        "GET, POST, DELETE"
+    };
+    let mut res = refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!("`{method}` is not allowed here; allowed: {allow}"),
+    );
+    res.headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    res
+}
+
+/// `200`, `-32000`: the session has `max_in_flight` requests running.
+fn busy(max: usize) -> Response<ResponseBody> {
+    envelope(
+        StatusCode::OK,
+        &RpcError::new(ErrorCode::SERVER_ERROR, "Server busy").with_data(&format!(
+            "more than {max} requests of this session in flight"
+        )),
+    )
+}
+
+/// `403` for an `Origin` that is not allowed (a page of another site reaching a local server:
+/// DNS rebinding); a request without one (not from a browser) passes.
+fn check_origin(headers: &HeaderMap, allowed: &[String]) -> Option<Response<ResponseBody>> {
+    let origin = headers.get(::http::header::ORIGIN)?;
+    let text = origin.to_str().unwrap_or_default();
+    if origin_allowed(text, allowed) {
+        return None;
+    }
+    Some(refusal(
+        StatusCode::FORBIDDEN,
+        &format!("origin `{text}` is not allowed (`allowed_origins`)"),
+    ))
+}
+
+/// Whether `origin` (`scheme://host[:port]`) is allowed: listed as it is, or its host listed.
+pub(crate) fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    let Some((_, authority)) = origin.split_once("://") else {
+        return false;
+    };
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map(|(host, _)| format!("[{host}]")),
+        None => authority.split(':').next().map(str::to_owned),
+    };
+    host.is_some_and(|host| allowed.iter().any(|a| a.eq_ignore_ascii_case(&host)))
+}
+
+/// `400` for an `MCP-Protocol-Version` this server does not speak; a request without one is
+/// taken (as 2025-03-26, which had no header).
+fn check_version(headers: &HeaderMap, known: &[String]) -> Option<Response<ResponseBody>> {
+    let value = headers.get(version_header())?;
+    let text = value.to_str().unwrap_or_default();
+    if known.iter().any(|v| v == text) {
+        return None;
+    }
+    Some(refusal(
+        StatusCode::BAD_REQUEST,
+        &format!(
+            "unsupported `MCP-Protocol-Version` `{text}`; supported: {}",
+            known.join(", ")
+        ),
+    ))
+}
+
+/// Whether `text` is an `initialize` request (alone: a session starts with it).
+fn is_initialize(text: &str) -> bool {
+    incoming::parse_request(text).is_ok_and(|req| req.method == "initialize" && req.id.is_some())
+}
+
+/// Each message of `text`, alone or in a batch, as raw JSON; `None` when it is not JSON.
+fn messages(text: &str) -> Option<Vec<&RawValue>> {
+    if incoming::is_batch(text) {
+        serde_json::from_str(text).ok()
+    } else {
+        serde_json::from_str(text).ok().map(|one| vec![one])
+    }
+}
+
+/// Whether every message of `text` is a notification or an answer (and there is one).
+fn only_notifications_and_answers(text: &str) -> bool {
+    messages(text).is_some_and(|all| {
+        !all.is_empty()
+            && all.iter().all(|raw| match incoming::parse(raw.get()) {
+                Incoming::Request(req) => req.id.is_none(),
+                Incoming::Response(_) => true,
+                Incoming::Rejected(_) => false,
+            })
+    })
+}
+
+/// Hands each answer of `text` to the stream whose call it answers; one no call waits for is
+/// dropped (its call gave up, or there was none).
+fn route_answers(replies: &Replies, text: &str) {
+    for raw in messages(text).unwrap_or_default() {
+        if matches!(incoming::parse(raw.get()), Incoming::Response(_)) && !replies.route(raw.get())
+        {
+            tracing::debug!("an answer to no call waiting");
+        }
+    }
+}
+
+crate::http::service::endpoint_services!(McpService);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_matched_by_host_or_whole() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "[::1]", "https://app.example"]
+            .map(String::from)
+            .to_vec();
+        for ok in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "http://[::1]:8080",
+            "https://app.example",
+        ] {
+            assert!(origin_allowed(ok, &allowed), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "null",
+            "https://app.example:444",
+            "http://[::2]",
+        ] {
+            assert!(!origin_allowed(bad, &allowed), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bodies_are_told_apart() {
+        assert!(is_initialize(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#
+        ));
+        assert!(!is_initialize(r#"{"jsonrpc":"2.0","method":"initialize"}"#));
+        assert!(only_notifications_and_answers(
+            r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","result":1,"id":3}]"#
+        ));
+        assert!(!only_notifications_and_answers("[]"));
+        assert!(!only_notifications_and_answers("nope"));
+        assert!(!only_notifications_and_answers(
+            r#"{"jsonrpc":"1.0","method":"n"}"#
+        ));
+    }
+}

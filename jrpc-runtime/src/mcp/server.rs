@@ -1,0 +1,133 @@
+//! The MCP server: the accept loop, one hyper connection per client, and the routing of a
+//! request to the endpoint or `404`.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ::http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioExecutor;
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+
+use super::config::{McpServerBuilder, Settings};
+use super::endpoint::McpService;
+use crate::Methods;
+use crate::http::reply::{self, ResponseBody};
+use crate::http::service::ResponseFuture;
+use crate::http::{connection_settings, drive};
+use crate::server::{Io, ShutdownHandle, Slots, serve_each};
+
+/// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
+/// elsewhere, keep-alive connections, limits, and a graceful shutdown. See the
+/// [module docs](super) for the rules it follows.
+///
+/// Cloning is cheap; clones are the same server.
+#[derive(Clone, Debug)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    endpoint: McpService,
+    settings: Settings,
+    conn: auto::Builder<TokioExecutor>,
+    slots: Slots,
+}
+
+impl McpServer {
+    /// A builder serving `methods`, with every setting at its default.
+    pub fn builder(methods: Methods) -> McpServerBuilder {
+        McpServerBuilder::new(methods)
+    }
+
+    pub(crate) fn new(endpoint: McpService, settings: Settings, slots: Slots) -> Self {
+        let inner = Inner {
+            conn: connection_settings(settings.header_read_timeout),
+            endpoint,
+            settings,
+            slots,
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The endpoint alone, to mount in another router; it shares this server's sessions, table
+    /// and shutdown.
+    pub fn service(&self) -> McpService {
+        self.inner.endpoint.clone()
+    }
+
+    /// A handle to shut the server down gracefully: sessions end, requests running may finish
+    /// within the drain budget.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle::new(Arc::clone(self.inner.endpoint.shutdown()))
+    }
+
+    /// Serves one connection until the client closes it, it times out, or a shutdown closes it;
+    /// for an accept loop of your own (over TLS, a Unix socket...).
+    pub fn serve_connection(
+        &self,
+        io: impl Io,
+        peer_addr: Option<SocketAddr>,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let mcp = &self.inner.endpoint;
+        let router = Router {
+            endpoint: peer_addr
+                .map_or_else(|| mcp.clone(), |addr| mcp.clone().with_peer_addr(addr)),
+            path: self.inner.settings.path.clone(),
+        };
+        let counted = mcp.shutdown().track_connection();
+        let write_timeout = self.inner.settings.write_timeout;
+        let shutdown = Arc::clone(mcp.shutdown());
+        drive(
+            &self.inner.conn,
+            io,
+            router,
+            write_timeout,
+            shutdown,
+            counted,
+        )
+    }
+
+    /// Accepts connections on `listener` and serves each in its own task (as
+    /// [`serve_connection`](Self::serve_connection)), until a shutdown begins; at
+    /// `max_connections` it waits for one to close before accepting another.
+    pub async fn serve(&self, listener: TcpListener) {
+        let connection = |stream, peer| self.serve_connection(stream, peer);
+        let slots = &self.inner.slots;
+        serve_each(
+            listener,
+            slots,
+            self.inner.endpoint.shutdown(),
+            "MCP",
+            connection,
+        )
+        .await;
+    }
+}
+
+/// The per-connection service: the endpoint at its path, `404` elsewhere.
+#[derive(Clone)]
+struct Router {
+    endpoint: McpService,
+    path: Box<str>,
+}
+
+impl hyper::service::Service<Request<Incoming>> for Router {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        if req.uri().path() == &*self.path {
+            return hyper::service::Service::call(&self.endpoint, req);
+        }
+        let res = crate::http::service::unread_reply(&req, reply::not_found(req.uri().path()));
+        Box::pin(std::future::ready(Ok(res)))
+    }
+}

@@ -1,0 +1,309 @@
+//! Sessions: their ids, what each holds (its event log, its GET stream's connection, the
+//! router of answers to its calls), and the store that caps and expires them.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::framing::Frame;
+use crate::http::events::EventLog;
+use crate::http::sse::{self, Replies};
+use crate::{Context, Peer, PeerConfig, Transport};
+
+/// The stream number of a session's GET stream; its requests' streams count from 1.
+pub(crate) const GET_STREAM: u64 = 0;
+
+/// A session, as a handler sees it in its [`Context`]: its id, and the connection of its GET
+/// stream, to notify or call the client outside any request (sampling, roots, elicitation).
+///
+/// ```
+/// use jrpc_runtime::Context;
+/// use jrpc_runtime::mcp::McpSession;
+///
+/// fn session_of(ctx: &Context) -> Option<&str> {
+///     ctx.extension::<McpSession>().map(McpSession::id)
+/// }
+/// # assert_eq!(session_of(&Context::new(jrpc_runtime::Transport::Http)), None);
+/// ```
+#[derive(Clone)]
+pub struct McpSession {
+    inner: Arc<Session>,
+}
+
+impl McpSession {
+    /// The session's id, as sent in `Mcp-Session-Id`.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The connection of the session's GET stream: what it sends goes out there, in order, once
+    /// the client opens the stream (it waits in the session's log until then, within
+    /// `max_buffered` and `queue`: past them this connection closes for the rest of the
+    /// session, as for a client that does not read); answers to its calls come back as the
+    /// client's POSTs.
+    pub fn peer(&self) -> &Peer {
+        &self.inner.standalone
+    }
+}
+
+impl fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpSession")
+            .field("id", &self.inner.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One session's state.
+pub(crate) struct Session {
+    pub(crate) id: Arc<str>,
+    /// The events of all its streams, kept a while for replay.
+    pub(crate) log: Arc<EventLog>,
+    /// Answers to the calls its handlers made.
+    pub(crate) replies: Arc<Replies>,
+    standalone: Peer,
+    /// The input of the GET stream's connection: dropped when the session ends, which ends it.
+    standalone_input: Mutex<Option<mpsc::Sender<Frame>>>,
+    next_stream: AtomicU64,
+    last_used: Mutex<Instant>,
+    /// Whether a client reads the GET stream now.
+    pub(crate) listening: AtomicBool,
+    /// Requests running.
+    running: AtomicUsize,
+}
+
+impl Session {
+    /// A stream number for a request's events.
+    pub(crate) fn next_stream(&self) -> u64 {
+        self.next_stream.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The session's handle for handlers' contexts.
+    pub(crate) fn handle(self: &Arc<Self>) -> McpSession {
+        McpSession {
+            inner: Arc::clone(self),
+        }
+    }
+
+    fn touch(&self) {
+        *lock(&self.last_used) = Instant::now();
+    }
+
+    fn idle_since(&self) -> Instant {
+        *lock(&self.last_used)
+    }
+
+    /// Ends the session's GET stream (its client sees the stream end) and its connection.
+    fn end(&self) {
+        lock(&self.standalone_input).take();
+    }
+
+    /// Counts a request as running, unless `max` are; the count goes down when the guard drops.
+    pub(crate) fn start_request(self: &Arc<Self>, max: usize) -> Option<Running> {
+        let mut now = self.running.load(Ordering::Acquire);
+        loop {
+            if now >= max {
+                return None;
+            }
+            match self
+                .running
+                .compare_exchange(now, now + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(Running(Arc::clone(self))),
+                Err(seen) => now = seen,
+            }
+        }
+    }
+}
+
+/// A request counted as running in its session.
+pub(crate) struct Running(Arc<Session>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Marks a session's GET stream as read by a client while held.
+pub(crate) struct Listening(pub(crate) Arc<Session>);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.listening.store(false, Ordering::Release);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The data behind these locks stays consistent whatever panicked while holding them.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Why a session could not be made.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// `max_sessions` are open.
+    Full(usize),
+    /// The operating system gave no random bytes for its id.
+    NoRandom(String),
+}
+
+/// The open sessions, at most `max`, each ended after `idle` without a request (unless a client
+/// reads its GET stream).
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    max: usize,
+    idle: Duration,
+    retain: usize,
+    streams: PeerConfig,
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle: Duration, retain: usize, streams: PeerConfig) -> Self {
+        Self {
+            map: Mutex::default(),
+            max,
+            idle,
+            retain,
+            streams,
+        }
+    }
+
+    /// A new session with a fresh id; expired sessions are ended first to make room.
+    pub(crate) fn create(&self) -> Result<Arc<Session>, Refused> {
+        let id = session_id().map_err(Refused::NoRandom)?;
+        let log = EventLog::new(self.retain);
+        let replies = Replies::new();
+        let ctx = Context::new(Transport::Http);
+        let (standalone, input) = sse::open(&log, GET_STREAM, &replies, &self.streams, ctx);
+        let session = Arc::new(Session {
+            id: id.into(),
+            log,
+            replies,
+            standalone,
+            standalone_input: Mutex::new(Some(input)),
+            next_stream: AtomicU64::new(GET_STREAM + 1),
+            last_used: Mutex::new(Instant::now()),
+            listening: AtomicBool::new(false),
+            running: AtomicUsize::new(0),
+        });
+        let mut map = lock(&self.map);
+        if map.len() >= self.max {
+            let now = Instant::now();
+            map.retain(|_, s| {
+                let keep = !self.expired(s, now);
+                if !keep {
+                    s.end();
+                }
+                keep
+            });
+        }
+        if map.len() >= self.max {
+            session.end();
+            return Err(Refused::Full(self.max));
+        }
+        map.insert(Arc::clone(&session.id), Arc::clone(&session));
+        Ok(session)
+    }
+
+    fn expired(&self, session: &Session, now: Instant) -> bool {
+        !session.listening.load(Ordering::Acquire)
+            && session.running.load(Ordering::Acquire) == 0
+            && now.saturating_duration_since(session.idle_since()) >= self.idle
+    }
+
+    /// The open session `id`, marked used; `None` when there is none (never was, ended, or
+    /// expired: an expired one is ended now).
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let mut map = lock(&self.map);
+        let session = map.get(id)?;
+        if self.expired(session, Instant::now()) {
+            if let Some(session) = map.remove(id) {
+                session.end();
+            }
+            return None;
+        }
+        session.touch();
+        Some(Arc::clone(session))
+    }
+
+    /// Ends session `id`; `false` when there is none.
+    pub(crate) fn remove(&self, id: &str) -> bool {
+        let removed = lock(&self.map).remove(id);
+        removed.map(|session| session.end()).is_some()
+    }
+
+    /// Ends every session (a shutdown): their GET streams end, so connections can drain.
+    pub(crate) fn end_all(&self) {
+        for (_, session) in lock(&self.map).drain() {
+            session.end();
+        }
+    }
+
+    /// How many sessions are open (expired ones not yet ended included).
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+}
+
+/// 128 bits from the operating system's random source, as 32 hex digits: not guessable, and
+/// visible ASCII as MCP asks of a session id.
+fn session_id() -> Result<String, String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|err| err.to_string())?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sessions(max: usize, idle: Duration) -> Sessions {
+        let streams = sse::stream_config(1024, 4096, 16, None).unwrap();
+        Sessions::new(max, idle, 1024, streams)
+    }
+
+    #[test]
+    fn ids_are_32_hex_digits_and_differ() {
+        let (a, b) = (session_id().unwrap(), session_id().unwrap());
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sessions_are_capped_and_expire_when_idle() {
+        let store = sessions(2, Duration::from_secs(60));
+        let a = store.create().unwrap();
+        let _b = store.create().unwrap();
+        assert!(matches!(store.create(), Err(Refused::Full(2))));
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert!(store.get(&a.id).is_some(), "used: its clock starts again");
+        tokio::time::advance(Duration::from_secs(45)).await;
+        // b has been idle 75 s: it makes room; a (45 s) stays.
+        let c = store.create().unwrap();
+        assert_eq!(store.len(), 2);
+        assert!(store.get(&a.id).is_some());
+        assert!(store.remove(&c.id));
+        assert!(store.get(&c.id).is_none());
+        assert!(!store.remove(&c.id));
+    }
+
+    #[tokio::test]
+    async fn requests_are_capped_per_session() {
+        let store = sessions(1, Duration::from_secs(60));
+        let s = store.create().unwrap();
+        let first = s.start_request(1).unwrap();
+        assert!(s.start_request(1).is_none());
+        drop(first);
+        assert!(s.start_request(1).is_some());
+    }
+}
