@@ -573,12 +573,7 @@ async fn a_server_shutting_down_fails_calls_with_its_envelope() {
 fn bad_settings_are_refused_by_name() {
     let key = |b: jrpc_runtime::http::HttpClientBuilder| b.build().err().map(|e| e.key());
     // `https://` is taken: the tests build the runtime with `tls`.
-    for url in [
-        "ftp://host/",
-        "ws://host/ws",
-        "not a url",
-        "/rpc",
-    ] {
+    for url in ["ftp://host/", "ws://host/ws", "not a url", "/rpc"] {
         assert_eq!(key(HttpClient::builder(url)), Some("url"), "{url}");
     }
     let ok = || HttpClient::builder("http://127.0.0.1:1/rpc");

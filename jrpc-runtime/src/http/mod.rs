@@ -155,5 +155,5 @@ pub use config::HttpServerBuilder;
 pub(crate) use config::check_path;
 pub use server::HttpServer;
 #[cfg(feature = "mcp")]
-pub(crate) use server::{drive, connection_settings};
+pub(crate) use server::{connection_settings, drive};
 pub use service::RpcService;
