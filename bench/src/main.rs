@@ -1,12 +1,14 @@
-//! Network benchmark of jrpc against jsonrpsee 0.26, over loopback.
+//! Network benchmark of jrpc against the floor (hyper 1, tokio-tungstenite and serde_json with no
+//! framework, in `floor.rs`) and jsonrpsee 0.26, over loopback.
 //!
-//! `cargo run --release -- --seconds 3` runs, for each of three scenarios (HTTP with 1
-//! keep-alive connection, HTTP with 64, WebSocket with 16 connections x 32 calls in flight),
-//! alternating rounds against each server, then measures the server's RSS growth for idle
-//! WebSocket connections. Each server runs in its own child process: this binary re-executed
-//! with `--serve jrpc|jsonrpsee --listen 127.0.0.1:0`, which prints `listening ADDR` and serves
-//! until its standard input closes (or `--max-seconds` pass). The load generator is the same
-//! code for both servers; both serve the same method, `add(a, b)` with positional params.
+//! `cargo run --release -- --seconds 3` runs, for each scenario (HTTP with 1 keep-alive
+//! connection, HTTP with 64, HTTP with 64 and batches of 10, WebSocket with 16 connections x 32
+//! calls in flight), rounds against each server in turn, then measures the server's RSS growth
+//! for idle WebSocket and HTTP connections. Each server runs in its own child process: this
+//! binary re-executed with `--serve jrpc|floor|jsonrpsee --listen 127.0.0.1:0`, which prints
+//! `listening ADDR` and serves until its standard input closes (or `--max-seconds` pass). The
+//! load generator is the same code for every server; all serve the same method, `add(a, b)`
+//! with positional params.
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -26,6 +28,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio_tungstenite::tungstenite::Message;
 
 use jrpc_bench::{BoxError, Ws, cpu_seconds, raise_nofile};
+
+mod floor;
 
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
@@ -85,15 +89,18 @@ mod jsonrpsee_side {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Server {
     Jrpc,
+    Floor,
     Jsonrpsee,
 }
 
 impl Server {
-    const BOTH: [Server; 2] = [Server::Jrpc, Server::Jsonrpsee];
+    /// Every server, in the order of the first round (and of the report's columns).
+    const ALL: [Server; 3] = [Server::Jrpc, Server::Floor, Server::Jsonrpsee];
 
     fn name(self) -> &'static str {
         match self {
             Server::Jrpc => "jrpc",
+            Server::Floor => "floor",
             Server::Jsonrpsee => "jsonrpsee",
         }
     }
@@ -101,15 +108,16 @@ impl Server {
     fn parse(name: &str) -> Result<Self> {
         match name {
             "jrpc" => Ok(Server::Jrpc),
+            "floor" => Ok(Server::Floor),
             "jsonrpsee" => Ok(Server::Jsonrpsee),
-            other => Err(format!("unknown server {other:?} (jrpc or jsonrpsee)").into()),
+            other => Err(format!("unknown server {other:?} (jrpc, floor or jsonrpsee)").into()),
         }
     }
 
     /// The path of JSON-RPC `POST`s.
     fn http_path(self) -> &'static str {
         match self {
-            Server::Jrpc => "/rpc",
+            Server::Jrpc | Server::Floor => "/rpc",
             Server::Jsonrpsee => "/",
         }
     }
@@ -117,7 +125,7 @@ impl Server {
     /// The path of WebSocket upgrades.
     fn ws_path(self) -> &'static str {
         match self {
-            Server::Jrpc => "/ws",
+            Server::Jrpc | Server::Floor => "/ws",
             Server::Jsonrpsee => "/",
         }
     }
@@ -138,6 +146,12 @@ fn serve(server: Server, listen: &str, max: Duration) -> Result<()> {
                 let listener = tokio::net::TcpListener::bind(listen).await?;
                 let addr = listener.local_addr()?;
                 tokio::spawn(async move { http.serve(listener).await });
+                addr
+            }
+            Server::Floor => {
+                let listener = tokio::net::TcpListener::bind(listen).await?;
+                let addr = listener.local_addr()?;
+                tokio::spawn(floor::serve(listener));
                 addr
             }
             Server::Jsonrpsee => {
@@ -261,6 +275,36 @@ fn request_body(id: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"add","params":[{id},1]}}"#)
 }
 
+/// A body of `calls` calls: one request, or a batch of `calls` requests with ids `first..`.
+fn body_of(first: u64, calls: u64) -> String {
+    if calls == 1 {
+        return request_body(first);
+    }
+    let elements: Vec<String> = (first..first + calls).map(request_body).collect();
+    format!("[{}]", elements.join(","))
+}
+
+/// Checks an answer to `body_of(first, calls)`.
+fn check_body(body: &[u8], first: u64, calls: u64) -> Result<()> {
+    if calls == 1 {
+        return match check_reply(body)? {
+            id if id == first => Ok(()),
+            _ => Err("answer to another id".into()),
+        };
+    }
+    let replies: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
+        .map_err(|e| format!("bad batch answer {:?}: {e}", String::from_utf8_lossy(body)))?;
+    if replies.len() as u64 != calls {
+        return Err(format!("{} answers to a batch of {calls}", replies.len()).into());
+    }
+    for (reply, id) in replies.iter().zip(first..) {
+        if check_reply(reply.get().as_bytes())? != id {
+            return Err("batch answers out of order".into());
+        }
+    }
+    Ok(())
+}
+
 /// Checks an answer to `request_body(id)`; returns its id.
 fn check_reply(body: &[u8]) -> Result<u64> {
     let reply: Reply = serde_json::from_slice(body)
@@ -353,13 +397,15 @@ async fn http_connect(addr: SocketAddr) -> Result<HttpSender> {
     Ok(sender)
 }
 
-/// One keep-alive connection calling `add` one call after another until the window closes.
+/// One keep-alive connection calling `add` one body after another (each of `batch` calls) until
+/// the window closes.
 async fn http_worker(
     mut sender: HttpSender,
     addr: SocketAddr,
     path: &'static str,
     window: Window,
     first_id: u64,
+    batch: u64,
 ) -> Result<(u64, Vec<u64>)> {
     let host = addr.to_string();
     let mut latencies = Vec::with_capacity(1 << 16);
@@ -370,11 +416,11 @@ async fn http_worker(
         if start >= window.to {
             break;
         }
-        id += 1;
+        id += batch;
         let request = Request::post(path)
             .header(hyper::header::HOST, host.as_str())
             .header(hyper::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(request_body(id))))?;
+            .body(Full::new(Bytes::from(body_of(id, batch))))?;
         let body = tokio::time::timeout(CALL_TIMEOUT, async {
             sender.ready().await?;
             let response = sender.send_request(request).await?;
@@ -386,18 +432,21 @@ async fn http_worker(
         .await
         .map_err(|_| "HTTP call timed out")??;
         let end = Instant::now();
-        if check_reply(&body)? != id {
-            return Err("answer to another id".into());
-        }
+        check_body(&body, id, batch)?;
         if window.counts(end) {
-            calls += 1;
+            calls += batch;
             latencies.push((end - start).as_nanos() as u64);
         }
     }
     Ok((calls, latencies))
 }
 
-async fn http_round(server: &ServerProcess, connections: usize, seconds: f64) -> Result<Stats> {
+async fn http_round(
+    server: &ServerProcess,
+    connections: usize,
+    batch: u64,
+    seconds: f64,
+) -> Result<Stats> {
     let mut senders = Vec::with_capacity(connections);
     for _ in 0..connections {
         senders.push(http_connect(server.addr).await?);
@@ -414,6 +463,7 @@ async fn http_round(server: &ServerProcess, connections: usize, seconds: f64) ->
                 path,
                 window,
                 (i as u64) << 40,
+                batch,
             ))
         })
         .collect();
@@ -533,16 +583,23 @@ async fn ws_round(
 enum Scenario {
     Http1,
     Http64,
+    HttpBatch,
     Ws,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 3] = [Scenario::Http1, Scenario::Http64, Scenario::Ws];
+    const ALL: [Scenario; 4] = [
+        Scenario::Http1,
+        Scenario::Http64,
+        Scenario::HttpBatch,
+        Scenario::Ws,
+    ];
 
     fn label(self) -> &'static str {
         match self {
             Scenario::Http1 => "HTTP, 1 keep-alive connection",
             Scenario::Http64 => "HTTP, 64 keep-alive connections",
+            Scenario::HttpBatch => "HTTP, 64 connections, batches of 10",
             Scenario::Ws => "WebSocket, 16 connections x 32 in flight",
         }
     }
@@ -551,34 +608,66 @@ impl Scenario {
         match self {
             Scenario::Http1 => "http1",
             Scenario::Http64 => "http64",
+            Scenario::HttpBatch => "batch",
             Scenario::Ws => "ws",
         }
     }
 
     async fn round(self, server: &ServerProcess, seconds: f64) -> Result<Stats> {
         match self {
-            Scenario::Http1 => http_round(server, 1, seconds).await,
-            Scenario::Http64 => http_round(server, 64, seconds).await,
+            Scenario::Http1 => http_round(server, 1, 1, seconds).await,
+            Scenario::Http64 => http_round(server, 64, 1, seconds).await,
+            Scenario::HttpBatch => http_round(server, 64, 10, seconds).await,
             Scenario::Ws => ws_round(server, 16, 32, seconds).await,
         }
     }
 }
 
-/// RSS growth of a fresh server process for `count` idle WebSocket connections, in KiB per
-/// connection; also the RSS before, in KiB.
-async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64, u64)> {
+/// The kind of idle connection the memory figure holds.
+#[derive(Clone, Copy)]
+enum Idle {
+    WebSocket,
+    /// A keep-alive HTTP connection that made one call.
+    Http,
+}
+
+impl Idle {
+    fn label(self) -> &'static str {
+        match self {
+            Idle::WebSocket => "idle WebSockets",
+            Idle::Http => "idle keep-alive HTTP connections (one call each)",
+        }
+    }
+}
+
+/// RSS growth of a fresh server process for `count` idle connections of `kind`, in KiB per
+/// connection; also the RSS before and after, in KiB.
+async fn memory(
+    server: Server,
+    kind: Idle,
+    count: usize,
+    max: Duration,
+) -> Result<(f64, u64, u64)> {
     let process = ServerProcess::start(server, max).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = process.rss_kib()?;
-    let mut held = Vec::with_capacity(count);
-    for _ in 0..count {
-        held.push(ws_connect(&process).await?);
+    let mut sockets = Vec::new();
+    let mut senders = Vec::new();
+    for i in 0..count as u64 {
+        match kind {
+            Idle::WebSocket => sockets.push(ws_connect(&process).await?),
+            Idle::Http => {
+                let mut sender = http_connect(process.addr).await?;
+                http_call(&mut sender, &process, i + 1).await?;
+                senders.push(sender);
+            }
+        }
     }
     // Let the server finish setting up every connection.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let after = process.rss_kib()?;
     // Every connection is still open and answering.
-    if let Some(ws) = held.last_mut() {
+    if let Some(ws) = sockets.last_mut() {
         ws.send(Message::text(request_body(1))).await?;
         let answer = tokio::time::timeout(CALL_TIMEOUT, ws.next())
             .await
@@ -586,13 +675,32 @@ async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64
             .ok_or("closed")??;
         check_reply(answer.into_text()?.as_bytes())?;
     }
-    drop(held);
+    if let Some(sender) = senders.last_mut() {
+        http_call(sender, &process, 1).await?;
+    }
+    drop((sockets, senders));
     process.stop().await;
     Ok((
         after.saturating_sub(before) as f64 / count as f64,
         before,
         after,
     ))
+}
+
+/// One checked call on an HTTP connection.
+async fn http_call(sender: &mut HttpSender, server: &ServerProcess, id: u64) -> Result<()> {
+    let request = Request::post(server.server.http_path())
+        .header(hyper::header::HOST, server.addr.to_string())
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(request_body(id))))?;
+    let body = tokio::time::timeout(CALL_TIMEOUT, async {
+        sender.ready().await?;
+        let response = sender.send_request(request).await?;
+        Ok::<_, BoxError>(response.into_body().collect().await?.to_bytes())
+    })
+    .await
+    .map_err(|_| "HTTP call timed out")??;
+    check_body(&body, id, 1)
 }
 
 struct Options {
@@ -604,12 +712,12 @@ struct Options {
     max: Duration,
 }
 
-const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,ws,mem] [--max-seconds M]
-       jrpc-bench --serve jrpc|jsonrpsee --listen 127.0.0.1:0 [--max-seconds M]
+const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,batch,ws,mem] [--max-seconds M]
+       jrpc-bench --serve jrpc|floor|jsonrpsee --listen 127.0.0.1:0 [--max-seconds M]
 
   --seconds S   measured seconds of each round (default 3); each round also warms up 0.3 s
-  --rounds R    rounds per server and scenario, alternating the servers (default 3)
-  --idle N      idle WebSocket connections for the memory figure (default 1000)
+  --rounds R    rounds per server and scenario, the servers in turn (default 3)
+  --idle N      idle connections of each kind for the memory figures (default 1000)
   --only LIST   run only these parts (default all)
   --max-seconds M  a server child exits after M seconds whatever happens (default 600)";
 
@@ -641,7 +749,7 @@ fn main() -> Result<()> {
                 let list = value()?;
                 let parts: Vec<&str> = list.split(',').map(str::trim).collect();
                 for part in &parts {
-                    if !["http1", "http64", "ws", "mem"].contains(part) {
+                    if !["http1", "http64", "batch", "ws", "mem"].contains(part) {
                         return Err(format!("unknown part {part:?}\n{USAGE}").into());
                     }
                 }
@@ -678,28 +786,28 @@ fn main() -> Result<()> {
 async fn run(options: Options) -> Result<()> {
     let started = Instant::now();
     println!(
-        "jrpc vs jsonrpsee 0.26 over 127.0.0.1: {} round(s) of {} s (+{} ms warm-up) per server and scenario, alternating; {} CPU(s)",
+        "jrpc vs the floor and jsonrpsee 0.26 over 127.0.0.1: {} round(s) of {} s (+{} ms warm-up) per server and scenario, the servers in turn; {} CPU(s)",
         options.rounds,
         options.seconds,
         WARMUP.as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
-    let mut results: Vec<(Scenario, [Stats; 2])> = Vec::new();
+    let mut results: Vec<(Scenario, [Stats; 3])> = Vec::new();
     if !options.scenarios.is_empty() {
-        let processes = [
-            ServerProcess::start(Server::Jrpc, options.max).await?,
-            ServerProcess::start(Server::Jsonrpsee, options.max).await?,
-        ];
+        let mut processes = Vec::new();
+        for server in Server::ALL {
+            processes.push(ServerProcess::start(server, options.max).await?);
+        }
         for &scenario in &options.scenarios {
             println!("\n{}", scenario.label());
-            let mut totals = [Stats::default(), Stats::default()];
+            let mut totals = [Stats::default(), Stats::default(), Stats::default()];
             for round in 0..options.rounds {
-                // Alternate which server goes first.
-                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-                for i in order {
+                // Each round starts with the next server: none is always first or last.
+                for k in 0..processes.len() {
+                    let i = (round + k) % processes.len();
                     let stats = scenario.round(&processes[i], options.seconds).await?;
                     println!(
-                        "  round {} {:>9}: {:>9.0} calls/s, CPU µs/call server {:.1}, load generator {:.1}; server RSS {} KiB",
+                        "  round {} {:>9}: {:>9.0} calls/s, CPU µs/call server {:.2}, load generator {:.2}; server RSS {} KiB",
                         round + 1,
                         processes[i].server.name(),
                         stats.rate(),
@@ -722,42 +830,62 @@ async fn run(options: Options) -> Result<()> {
 
     let mut memory_rows = Vec::new();
     if options.memory {
-        println!(
-            "\nRSS growth for {} idle WebSocket connections",
-            options.idle
-        );
-        for server in Server::BOTH {
-            let (per, before, after) = memory(server, options.idle, options.max).await?;
-            println!(
-                "  {:>9}: {before} KiB -> {after} KiB, {per:.1} KiB per connection",
-                server.name()
-            );
-            memory_rows.push((server, per, before, after));
+        for kind in [Idle::WebSocket, Idle::Http] {
+            println!("\nRSS growth for {} {}", options.idle, kind.label());
+            for server in Server::ALL {
+                let (per, before, after) = memory(server, kind, options.idle, options.max).await?;
+                println!(
+                    "  {:>9}: {before} KiB -> {after} KiB, {per:.1} KiB per connection",
+                    server.name()
+                );
+                memory_rows.push((kind, server, per, before, after));
+            }
         }
     }
 
     println!("\n## Results\n");
     if !results.is_empty() {
         println!(
-            "| scenario | jrpc calls/s | jrpc p50 / p99 (µs) | jsonrpsee calls/s | jsonrpsee p50 / p99 (µs) | jrpc / jsonrpsee | server CPU µs/call, jrpc / jsonrpsee | load-generator CPU µs/call, jrpc / jsonrpsee | server RSS under load (MiB), jrpc / jsonrpsee |"
+            "| scenario | server CPU µs/call: jrpc / floor / jsonrpsee | jrpc ÷ floor | jrpc ÷ jsonrpsee | calls/s: jrpc / floor / jsonrpsee | jrpc ÷ floor | jrpc ÷ jsonrpsee |"
         );
-        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-        for (scenario, [jrpc, other]) in &results {
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for (scenario, [jrpc, floor, other]) in &results {
             println!(
-                "| {} | {:.0} | {:.0} / {:.0} | {:.0} | {:.0} / {:.0} | {:.2}x | {:.1} / {:.1} | {:.1} / {:.1} | {:.1} / {:.1} |",
+                "| {} | {:.2} / {:.2} / {:.2} | {:.2}x | {:.2}x | {:.0} / {:.0} / {:.0} | {:.2}x | {:.2}x |",
                 scenario.label(),
+                jrpc.cpu_us_per_call(),
+                floor.cpu_us_per_call(),
+                other.cpu_us_per_call(),
+                jrpc.cpu_us_per_call() / floor.cpu_us_per_call(),
+                jrpc.cpu_us_per_call() / other.cpu_us_per_call(),
                 jrpc.rate(),
+                floor.rate(),
+                other.rate(),
+                jrpc.rate() / floor.rate(),
+                jrpc.rate() / other.rate(),
+            );
+        }
+        println!();
+        println!(
+            "| scenario | p50 / p99 µs: jrpc | floor | jsonrpsee | load-generator CPU µs/call: jrpc / floor / jsonrpsee | server RSS under load (MiB): jrpc / floor / jsonrpsee |"
+        );
+        println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+        for (scenario, all) in &results {
+            let [jrpc, floor, other] = all;
+            println!(
+                "| {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} / {:.0} | {:.2} / {:.2} / {:.2} | {:.1} / {:.1} / {:.1} |",
+                scenario.label(),
                 jrpc.quantile_us(0.50),
                 jrpc.quantile_us(0.99),
-                other.rate(),
+                floor.quantile_us(0.50),
+                floor.quantile_us(0.99),
                 other.quantile_us(0.50),
                 other.quantile_us(0.99),
-                jrpc.rate() / other.rate(),
-                jrpc.cpu_us_per_call(),
-                other.cpu_us_per_call(),
                 jrpc.client_us_per_call(),
+                floor.client_us_per_call(),
                 other.client_us_per_call(),
                 jrpc.server_rss as f64 / 1024.0,
+                floor.server_rss as f64 / 1024.0,
                 other.server_rss as f64 / 1024.0,
             );
         }
@@ -765,12 +893,16 @@ async fn run(options: Options) -> Result<()> {
     if !memory_rows.is_empty() {
         println!();
         println!(
-            "| server | RSS before (KiB) | RSS with {} idle WebSockets (KiB) | growth per connection (KiB) |",
+            "| {} idle connections | server | RSS before (KiB) | RSS after (KiB) | growth per connection (KiB) |",
             options.idle
         );
-        println!("| --- | ---: | ---: | ---: |");
-        for (server, per, before, after) in &memory_rows {
-            println!("| {} | {before} | {after} | {per:.1} |", server.name());
+        println!("| --- | --- | ---: | ---: | ---: |");
+        for (kind, server, per, before, after) in &memory_rows {
+            println!(
+                "| {} | {} | {before} | {after} | {per:.1} |",
+                kind.label(),
+                server.name()
+            );
         }
     }
     println!("\n(total {:.1} s)", started.elapsed().as_secs_f64());
