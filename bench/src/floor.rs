@@ -149,7 +149,13 @@ async fn connection(stream: TcpStream) -> Result<(), BoxError> {
             .keep_alive(true)
             .serve_connection(TokioIo::new(stream), service)
             .await
-            .or_else(|err| if err.is_incomplete_message() { Ok(()) } else { Err(err.into()) })
+            .or_else(|err| {
+                if err.is_incomplete_message() {
+                    Ok(())
+                } else {
+                    Err(err.into())
+                }
+            })
     }
 }
 
@@ -220,7 +226,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","result":5,"id":1.0}"#
         );
         assert_eq!(
-            text(r#"[{"jsonrpc":"2.0","method":"add","params":[2,3],"id":"a"},{"jsonrpc":"2.0","method":"x","params":[1,2],"id":2}]"#),
+            text(
+                r#"[{"jsonrpc":"2.0","method":"add","params":[2,3],"id":"a"},{"jsonrpc":"2.0","method":"x","params":[1,2],"id":2}]"#
+            ),
             r#"[{"jsonrpc":"2.0","result":5,"id":"a"},{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":2}]"#
         );
     }
