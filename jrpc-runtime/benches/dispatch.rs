@@ -4,6 +4,9 @@
 //! ```text
 //! cargo bench -p jrpc-runtime --bench dispatch
 //! ```
+//!
+//! Allocations per call of the same cases are counted by `bench/`'s `--bin allocs` (a counting
+//! global allocator is an `unsafe impl`, which this workspace forbids).
 #![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use std::hint::black_box;

@@ -111,7 +111,7 @@ impl Context {
     /// Sets the headers of a request that the context outlives (a WebSocket upgrade), each value
     /// copied: hyper's values share the buffer the request was read into, and a copy of a few
     /// hundred bytes is cheaper than keeping that buffer (8 KiB or more) as long as the socket.
-    #[cfg(any(feature = "http", feature = "ws"))]
+    #[cfg(feature = "ws")]
     #[must_use]
     pub(crate) fn with_headers_copied(self, headers: &http::HeaderMap) -> Self {
         let mut copied = http::HeaderMap::with_capacity(headers.len());
