@@ -4,6 +4,9 @@
 //! ```text
 //! cargo bench -p jrpc-runtime --bench dispatch
 //! ```
+//!
+//! Allocations per call of the same cases are counted by `bench/`'s `--bin allocs` (a counting
+//! global allocator is an `unsafe impl`, which this workspace forbids).
 #![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use std::hint::black_box;
@@ -122,10 +125,22 @@ fn baseline_unknown(body: &str) -> String {
     .unwrap()
 }
 
+/// The table a case runs on: with an observer for `observed`.
+fn table(case: &str) -> Methods {
+    let mut methods: Methods = Impl.into_methods();
+    if case == "observed" {
+        methods.observe(|observation| {
+            black_box(observation.elapsed);
+        });
+    }
+    methods
+}
+
 /// A baseline: the bare serde_json work for a body.
 type Baseline = fn(&str) -> String;
 
-/// The four cases: name, body, baseline.
+/// The cases: name, body, baseline. `observed` is `positional` on a table with an observer
+/// hook set (tracing compiled in, no subscriber): what the hook costs.
 fn cases() -> Vec<(&'static str, String, Baseline)> {
     vec![
         (
@@ -133,6 +148,7 @@ fn cases() -> Vec<(&'static str, String, Baseline)> {
             POSITIONAL.to_owned(),
             baseline_positional as Baseline,
         ),
+        ("observed", POSITIONAL.to_owned(), baseline_positional),
         ("named", NAMED.to_owned(), baseline_named),
         ("batch_of_10", batch(), baseline_batch),
         ("unknown_method", UNKNOWN.to_owned(), baseline_unknown),
@@ -143,8 +159,8 @@ fn dispatch(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let methods: Methods = Impl.into_methods();
     for (name, body, baseline) in cases() {
+        let methods = table(name);
         // Both sides must give the same answer, or the comparison means nothing.
         let ours: serde_json::Value =
             serde_json::from_str(&rt.block_on(methods.handle(&body)).unwrap()).unwrap();
@@ -205,11 +221,11 @@ fn count(args: &[String]) -> bool {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let methods: Methods = Impl.into_methods();
     for (name, body, baseline) in cases() {
         if name != case {
             continue;
         }
+        let methods = table(name);
         if side == "jrpc" {
             rt.block_on(async {
                 for _ in 0..n {

@@ -198,7 +198,8 @@
 //! incoming request, run by the table), `drain_timeout` (a shutdown or the end of input),
 //! `max_in_flight` (incoming calls whose handlers run on one connection), `queue` (outgoing
 //! messages waiting to be written), `max_buffered` (bytes one connection holds for its peer),
-//! `write_timeout` (how long a write waits for the peer to take a byte). Every builder checks
+//! `write_timeout` (how long a write waits for the peer to take a byte), `batch_concurrency` (elements
+//! of one batch running at once). Every builder checks
 //! each value when it builds and names the first one out of range in a [`ConfigError`]; none
 //! clamps. Defaults are given on each setter.
 //!
@@ -319,7 +320,7 @@
 //! | unknown method | -32601 |
 //! | a call to a `#[notification]` method | runs it; answered `null` |
 //! | `[]` | one -32600 |
-//! | batch | each element answered in request order; elements run concurrently under one deadline; all notifications: nothing; refused or over the cap: one -32600 |
+//! | batch | each element answered in request order; elements run concurrently (up to [`Methods::batch_concurrency`] at once) under one deadline; all notifications: nothing; refused or over the cap: one -32600 |
 //! | handler error with a reserved code | replaced by -32603 |
 //! | handler panic, timeout, unencodable result | -32603 "Internal error", no detail; the reason goes to `tracing` and [`Methods::on_error`] |
 #![warn(missing_docs)]

@@ -335,6 +335,37 @@ async fn batch_elements_run_concurrently() {
     );
 }
 
+fn sleeps(count: u64, ms: u64) -> String {
+    let calls: Vec<String> = (1..=count)
+        .map(|id| format!(r#"{{"jsonrpc":"2.0","method":"sleep","params":[{ms}],"id":{id}}}"#))
+        .collect();
+    format!("[{}]", calls.join(","))
+}
+
+#[tokio::test(start_paused = true)]
+async fn batch_concurrency_caps_the_elements_running_at_once() {
+    // By default a batch of 100 runs all at once: one sleep's time (virtual, the clock paused).
+    let m = methods();
+    let start = tokio::time::Instant::now();
+    let v = answer(&m, &sleeps(100, 100)).await.unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 100);
+    assert_eq!(start.elapsed(), Duration::from_millis(100));
+
+    // Capped at 2, five elements run in three turns, and are still answered in order.
+    let mut m = methods();
+    m.batch_concurrency(std::num::NonZeroUsize::new(2).unwrap());
+    let start = tokio::time::Instant::now();
+    let v = answer(&m, &sleeps(5, 1000)).await.unwrap();
+    assert_eq!(start.elapsed(), Duration::from_millis(3000));
+    let ids: Vec<i64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5]);
+}
+
 #[tokio::test]
 async fn all_notification_batch_answers_nothing() {
     let m = methods();

@@ -115,6 +115,23 @@ impl Context {
         self
     }
 
+    /// Sets the headers of a request that the context outlives (a WebSocket upgrade), each value
+    /// copied: hyper's values share the buffer the request was read into, and a copy of a few
+    /// hundred bytes is cheaper than keeping that buffer (8 KiB or more) as long as the socket.
+    #[cfg(feature = "ws")]
+    #[must_use]
+    pub(crate) fn with_headers_copied(self, headers: &http::HeaderMap) -> Self {
+        let mut copied = http::HeaderMap::with_capacity(headers.len());
+        for (name, value) in headers {
+            // `from_bytes` copies, and takes every value hyper took.
+            if let Ok(mut copy) = http::HeaderValue::from_bytes(value.as_bytes()) {
+                copy.set_sensitive(value.is_sensitive());
+                copied.append(name.clone(), copy);
+            }
+        }
+        self.with_headers(copied)
+    }
+
     /// Sets the request tag (HTTP `x-request-id`) that logs and replies carry.
     #[must_use]
     pub fn with_request_tag(mut self, tag: impl Into<Arc<str>>) -> Self {

@@ -2,7 +2,7 @@
 
 use std::panic::AssertUnwindSafe;
 
-use futures_util::FutureExt as _;
+use futures_util::{FutureExt as _, StreamExt as _};
 use tracing::Instrument as _;
 
 use super::methods::{BoxFuture, Failure, Output};
@@ -20,15 +20,20 @@ impl Methods {
     /// Answers one body arriving with `ctx` (its transport, headers, peer...); each request gets
     /// a clone of `ctx` stamped with its id.
     pub async fn handle_in(&self, body: &str, ctx: &Context) -> Option<String> {
-        let bytes = if incoming::is_batch(body) {
-            self.handle_batch(body, ctx).await?
+        self.handle_bytes(body, ctx).await.map(write::text)
+    }
+
+    /// [`handle_in`](Self::handle_in), the answer left as the bytes written: for a transport
+    /// that sends bytes, so that they are not checked again for UTF-8.
+    pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
+        if incoming::is_batch(body) {
+            self.handle_batch(body, ctx).await
         } else {
             match incoming::parse_request(body) {
-                Ok(req) => self.dispatch(req, ctx, self.deadline()).await?,
-                Err(rejection) => rejection.answer(),
+                Ok(req) => self.dispatch(req, ctx, self.deadline()).await,
+                Err(rejection) => Some(rejection.answer()),
             }
-        };
-        Some(write::text(bytes))
+        }
     }
 
     /// Answers one request that was already read (a peer reads each message itself, to tell
@@ -63,15 +68,42 @@ impl Methods {
             return Some(write::error_bytes(&err, &None::<&Id>));
         }
         let deadline = self.deadline();
-        let answers =
-            futures_util::future::join_all(elements.into_iter().map(|element| async move {
-                match element {
-                    Ok(req) => self.dispatch(req, ctx, deadline).await,
-                    Err(rejection) => Some(rejection.answer()),
-                }
-            }))
-            .await;
-        write::batch(answers.into_iter().flatten())
+        let cap = self.inner.batch_concurrency.get();
+        let answers: Vec<Option<Vec<u8>>> = if elements.len() <= cap {
+            // All at once, in one task: no queue to keep.
+            futures_util::future::join_all(
+                elements
+                    .into_iter()
+                    .map(|element| self.element(element, ctx, deadline)),
+            )
+            .await
+        } else {
+            // At most `cap` running, started in order as earlier ones finish; answers in order.
+            // (The futures are made first: a stream mapping with a closure here would not be
+            // provably `Send` for every lifetime of the body.)
+            let pending: Vec<_> = elements
+                .into_iter()
+                .map(|element| self.element(element, ctx, deadline))
+                .collect();
+            futures_util::stream::iter(pending)
+                .buffered(cap)
+                .collect()
+                .await
+        };
+        write::batch(answers.iter().flatten())
+    }
+
+    /// One element of a batch: dispatched, or answered with its rejection.
+    async fn element(
+        &self,
+        element: Result<Request<'_>, Rejection<'_>>,
+        ctx: &Context,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Option<Vec<u8>> {
+        match element {
+            Ok(req) => self.dispatch(req, ctx, deadline).await,
+            Err(rejection) => Some(rejection.answer()),
+        }
     }
 
     async fn dispatch(

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::num::NonZeroUsize;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +39,10 @@ pub(super) enum Failure {
     /// Something the client must not see the details of: answered `-32603`, reported to the hook.
     Internal(String),
 }
+
+/// Elements of one batch running at once, unless set: as many calls as a connection runs at once
+/// by default (`max_in_flight`), far above what clients send in one body.
+const DEFAULT_BATCH_CONCURRENCY: NonZeroUsize = NonZeroUsize::MIN.saturating_add(127);
 
 /// Whether a server takes batches, and how large.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +100,7 @@ pub(super) struct Inner {
     pub(super) on_error: Option<Arc<ErrorHook>>,
     pub(super) observer: Option<Arc<Observer>>,
     pub(super) batches: Batches,
+    pub(super) batch_concurrency: NonZeroUsize,
     pub(super) handler_timeout: Option<Duration>,
     pub(super) in_process: Context,
 }
@@ -121,6 +127,7 @@ impl std::fmt::Debug for Methods {
         f.debug_struct("Methods")
             .field("methods", &names)
             .field("batches", &self.inner.batches)
+            .field("batch_concurrency", &self.inner.batch_concurrency)
             .field("handler_timeout", &self.inner.handler_timeout)
             .finish_non_exhaustive()
     }
@@ -138,6 +145,7 @@ impl Methods {
                 on_error: None,
                 observer: None,
                 batches: Batches::default(),
+                batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
                 handler_timeout: None,
                 in_process: Context::new(Transport::InProcess),
             }),
@@ -348,6 +356,16 @@ impl Methods {
     /// Sets how batches are taken (default: up to 1 000 elements).
     pub fn batches(&mut self, batches: Batches) -> &mut Self {
         self.inner_mut().batches = batches;
+        self
+    }
+
+    /// Sets how many elements of one batch run at once (default 128, as many as a connection's
+    /// `max_in_flight` by default). A batch no larger runs all its elements together; a larger
+    /// one starts the next element as an earlier one finishes, and is still answered in order
+    /// under the one deadline. It bounds the handlers one body can start, for batches the
+    /// [`batches`](Self::batches) limit lets in.
+    pub fn batch_concurrency(&mut self, max: NonZeroUsize) -> &mut Self {
+        self.inner_mut().batch_concurrency = max;
         self
     }
 

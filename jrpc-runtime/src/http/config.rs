@@ -1,6 +1,7 @@
 //! Server settings: their defaults, the builder, and the checks `build` makes.
 
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -64,6 +65,8 @@ pub struct HttpServerBuilder {
     handler_timeout: Option<Option<Duration>>,
     /// `None`: leave the table's own setting.
     batches: Option<Batches>,
+    /// `None`: leave the table's own setting.
+    batch_concurrency: Option<usize>,
     drain_timeout: Duration,
     context_hook: Option<ContextHook>,
     #[cfg(feature = "ws")]
@@ -115,6 +118,7 @@ impl HttpServerBuilder {
             body_read_timeout: READ_TIMEOUT,
             handler_timeout: None,
             batches: None,
+            batch_concurrency: None,
             drain_timeout: Duration::from_secs(30),
             context_hook: None,
             #[cfg(feature = "ws")]
@@ -245,6 +249,14 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Sets how many elements of one batch run at once ([`Methods::batch_concurrency`]): a
+    /// batch no larger runs all together, a larger one starts each next element as an earlier one
+    /// finishes. Left unset, the table keeps its own setting (128, unless it was given another).
+    pub fn batch_concurrency(mut self, max: usize) -> Self {
+        self.batch_concurrency = Some(max);
+        self
+    }
+
     /// How long [`ShutdownHandle::shutdown`] waits for in-flight calls and open connections
     /// (default 30 s, the grace period most orchestrators, Kubernetes and systemd among them,
     /// give a process between `SIGTERM` and `SIGKILL`). Zero stops at once.
@@ -349,7 +361,7 @@ impl HttpServerBuilder {
     /// `max_connections` of zero or above what a semaphore holds; a `queue` of zero or above
     /// what a Tokio channel holds; a zero `handler_timeout`, `call_timeout` or `write_timeout`
     /// (use `None` for no limit); `batches` of `Batches::UpTo(0)` (use
-    /// `Batches::Refused`); a [`websocket`](Self::websocket) setting, named as its
+    /// `Batches::Refused`); a zero `batch_concurrency`; a [`websocket`](Self::websocket) setting, named as its
     /// [`WsSettings`] method, for the reasons given there; `tls` when a TLS file cannot be read
     /// or its certificate and key are refused.
     pub fn build(self) -> Result<HttpServer, ConfigError> {
@@ -442,7 +454,13 @@ impl HttpServerBuilder {
                 "`Batches::UpTo(0)` takes no batch; use `Batches::Refused`",
             ));
         }
+        if let Some(max) = self.batch_concurrency {
+            check::at_least_one("batch_concurrency", max)?;
+        }
         let mut methods = std::mem::take(&mut self.methods);
+        if let Some(max) = self.batch_concurrency.and_then(NonZeroUsize::new) {
+            methods.batch_concurrency(max);
+        }
         if let Some(limit) = self.handler_timeout {
             methods.handler_timeout(limit);
         }
@@ -515,6 +533,7 @@ mod tests {
             "handler_timeout"
         );
         assert_eq!(key_of(b().batches(Batches::UpTo(0))), "batches");
+        assert_eq!(key_of(b().batch_concurrency(0)), "batch_concurrency");
         let ws = WsSettings::new;
         assert_eq!(
             key_of(b().websocket(ws().max_in_flight(0))),
@@ -527,6 +546,7 @@ mod tests {
         assert!(
             b().handler_timeout(None)
                 .batches(Batches::Refused)
+                .batch_concurrency(1)
                 .drain_timeout(Duration::ZERO)
                 .build()
                 .is_ok()

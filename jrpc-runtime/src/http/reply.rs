@@ -9,8 +9,8 @@ use crate::RpcError;
 pub(crate) use crate::server::reply::{Body as ResponseBody, closing, unavailable};
 use crate::server::reply::{envelope, json, json_type, refusal};
 
-/// `200` with a JSON-RPC answer.
-pub(crate) fn answer(body: String) -> Response<ResponseBody> {
+/// `200` with a JSON-RPC answer, as the dispatcher wrote it.
+pub(crate) fn answer(body: Vec<u8>) -> Response<ResponseBody> {
     json(StatusCode::OK, Bytes::from(body))
 }
 

@@ -41,7 +41,13 @@ impl Tags {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let mut hasher = self.key.build_hasher();
         hasher.write_u64(n);
-        format!("{:016x}", hasher.finish()).into()
+        // Written in place: the tag is then the one allocation of its `Arc`.
+        let hash = hasher.finish();
+        let mut hex = [0u8; 16];
+        for (i, digit) in hex.iter_mut().enumerate() {
+            *digit = b"0123456789abcdef"[(hash >> (60 - 4 * i)) as usize & 0xf];
+        }
+        std::str::from_utf8(&hex).unwrap_or_default().into()
     }
 }
 

@@ -314,7 +314,7 @@ impl Router {
         let ctx = self
             .endpoint
             .context(Transport::WebSocket, &parts, tag)
-            .with_headers(parts.headers.clone());
+            .with_headers_copied(&parts.headers);
         let req = Request::from_parts(parts, body);
         self.server
             .ws

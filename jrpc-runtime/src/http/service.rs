@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
@@ -204,7 +205,7 @@ impl RpcService {
             .await;
             return sse::reply(answered);
         }
-        let Some(answer) = endpoint.methods.handle_in(text, &ctx).await else {
+        let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
             return reply::no_content();
         };
         if answer.len() > endpoint.max_answer {
@@ -294,7 +295,13 @@ where
     let (parts, body) = req.into_parts();
     // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
     let reading = Limited::new(body, limit).collect();
-    let bytes = match tokio::time::timeout_at(crate::time::after(timeout), reading).await {
+    tokio::pin!(reading);
+    // A small body has mostly arrived with the headers: read it without arming a timer.
+    let read = match futures_util::poll!(reading.as_mut()) {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout_at(crate::time::after(timeout), reading).await,
+    };
+    let bytes = match read {
         Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(err)) if err.is::<LengthLimitError>() => return Err(reply::too_large(limit)),
         Ok(Err(err)) => {
@@ -325,15 +332,12 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
     let Ok(text) = content_type.to_str() else {
         return false;
     };
-    let essence = text
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
+    let essence = text.split(';').next().unwrap_or_default().trim();
     match essence.split_once('/') {
-        Some(("application", subtype)) => {
-            subtype == "json" || (subtype.len() > 5 && subtype.ends_with("+json"))
+        Some((kind, subtype)) if kind.eq_ignore_ascii_case("application") => {
+            subtype.eq_ignore_ascii_case("json")
+                || (subtype.len() > 5
+                    && subtype.as_bytes()[subtype.len() - 5..].eq_ignore_ascii_case(b"+json"))
         }
         _ => false,
     }

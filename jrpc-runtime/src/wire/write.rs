@@ -118,9 +118,16 @@ pub(crate) fn call_text(
 pub(crate) fn batch<I, E>(elements: I) -> Option<Vec<u8>>
 where
     I: IntoIterator<Item = E>,
+    I::IntoIter: Clone,
     E: AsRef<[u8]>,
 {
-    let mut out = Vec::new();
+    let elements = elements.into_iter();
+    // One allocation: the brackets and commas take one byte per element, plus the closing one.
+    let len: usize = elements.clone().map(|e| e.as_ref().len() + 1).sum();
+    if len == 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(len + 1);
     for element in elements {
         out.push(if out.is_empty() { b'[' } else { b',' });
         out.extend_from_slice(element.as_ref());

@@ -260,7 +260,7 @@ impl WsServer {
     /// `400` (`426` for a WebSocket version other than 13), and `503` once a shutdown has begun,
     /// each with a JSON-RPC error envelope.
     pub fn upgrade<B>(&self, req: Request<B>) -> Response<Body> {
-        let ctx = Context::new(Transport::WebSocket).with_headers(req.headers().clone());
+        let ctx = Context::new(Transport::WebSocket).with_headers_copied(req.headers());
         self.upgrade_with(req, ctx, ())
     }
 
