@@ -267,8 +267,12 @@ fn tool_error(message: String) -> Value {
 
 #[tokio::main]
 async fn main() {
-    jrpc_examples::Args::from_env("mcp_server", "mcp_server (speaks MCP on stdin and stdout)")
-        .finish();
+    let mut args = jrpc_examples::Args::from_env(
+        "mcp_server",
+        "mcp_server [--http ADDR] (MCP on stdin and stdout, or Streamable HTTP at http://ADDR/mcp)",
+    );
+    let http = args.value("--http");
+    args.finish();
     let server = Server {
         tools: Tools.into_methods(),
     };
@@ -276,12 +280,8 @@ async fn main() {
     methods.batches(Batches::Refused).on_error(|report| {
         eprintln!("mcp_server: {} failed: {}", report.method, report.reason);
     });
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let served = match args.iter().position(|arg| arg == "--http") {
-        Some(at) => match args.get(at + 1) {
-            Some(addr) => serve_http(methods, addr).await,
-            None => Err("--http takes an address, such as 127.0.0.1:8000".to_owned()),
-        },
+    let served = match http {
+        Some(addr) => serve_http(methods, &addr).await,
         None => serve_stdio(methods).await,
     };
     if let Err(err) = served {

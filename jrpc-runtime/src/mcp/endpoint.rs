@@ -156,7 +156,7 @@ impl McpService {
             // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
             let ctx = crate::Context::new(Transport::Http);
             let answer = endpoint.methods.handle_in(&text, &ctx).await;
-            let mut res = reply::answer(answer.unwrap_or_default());
+            let mut res = reply::answer(answer.unwrap_or_default().into_bytes());
             *res.status_mut() = StatusCode::BAD_REQUEST;
             return res;
         };
@@ -233,7 +233,7 @@ impl McpService {
         };
         if !events {
             let answer = endpoint.methods.handle_in(&text, &ctx).await;
-            return reply::answer(answer.unwrap_or_default());
+            return reply::answer(answer.unwrap_or_default().into_bytes());
         }
         let answered = match session {
             // A session's request runs on if its client goes: the client may resume it.
