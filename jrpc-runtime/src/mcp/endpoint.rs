@@ -155,8 +155,8 @@ impl McpService {
         } else {
             // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
             let ctx = crate::Context::new(Transport::Http);
-            let answer = endpoint.methods.handle_in(&text, &ctx).await;
-            let mut res = reply::answer(answer.unwrap_or_default().into_bytes());
+            let answer = endpoint.methods.handle_bytes(&text, &ctx).await;
+            let mut res = reply::answer(answer.unwrap_or_default());
             *res.status_mut() = StatusCode::BAD_REQUEST;
             return res;
         };
@@ -232,8 +232,8 @@ impl McpService {
             None => None,
         };
         if !events {
-            let answer = endpoint.methods.handle_in(&text, &ctx).await;
-            return reply::answer(answer.unwrap_or_default().into_bytes());
+            let answer = endpoint.methods.handle_bytes(&text, &ctx).await;
+            return reply::answer(answer.unwrap_or_default());
         }
         let answered = match session {
             // A session's request runs on if its client goes: the client may resume it.
