@@ -1,14 +1,16 @@
-//! Network benchmark of jrpc against jsonrpsee 0.26, over loopback.
+//! Network benchmark of jrpc against the floor (hyper 1, tokio-tungstenite and serde_json with no
+//! framework, in `floor/`) and jsonrpsee 0.26, over loopback.
 //!
 //! `cargo run --release -- --seconds 3` runs, for each scenario (HTTP/1.1 with 1 keep-alive
-//! connection and with 64; HTTP/2 h2c with one call at a time and with 64 streams on one
-//! connection; HTTPS over HTTP/1.1 with 1 and 64 connections, and over HTTP/2 with 64 streams,
-//! jrpc only; WebSocket with 16 connections x 32 calls in flight), alternating rounds against
-//! each server, then measures the server's RSS growth for idle
-//! WebSocket connections. Each server runs in its own child process: this binary re-executed
-//! with `--serve jrpc|jsonrpsee --listen 127.0.0.1:0`, which prints `listening ADDR` and serves
-//! until its standard input closes (or `--max-seconds` pass). The load generator is the same
-//! code for both servers; both serve the same method, `add(a, b)` with positional params.
+//! connection and with 64, and with 64 sending batches of 10; HTTP/2 h2c with one call at a
+//! time and with 64 streams on one connection; HTTPS over HTTP/1.1 with 1 and 64 connections,
+//! and over HTTP/2 with 64 streams, without jsonrpsee; WebSocket with 16 connections x 32 calls
+//! in flight), rounds against each server in turn, then measures the server's RSS growth for
+//! idle WebSocket and keep-alive HTTP connections. Each server runs in its own child process:
+//! this binary re-executed with `--serve jrpc|floor|jsonrpsee --listen 127.0.0.1:0`, which
+//! prints `listening ADDR` and serves until its standard input closes (or `--max-seconds`
+//! pass). The load generator is the same code for every server; all serve the same method,
+//! `add(a, b)` with positional params.
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -28,6 +30,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio_tungstenite::tungstenite::Message;
 
 use jrpc_bench::{BoxError, Ws, cpu_seconds, raise_nofile};
+
+mod floor;
 
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
@@ -87,15 +91,18 @@ mod jsonrpsee_side {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Server {
     Jrpc,
+    Floor,
     Jsonrpsee,
 }
 
 impl Server {
-    const BOTH: [Server; 2] = [Server::Jrpc, Server::Jsonrpsee];
+    /// Every server, in the order of the first round (and of the report's columns).
+    const ALL: [Server; 3] = [Server::Jrpc, Server::Floor, Server::Jsonrpsee];
 
     fn name(self) -> &'static str {
         match self {
             Server::Jrpc => "jrpc",
+            Server::Floor => "floor",
             Server::Jsonrpsee => "jsonrpsee",
         }
     }
@@ -103,15 +110,21 @@ impl Server {
     fn parse(name: &str) -> Result<Self> {
         match name {
             "jrpc" => Ok(Server::Jrpc),
+            "floor" => Ok(Server::Floor),
             "jsonrpsee" => Ok(Server::Jsonrpsee),
-            other => Err(format!("unknown server {other:?} (jrpc or jsonrpsee)").into()),
+            other => Err(format!("unknown server {other:?} (jrpc, floor or jsonrpsee)").into()),
         }
+    }
+
+    /// Whether it serves HTTPS: jsonrpsee's server does not terminate TLS.
+    fn serves_tls(self) -> bool {
+        self != Server::Jsonrpsee
     }
 
     /// The path of JSON-RPC `POST`s.
     fn http_path(self) -> &'static str {
         match self {
-            Server::Jrpc => "/rpc",
+            Server::Jrpc | Server::Floor => "/rpc",
             Server::Jsonrpsee => "/",
         }
     }
@@ -119,15 +132,15 @@ impl Server {
     /// The path of WebSocket upgrades.
     fn ws_path(self) -> &'static str {
         match self {
-            Server::Jrpc => "/ws",
+            Server::Jrpc | Server::Floor => "/ws",
             Server::Jsonrpsee => "/",
         }
     }
 }
 
 /// The child process: serves `server` on `listen` until standard input closes or `max` passes.
-/// With `tls` (a certificate and key in PEM), jrpc also serves HTTPS on a second port of the
-/// same host, and prints it after the first: `listening ADDR tls ADDR`.
+/// With `tls` (a certificate and key in PEM), jrpc and the floor also serve HTTPS on a second
+/// port of the same host, and print it after the first: `listening ADDR tls ADDR`.
 fn serve(server: Server, listen: &str, tls: Option<(String, String)>, max: Duration) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -152,6 +165,18 @@ fn serve(server: Server, listen: &str, tls: Option<(String, String)>, max: Durat
                     let listener = tokio::net::TcpListener::bind(listen).await?;
                     line = format!("{line} tls {}", listener.local_addr()?);
                     tokio::spawn(async move { https.serve(listener).await });
+                }
+                line
+            }
+            Server::Floor => {
+                let listener = tokio::net::TcpListener::bind(listen).await?;
+                let mut line = listener.local_addr()?.to_string();
+                tokio::spawn(floor::serve(listener, None));
+                if let Some((cert, key)) = tls {
+                    let acceptor = floor::tls_acceptor(cert.as_ref(), key.as_ref())?;
+                    let listener = tokio::net::TcpListener::bind(listen).await?;
+                    line = format!("{line} tls {}", listener.local_addr()?);
+                    tokio::spawn(floor::serve(listener, Some(acceptor)));
                 }
                 line
             }
@@ -186,7 +211,7 @@ fn serve(server: Server, listen: &str, tls: Option<(String, String)>, max: Durat
 struct ServerProcess {
     server: Server,
     addr: SocketAddr,
-    /// Where it serves HTTPS (jrpc only: jsonrpsee's server does not terminate TLS).
+    /// Where it serves HTTPS (not jsonrpsee: its server does not terminate TLS).
     tls_addr: Option<SocketAddr>,
     child: Child,
     stdin: Option<ChildStdin>,
@@ -199,7 +224,7 @@ impl ServerProcess {
         command
             .args(["--serve", server.name(), "--listen", "127.0.0.1:0"])
             .args(["--max-seconds", &max.as_secs().to_string()]);
-        if let (Server::Jrpc, Some(certs)) = (server, tls) {
+        if let Some(certs) = tls.filter(|_| server.serves_tls()) {
             command.arg("--tls-cert").arg(&certs.cert_file);
             command.arg("--tls-key").arg(&certs.key_file);
         }
@@ -286,6 +311,36 @@ struct Reply {
 
 fn request_body(id: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"add","params":[{id},1]}}"#)
+}
+
+/// A body of `calls` calls: one request, or a batch of `calls` requests with ids `first..`.
+fn body_of(first: u64, calls: u64) -> String {
+    if calls == 1 {
+        return request_body(first);
+    }
+    let elements: Vec<String> = (first..first + calls).map(request_body).collect();
+    format!("[{}]", elements.join(","))
+}
+
+/// Checks an answer to `body_of(first, calls)`.
+fn check_body(body: &[u8], first: u64, calls: u64) -> Result<()> {
+    if calls == 1 {
+        return match check_reply(body)? {
+            id if id == first => Ok(()),
+            _ => Err("answer to another id".into()),
+        };
+    }
+    let replies: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
+        .map_err(|e| format!("bad batch answer {:?}: {e}", String::from_utf8_lossy(body)))?;
+    if replies.len() as u64 != calls {
+        return Err(format!("{} answers to a batch of {calls}", replies.len()).into());
+    }
+    for (reply, id) in replies.iter().zip(first..) {
+        if check_reply(reply.get().as_bytes())? != id {
+            return Err("batch answers out of order".into());
+        }
+    }
+    Ok(())
 }
 
 /// Checks an answer to `request_body(id)`; returns its id.
@@ -380,7 +435,8 @@ struct Certs {
 impl Certs {
     fn new() -> Result<Self> {
         let key = rcgen::KeyPair::generate()?;
-        let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])?.self_signed(&key)?;
+        let cert =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])?.self_signed(&key)?;
         let dir = std::env::temp_dir();
         let cert_file = dir.join(format!("jrpc-bench-{}-cert.pem", std::process::id()));
         let key_file = dir.join(format!("jrpc-bench-{}-key.pem", std::process::id()));
@@ -395,7 +451,9 @@ impl Certs {
                 .with_root_certificates(roots.clone())
                 .with_no_client_auth();
             config.alpn_protocols = vec![alpn.to_vec()];
-            Ok(tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)))
+            Ok(tokio_rustls::TlsConnector::from(std::sync::Arc::new(
+                config,
+            )))
         };
         Ok(Self {
             cert_file,
@@ -512,12 +570,14 @@ where
 }
 
 /// One caller (a keep-alive HTTP/1.1 connection, or one stream at a time of an HTTP/2
-/// connection) calling `add` one call after another until the window closes.
+/// connection) calling `add` one body after another (each of `batch` calls) until the window
+/// closes.
 async fn http_worker(
     mut sender: HttpSender,
     uri: hyper::Uri,
     window: Window,
     first_id: u64,
+    batch: u64,
 ) -> Result<(u64, Vec<u64>)> {
     let host = uri.authority().map(ToString::to_string).unwrap_or_default();
     let h2 = matches!(sender, HttpSender::H2(_));
@@ -529,7 +589,7 @@ async fn http_worker(
         if start >= window.to {
             break;
         }
-        id += 1;
+        id += batch;
         // HTTP/2 takes the scheme and authority from the URI; HTTP/1.1 the path and `Host`.
         let mut request = if h2 {
             Request::post(uri.clone())
@@ -537,7 +597,7 @@ async fn http_worker(
             Request::post(uri.path()).header(hyper::header::HOST, host.as_str())
         };
         request = request.header(hyper::header::CONTENT_TYPE, "application/json");
-        let request = request.body(Full::new(Bytes::from(request_body(id))))?;
+        let request = request.body(Full::new(Bytes::from(body_of(id, batch))))?;
         let body = tokio::time::timeout(CALL_TIMEOUT, async {
             let response = sender.send(request).await?;
             if response.status() != hyper::StatusCode::OK {
@@ -548,24 +608,24 @@ async fn http_worker(
         .await
         .map_err(|_| "HTTP call timed out")??;
         let end = Instant::now();
-        if check_reply(&body)? != id {
-            return Err("answer to another id".into());
-        }
+        check_body(&body, id, batch)?;
         if window.counts(end) {
-            calls += 1;
+            calls += batch;
             latencies.push((end - start).as_nanos() as u64);
         }
     }
     Ok((calls, latencies))
 }
 
-/// `connections` connections, each with `streams` callers (HTTP/1.1: one).
+/// `connections` connections, each with `streams` callers (HTTP/1.1: one), each body `batch`
+/// calls (one: a request; more: a batch).
 async fn http_round(
     server: &ServerProcess,
     version: Version,
     tls: Option<&Certs>,
     connections: usize,
     streams: usize,
+    batch: u64,
     seconds: f64,
 ) -> Result<Stats> {
     let addr = match tls {
@@ -582,7 +642,10 @@ async fn http_round(
     let tasks: Vec<_> = senders
         .into_iter()
         .enumerate()
-        .map(|(i, sender)| tokio::spawn(http_worker(sender, uri.clone(), window, (i as u64) << 40)))
+        .map(|(i, sender)| {
+            let first_id = (i as u64) << 40;
+            tokio::spawn(http_worker(sender, uri.clone(), window, first_id, batch))
+        })
         .collect();
     let (server_cpu, client_cpu) = server.cpu_during(window).await?;
     let server_rss = server.rss_kib()?;
@@ -700,6 +763,7 @@ async fn ws_round(
 enum Scenario {
     Http1,
     Http64,
+    HttpBatch,
     H2c1,
     H2c64,
     Tls1,
@@ -709,9 +773,10 @@ enum Scenario {
 }
 
 impl Scenario {
-    const ALL: [Scenario; 8] = [
+    const ALL: [Scenario; 9] = [
         Scenario::Http1,
         Scenario::Http64,
+        Scenario::HttpBatch,
         Scenario::H2c1,
         Scenario::H2c64,
         Scenario::Tls1,
@@ -724,6 +789,7 @@ impl Scenario {
         match self {
             Scenario::Http1 => "HTTP, 1 keep-alive connection",
             Scenario::Http64 => "HTTP, 64 keep-alive connections",
+            Scenario::HttpBatch => "HTTP, 64 keep-alive connections, batches of 10 calls",
             Scenario::H2c1 => "HTTP/2 h2c, 1 connection, 1 call at a time",
             Scenario::H2c64 => "HTTP/2 h2c, 1 connection x 64 streams",
             Scenario::Tls1 => "HTTPS (HTTP/1.1), 1 keep-alive connection",
@@ -737,6 +803,7 @@ impl Scenario {
         match self {
             Scenario::Http1 => "http1",
             Scenario::Http64 => "http64",
+            Scenario::HttpBatch => "batch",
             Scenario::H2c1 => "h2c1",
             Scenario::H2c64 => "h2c64",
             Scenario::Tls1 => "tls1",
@@ -746,41 +813,94 @@ impl Scenario {
         }
     }
 
-    /// Whether jsonrpsee takes part: its server does not terminate TLS.
+    /// Whether `server` takes part: jsonrpsee's server does not terminate TLS.
     fn for_server(self, server: Server) -> bool {
-        server == Server::Jrpc || !matches!(self, Scenario::Tls1 | Scenario::Tls64 | Scenario::TlsH2x64)
+        server.serves_tls()
+            || !matches!(self, Scenario::Tls1 | Scenario::Tls64 | Scenario::TlsH2x64)
     }
 
     async fn round(self, server: &ServerProcess, certs: &Certs, seconds: f64) -> Result<Stats> {
         let tls = Some(certs);
         match self {
-            Scenario::Http1 => http_round(server, Version::H1, None, 1, 1, seconds).await,
-            Scenario::Http64 => http_round(server, Version::H1, None, 64, 1, seconds).await,
-            Scenario::H2c1 => http_round(server, Version::H2, None, 1, 1, seconds).await,
-            Scenario::H2c64 => http_round(server, Version::H2, None, 1, 64, seconds).await,
-            Scenario::Tls1 => http_round(server, Version::H1, tls, 1, 1, seconds).await,
-            Scenario::Tls64 => http_round(server, Version::H1, tls, 64, 1, seconds).await,
-            Scenario::TlsH2x64 => http_round(server, Version::H2, tls, 1, 64, seconds).await,
+            Scenario::Http1 => http_round(server, Version::H1, None, 1, 1, 1, seconds).await,
+            Scenario::Http64 => http_round(server, Version::H1, None, 64, 1, 1, seconds).await,
+            Scenario::HttpBatch => http_round(server, Version::H1, None, 64, 1, 10, seconds).await,
+            Scenario::H2c1 => http_round(server, Version::H2, None, 1, 1, 1, seconds).await,
+            Scenario::H2c64 => http_round(server, Version::H2, None, 1, 64, 1, seconds).await,
+            Scenario::Tls1 => http_round(server, Version::H1, tls, 1, 1, 1, seconds).await,
+            Scenario::Tls64 => http_round(server, Version::H1, tls, 64, 1, 1, seconds).await,
+            Scenario::TlsH2x64 => http_round(server, Version::H2, tls, 1, 64, 1, seconds).await,
             Scenario::Ws => ws_round(server, 16, 32, seconds).await,
         }
     }
 }
 
-/// RSS growth of a fresh server process for `count` idle WebSocket connections, in KiB per
-/// connection; also the RSS before, in KiB.
-async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64, u64)> {
+/// The kind of idle connection a memory figure holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Idle {
+    WebSocket,
+    /// A keep-alive HTTP/1.1 connection that made one call.
+    Http,
+}
+
+impl Idle {
+    const ALL: [Idle; 2] = [Idle::WebSocket, Idle::Http];
+
+    fn label(self) -> &'static str {
+        match self {
+            Idle::WebSocket => "idle WebSockets",
+            Idle::Http => "idle keep-alive HTTP connections (one call each)",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Idle::WebSocket => "mem",
+            Idle::Http => "httpmem",
+        }
+    }
+}
+
+/// What a memory figure measured: a fresh server's RSS before and with the idle connections,
+/// in KiB.
+struct Memory {
+    before: u64,
+    after: u64,
+    count: usize,
+}
+
+impl Memory {
+    fn growth(&self) -> u64 {
+        self.after.saturating_sub(self.before)
+    }
+
+    fn per_connection(&self) -> f64 {
+        self.growth() as f64 / self.count as f64
+    }
+}
+
+/// RSS growth of a fresh server process for `count` idle connections of `kind`.
+async fn memory(server: Server, kind: Idle, count: usize, max: Duration) -> Result<Memory> {
     let process = ServerProcess::start(server, max, None).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = process.rss_kib()?;
-    let mut held = Vec::with_capacity(count);
-    for _ in 0..count {
-        held.push(ws_connect(&process).await?);
+    let mut sockets = Vec::new();
+    let mut senders = Vec::new();
+    for id in 1..=count as u64 {
+        match kind {
+            Idle::WebSocket => sockets.push(ws_connect(&process).await?),
+            Idle::Http => {
+                let mut sender = http_connect(process.addr, Version::H1, None).await?;
+                http_call(&mut sender, &process, id).await?;
+                senders.push(sender);
+            }
+        }
     }
     // Let the server finish setting up every connection.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let after = process.rss_kib()?;
     // Every connection is still open and answering.
-    if let Some(ws) = held.last_mut() {
+    if let Some(ws) = sockets.last_mut() {
         ws.send(Message::text(request_body(1))).await?;
         let answer = tokio::time::timeout(CALL_TIMEOUT, ws.next())
             .await
@@ -788,13 +908,31 @@ async fn memory(server: Server, count: usize, max: Duration) -> Result<(f64, u64
             .ok_or("closed")??;
         check_reply(answer.into_text()?.as_bytes())?;
     }
-    drop(held);
+    if let Some(sender) = senders.last_mut() {
+        http_call(sender, &process, 1).await?;
+    }
+    drop((sockets, senders));
     process.stop().await;
-    Ok((
-        after.saturating_sub(before) as f64 / count as f64,
+    Ok(Memory {
         before,
         after,
-    ))
+        count,
+    })
+}
+
+/// One checked call on an HTTP/1.1 connection.
+async fn http_call(sender: &mut HttpSender, server: &ServerProcess, id: u64) -> Result<()> {
+    let request = Request::post(server.server.http_path())
+        .header(hyper::header::HOST, server.addr.to_string())
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(request_body(id))))?;
+    let body = tokio::time::timeout(CALL_TIMEOUT, async {
+        let response = sender.send(request).await?;
+        Ok::<_, BoxError>(response.into_body().collect().await?.to_bytes())
+    })
+    .await
+    .map_err(|_| "HTTP call timed out")??;
+    check_body(&body, id, 1)
 }
 
 struct Options {
@@ -802,16 +940,16 @@ struct Options {
     rounds: usize,
     idle: usize,
     scenarios: Vec<Scenario>,
-    memory: bool,
+    memory: Vec<Idle>,
     max: Duration,
 }
 
-const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,h2c1,h2c64,tls1,tls64,tlsh2,ws,mem] [--max-seconds M]
-       jrpc-bench --serve jrpc|jsonrpsee --listen 127.0.0.1:0 [--tls-cert PEM --tls-key PEM] [--max-seconds M]
+const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,batch,h2c1,h2c64,tls1,tls64,tlsh2,ws,mem,httpmem] [--max-seconds M]
+       jrpc-bench --serve jrpc|floor|jsonrpsee --listen 127.0.0.1:0 [--tls-cert PEM --tls-key PEM] [--max-seconds M]
 
   --seconds S   measured seconds of each round (default 3); each round also warms up 0.3 s
-  --rounds R    rounds per server and scenario, alternating the servers (default 3)
-  --idle N      idle WebSocket connections for the memory figure (default 1000)
+  --rounds R    rounds per server and scenario, the servers in turn (default 3)
+  --idle N      idle connections of each kind for the memory figures (default 1000)
   --only LIST   run only these parts (default all)
   --max-seconds M  a server child exits after M seconds whatever happens (default 600)";
 
@@ -825,7 +963,7 @@ fn main() -> Result<()> {
         rounds: 3,
         idle: 1000,
         scenarios: Scenario::ALL.to_vec(),
-        memory: true,
+        memory: Idle::ALL.to_vec(),
         max: Duration::from_secs(600),
     };
     while let Some(arg) = args.next() {
@@ -846,7 +984,8 @@ fn main() -> Result<()> {
                 let list = value()?;
                 let parts: Vec<&str> = list.split(',').map(str::trim).collect();
                 for part in &parts {
-                    let known = Scenario::ALL.iter().any(|s| s.key() == *part) || *part == "mem";
+                    let known = Scenario::ALL.iter().any(|s| s.key() == *part)
+                        || Idle::ALL.iter().any(|i| i.key() == *part);
                     if !known {
                         return Err(format!("unknown part {part:?}\n{USAGE}").into());
                     }
@@ -855,7 +994,10 @@ fn main() -> Result<()> {
                     .into_iter()
                     .filter(|s| parts.contains(&s.key()))
                     .collect();
-                options.memory = parts.contains(&"mem");
+                options.memory = Idle::ALL
+                    .into_iter()
+                    .filter(|i| parts.contains(&i.key()))
+                    .collect();
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -889,32 +1031,35 @@ fn main() -> Result<()> {
 async fn run(options: Options) -> Result<()> {
     let started = Instant::now();
     println!(
-        "jrpc vs jsonrpsee 0.26 over 127.0.0.1: {} round(s) of {} s (+{} ms warm-up) per server and scenario, alternating; {} CPU(s)",
+        "jrpc vs the floor and jsonrpsee 0.26 over 127.0.0.1: {} round(s) of {} s (+{} ms warm-up) per server and scenario, the servers in turn; {} CPU(s)",
         options.rounds,
         options.seconds,
         WARMUP.as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
-    let mut results: Vec<(Scenario, [Stats; 2])> = Vec::new();
+    let mut results: Vec<(Scenario, [Stats; 3])> = Vec::new();
     if !options.scenarios.is_empty() {
         let certs = Certs::new()?;
-        let processes = [
-            ServerProcess::start(Server::Jrpc, options.max, Some(&certs)).await?,
-            ServerProcess::start(Server::Jsonrpsee, options.max, None).await?,
-        ];
+        let mut processes = Vec::with_capacity(Server::ALL.len());
+        for server in Server::ALL {
+            processes.push(ServerProcess::start(server, options.max, Some(&certs)).await?);
+        }
         for &scenario in &options.scenarios {
             println!("\n{}", scenario.label());
-            let mut totals = [Stats::default(), Stats::default()];
+            let mut totals = Server::ALL.map(|_| Stats::default());
             for round in 0..options.rounds {
-                // Alternate which server goes first.
-                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-                for i in order {
+                // Each round starts with the next server: over three rounds each server is
+                // first, second and third once.
+                for k in 0..processes.len() {
+                    let i = (round + k) % processes.len();
                     if !scenario.for_server(processes[i].server) {
                         continue;
                     }
-                    let stats = scenario.round(&processes[i], &certs, options.seconds).await?;
+                    let stats = scenario
+                        .round(&processes[i], &certs, options.seconds)
+                        .await?;
                     println!(
-                        "  round {} {:>9}: {:>9.0} calls/s, CPU µs/call server {:.1}, load generator {:.1}; server RSS {} KiB",
+                        "  round {} {:>9}: {:>9.0} calls/s, CPU µs/call server {:.2}, load generator {:.2}; server RSS {} KiB",
                         round + 1,
                         processes[i].server.name(),
                         stats.rate(),
@@ -936,64 +1081,120 @@ async fn run(options: Options) -> Result<()> {
     }
 
     let mut memory_rows = Vec::new();
-    if options.memory {
-        println!(
-            "\nRSS growth for {} idle WebSocket connections",
-            options.idle
-        );
-        for server in Server::BOTH {
-            let (per, before, after) = memory(server, options.idle, options.max).await?;
+    for &kind in &options.memory {
+        println!("\nRSS growth for {} {}", options.idle, kind.label());
+        for server in Server::ALL {
+            let memory = memory(server, kind, options.idle, options.max).await?;
             println!(
-                "  {:>9}: {before} KiB -> {after} KiB, {per:.1} KiB per connection",
-                server.name()
+                "  {:>9}: {} KiB -> {} KiB, {:.1} KiB per connection",
+                server.name(),
+                memory.before,
+                memory.after,
+                memory.per_connection(),
             );
-            memory_rows.push((server, per, before, after));
+            memory_rows.push((kind, server, memory));
         }
     }
 
     println!("\n## Results\n");
     if !results.is_empty() {
-        println!(
-            "| scenario | jrpc calls/s | jrpc p50 / p99 (µs) | jsonrpsee calls/s | jsonrpsee p50 / p99 (µs) | jrpc / jsonrpsee | server CPU µs/call, jrpc / jsonrpsee | load-generator CPU µs/call, jrpc / jsonrpsee | server RSS under load (MiB), jrpc / jsonrpsee |"
-        );
-        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-        for (scenario, [jrpc, other]) in &results {
-            // A scenario jsonrpsee does not take part in (TLS) has nothing in its columns.
-            let ran = other.calls > 0;
-            let theirs = |cell: String| if ran { cell } else { "n/a".to_owned() };
-            println!(
-                "| {} | {:.0} | {:.0} / {:.0} | {} | {} | {} | {:.1} / {} | {:.1} / {} | {:.1} / {} |",
-                scenario.label(),
-                jrpc.rate(),
-                jrpc.quantile_us(0.50),
-                jrpc.quantile_us(0.99),
-                theirs(format!("{:.0}", other.rate())),
-                theirs(format!(
-                    "{:.0} / {:.0}",
-                    other.quantile_us(0.50),
-                    other.quantile_us(0.99)
-                )),
-                theirs(format!("{:.2}x", jrpc.rate() / other.rate())),
-                jrpc.cpu_us_per_call(),
-                theirs(format!("{:.1}", other.cpu_us_per_call())),
-                jrpc.client_us_per_call(),
-                theirs(format!("{:.1}", other.client_us_per_call())),
-                jrpc.server_rss as f64 / 1024.0,
-                theirs(format!("{:.1}", other.server_rss as f64 / 1024.0)),
-            );
-        }
+        report_throughput(&results);
     }
     if !memory_rows.is_empty() {
         println!();
         println!(
-            "| server | RSS before (KiB) | RSS with {} idle WebSockets (KiB) | growth per connection (KiB) |",
+            "| {} idle connections | server | RSS before (KiB) | RSS after (KiB) | growth (KiB) | per connection (KiB) |",
             options.idle
         );
-        println!("| --- | ---: | ---: | ---: |");
-        for (server, per, before, after) in &memory_rows {
-            println!("| {} | {before} | {after} | {per:.1} |", server.name());
+        println!("| --- | --- | ---: | ---: | ---: | ---: |");
+        for (kind, server, memory) in &memory_rows {
+            println!(
+                "| {} | {} | {} | {} | {} | {:.1} |",
+                kind.label(),
+                server.name(),
+                memory.before,
+                memory.after,
+                memory.growth(),
+                memory.per_connection(),
+            );
         }
     }
     println!("\n(total {:.1} s)", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The throughput tables: server CPU per call and calls/s with jrpc's ratios to the floor and
+/// to jsonrpsee, then latency, the load generator's CPU and the servers' RSS. A server that
+/// does not take part in a scenario (jsonrpsee over TLS) has `n/a` in its cells.
+fn report_throughput(results: &[(Scenario, [Stats; 3])]) {
+    let cell = |stats: &Stats, value: f64, precision: usize| {
+        if stats.calls > 0 {
+            format!("{value:.precision$}")
+        } else {
+            "n/a".to_owned()
+        }
+    };
+    let ratio = |jrpc: f64, other: &Stats, value: f64| {
+        if other.calls > 0 {
+            format!("{:.2}x", jrpc / value)
+        } else {
+            "n/a".to_owned()
+        }
+    };
+    println!(
+        "| scenario | server CPU µs/call: jrpc / floor / jsonrpsee | jrpc ÷ floor | jrpc ÷ jsonrpsee | calls/s: jrpc / floor / jsonrpsee | jrpc ÷ floor | jrpc ÷ jsonrpsee |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (scenario, [jrpc, floor, other]) in results {
+        let cpu = Stats::cpu_us_per_call;
+        println!(
+            "| {} | {} / {} / {} | {} | {} | {} / {} / {} | {} | {} |",
+            scenario.label(),
+            cell(jrpc, cpu(jrpc), 2),
+            cell(floor, cpu(floor), 2),
+            cell(other, cpu(other), 2),
+            ratio(cpu(jrpc), floor, cpu(floor)),
+            ratio(cpu(jrpc), other, cpu(other)),
+            cell(jrpc, jrpc.rate(), 0),
+            cell(floor, floor.rate(), 0),
+            cell(other, other.rate(), 0),
+            ratio(jrpc.rate(), floor, floor.rate()),
+            ratio(jrpc.rate(), other, other.rate()),
+        );
+    }
+    println!();
+    println!(
+        "| scenario | p50 / p99 µs: jrpc | floor | jsonrpsee | load-generator CPU µs/call: jrpc / floor / jsonrpsee | server RSS under load (MiB): jrpc / floor / jsonrpsee |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for (scenario, all) in results {
+        let latency = |stats: &Stats| {
+            if stats.calls > 0 {
+                format!(
+                    "{:.0} / {:.0}",
+                    stats.quantile_us(0.50),
+                    stats.quantile_us(0.99)
+                )
+            } else {
+                "n/a".to_owned()
+            }
+        };
+        let client: Vec<String> = all
+            .iter()
+            .map(|s| cell(s, s.client_us_per_call(), 2))
+            .collect();
+        let rss: Vec<String> = all
+            .iter()
+            .map(|s| cell(s, s.server_rss as f64 / 1024.0, 1))
+            .collect();
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            scenario.label(),
+            latency(&all[0]),
+            latency(&all[1]),
+            latency(&all[2]),
+            client.join(" / "),
+            rss.join(" / "),
+        );
+    }
 }
