@@ -1,8 +1,8 @@
 //! The floor: the least a Rust server can do to answer the benchmark's `add` call, with no
-//! framework at all. On the plain port: HTTP/1.1 or HTTP/2 with prior knowledge on hyper 1
-//! (hyper-util's auto builder, `POST /rpc`) and WebSocket on tokio-tungstenite (`GET /ws`),
-//! told apart by a connection's first bytes; with a certificate, HTTPS on a second port
-//! (tokio-rustls, HTTP/1.1 or HTTP/2 by ALPN). Each body is parsed into typed structs by
+//! framework at all. On the plain port: HTTP/1.1 or HTTP/2 with prior knowledge on hyper 1's
+//! connection builders (`POST /rpc`) and WebSocket on tokio-tungstenite (`GET /ws`), told apart
+//! by a connection's first bytes; with a certificate, HTTPS on a second port (tokio-rustls,
+//! HTTP/1.1 or HTTP/2 by ALPN). Each body is parsed into typed structs by
 //! serde_json and each answer serialized from one (`answer.rs`). It skips what a framework adds
 //! around that: limits, timeouts, tags, spans, hooks, shutdown.
 
@@ -18,10 +18,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -46,7 +46,6 @@ pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, BoxError> {
 /// Serves on `listener` until the process exits: with `tls`, HTTPS; without, HTTP and
 /// WebSocket.
 pub async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>) {
-    let http = auto::Builder::new(TokioExecutor::new());
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of descriptors, say: try again shortly.
@@ -54,23 +53,27 @@ pub async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>) {
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (http, tls) = (http.clone(), tls.clone());
+        let tls = tls.clone();
         // A connection's error is the load generator hanging up (the benchmark checks every
         // answer on its side): nothing to report.
         tokio::spawn(async move {
             let _ = match tls {
                 Some(tls) => match tls.accept(stream).await {
-                    Ok(stream) => serve_http(&http, stream).await,
+                    Ok(stream) => {
+                        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                        serve_http(stream, h2).await
+                    }
                     Err(err) => Err(err.into()),
                 },
-                None => plain(&http, stream).await,
+                None => plain(stream).await,
             };
         });
     }
 }
 
-/// A plain connection: a WebSocket if it starts with `GET ` (an upgrade), HTTP otherwise.
-async fn plain(http: &auto::Builder<TokioExecutor>, stream: TcpStream) -> Result<(), BoxError> {
+/// A plain connection: a WebSocket if it starts with `GET ` (an upgrade), HTTP/2 if with
+/// `PRI ` (its preface), HTTP/1.1 otherwise.
+async fn plain(stream: TcpStream) -> Result<(), BoxError> {
     let mut first = [0u8; 4];
     loop {
         let n = stream.peek(&mut first).await?;
@@ -83,19 +86,28 @@ async fn plain(http: &auto::Builder<TokioExecutor>, stream: TcpStream) -> Result
         // Fewer than four bytes in: wait for the rest (peek returns at once while any is there).
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    if &first == b"GET " {
-        websocket::serve(stream).await
-    } else {
-        serve_http(http, stream).await
+    match &first {
+        b"GET " => websocket::serve(stream).await,
+        b"PRI " => serve_http(stream, true).await,
+        _ => serve_http(stream, false).await,
     }
 }
 
-async fn serve_http<T>(http: &auto::Builder<TokioExecutor>, io: T) -> Result<(), BoxError>
+async fn serve_http<T>(io: T, h2: bool) -> Result<(), BoxError>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    http.serve_connection(TokioIo::new(io), service_fn(rpc))
-        .await
+    let io = TokioIo::new(io);
+    if h2 {
+        http2::Builder::new(TokioExecutor::new())
+            .serve_connection(io, service_fn(rpc))
+            .await?;
+    } else {
+        http1::Builder::new()
+            .serve_connection(io, service_fn(rpc))
+            .await?;
+    }
+    Ok(())
 }
 
 /// `POST /rpc`: the answer with `200`, or `204` when there is none (notifications).
