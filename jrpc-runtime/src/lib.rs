@@ -346,6 +346,7 @@ mod time;
 #[cfg(feature = "tls")]
 mod tls;
 mod wire;
+mod woken;
 #[cfg(feature = "ws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;

@@ -58,6 +58,7 @@ use super::handle::{Overflowed, Shared};
 use super::{Cancellation, PeerConfig};
 use crate::framing::Frame;
 use crate::wire::{Incoming, OwnedRequest, Rejection, Request, incoming, write};
+use crate::woken::Woken;
 use crate::{ClientError, Context, ErrorCode, Id, Methods, RpcError};
 
 /// Where an outgoing call's answer goes.
@@ -179,6 +180,7 @@ impl Connection {
         // for the answers of calls already running.
         let budget = Arc::clone(&shared.budget);
         let read_budget = budget.limit() / 2;
+        let mut overflowed = Woken::new(shared.overflowed.notified());
         // An error's kind tells the layer above what happened: `QuotaExceeded` for a peer that
         // does not read (its budget or queue overflowed), `TimedOut` for a drain that ran out.
         let outcome: Result<(), (ErrorKind, String)> = loop {
@@ -195,7 +197,7 @@ impl Connection {
             let room_to_read = budget.held() <= read_budget;
             tokio::select! {
                 biased;
-                () = shared.overflowed.notified() => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
+                () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
                 written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox, &mut self.in_sink)), if self.unflushed => match written {
                     Ok(()) => {
                         self.unflushed = false;

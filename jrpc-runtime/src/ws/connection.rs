@@ -2,11 +2,18 @@
 //!
 //! The peer's loop reads frames from a channel and writes texts into another; a pump task owns
 //! the socket and moves messages between the two, so that it alone decides about control frames
-//! (pings, the close handshake) and close codes. Both channels hold one message, and the pump
-//! holds at most one more each way (a message read that the peer cannot take yet, the next text
-//! to write). Outgoing texts keep their room in the peer's byte budget until the socket has
-//! taken them: the pump gives it back after each flush, so what waits in the hand-off and in
-//! tungstenite's write buffer counts too.
+//! (pings, the close handshake) and close codes. The peer's loop runs in a task of its own, so
+//! that a connection's reading, handling and writing overlap.
+//!
+//! Messages cross in runs: the pump reads what the socket has (up to 32 messages) and hands it
+//! all across before it waits again, and the peer's loop writes all its answers before it
+//! flushes, so that the two tasks wake each other once per run rather than once per message.
+//! What crosses stays bounded. The messages handed to the peer's loop and not yet taken hold at
+//! most its `max_message_size` in bytes together (or one message, however large), and one more,
+//! read while they did not fit, waits in the pump, which reads the socket no further. Outgoing
+//! texts keep their room in the peer's byte budget until the socket has taken them: the pump
+//! gives it back after each flush, so what waits in the hand-off and in tungstenite's write
+//! buffer counts too.
 //!
 //! The pump waits on, in this priority (first ready wins):
 //!
@@ -16,10 +23,9 @@
 //! | 2 | the peer's loop failing (its queue overflowed) | drops the connection at once |
 //! | 3 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
 //! | 4 | the peer's outgoing texts (and a due ping) | writes them, pings first; flushes when the peer's loop flushes (so what it wrote in one go leaves in one write); ends when the peer's loop has ended and all is flushed |
-//! | 5 | room in the peer's input | takes a read slot, or hands over the message waiting |
-//! | 6 | the socket, while no message waits for the peer | text: to the peer (or kept until it has room); pongs and pings: the client is alive; binary: close 1003; close: answer it |
-//! | 7 | the ping timer | queues a ping |
-//! | 8 | the idle deadline, while the socket is read | close 1000 |
+//! | 5 | the socket, and room in the peer's input | hands over the message waiting, then reads a run: text: to the peer (or kept until it has room); pongs and pings: the client is alive; binary: close 1003; close: answer it |
+//! | 6 | the ping timer | queues a ping |
+//! | 7 | the idle deadline, while the socket is read | close 1000 |
 //!
 //! A busy peer (a notification handler running, or its reading paused because the client does
 //! not read its answers) stops the reading of messages, never the writing: a handler that pushes
@@ -31,16 +37,18 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll, ready};
 use std::time::Duration;
 
 use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::task::AtomicWaker;
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
-use tokio::sync::mpsc::OwnedPermit;
 use tokio::time::{Interval, MissedTickBehavior};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
@@ -51,6 +59,7 @@ use tokio_util::sync::PollSender;
 
 use crate::framing::Frame;
 use crate::peer::Budget;
+use crate::woken::Woken;
 use crate::{Context, Methods, Peer, PeerConfig};
 
 /// A signal future: shutdown begun, or the drain budget spent.
@@ -115,11 +124,13 @@ pub(crate) fn start<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (frames_tx, frames_rx) = mpsc::channel::<Result<Frame, Infallible>>(1);
-    let (out_tx, out_rx) = mpsc::channel::<Out>(1);
-    let reader = futures_util::stream::unfold(frames_rx, |mut rx| async move {
-        rx.recv().await.map(|frame| (frame, rx))
-    });
+    let (frames_tx, frames_rx) = mpsc::channel::<Result<Frame, Infallible>>(RUN);
+    let (out_tx, out_rx) = mpsc::channel::<Out>(RUN);
+    let waiting = Arc::new(Waiting::default());
+    let reader = Reader {
+        frames: frames_rx,
+        waiting: Arc::clone(&waiting),
+    };
     let writer = Writer {
         tx: PollSender::new(out_tx),
         unflushed: false,
@@ -127,8 +138,13 @@ where
     let config = settings.peer.clone().with_context(ctx);
     let (peer, driver) = Peer::start(reader, writer, methods, config);
     let pump = Pump {
-        frames: Some(frames_tx),
-        pending: None,
+        inlet: Inlet {
+            frames: Some(PollSender::new(frames_tx)),
+            pending: None,
+            waiting,
+            room: settings.peer.max_message_size(),
+            max_message_size: settings.ws.max_message_size,
+        },
         out: out_rx,
         outbox: Outbox::default(),
         budget: peer.budget(),
@@ -207,10 +223,7 @@ impl std::fmt::Display for PumpGone {
 }
 
 struct Pump {
-    /// Frames to the peer's loop; `None` once reading stopped (shutdown).
-    frames: Option<mpsc::Sender<Result<Frame, Infallible>>>,
-    /// A message read while the peer had no room for it: the socket is not read past it.
-    pending: Option<String>,
+    inlet: Inlet,
     /// Texts (and flush marks) from the peer's loop.
     out: mpsc::Receiver<Out>,
     outbox: Outbox,
@@ -230,13 +243,13 @@ impl Pump {
         mut self,
         ws: WebSocketStream<S>,
         mut driver: tokio::task::JoinHandle<std::io::Result<()>>,
-        mut closing: Signal,
-        mut stop: Signal,
+        closing: Signal,
+        stop: Signal,
     ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let (mut sink, mut source) = ws.split();
-        let mut slot: Option<OwnedPermit<Result<Frame, Infallible>>> = None;
+        let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
         let mut draining = false;
         let mut peer_done = false;
         let mut ping = self.ping_interval.map(|period| {
@@ -261,9 +274,7 @@ impl Pump {
                 () = &mut closing, if !draining => {
                     // Ending the peer's input lets running calls finish and be answered.
                     draining = true;
-                    slot = None;
-                    self.pending = None;
-                    self.frames = None;
+                    self.inlet.close();
                 }
                 written = std::future::poll_fn(|cx| self.outbox.poll(&mut sink, &mut self.out, &self.budget, cx)) => match written {
                     Ok(()) => break End::PeerEnded,
@@ -274,40 +285,19 @@ impl Pump {
                     }
                     Err(err) => break End::Gone(format!("write failed: {err}")),
                 },
-                permit = reserve(self.frames.as_ref()), if slot.is_none() && self.frames.is_some() => match permit {
-                    Some(permit) => match self.pending.take() {
-                        Some(text) => {
-                            drop(permit.send(Ok(Frame::Message(text))));
-                            // The clock stood while the message waited: the socket is read again.
-                            if let Some(idle_timeout) = self.idle_timeout {
-                                idle.as_mut().reset(crate::time::after(idle_timeout));
-                            }
+                read = poll_fn(|cx| self.inlet.poll(&mut source, cx)), if self.inlet.is_open() => match read {
+                    Ok(()) => {
+                        if let Some(idle_timeout) = self.idle_timeout {
+                            idle.as_mut().reset(crate::time::after(idle_timeout));
                         }
-                        None => slot = Some(permit),
-                    },
-                    // The peer's loop ended; the outbox reports it once flushed.
-                    None => self.frames = None,
+                    }
+                    Err(end) => break end,
                 },
-                message = source.next(), if self.pending.is_none() && self.frames.is_some() => {
-                    if let Some(idle_timeout) = self.idle_timeout {
-                        idle.as_mut().reset(crate::time::after(idle_timeout));
-                    }
-                    match self.received(message) {
-                        Ok(Some(text)) => match slot.take() {
-                            Some(permit) => drop(permit.send(Ok(Frame::Message(text)))),
-                            None => self.pending = Some(text),
-                        },
-                        Ok(None) => {}
-                        Err(end) => break end,
-                    }
-                }
                 () = tick(ping.as_mut()) => self.outbox.ping = true,
-                () = &mut idle, if self.idle_timeout.is_some() && self.pending.is_none() && self.frames.is_some() => break End::Idle,
+                () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
             }
         };
-        drop(slot);
-        self.pending = None;
-        self.frames = None;
+        self.inlet.close();
         let (code, reason): (CloseCode, String) = match end {
             End::Stopped => {
                 driver.abort();
@@ -359,6 +349,135 @@ impl Pump {
         driver.abort();
         tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
         close(sink, source, code, reason, self.close_timeout).await;
+    }
+}
+
+/// Messages a pump hands across at most in one go, and the room of each channel between it and
+/// the peer's loop: a run of messages read together crosses with one wake-up of the other task.
+const RUN: usize = 32;
+
+/// The bytes of the messages handed to the peer's loop and not yet taken by it; the pump waits
+/// here while a message would pass the room.
+#[derive(Default)]
+struct Waiting {
+    bytes: AtomicUsize,
+    taken: AtomicWaker,
+}
+
+/// The peer's loop's input: the messages the pump handed across.
+struct Reader {
+    frames: mpsc::Receiver<Result<Frame, Infallible>>,
+    waiting: Arc<Waiting>,
+}
+
+impl futures_util::Stream for Reader {
+    type Item = Result<Frame, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let frame = ready!(self.frames.poll_recv(cx));
+        if let Some(Ok(Frame::Message(text))) = &frame {
+            self.waiting.bytes.fetch_sub(text.len(), Ordering::AcqRel);
+            self.waiting.taken.wake();
+        }
+        Poll::Ready(frame)
+    }
+}
+
+/// The pump's reading side: messages off the socket and across to the peer's loop.
+///
+/// What waits for the peer is bounded as before runs crossed together: the messages handed
+/// across and not taken hold at most `room` bytes together (or one message, however large),
+/// and one more, read while they did not fit, waits here; the socket is not read past it.
+struct Inlet {
+    /// Frames to the peer's loop; `None` once reading stopped (shutdown, or the loop ended).
+    frames: Option<PollSender<Result<Frame, Infallible>>>,
+    /// A message read while the peer had no room for it.
+    pending: Option<String>,
+    waiting: Arc<Waiting>,
+    /// The peer's room for a message being read: its `max_message_size`.
+    room: usize,
+    max_message_size: Option<usize>,
+}
+
+impl Inlet {
+    /// Whether the peer still takes messages.
+    fn is_open(&self) -> bool {
+        self.frames.is_some()
+    }
+
+    /// Whether the socket is being read: the peer takes messages and none waits for room.
+    fn reads(&self) -> bool {
+        self.frames.is_some() && self.pending.is_none()
+    }
+
+    /// Stops reading: what waits is dropped, and the peer's loop sees the end of its input.
+    fn close(&mut self) {
+        self.pending = None;
+        self.frames = None;
+    }
+
+    /// Reads what the socket has and hands it across, up to a run of messages. Ready once
+    /// something was read (`Ok`), or when the connection must end.
+    fn poll<S>(&mut self, source: &mut Source<S>, cx: &mut TaskContext<'_>) -> Poll<Result<(), End>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let mut read = 0;
+        loop {
+            if let Some(text) = self.pending.take() {
+                match self.hand(text, cx) {
+                    Ok(()) => {}
+                    Err(text) => {
+                        self.pending = text;
+                        return if read > 0 {
+                            Poll::Ready(Ok(()))
+                        } else {
+                            Poll::Pending
+                        };
+                    }
+                }
+            }
+            if read == RUN || self.frames.is_none() {
+                return Poll::Ready(Ok(()));
+            }
+            let Poll::Ready(message) = source.poll_next_unpin(cx) else {
+                return if read > 0 {
+                    Poll::Ready(Ok(()))
+                } else {
+                    Poll::Pending
+                };
+            };
+            read += 1;
+            self.pending = self.received(message)?;
+        }
+    }
+
+    /// Hands `text` to the peer's loop, or gives it back (`None` once the loop is gone) while
+    /// there is no room.
+    fn hand(&mut self, text: String, cx: &mut TaskContext<'_>) -> Result<(), Option<String>> {
+        let Some(frames) = self.frames.as_mut() else {
+            return Err(None);
+        };
+        match frames.poll_reserve(cx) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(_)) => {
+                // The peer's loop ended; the outbox reports it once flushed.
+                self.frames = None;
+                return Err(None);
+            }
+            Poll::Pending => return Err(Some(text)),
+        }
+        // Registered before the count is read: a message taken in between wakes this task.
+        self.waiting.taken.register(cx.waker());
+        let waiting = self.waiting.bytes.load(Ordering::Acquire);
+        if waiting > 0 && waiting.saturating_add(text.len()) > self.room {
+            return Err(Some(text));
+        }
+        self.waiting.bytes.fetch_add(text.len(), Ordering::AcqRel);
+        if frames.send_item(Ok(Frame::Message(text))).is_err() {
+            self.frames = None;
+        }
+        Ok(())
     }
 
     /// Takes one message off the socket: a text for the peer, nothing (control frames), or the
@@ -413,10 +532,6 @@ async fn close<S>(
         }
     })
     .await;
-}
-
-async fn reserve<T>(frames: Option<&mpsc::Sender<T>>) -> Option<OwnedPermit<T>> {
-    frames?.clone().reserve_owned().await.ok()
 }
 
 async fn tick(ping: Option<&mut Interval>) {
