@@ -228,7 +228,7 @@ impl Connection {
                         self.fail_pending();
                     }
                     Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
-                    Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx),
+                    Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx, &commands),
                 },
                 () = budget.given_back(), if reading && !room_to_read => {}
                 () = sleep_until(drain_until), if drain_until.is_some() => {
@@ -335,7 +335,12 @@ impl Connection {
     /// Takes one incoming frame, read once: a call starts in a task of its own, a notification
     /// handler is returned for the loop to wait for, an answer wakes its caller, anything else
     /// is answered at once without running anything.
-    fn incoming(&mut self, frame: Frame, answers: &mpsc::WeakSender<Command>) -> Option<Running> {
+    fn incoming(
+        &mut self,
+        frame: Frame,
+        answers: &mpsc::WeakSender<Command>,
+        commands: &mpsc::Receiver<Command>,
+    ) -> Option<Running> {
         let text = match frame {
             Frame::Message(text) => text,
             Frame::TooLong { limit, got } => {
@@ -353,7 +358,7 @@ impl Connection {
         if incoming::is_batch(&text) {
             // A batch is calls too: past the cap it is refused whole, with one answer.
             if !self.refused_busy(None) {
-                self.spawn_call(None, Job::Batch(text), answers);
+                self.spawn_call(None, Job::Batch(text), answers, commands);
             }
             return None;
         }
@@ -362,7 +367,7 @@ impl Connection {
                 Some(raw_id) => {
                     if !self.refused_busy(Some(raw_id)) {
                         let id = Id::from_json(raw_id.get());
-                        self.spawn_call(id, Job::Request(req.to_owned()), answers);
+                        self.spawn_call(id, Job::Request(req.to_owned()), answers, commands);
                     }
                     None
                 }
@@ -413,7 +418,13 @@ impl Connection {
         true
     }
 
-    fn spawn_call(&mut self, id: Option<Id>, job: Job, answers: &mpsc::WeakSender<Command>) {
+    fn spawn_call(
+        &mut self,
+        id: Option<Id>,
+        job: Job,
+        answers: &mpsc::WeakSender<Command>,
+        commands: &mpsc::Receiver<Command>,
+    ) {
         // A JoinSet keeps every finished task until it is joined: reap them, or a long-lived
         // connection grows with every call it ever answered.
         while self.tasks.try_join_next().is_some() {}
@@ -432,13 +443,20 @@ impl Connection {
                 (text, job)
             });
         // Most handlers finish without waiting: polling once here answers them without a task
-        // switch. Their answer still goes through the command queue, behind whatever the handler
-        // pushed. One that waits goes on in its own task, polled again there with a real waker.
+        // switch. Their answer still goes behind whatever the handler pushed. One that waits goes on in its own task, polled again there with a real waker.
         let mut noop = TaskContext::from_waker(std::task::Waker::noop());
         if let Poll::Ready((text, job)) = call.as_mut().poll(&mut noop) {
             let Ok(text) = admit(&self.shared, text, &job, id.as_ref()) else {
                 return;
             };
+            // Whatever the handler pushed is in the command queue by now: while that is empty,
+            // the answer goes straight to the outbox, in its order.
+            if commands.is_empty() {
+                if let Some(text) = text {
+                    self.queue(text);
+                }
+                return;
+            }
             let answer = Command::Answer { slot, text };
             match answers.upgrade().map(|tx| tx.try_send(answer)) {
                 Some(Ok(())) => {

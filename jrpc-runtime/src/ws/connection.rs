@@ -124,16 +124,17 @@ pub(crate) fn start<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (frames_tx, frames_rx) = mpsc::channel::<Result<Frame, Infallible>>(RUN);
-    let (out_tx, out_rx) = mpsc::channel::<Out>(RUN);
+    let (frames_tx, frames_rx) = mpsc::channel::<Vec<Frame>>(RUNS);
+    let (out_tx, out_rx) = mpsc::channel::<Vec<String>>(RUNS);
     let waiting = Arc::new(Waiting::default());
     let reader = Reader {
         frames: frames_rx,
+        run: Vec::new().into_iter(),
         waiting: Arc::clone(&waiting),
     };
     let writer = Writer {
         tx: PollSender::new(out_tx),
-        unflushed: false,
+        run: Vec::new(),
     };
     let config = settings.peer.clone().with_context(ctx);
     let (peer, driver) = Peer::start(reader, writer, methods, config);
@@ -160,44 +161,36 @@ where
     (peer, task)
 }
 
-/// What the peer's loop hands the pump: a text, or the end of a batch of them.
-enum Out {
-    Text(String),
-    /// The peer's loop flushed: what it wrote before goes out in one write. The pump flushes only
-    /// here, so answers finishing together leave together instead of one segment each.
-    Flush,
-}
-
-/// The peer's loop's sink: texts to the pump, and its flushes as [`Out::Flush`].
+/// The peer's loop's sink: the texts it writes until it flushes cross to the pump as one run,
+/// which leaves in one write.
 struct Writer {
-    tx: PollSender<Out>,
-    /// A text was sent since the last flush marker.
-    unflushed: bool,
+    tx: PollSender<Vec<String>>,
+    run: Vec<String>,
 }
 
 impl futures_util::Sink<String> for Writer {
     type Error = PumpGone;
 
-    fn poll_ready(
-        mut self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-    ) -> Poll<Result<(), PumpGone>> {
-        self.tx.poll_reserve(cx).map_err(|_| PumpGone)
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Result<(), PumpGone>> {
+        if self.run.len() < RUN {
+            return Poll::Ready(Ok(()));
+        }
+        self.poll_flush(cx)
     }
 
     fn start_send(mut self: Pin<&mut Self>, text: String) -> Result<(), PumpGone> {
-        self.unflushed = true;
-        self.tx.send_item(Out::Text(text)).map_err(|_| PumpGone)
+        self.run.push(text);
+        Ok(())
     }
 
     fn poll_flush(
         mut self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), PumpGone>> {
-        if self.unflushed {
+        if !self.run.is_empty() {
             ready!(self.tx.poll_reserve(cx)).map_err(|_| PumpGone)?;
-            self.tx.send_item(Out::Flush).map_err(|_| PumpGone)?;
-            self.unflushed = false;
+            let run = std::mem::take(&mut self.run);
+            self.tx.send_item(run).map_err(|_| PumpGone)?;
         }
         Poll::Ready(Ok(()))
     }
@@ -225,7 +218,7 @@ impl std::fmt::Display for PumpGone {
 struct Pump {
     inlet: Inlet,
     /// Texts (and flush marks) from the peer's loop.
-    out: mpsc::Receiver<Out>,
+    out: mpsc::Receiver<Vec<String>>,
     outbox: Outbox,
     /// The peer's byte budget: the room of what the socket took is given back here.
     budget: Arc<Budget>,
@@ -352,9 +345,12 @@ impl Pump {
     }
 }
 
-/// Messages a pump hands across at most in one go, and the room of each channel between it and
-/// the peer's loop: a run of messages read together crosses with one wake-up of the other task.
+/// Messages that cross at most in one go, either way: a run of messages read (or written)
+/// together crosses with one wake-up of the other task.
 const RUN: usize = 32;
+
+/// Runs each channel between the pump and the peer's loop holds.
+const RUNS: usize = 2;
 
 /// The bytes of the messages handed to the peer's loop and not yet taken by it; the pump waits
 /// here while a message would pass the room.
@@ -364,9 +360,10 @@ struct Waiting {
     taken: AtomicWaker,
 }
 
-/// The peer's loop's input: the messages the pump handed across.
+/// The peer's loop's input: the runs of messages the pump handed across, one at a time.
 struct Reader {
-    frames: mpsc::Receiver<Result<Frame, Infallible>>,
+    frames: mpsc::Receiver<Vec<Frame>>,
+    run: std::vec::IntoIter<Frame>,
     waiting: Arc<Waiting>,
 }
 
@@ -374,12 +371,19 @@ impl futures_util::Stream for Reader {
     type Item = Result<Frame, Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        let frame = ready!(self.frames.poll_recv(cx));
-        if let Some(Ok(Frame::Message(text))) = &frame {
-            self.waiting.bytes.fetch_sub(text.len(), Ordering::AcqRel);
-            self.waiting.taken.wake();
+        loop {
+            if let Some(frame) = self.run.next() {
+                if let Frame::Message(text) = &frame {
+                    self.waiting.bytes.fetch_sub(text.len(), Ordering::AcqRel);
+                    self.waiting.taken.wake();
+                }
+                return Poll::Ready(Some(Ok(frame)));
+            }
+            match ready!(self.frames.poll_recv(cx)) {
+                Some(run) => self.run = run.into_iter(),
+                None => return Poll::Ready(None),
+            }
         }
-        Poll::Ready(frame)
     }
 }
 
@@ -389,8 +393,9 @@ impl futures_util::Stream for Reader {
 /// across and not taken hold at most `room` bytes together (or one message, however large),
 /// and one more, read while they did not fit, waits here; the socket is not read past it.
 struct Inlet {
-    /// Frames to the peer's loop; `None` once reading stopped (shutdown, or the loop ended).
-    frames: Option<PollSender<Result<Frame, Infallible>>>,
+    /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
+    /// ended).
+    frames: Option<PollSender<Vec<Frame>>>,
     /// A message read while the peer had no room for it.
     pending: Option<String>,
     waiting: Arc<Waiting>,
@@ -416,68 +421,75 @@ impl Inlet {
         self.frames = None;
     }
 
-    /// Reads what the socket has and hands it across, up to a run of messages. Ready once
-    /// something was read (`Ok`), or when the connection must end.
+    /// Reads what the socket has and hands it across as one run, of up to [`RUN`] messages.
+    /// Ready once something moved (`Ok`), or when the connection must end.
     fn poll<S>(&mut self, source: &mut Source<S>, cx: &mut TaskContext<'_>) -> Poll<Result<(), End>>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
-        let mut read = 0;
-        loop {
-            if let Some(text) = self.pending.take() {
-                match self.hand(text, cx) {
-                    Ok(()) => {}
-                    Err(text) => {
-                        self.pending = text;
-                        return if read > 0 {
-                            Poll::Ready(Ok(()))
-                        } else {
-                            Poll::Pending
-                        };
-                    }
-                }
-            }
-            if read == RUN || self.frames.is_none() {
-                return Poll::Ready(Ok(()));
-            }
-            let Poll::Ready(message) = source.poll_next_unpin(cx) else {
-                return if read > 0 {
-                    Poll::Ready(Ok(()))
-                } else {
-                    Poll::Pending
-                };
-            };
-            read += 1;
-            self.pending = self.received(message)?;
-        }
-    }
-
-    /// Hands `text` to the peer's loop, or gives it back (`None` once the loop is gone) while
-    /// there is no room.
-    fn hand(&mut self, text: String, cx: &mut TaskContext<'_>) -> Result<(), Option<String>> {
         let Some(frames) = self.frames.as_mut() else {
-            return Err(None);
+            return Poll::Pending;
         };
         match frames.poll_reserve(cx) {
             Poll::Ready(Ok(())) => {}
             Poll::Ready(Err(_)) => {
                 // The peer's loop ended; the outbox reports it once flushed.
-                self.frames = None;
-                return Err(None);
+                self.close();
+                return Poll::Ready(Ok(()));
             }
-            Poll::Pending => return Err(Some(text)),
+            Poll::Pending => return Poll::Pending,
         }
-        // Registered before the count is read: a message taken in between wakes this task.
+        let mut run = Vec::new();
+        let mut read = false;
+        let end = loop {
+            if let Some(text) = self.pending.take() {
+                if !self.fits(text.len(), cx) {
+                    self.pending = Some(text);
+                    break None;
+                }
+                self.waiting.bytes.fetch_add(text.len(), Ordering::AcqRel);
+                run.push(Frame::Message(text));
+            }
+            if run.len() == RUN {
+                break None;
+            }
+            let Poll::Ready(message) = source.poll_next_unpin(cx) else {
+                break None;
+            };
+            read = true;
+            match self.received(message) {
+                Ok(text) => self.pending = text,
+                Err(end) => break Some(end),
+            }
+        };
+        if let Some(end) = end {
+            return Poll::Ready(Err(end));
+        }
+        // A message that waited for room also counts: the idle clock stood while it waited.
+        let moved = read || !run.is_empty();
+        if !run.is_empty()
+            && let Some(frames) = self.frames.as_mut()
+            && frames.send_item(run).is_err()
+        {
+            self.close();
+        }
+        if moved {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// Whether a message of `bytes` may join those waiting for the peer; if not, this task is
+    /// woken when the peer takes one.
+    fn fits(&self, bytes: usize, cx: &mut TaskContext<'_>) -> bool {
+        let fits = |waiting: usize| waiting == 0 || waiting.saturating_add(bytes) <= self.room;
+        if fits(self.waiting.bytes.load(Ordering::Acquire)) {
+            return true;
+        }
+        // Registered before the count is read again: a message taken in between is not missed.
         self.waiting.taken.register(cx.waker());
-        let waiting = self.waiting.bytes.load(Ordering::Acquire);
-        if waiting > 0 && waiting.saturating_add(text.len()) > self.room {
-            return Err(Some(text));
-        }
-        self.waiting.bytes.fetch_add(text.len(), Ordering::AcqRel);
-        if frames.send_item(Ok(Frame::Message(text))).is_err() {
-            self.frames = None;
-        }
-        Ok(())
+        fits(self.waiting.bytes.load(Ordering::Acquire))
     }
 
     /// Takes one message off the socket: a text for the peer, nothing (control frames), or the
@@ -546,13 +558,15 @@ async fn tick(ping: Option<&mut Interval>) {
 /// What waits to be written: the peer's next text, a ping, whether a flush is owed.
 #[derive(Default)]
 struct Outbox {
+    /// The run of texts being written.
+    run: std::vec::IntoIter<String>,
     next: Option<Message>,
     ping: bool,
     unflushed: bool,
     /// Bytes of the peer's texts taken since the last flush: their room in the budget is given
     /// back once the flush has handed them to the socket.
     taken: usize,
-    /// The peer's loop (or a ping) asked for a flush.
+    /// A run was taken (or a ping queued): flush once nothing more waits.
     flush: bool,
     /// The peer's loop has dropped its writer.
     ended: bool,
@@ -566,7 +580,7 @@ impl Outbox {
     fn poll<S>(
         &mut self,
         sink: &mut Sink<S>,
-        out: &mut mpsc::Receiver<Out>,
+        out: &mut mpsc::Receiver<Vec<String>>,
         budget: &Budget,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), WsError>>
@@ -579,14 +593,14 @@ impl Outbox {
                     self.ping = false;
                     self.flush = true;
                     self.next = Some(Message::Ping(Bytes::new()));
+                } else if let Some(text) = self.run.next() {
+                    self.taken += text.len();
+                    self.next = Some(Message::Text(text.into()));
                 } else if !self.ended {
                     match out.poll_recv(cx) {
-                        Poll::Ready(Some(Out::Text(text))) => {
-                            self.taken += text.len();
-                            self.next = Some(Message::Text(text.into()));
-                        }
-                        Poll::Ready(Some(Out::Flush)) => {
+                        Poll::Ready(Some(run)) => {
                             // Take what else waits first: it goes out in the same write.
+                            self.run = run.into_iter();
                             self.flush = true;
                             continue;
                         }
