@@ -29,6 +29,7 @@ use crate::server::Acceptor;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
 use crate::server::{Io, Shutdown, ShutdownHandle, Slot, Slots, Tracked, accept_loop};
+use crate::woken::Woken;
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 
@@ -258,13 +259,14 @@ where
         let connection = conn.serve_connection_with_upgrades(TokioIo::new(io), service);
         tokio::pin!(connection);
         // Open connections stay through draining, so that requests on them get a 503.
+        // The signals are polled each time the connection wakes: `Woken` keeps that cheap.
         tokio::select! {
             result = connection.as_mut() => return ended(result),
-            () = shutdown.closing() => connection.as_mut().graceful_shutdown(),
+            () = Woken::new(shutdown.closing()) => connection.as_mut().graceful_shutdown(),
         }
         tokio::select! {
             result = connection.as_mut() => ended(result),
-            () = shutdown.stopped() => tracing::warn!("connection dropped: drain budget spent"),
+            () = Woken::new(shutdown.stopped()) => tracing::warn!("connection dropped: drain budget spent"),
         }
         drop(counted);
     }
