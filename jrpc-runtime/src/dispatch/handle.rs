@@ -134,6 +134,7 @@ impl Methods {
 
     /// A request read already: its handler found and started, or its answer when there is none
     /// to run (bad params, an unknown method, a panic).
+    #[inline]
     fn begin<'a>(&self, req: Request<'a>, ctx: &Context) -> Begun<'a> {
         let (logged, started) = self.clock();
         let id = req.id.map(id_of);
