@@ -1,5 +1,6 @@
 //! Answering a body: one request, a notification or a batch in, the answer's text out.
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::{FutureExt as _, StreamExt as _};
@@ -8,13 +9,16 @@ use tracing::Instrument as _;
 use super::methods::{BoxFuture, Failure, Output};
 use super::{Batches, Context, ErrorReport, Methods, Observation, Outcome, Params};
 use crate::wire::{Rejection, Request, id_of, incoming, write};
+use serde_json::value::RawValue;
+
 use crate::{FromParams as _, Id, RpcError};
 
 impl Methods {
     /// Answers one body (a request, a notification or a batch) as an in-process call: the
     /// answer's text, or `None` when nothing is to be sent back.
     pub async fn handle(&self, body: &str) -> Option<String> {
-        self.handle_in(body, &self.inner.in_process).await
+        let answer = self.handle_bytes(body, &self.inner.in_process).await;
+        answer.map(write::text)
     }
 
     /// Answers one body arriving with `ctx` (its transport, headers, peer...); each request gets
@@ -28,6 +32,8 @@ impl Methods {
     pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
         if incoming::is_batch(body) {
             self.handle_batch(body, ctx).await
+        } else if let Some(begun) = self.begin_body(body, ctx) {
+            self.finish(begun, ctx, self.deadline()).await
         } else {
             match incoming::parse_request(body) {
                 Ok(req) => self.dispatch(req, ctx, self.deadline()).await,
@@ -44,6 +50,7 @@ impl Methods {
             .map(write::text)
     }
 
+    #[inline]
     fn deadline(&self) -> Option<tokio::time::Instant> {
         self.inner.handler_timeout.map(crate::time::after)
     }
@@ -112,13 +119,129 @@ impl Methods {
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
+        let begun = self.begin(req, ctx);
+        self.finish(begun, ctx, deadline).await
+    }
+
+    /// Whether the request's DEBUG line is on, and when it began if anyone is to be told.
+    #[inline]
+    fn clock(&self) -> (bool, Option<std::time::Instant>) {
         // The per-request line is at DEBUG; while that is off, it costs one cached check.
         let logged = tracing::enabled!(tracing::Level::DEBUG);
         let started = (logged || self.inner.observer.is_some()).then(std::time::Instant::now);
+        (logged, started)
+    }
+
+    /// A request read already: its handler found and started, or its answer when there is none
+    /// to run (bad params, an unknown method, a panic).
+    #[inline]
+    fn begin<'a>(&self, req: Request<'a>, ctx: &Context) -> Begun<'a> {
+        let (logged, started) = self.clock();
         let id = req.id.map(id_of);
+        let state = 'done: {
+            let ctx = ctx.for_request(id.clone());
+            let fut = match self.inner.table.get(&*req.method) {
+                Some(entry) => {
+                    let handler = &*entry.handler;
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        handler.start(req.params, ctx)
+                    })) {
+                        Ok(Ok(fut)) => fut,
+                        Ok(Err(err)) => {
+                            if req.id.is_none() {
+                                // Nobody hears about a notification's bad params unless it is logged.
+                                tracing::warn!(method = %req.method, error = %err, "notification params did not decode");
+                            }
+                            break 'done Start::Done(
+                                answer(req.id, &err),
+                                Outcome::Error(err.code()),
+                            );
+                        }
+                        Err(panic) => {
+                            let reason = format!("handler panicked: {}", panic_message(&*panic));
+                            let (answer, outcome) =
+                                self.internal(&req.method, id.as_ref(), req.id, &reason);
+                            break 'done Start::Done(answer, outcome);
+                        }
+                    }
+                }
+                None => match &self.inner.fallback {
+                    _ if self.serves_discover(&req.method) => match self.discover(req.params) {
+                        Ok(fut) => fut,
+                        Err(err) => {
+                            break 'done Start::Done(
+                                answer(req.id, &err),
+                                Outcome::Error(err.code()),
+                            );
+                        }
+                    },
+                    Some(fallback) => {
+                        let params = Params::from_params(req.params, &[]).unwrap_or_default();
+                        fallback(req.method.clone().into_owned(), params, ctx)
+                    }
+                    None => {
+                        let err = RpcError::method_not_found();
+                        break 'done Start::Done(answer(req.id, &err), Outcome::Error(err.code()));
+                    }
+                },
+            };
+            Start::Running(fut)
+        };
+        Begun {
+            method: req.method,
+            raw_id: req.id,
+            id,
+            logged,
+            started,
+            state,
+        }
+    }
+
+    /// A request read from `body` with its params in one pass, its handler started; `None` when
+    /// it is not read so, and must be read as usual.
+    #[inline]
+    fn begin_body<'a>(&self, body: &'a str, ctx: &Context) -> Option<Begun<'a>> {
+        let method = incoming::peek_method(body)?;
+        let entry = self.inner.table.get(method)?;
+        let (logged, started) = self.clock();
+        let read = entry.handler.start_body(body, method, ctx)?;
+        let state = match read.started {
+            Ok(fut) => Start::Running(fut),
+            Err(panic) => {
+                let reason = format!("handler panicked: {}", panic_message(&*panic));
+                let (answer, outcome) =
+                    self.internal(read.method, read.id.as_ref(), read.raw_id, &reason);
+                Start::Done(answer, outcome)
+            }
+        };
+        Some(Begun {
+            method: Cow::Borrowed(read.method),
+            raw_id: read.raw_id,
+            id: read.id,
+            logged,
+            started,
+            state,
+        })
+    }
+
+    /// Runs a request begun, under the deadline, and writes its answer; logs and observes it.
+    async fn finish(
+        &self,
+        begun: Begun<'_>,
+        ctx: &Context,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Option<Vec<u8>> {
+        let Begun {
+            method,
+            raw_id,
+            id,
+            logged,
+            started,
+            state,
+        } = begun;
         let span = tracing::debug_span!(
             "rpc",
-            method = %req.method,
+            method = %method,
             id = tracing::field::Empty,
             transport = %ctx.transport(),
             outcome = tracing::field::Empty,
@@ -128,65 +251,32 @@ impl Methods {
         }
         // One block with one exit, so that the observer and the log see every way out (and
         // cost nothing while unset: no second future wraps this one).
-        let (answer, outcome) = 'done: {
-            let ctx = ctx.for_request(id.clone());
-            let fut = match self.inner.table.get(&*req.method) {
-                Some(entry) => {
-                    let handler = &entry.handler;
-                    match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req.params, ctx))) {
-                        Ok(Ok(fut)) => fut,
-                        Ok(Err(err)) => {
-                            if req.id.is_none() {
-                                // Nobody hears about a notification's bad params unless it is logged.
-                                tracing::warn!(method = %req.method, error = %err, "notification params did not decode");
-                            }
-                            break 'done (answer(req.id, &err), Outcome::Error(err.code()));
+        let (answer, outcome) = match state {
+            Start::Done(answer, outcome) => (answer, outcome),
+            Start::Running(fut) => {
+                // Entering a disabled span on every poll is measurable on the hot path.
+                let output = if span.is_disabled() {
+                    run(fut, deadline).await
+                } else {
+                    run(fut, deadline).instrument(span.clone()).await
+                };
+                match output {
+                    Ok(mut out) => match raw_id {
+                        Some(raw_id) => {
+                            write::end_result(&mut out, raw_id);
+                            (Some(out), Outcome::Success)
                         }
-                        Err(panic) => {
-                            let reason = format!("handler panicked: {}", panic_message(&*panic));
-                            break 'done self.internal(&req.method, id.as_ref(), req.id, &reason);
-                        }
-                    }
-                }
-                None => match &self.inner.fallback {
-                    _ if self.serves_discover(&req.method) => match self.discover(req.params) {
-                        Ok(fut) => fut,
-                        Err(err) => {
-                            break 'done (answer(req.id, &err), Outcome::Error(err.code()));
-                        }
+                        None => (None, Outcome::Success),
                     },
-                    Some(fallback) => {
-                        let params = Params::from_params(req.params, &[]).unwrap_or_default();
-                        fallback(req.method.clone().into_owned(), params, ctx)
+                    Err(Failure::Rpc(err)) if err.code().is_reserved() => {
+                        let reason =
+                            format!("handler answered the reserved code {}: {err}", err.code());
+                        self.internal(&method, id.as_ref(), raw_id, &reason)
                     }
-                    None => {
-                        let err = RpcError::method_not_found();
-                        break 'done (answer(req.id, &err), Outcome::Error(err.code()));
+                    Err(Failure::Rpc(err)) => (answer(raw_id, &err), Outcome::Error(err.code())),
+                    Err(Failure::Internal(reason)) => {
+                        self.internal(&method, id.as_ref(), raw_id, &reason)
                     }
-                },
-            };
-            // Entering a disabled span on every poll is measurable on the hot path.
-            let output = if span.is_disabled() {
-                run(fut, deadline).await
-            } else {
-                run(fut, deadline).instrument(span.clone()).await
-            };
-            match output {
-                Ok(mut out) => match req.id {
-                    Some(raw_id) => {
-                        write::end_result(&mut out, raw_id);
-                        (Some(out), Outcome::Success)
-                    }
-                    None => (None, Outcome::Success),
-                },
-                Err(Failure::Rpc(err)) if err.code().is_reserved() => {
-                    let reason =
-                        format!("handler answered the reserved code {}: {err}", err.code());
-                    self.internal(&req.method, id.as_ref(), req.id, &reason)
-                }
-                Err(Failure::Rpc(err)) => (answer(req.id, &err), Outcome::Error(err.code())),
-                Err(Failure::Internal(reason)) => {
-                    self.internal(&req.method, id.as_ref(), req.id, &reason)
                 }
             }
         };
@@ -202,7 +292,7 @@ impl Methods {
                     None => &"none",
                 };
                 tracing::debug!(
-                    method = %req.method,
+                    method = %method,
                     id = %shown,
                     transport = %ctx.transport(),
                     ?elapsed,
@@ -212,7 +302,7 @@ impl Methods {
             }
             if let Some(observer) = &self.inner.observer {
                 observer(&Observation {
-                    method: &req.method,
+                    method: &method,
                     id: id.as_ref(),
                     transport: ctx.transport(),
                     elapsed,
@@ -229,7 +319,7 @@ impl Methods {
         &self,
         method: &str,
         id: Option<&Id>,
-        raw_id: Option<&serde_json::value::RawValue>,
+        raw_id: Option<&RawValue>,
         reason: &str,
     ) -> (Option<Vec<u8>>, Outcome) {
         tracing::error!(method, id = ?id, reason, "request failed");
@@ -239,6 +329,27 @@ impl Methods {
         let err = RpcError::internal();
         (answer(raw_id, &err), Outcome::Error(err.code()))
     }
+}
+
+/// A request whose handler was found and started, or that was answered without one.
+struct Begun<'a> {
+    method: Cow<'a, str>,
+    /// `None` for a notification; the id's raw text otherwise.
+    raw_id: Option<&'a RawValue>,
+    id: Option<Id>,
+    /// Whether its DEBUG line is on.
+    logged: bool,
+    /// When it began, if it is to be logged or observed.
+    started: Option<std::time::Instant>,
+    state: Start,
+}
+
+/// Where a request stands once begun.
+enum Start {
+    /// Its handler's future, to run.
+    Running(BoxFuture<Output>),
+    /// Answered already (with nothing, for a notification), with this outcome.
+    Done(Option<Vec<u8>>, Outcome),
 }
 
 /// Runs a handler's future with panics contained and the deadline applied.
@@ -268,6 +379,99 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 }
 
 /// An error answer for a call; nothing for a notification.
-fn answer(raw_id: Option<&serde_json::value::RawValue>, err: &RpcError) -> Option<Vec<u8>> {
+fn answer(raw_id: Option<&RawValue>, err: &RpcError) -> Option<Vec<u8>> {
     raw_id.map(|id| write::error_bytes(err, id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Methods {
+        let mut methods = Methods::new();
+        methods
+            .register("add", &["a", "b"], |(a, b): (i64, Option<i64>), _| async move {
+                Ok::<_, RpcError>(a + b.unwrap_or(0))
+            })
+            .unwrap();
+        methods
+            .register("sub", &["a", "b"], |(a, b): (i64, i64), _| async move {
+                Ok::<_, RpcError>(a - b)
+            })
+            .unwrap();
+        methods
+            .register("boom", &["a"], |(_a,): (i64,), _| async move {
+                if true {
+                    panic!("boom");
+                }
+                Ok::<_, RpcError>(0)
+            })
+            .unwrap();
+        methods
+    }
+
+    /// The answer as a request read the usual way gets it, never in one pass.
+    async fn read_as_usual(methods: &Methods, body: &str) -> Option<String> {
+        let ctx = &methods.inner.in_process;
+        let answer = match incoming::parse_request(body) {
+            Ok(req) => methods.dispatch(req, ctx, None).await,
+            Err(rejection) => Some(rejection.answer()),
+        };
+        answer.map(write::text)
+    }
+
+    /// Reading a request with its params in one pass answers every body as reading it the usual
+    /// way does: the one pass only ever declines.
+    #[tokio::test]
+    async fn one_pass_answers_as_the_usual_read() {
+        let methods = table();
+        let bodies = [
+            r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":{"b":3,"a":2,"c":[{}]},"id":"x"}"#,
+            r#" { "jsonrpc" : "2.0" , "method" : "add" , "params" : [2] , "id" : 1.0 } "#,
+            r#"{"id":12345678901234567890,"jsonrpc":"2.0","method":"add","params":[2,3]}"#,
+            r#"{"params":[2,3],"jsonrpc":"2.0","method":"add","id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[2,3]}"#,
+            r#"{"jsonrpc":"2.0","method":"add","id":null}"#,
+            r#"{"jsonrpc":"2.0","method":"sub","id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,"x"],"params":[1,2],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"params":[1,"x"],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1,"id":2}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1,"method":"sub"}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1,"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"1.0","method":"add","params":[1,2],"id":1}"#,
+            r#"{"jsonrpc":"2\u002e0","method":"add","params":[1,2],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"a\u0064d","params":[1,2],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1,"result":3}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":true}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":null,"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":3,"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2,3],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":["x"],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":{"b":1},"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1} x"#,
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1"#,
+            r#"{"x":"\"method\":\"sub\"","jsonrpc":"2.0","method":"add","params":[5,1],"id":1}"#,
+            r#"{"jsonrpc":"2.0","x":{"method":"sub"},"method":"add","params":[5,1],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"nope","params":[1,2],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"boom","params":[1],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"boom","params":["x"],"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"add""#,
+            r#"{"jsonrpc":"2.0","method":"add"}"#,
+            "",
+            "1",
+        ];
+        for body in bodies {
+            let usual = read_as_usual(&methods, body).await;
+            assert_eq!(methods.handle(body).await, usual, "{body}");
+        }
+        // And the one pass is what answers a plain call.
+        let body = r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#;
+        assert!(
+            methods
+                .begin_body(body, &methods.inner.in_process)
+                .is_some()
+        );
+    }
 }

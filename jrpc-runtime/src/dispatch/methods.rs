@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::marker::PhantomData;
 use std::num::NonZeroUsize;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,21 +13,89 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::params::ParamsSeed;
 use super::{
     Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo, Transport,
 };
-use crate::wire::write;
-use crate::{RegisterError, RpcError};
+use crate::wire::{id_of, incoming, write};
+use crate::{Id, RegisterError, RpcError};
 
 pub(super) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// What a handler's future ends with: the answer's bytes up to the result, or why it failed.
 pub(super) type Output = Result<Vec<u8>, Failure>;
 
-/// A registered handler with its types erased: decodes the params (synchronously, so a decoding
-/// failure is `-32602` before anything runs), then returns the future that does the work.
-pub(super) type Erased =
-    dyn Fn(Option<&RawValue>, Context) -> Result<BoxFuture<Output>, RpcError> + Send + Sync;
+/// A registered handler with its types erased.
+pub(super) trait Handler: Send + Sync {
+    /// Decodes the params (synchronously, so a decoding failure is `-32602` before anything
+    /// runs), then returns the future that does the work.
+    fn start(&self, params: Option<&RawValue>, ctx: Context)
+    -> Result<BoxFuture<Output>, RpcError>;
+
+    /// Reads `body`, a request naming this handler's `method`, with its params in the same pass,
+    /// and starts the handler with `ctx` stamped with the request's id. `None` when the body is
+    /// not read so (its params' type is not decoded in one pass, or anything about the body or
+    /// its params is amiss, a panic included): it is then read as usual, and its answer says why.
+    fn start_body<'a>(&self, body: &'a str, method: &str, ctx: &Context) -> Option<OnePass<'a>>;
+}
+
+/// A request read and started by [`Handler::start_body`].
+pub(super) struct OnePass<'a> {
+    pub(super) method: &'a str,
+    /// `None` for a notification; the id's raw text otherwise.
+    pub(super) raw_id: Option<&'a RawValue>,
+    pub(super) id: Option<Id>,
+    /// The handler's future, or the payload of its panic (its params were decoded).
+    pub(super) started: std::thread::Result<BoxFuture<Output>>,
+}
+
+/// A handler registered with [`Methods::register`]: params of type `P` for `run`, which makes
+/// the future.
+struct Registered<P, F> {
+    names: &'static [&'static str],
+    run: F,
+    marker: PhantomData<fn() -> P>,
+}
+
+impl<P, F> Handler for Registered<P, F>
+where
+    P: FromParams,
+    F: Fn(P, Context) -> BoxFuture<Output> + Send + Sync,
+{
+    fn start(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+    ) -> Result<BoxFuture<Output>, RpcError> {
+        let params = P::from_params(params, self.names)?;
+        Ok((self.run)(params, ctx))
+    }
+
+    #[inline]
+    fn start_body<'a>(&self, body: &'a str, method: &str, ctx: &Context) -> Option<OnePass<'a>> {
+        if !P::ONE_PASS {
+            return None;
+        }
+        let seed = ParamsSeed::<P>::new(self.names);
+        let read = catch_unwind(AssertUnwindSafe(|| {
+            incoming::parse_request_with(body, method, seed)
+        }))
+        .ok()??;
+        let params = match read.params {
+            Some(params) => params,
+            None => P::from_params(None, self.names).ok()?,
+        };
+        let id = read.id.map(id_of);
+        let ctx = ctx.for_request(id.clone());
+        let started = catch_unwind(AssertUnwindSafe(|| (self.run)(params, ctx)));
+        Some(OnePass {
+            method: read.method,
+            raw_id: read.id,
+            id,
+            started,
+        })
+    }
+}
 
 type Fallback = dyn Fn(String, Params, Context) -> BoxFuture<Output> + Send + Sync;
 
@@ -108,7 +178,7 @@ pub(super) struct Inner {
 /// One method of the table.
 #[derive(Clone)]
 pub(super) struct Entry {
-    pub(super) handler: Arc<Erased>,
+    pub(super) handler: Arc<dyn Handler>,
     pub(super) doc: Arc<MethodDoc>,
     /// Registration order, which descriptions are listed in.
     pub(super) seq: u64,
@@ -159,7 +229,7 @@ impl Methods {
     fn insert(
         &mut self,
         name: &str,
-        handler: Arc<Erased>,
+        handler: Arc<dyn Handler>,
         doc: MethodDoc,
     ) -> Result<&mut Self, RegisterError> {
         if name.starts_with("rpc.") {
@@ -198,12 +268,16 @@ impl Methods {
         T: Serialize + 'static,
         E: Into<RpcError> + 'static,
     {
-        let erased = move |params: Option<&RawValue>, ctx: Context| {
-            let params = P::from_params(params, names)?;
+        let run = move |params: P, ctx: Context| {
             let fut = handler(params, ctx);
-            Ok(Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>)
+            Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>
         };
-        self.insert(name, Arc::new(erased), P::describe(names))
+        let registered = Registered {
+            names,
+            run,
+            marker: PhantomData,
+        };
+        self.insert(name, Arc::new(registered), P::describe(names))
     }
 
     /// Registers a method that reads its raw [`Params`] itself.

@@ -44,6 +44,28 @@ pub trait FromParams: Sized + Send + 'static {
         let _ = names;
         MethodDoc::whole(ParamDoc::new("params", SchemaDoc::any()).optional())
     }
+
+    /// Whether [`deserialize_params`](Self::deserialize_params) decodes these params, so that
+    /// they are decoded while the request is read, in one pass (tuples do). `false` by default.
+    #[doc(hidden)]
+    const ONE_PASS: bool = false;
+
+    /// Decodes params from the value `deserializer` is at, while the request is read; called only
+    /// when [`ONE_PASS`](Self::ONE_PASS) is `true`, and only for params present. Its errors are
+    /// shown to no one: the request is then read again and decoded with
+    /// [`from_params`](Self::from_params), whose error is the answer.
+    ///
+    /// # Errors
+    ///
+    /// When the params do not decode (by default, always).
+    #[doc(hidden)]
+    fn deserialize_params<'de, D: de::Deserializer<'de>>(
+        deserializer: D,
+        names: &'static [&'static str],
+    ) -> Result<Self, D::Error> {
+        let _ = (deserializer, names);
+        Err(de::Error::custom("not decoded in one pass"))
+    }
 }
 
 /// The raw `params` of a request, decoded by the handler itself.
@@ -235,6 +257,31 @@ impl<'de> de::Deserializer<'de> for Missing {
     }
 }
 
+/// Params of type `P` decoded in the pass that reads the request
+/// ([`FromParams::deserialize_params`]).
+pub(super) struct ParamsSeed<P> {
+    names: &'static [&'static str],
+    marker: PhantomData<fn() -> P>,
+}
+
+impl<P> ParamsSeed<P> {
+    pub(super) fn new(names: &'static [&'static str]) -> Self {
+        Self {
+            names,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<'de, P: FromParams> DeserializeSeed<'de> for ParamsSeed<P> {
+    type Value = P;
+
+    #[inline]
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<P, D::Error> {
+        P::deserialize_params(deserializer, self.names)
+    }
+}
+
 /// A member name of by-name params, read as the index of the parameter it names (`None` for an
 /// unknown member) without copying it.
 struct KeyIndex(&'static [&'static str]);
@@ -283,89 +330,108 @@ impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for Slot<'_, T> {
     }
 }
 
+/// The visitor of a tuple of parameters: each slot filled from an array by position or from an
+/// object by name; a failure records the reason, naming the parameter.
+struct TupleVisitor<'r, T> {
+    names: &'static [&'static str],
+    reason: &'r mut Option<String>,
+    marker: PhantomData<T>,
+}
+
+impl<'r, T> TupleVisitor<'r, T> {
+    fn new(names: &'static [&'static str], reason: &'r mut Option<String>) -> Self {
+        Self {
+            names,
+            reason,
+            marker: PhantomData,
+        }
+    }
+}
+
 macro_rules! tuple_params {
     ($len:literal; $($idx:tt $T:ident),+) => {
-        impl<$($T: DeserializeOwned + Send + 'static),+> FromParams for ($($T,)+) {
-            fn from_params(params: Option<&RawValue>, names: &'static [&'static str]) -> Result<Self, RpcError> {
-                struct TupleVisitor<'r, $($T),+> {
-                    names: &'static [&'static str],
-                    reason: &'r mut Option<String>,
-                    marker: PhantomData<($($T,)+)>,
-                }
+        impl<'de, $($T: DeserializeOwned),+> Visitor<'de> for TupleVisitor<'_, ($($T,)+)> {
+            type Value = ($(Option<$T>,)+);
 
-                impl<'de, $($T: DeserializeOwned),+> Visitor<'de> for TupleVisitor<'_, $($T),+> {
-                    type Value = ($(Option<$T>,)+);
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array or an object of parameters")
+            }
 
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str("an array or an object of parameters")
+            fn visit_seq<SeqA: SeqAccess<'de>>(self, mut seq: SeqA) -> Result<Self::Value, SeqA::Error> {
+                let mut slots: Self::Value = ($(None::<$T>,)+);
+                $(
+                    match seq.next_element_seed(Slot::<$T> {
+                        name: name_at(self.names, $idx),
+                        reason: &mut *self.reason,
+                        marker: PhantomData,
+                    })? {
+                        Some(value) => slots.$idx = Some(value),
+                        None => return Ok(slots),
                     }
+                )+
+                let extra = seq.next_element::<IgnoredAny>().inspect_err(|err| {
+                    *self.reason = Some(unreadable("a parameter past the last", err));
+                })?;
+                if extra.is_some() {
+                    let message = format!("too many parameters: expected at most {}", $len);
+                    *self.reason = Some(message.clone());
+                    return Err(de::Error::custom(message));
+                }
+                Ok(slots)
+            }
 
-                    fn visit_seq<SeqA: SeqAccess<'de>>(self, mut seq: SeqA) -> Result<Self::Value, SeqA::Error> {
-                        let mut slots: Self::Value = ($(None::<$T>,)+);
+            fn visit_map<MapA: MapAccess<'de>>(self, mut map: MapA) -> Result<Self::Value, MapA::Error> {
+                let mut slots: Self::Value = ($(None::<$T>,)+);
+                // A name or an unknown member that does not read is no parameter's fault: say
+                // what it was, as the parameters' own failures do.
+                while let Some(index) = map
+                    .next_key_seed(KeyIndex(self.names))
+                    .inspect_err(|err| *self.reason = Some(unreadable("a parameter name", err)))?
+                {
+                    match index {
                         $(
-                            match seq.next_element_seed(Slot::<$T> {
-                                name: name_at(self.names, $idx),
-                                reason: &mut *self.reason,
-                                marker: PhantomData,
-                            })? {
-                                Some(value) => slots.$idx = Some(value),
-                                None => return Ok(slots),
+                            Some($idx) => {
+                                slots.$idx = Some(map.next_value_seed(Slot::<$T> {
+                                    name: name_at(self.names, $idx),
+                                    reason: &mut *self.reason,
+                                    marker: PhantomData,
+                                })?);
                             }
                         )+
-                        let extra = seq.next_element::<IgnoredAny>().inspect_err(|err| {
-                            *self.reason = Some(unreadable("a parameter past the last", err));
-                        })?;
-                        if extra.is_some() {
-                            let message = format!("too many parameters: expected at most {}", $len);
-                            *self.reason = Some(message.clone());
-                            return Err(de::Error::custom(message));
+                        _ => {
+                            map.next_value::<IgnoredAny>().inspect_err(|err| {
+                                *self.reason = Some(unreadable("an unknown parameter's value", err));
+                            })?;
                         }
-                        Ok(slots)
-                    }
-
-                    fn visit_map<MapA: MapAccess<'de>>(self, mut map: MapA) -> Result<Self::Value, MapA::Error> {
-                        let mut slots: Self::Value = ($(None::<$T>,)+);
-                        // A name or an unknown member that does not read is no parameter's fault: say
-                        // what it was, as the parameters' own failures do.
-                        while let Some(index) = map
-                            .next_key_seed(KeyIndex(self.names))
-                            .inspect_err(|err| *self.reason = Some(unreadable("a parameter name", err)))?
-                        {
-                            match index {
-                                $(
-                                    Some($idx) => {
-                                        slots.$idx = Some(map.next_value_seed(Slot::<$T> {
-                                            name: name_at(self.names, $idx),
-                                            reason: &mut *self.reason,
-                                            marker: PhantomData,
-                                        })?);
-                                    }
-                                )+
-                                _ => {
-                                    map.next_value::<IgnoredAny>().inspect_err(|err| {
-                                        *self.reason = Some(unreadable("an unknown parameter's value", err));
-                                    })?;
-                                }
-                            }
-                        }
-                        Ok(slots)
                     }
                 }
+                Ok(slots)
+            }
+        }
 
+        impl<$($T: DeserializeOwned),+> TupleVisitor<'_, ($($T,)+)> {
+            /// The parameters, each one not given taking its missing value (or failing).
+            fn complete(slots: ($(Option<$T>,)+), names: &'static [&'static str]) -> Result<($($T,)+), String> {
+                Ok(($(
+                    match slots.$idx {
+                        Some(value) => value,
+                        None => missing::<$T>(name_at(names, $idx))?,
+                    },
+                )+))
+            }
+        }
+
+        impl<$($T: DeserializeOwned + Send + 'static),+> FromParams for ($($T,)+) {
+            fn from_params(params: Option<&RawValue>, names: &'static [&'static str]) -> Result<Self, RpcError> {
                 let mut reason = None;
                 let slots: ($(Option<$T>,)+) = match params {
                     Some(raw) => {
-                        let visitor = TupleVisitor { names, reason: &mut reason, marker: PhantomData };
+                        let visitor = TupleVisitor::<Self>::new(names, &mut reason);
                         decode_any(raw.get(), visitor).map_err(|err| params_error(&err, reason.take()))?
                     }
                     None => ($(None::<$T>,)+),
                 };
-                Ok(($(
-                    match slots.$idx {
-                        Some(value) => value,
-                        None => missing::<$T>(name_at(names, $idx)).map_err(RpcError::invalid_params)?,
-                    },
-                )+))
+                TupleVisitor::<Self>::complete(slots, names).map_err(RpcError::invalid_params)
             }
 
             /// One parameter per element, required unless its type accepts a missing value.
@@ -379,6 +445,18 @@ macro_rules! tuple_params {
                     });
                 )+
                 doc
+            }
+
+            const ONE_PASS: bool = true;
+
+            #[inline]
+            fn deserialize_params<'de, De: de::Deserializer<'de>>(
+                deserializer: De,
+                names: &'static [&'static str],
+            ) -> Result<Self, De::Error> {
+                let mut reason = None;
+                let slots = deserializer.deserialize_any(TupleVisitor::<Self>::new(names, &mut reason))?;
+                TupleVisitor::<Self>::complete(slots, names).map_err(de::Error::custom)
             }
         }
     };

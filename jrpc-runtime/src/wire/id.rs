@@ -38,8 +38,12 @@ impl Id {
 
     /// Reads an id from its JSON text; `None` when the text is not a number, a string or `null`.
     pub fn from_json(raw: &str) -> Option<Self> {
+        // Most ids are small integers: read at once.
+        if let Some(n) = small_int(raw) {
+            return Some(Self(Repr::Int(n)));
+        }
         // White space around a value is JSON's, not the id's: `1 ` is the id `1`, echoed as `1`.
-        let raw = raw.trim_matches([' ', '\t', '\n', '\r']);
+        let raw = trim_blank(raw);
         let first = *raw.as_bytes().first()?;
         match first {
             // The fast path takes a string with nothing to unescape; anything else (an escape,
@@ -107,6 +111,32 @@ impl Id {
             }
         }
     }
+}
+
+/// `text` as a non-negative integer of up to 18 digits written as `i64` writes it (no leading
+/// zero), and nothing else.
+#[inline]
+fn small_int(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() || bytes.len() > 18 || (bytes[0] == b'0' && bytes.len() > 1) {
+        return None;
+    }
+    bytes.iter().try_fold(0_i64, |n, &b| {
+        b.is_ascii_digit().then(|| n * 10 + i64::from(b - b'0'))
+    })
+}
+
+/// `text` without JSON white space around it.
+fn trim_blank(text: &str) -> &str {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let bytes = text.as_bytes();
+    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !blank(b))
+        .map_or(start, |last| last + 1);
+    // White space is ASCII: both ends are character boundaries.
+    text.get(start..end).unwrap_or_default()
 }
 
 impl From<i64> for Id {

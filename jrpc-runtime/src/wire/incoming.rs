@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
@@ -476,6 +476,188 @@ pub(crate) fn parse_batch(text: &str) -> Option<Vec<Result<Request<'_>, Rejectio
     )
 }
 
+/// The method a request's text names, found without reading the rest: the value of its first
+/// top-level `method` member when every member before it is a plain scalar (a string, a number,
+/// `true`, `false` or `null`) and no key or name on the way holds an escape.
+///
+/// It is a guess, made to choose a handler before the request is read: a text that is not
+/// JSON, or has a second `method`, may still give one. [`parse_request_with`] reads the text
+/// and checks that it names this method.
+#[inline]
+pub(crate) fn peek_method(text: &str) -> Option<&str> {
+    // As the writers (and most clients) write a request: at once, without a scan.
+    if let Some(rest) = text.strip_prefix(r#"{"jsonrpc":"2.0","method":""#) {
+        return rest.get(..plain_len(rest.as_bytes())?);
+    }
+    let bytes = text.as_bytes();
+    let mut at = skip_blank(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    loop {
+        at = skip_blank(bytes, at + 1);
+        let (key, end) = plain_string(bytes, at)?;
+        at = skip_blank(bytes, end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_blank(bytes, at + 1);
+        if key == b"method" {
+            let (name, _) = plain_string(bytes, at)?;
+            // The name's bytes lie between two quotes of a `str`, so they are whole characters.
+            return text.get(at + 1..at + 1 + name.len());
+        }
+        at = skip_blank(bytes, skip_scalar(bytes, at)?);
+        if bytes.get(at) != Some(&b',') {
+            return None;
+        }
+    }
+}
+
+/// The index of the first byte at or after `at` that is not JSON white space.
+#[inline]
+fn skip_blank(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The contents of the string starting at `at` and the index past it, when it holds no escape
+/// and no control character.
+#[inline]
+fn plain_string(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let rest = bytes.get(at + 1..)?;
+    let len = plain_len(rest)?;
+    Some((&rest[..len], at + len + 2))
+}
+
+/// The length of a string's contents (`bytes` starts after its opening quote) when they hold
+/// no escape and no control character.
+#[inline]
+fn plain_len(bytes: &[u8]) -> Option<usize> {
+    let len = bytes
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    (bytes[len] == b'"').then_some(len)
+}
+
+/// The index past the scalar value starting at `at` (a string, escapes and all, or a number or
+/// literal); `None` for an object or an array.
+#[inline]
+fn skip_scalar(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => {
+            let mut i = at + 1;
+            loop {
+                match bytes.get(i)? {
+                    b'"' => return Some(i + 1),
+                    b'\\' => i += 2,
+                    _ => i += 1,
+                }
+            }
+        }
+        b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+            let rest = &bytes[at..];
+            let len = rest
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(rest.len());
+            Some(at + len)
+        }
+        _ => None,
+    }
+}
+
+/// Reads one request (never a batch) naming `method`, its params decoded by `seed` in the same
+/// pass.
+///
+/// `None` when the text is anything but a valid request for `method` whose params `seed` took
+/// (not JSON, a member written twice, an escaped `jsonrpc` or `method`, a `result` or an `error`
+/// member, params `seed` refused...): [`parse_request`] then reads it, and says what it is.
+pub(crate) fn parse_request_with<'a, S>(
+    text: &'a str,
+    method: &str,
+    seed: S,
+) -> Option<Decoded<'a, S::Value>>
+where
+    S: DeserializeSeed<'a>,
+{
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = de
+        .deserialize_map(WithParams(Some(seed)))
+        .and_then(|read| de.end().map(|()| read))
+        .ok()?;
+    let valid = read.jsonrpc == Some("2.0")
+        && read.method == Some(method)
+        && read.id.is_none_or(is_valid_id);
+    valid.then(|| Decoded {
+        method: read.method.unwrap_or_default(),
+        id: read.id,
+        params: read.params,
+    })
+}
+
+/// A request read by [`parse_request_with`], its params decoded.
+pub(crate) struct Decoded<'a, T> {
+    pub(crate) method: &'a str,
+    /// `None` for a notification; the id's raw text otherwise.
+    pub(crate) id: Option<&'a RawValue>,
+    /// `None` when the request has no params.
+    pub(crate) params: Option<T>,
+}
+
+/// What [`WithParams`] reads: the members a request has, its params decoded.
+struct ReadWith<'a, T> {
+    jsonrpc: Option<&'a str>,
+    method: Option<&'a str>,
+    params: Option<T>,
+    id: Option<&'a RawValue>,
+}
+
+/// The visitor of [`parse_request_with`], holding the params' seed until they come.
+struct WithParams<S>(Option<S>);
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for WithParams<S> {
+    type Value = ReadWith<'de, S::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC request object")
+    }
+
+    #[inline]
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error as _;
+        let mut read = ReadWith {
+            jsonrpc: None,
+            method: None,
+            params: None,
+            id: None,
+        };
+        let twice = || A::Error::custom("a member written twice");
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Jsonrpc if read.jsonrpc.is_none() => read.jsonrpc = Some(map.next_value()?),
+                Key::Method if read.method.is_none() => read.method = Some(map.next_value()?),
+                Key::Id if read.id.is_none() => read.id = Some(map.next_value()?),
+                Key::Params => {
+                    let seed = self.0.take().ok_or_else(twice)?;
+                    read.params = Some(map.next_value_seed(seed)?);
+                }
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                // Written twice, or an answer's member: for the full reader to judge.
+                _ => return Err(twice()),
+            }
+        }
+        Ok(read)
+    }
+}
+
 /// `"2.0"`, written plainly or with escapes.
 fn is_version(version: &Text<'_>) -> bool {
     version.as_str() == Some("2.0")
@@ -614,6 +796,51 @@ mod tests {
             panic!("an answer");
         };
         assert!(res.read().is_err());
+    }
+
+    #[test]
+    fn the_method_is_peeked_before_the_members_that_nest() {
+        let peek = peek_method;
+        assert_eq!(
+            peek(r#"{"jsonrpc":"2.0","method":"add","params":[1]}"#),
+            Some("add")
+        );
+        assert_eq!(
+            peek(r#" {"id": -1.5e3, "x": "a\"b", "method" : "m"}"#),
+            Some("m")
+        );
+        assert_eq!(peek(r#"{"id":null,"ok":true,"method":"m"}"#), Some("m"));
+        // Nested values, escapes and missing names are left to the full read.
+        assert_eq!(peek(r#"{"params":[1],"method":"add"}"#), None);
+        assert_eq!(peek(r#"{"jsonrpc":"2.0","method":"a\u0062"}"#), None);
+        assert_eq!(peek(r#"{"me\u0074hod":"a"}"#), None);
+        assert_eq!(peek(r#"{"jsonrpc":"2.0"}"#), None);
+        assert_eq!(peek(r#"{"jsonrpc":"2.0","method":"add"#), None);
+        assert_eq!(peek("[]"), None);
+        assert_eq!(peek(""), None);
+    }
+
+    #[test]
+    fn a_request_is_read_with_its_params() {
+        let seed = std::marker::PhantomData::<(i64, i64)>;
+        let text = r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7}"#;
+        let read = parse_request_with(text, "add", seed).unwrap();
+        assert_eq!((read.method, read.params), ("add", Some((1, 2))));
+        assert_eq!(read.id.map(RawValue::get), Some("7"));
+        let read = parse_request_with(r#"{"jsonrpc":"2.0","method":"a"}"#, "a", seed).unwrap();
+        assert!(read.params.is_none() && read.id.is_none());
+        // Anything the full read would judge is declined.
+        for text in [
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7}"#.replace("add", "sub"),
+            r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"params":[1,2]}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"add","id":1,"error":{}}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"add","id":[]}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"add","params":[1]}"#.into(),
+            r#"{"method":"add"}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"add"} 1"#.into(),
+        ] {
+            assert!(parse_request_with(&text, "add", seed).is_none(), "{text}");
+        }
     }
 
     #[test]
