@@ -58,7 +58,8 @@ pub struct Observation<'a> {
     pub id: Option<&'a Id>,
     /// The transport the request arrived on.
     pub transport: Transport,
-    /// From reading the request to its answer (parsing excluded).
+    /// From the dispatcher taking the request to its answer; the read of the request may count in
+    /// it (a call whose params are decoded while it is read).
     pub elapsed: Duration,
     /// How it went.
     pub outcome: Outcome,
