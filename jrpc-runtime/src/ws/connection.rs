@@ -637,3 +637,97 @@ impl Outbox {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_tungstenite::tungstenite::protocol::Role;
+
+    type Duplex = WebSocketStream<tokio::io::DuplexStream>;
+
+    /// The inlet, the socket it reads, the peer's end, and what keeps the socket open.
+    type Test = (
+        Inlet,
+        Source<tokio::io::DuplexStream>,
+        Reader,
+        (Duplex, Sink<tokio::io::DuplexStream>),
+    );
+
+    /// A server-side socket whose client has sent `texts`, and the inlet reading it.
+    async fn inlet_after(texts: &[&str], room: usize) -> Test {
+        let (server, client) = tokio::io::duplex(1 << 16);
+        let mut client = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
+        for text in texts {
+            client.feed(Message::text(*text)).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        let server = WebSocketStream::from_raw_socket(server, Role::Server, None).await;
+        let (sink, source) = server.split();
+        let (frames_tx, frames_rx) = mpsc::channel(RUNS);
+        let waiting = Arc::new(Waiting::default());
+        let reader = Reader {
+            frames: frames_rx,
+            run: Vec::new().into_iter(),
+            waiting: Arc::clone(&waiting),
+        };
+        let inlet = Inlet {
+            frames: Some(PollSender::new(frames_tx)),
+            pending: None,
+            waiting,
+            room,
+            max_message_size: None,
+        };
+        // The client and the sink are kept, so that the server side does not see the socket end.
+        (inlet, source, reader, (client, sink))
+    }
+
+    fn text(frame: Option<Result<Frame, Infallible>>) -> String {
+        match frame {
+            Some(Ok(Frame::Message(text))) => text,
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn what_waits_for_the_peer_holds_at_most_its_room() {
+        let texts = [
+            "a".repeat(100),
+            "b".repeat(100),
+            "c".repeat(100),
+            "d".repeat(100),
+        ];
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (mut inlet, mut source, mut reader, _open) = inlet_after(&texts, 250).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        assert!(read.is_ok());
+        // Two fit in 250 bytes; the third waits in the pump, and the socket is read no further.
+        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 200);
+        assert_eq!(inlet.pending.as_deref(), Some(texts[2]));
+        assert!(!inlet.reads());
+        assert_eq!(text(reader.next().await), texts[0]);
+        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 100);
+        // Room for one more: the waiting message goes, and the next is read.
+        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        assert!(read.is_ok());
+        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 200);
+        assert_eq!(inlet.pending.as_deref(), Some(texts[3]));
+        for expected in &texts[1..3] {
+            assert_eq!(text(reader.next().await), *expected);
+        }
+        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 0);
+    }
+
+    #[tokio::test]
+    async fn one_message_larger_than_the_room_still_crosses_alone() {
+        let big = "x".repeat(300);
+        let (mut inlet, mut source, mut reader, _open) = inlet_after(&[&big, "{}"], 250).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        assert!(read.is_ok());
+        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 300);
+        assert_eq!(inlet.pending.as_deref(), Some("{}"));
+        assert_eq!(text(reader.next().await), big);
+        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        assert!(read.is_ok());
+        assert_eq!(text(reader.next().await), "{}");
+    }
+}
