@@ -51,7 +51,7 @@ impl Methods {
     }
 
     #[inline]
-    fn deadline(&self) -> Option<tokio::time::Instant> {
+    pub(crate) fn deadline(&self) -> Option<tokio::time::Instant> {
         self.inner.handler_timeout.map(crate::time::after)
     }
 
@@ -135,7 +135,7 @@ impl Methods {
     /// A request read already: its handler found and started, or its answer when there is none
     /// to run (bad params, an unknown method, a panic).
     #[inline]
-    fn begin<'a>(&self, req: Request<'a>, ctx: &Context) -> Begun<'a> {
+    pub(crate) fn begin<'a>(&self, req: Request<'a>, ctx: &Context) -> Begun<'a> {
         let (logged, started) = self.clock();
         let id = req.id.map(id_of);
         let state = 'done: {
@@ -189,7 +189,7 @@ impl Methods {
         };
         Begun {
             method: req.method,
-            raw_id: req.id,
+            raw_id: req.id.map(Cow::Borrowed),
             id,
             logged,
             started,
@@ -216,7 +216,7 @@ impl Methods {
         };
         Some(Begun {
             method: Cow::Borrowed(read.method),
-            raw_id: read.raw_id,
+            raw_id: read.raw_id.map(Cow::Borrowed),
             id: read.id,
             logged,
             started,
@@ -225,12 +225,13 @@ impl Methods {
     }
 
     /// Runs a request begun, under the deadline, and writes its answer; logs and observes it.
-    async fn finish(
+    pub(crate) async fn finish(
         &self,
         begun: Begun<'_>,
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
+        let span = begun.span(ctx);
         let Begun {
             method,
             raw_id,
@@ -239,19 +240,10 @@ impl Methods {
             started,
             state,
         } = begun;
-        let span = tracing::debug_span!(
-            "rpc",
-            method = %method,
-            id = tracing::field::Empty,
-            transport = %ctx.transport(),
-            outcome = tracing::field::Empty,
-        );
-        if let (false, Some(id)) = (span.is_disabled(), &id) {
-            span.record("id", tracing::field::display(id));
-        }
+        let raw_id = raw_id.as_deref();
         // One block with one exit, so that the observer and the log see every way out (and
         // cost nothing while unset: no second future wraps this one).
-        let (answer, outcome) = match state {
+        let done = match state {
             Start::Done(answer, outcome) => (answer, outcome),
             Start::Running(fut) => {
                 // Entering a disabled span on every poll is measurable on the hot path.
@@ -260,39 +252,115 @@ impl Methods {
                 } else {
                     run(fut, deadline).instrument(span.clone()).await
                 };
-                match output {
-                    Ok(mut out) => match raw_id {
-                        Some(raw_id) => {
-                            write::end_result(&mut out, raw_id);
-                            (Some(out), Outcome::Success)
-                        }
-                        None => (None, Outcome::Success),
-                    },
-                    Err(Failure::Rpc(err)) if err.code().is_reserved() => {
-                        let reason =
-                            format!("handler answered the reserved code {}: {err}", err.code());
-                        self.internal(&method, id.as_ref(), raw_id, &reason)
-                    }
-                    Err(Failure::Rpc(err)) => (answer(raw_id, &err), Outcome::Error(err.code())),
-                    Err(Failure::Internal(reason)) => {
-                        self.internal(&method, id.as_ref(), raw_id, &reason)
-                    }
-                }
+                self.written(output, &method, id.as_ref(), raw_id)
             }
         };
+        let told = Told {
+            method: &method,
+            id: id.as_ref(),
+            logged,
+            started,
+        };
+        self.conclude(&span, told, ctx, done)
+    }
+
+    /// Answers a request begun at once when its handler finishes in its first poll and nothing
+    /// is to be logged in its span: what a peer's loop tries before it gives a call a task of
+    /// its own. The request comes back, its handler polled once, when it has to wait.
+    pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
+        let span = begun.span(ctx);
+        if !span.is_disabled() {
+            return AtOnce::Waiting(begun);
+        }
+        let Begun {
+            method,
+            raw_id,
+            id,
+            logged,
+            started,
+            state,
+        } = begun;
+        let done = match state {
+            Start::Done(answer, outcome) => (answer, outcome),
+            Start::Running(mut fut) => {
+                let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
+                let output = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    fut.as_mut().poll(&mut noop)
+                })) {
+                    Ok(std::task::Poll::Ready(output)) => output,
+                    Ok(std::task::Poll::Pending) => {
+                        return AtOnce::Waiting(Begun {
+                            method,
+                            raw_id,
+                            id,
+                            logged,
+                            started,
+                            state: Start::Running(fut),
+                        });
+                    }
+                    Err(panic) => Err(Failure::Internal(format!(
+                        "handler panicked: {}",
+                        panic_message(&*panic)
+                    ))),
+                };
+                self.written(output, &method, id.as_ref(), raw_id.as_deref())
+            }
+        };
+        let told = Told {
+            method: &method,
+            id: id.as_ref(),
+            logged,
+            started,
+        };
+        AtOnce::Answered(self.conclude(&span, told, ctx, done))
+    }
+
+    /// The answer a handler's output makes, and its outcome.
+    fn written(
+        &self,
+        output: Output,
+        method: &str,
+        id: Option<&Id>,
+        raw_id: Option<&RawValue>,
+    ) -> (Option<Vec<u8>>, Outcome) {
+        match output {
+            Ok(mut out) => match raw_id {
+                Some(raw_id) => {
+                    write::end_result(&mut out, raw_id);
+                    (Some(out), Outcome::Success)
+                }
+                None => (None, Outcome::Success),
+            },
+            Err(Failure::Rpc(err)) if err.code().is_reserved() => {
+                let reason = format!("handler answered the reserved code {}: {err}", err.code());
+                self.internal(method, id, raw_id, &reason)
+            }
+            Err(Failure::Rpc(err)) => (answer(raw_id, &err), Outcome::Error(err.code())),
+            Err(Failure::Internal(reason)) => self.internal(method, id, raw_id, &reason),
+        }
+    }
+
+    /// Records a request's outcome in its span, logs it and tells the observer; its answer.
+    fn conclude(
+        &self,
+        span: &tracing::Span,
+        told: Told<'_>,
+        ctx: &Context,
+        (answer, outcome): (Option<Vec<u8>>, Outcome),
+    ) -> Option<Vec<u8>> {
         if !span.is_disabled() {
             span.record("outcome", tracing::field::display(outcome));
         }
-        if let Some(started) = started {
+        if let Some(started) = told.started {
             let elapsed = started.elapsed();
-            if logged {
+            if told.logged {
                 // A notification has no id: `none`, which no id's JSON text can be.
-                let shown: &dyn std::fmt::Display = match &id {
+                let shown: &dyn std::fmt::Display = match told.id {
                     Some(id) => id,
                     None => &"none",
                 };
                 tracing::debug!(
-                    method = %method,
+                    method = %told.method,
                     id = %shown,
                     transport = %ctx.transport(),
                     ?elapsed,
@@ -302,8 +370,8 @@ impl Methods {
             }
             if let Some(observer) = &self.inner.observer {
                 observer(&Observation {
-                    method: &method,
-                    id: id.as_ref(),
+                    method: told.method,
+                    id: told.id,
                     transport: ctx.transport(),
                     elapsed,
                     outcome,
@@ -332,16 +400,61 @@ impl Methods {
 }
 
 /// A request whose handler was found and started, or that was answered without one.
-struct Begun<'a> {
+pub(crate) struct Begun<'a> {
     method: Cow<'a, str>,
     /// `None` for a notification; the id's raw text otherwise.
-    raw_id: Option<&'a RawValue>,
+    raw_id: Option<Cow<'a, RawValue>>,
     id: Option<Id>,
     /// Whether its DEBUG line is on.
     logged: bool,
     /// When it began, if it is to be logged or observed.
     started: Option<std::time::Instant>,
     state: Start,
+}
+
+impl Begun<'_> {
+    /// The request's span (disabled, and all but free, without a subscriber that wants it).
+    fn span(&self, ctx: &Context) -> tracing::Span {
+        let span = tracing::debug_span!(
+            "rpc",
+            method = %self.method,
+            id = tracing::field::Empty,
+            transport = %ctx.transport(),
+            outcome = tracing::field::Empty,
+        );
+        if let (false, Some(id)) = (span.is_disabled(), &self.id) {
+            span.record("id", tracing::field::display(id));
+        }
+        span
+    }
+
+    /// The same request, owning what it borrowed from the text it was read from.
+    pub(crate) fn into_owned(self) -> Begun<'static> {
+        Begun {
+            method: Cow::Owned(self.method.into_owned()),
+            raw_id: self.raw_id.map(|raw| Cow::Owned(raw.into_owned())),
+            id: self.id,
+            logged: self.logged,
+            started: self.started,
+            state: self.state,
+        }
+    }
+}
+
+/// What [`Methods::answer_at_once`] did with a request begun.
+pub(crate) enum AtOnce<'a> {
+    /// It is answered (with nothing, for a notification).
+    Answered(Option<Vec<u8>>),
+    /// Its handler waits: the request, to finish in a task of its own.
+    Waiting(Begun<'a>),
+}
+
+/// What a request's log line and its observer are told besides its outcome.
+struct Told<'a> {
+    method: &'a str,
+    id: Option<&'a Id>,
+    logged: bool,
+    started: Option<std::time::Instant>,
 }
 
 /// Where a request stands once begun.

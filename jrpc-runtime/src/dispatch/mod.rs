@@ -20,6 +20,7 @@ mod schema;
 
 pub use context::{Context, Transport};
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
+pub(crate) use handle::AtOnce;
 pub use methods::{Batches, Methods};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};

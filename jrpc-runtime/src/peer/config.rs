@@ -191,6 +191,7 @@ impl PeerConfig {
 
     /// This configuration for a sink that gives back the budget's room itself (see
     /// [`Peer::budget`](super::Peer::budget)) and keeps its own write deadline.
+    #[cfg(any(feature = "http", feature = "ws"))]
     pub(crate) fn sink_gives_back(mut self) -> Self {
         self.sink_gives_back = true;
         self.write_timeout = None;

@@ -29,7 +29,9 @@
 //! never be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 //!
 //! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
-//! answered without a task switch, which is where a connection's throughput goes. The price is
+//! answered without a task switch, a copy of the request or a box for it, which is where a
+//! connection's throughput goes. (While a subscriber records the request's DEBUG span, the call
+//! starts in its task instead, so that all of it runs in the span.) The price is
 //! that a handler computing for long before its first `.await` holds up its connection for that
 //! long; move such work to `tokio::task::spawn_blocking`.
 //!
@@ -56,8 +58,9 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use super::Room;
 use super::handle::{Overflowed, Shared};
 use super::{Cancellation, PeerConfig};
+use crate::dispatch::AtOnce;
 use crate::framing::Frame;
-use crate::wire::{Incoming, OwnedRequest, Rejection, Request, incoming, write};
+use crate::wire::{Incoming, Rejection, Request, incoming, write};
 use crate::woken::Woken;
 use crate::{ClientError, Context, ErrorCode, Id, Methods, RpcError};
 
@@ -358,7 +361,7 @@ impl Connection {
         if incoming::is_batch(&text) {
             // A batch is calls too: past the cap it is refused whole, with one answer.
             if !self.refused_busy(None) {
-                self.spawn_call(None, Job::Batch(text), answers, commands);
+                self.start_batch(text, answers, commands);
             }
             return None;
         }
@@ -367,7 +370,7 @@ impl Connection {
                 Some(raw_id) => {
                     if !self.refused_busy(Some(raw_id)) {
                         let id = Id::from_json(raw_id.get());
-                        self.spawn_call(id, Job::Request(req.to_owned()), answers, commands);
+                        self.start_call(id, req, answers, commands);
                     }
                     None
                 }
@@ -418,10 +421,55 @@ impl Connection {
         true
     }
 
-    fn spawn_call(
+    /// Starts a call read from a message: answered at once when its handler finishes in its
+    /// first poll (most do), without a task, a copy of the request or a box for it; otherwise
+    /// it goes on in a task of its own.
+    fn start_call(
         &mut self,
         id: Option<Id>,
-        job: Job,
+        req: Request<'_>,
+        answers: &mpsc::WeakSender<Command>,
+        commands: &mpsc::Receiver<Command>,
+    ) {
+        let slot = self.next_slot;
+        self.next_slot += 1;
+        let method = req.method.clone();
+        let begun = self.methods.begin(req, &self.ctx);
+        let begun = match self.methods.answer_at_once(begun, &self.ctx) {
+            AtOnce::Answered(text) => {
+                let text = text.map(write::text);
+                self.answered(slot, id, text, Some(&method), answers, commands);
+                return;
+            }
+            AtOnce::Waiting(begun) => begun.into_owned(),
+        };
+        // A JoinSet keeps every finished task until it is joined: reap them, or a long-lived
+        // connection grows with every call it ever answered.
+        while self.tasks.try_join_next().is_some() {}
+        let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
+        // Counted in flight while it runs, however it ends (answered, cancelled).
+        let handling = Handling::start(&self.shared);
+        let answers = answers.clone();
+        let shared = Arc::clone(&self.shared);
+        let answer_id = id.clone();
+        let method: Box<str> = method.into();
+        let task = self.tasks.spawn(async move {
+            let _handling = handling;
+            let text = methods.finish(begun, &ctx, methods.deadline()).await;
+            let text = text.map(write::text);
+            let Ok(text) = admit(&shared, text, Some(&method), answer_id.as_ref()) else {
+                return;
+            };
+            deliver(&shared, &answers, slot, text).await;
+        });
+        self.running.insert(slot, (id, Some(task)));
+    }
+
+    /// Starts a batch in a task of its own, after one poll here: most batches of calls that
+    /// finish at once are answered without the task switch.
+    fn start_batch(
+        &mut self,
+        text: String,
         answers: &mpsc::WeakSender<Command>,
         commands: &mpsc::Receiver<Command>,
     ) {
@@ -432,72 +480,74 @@ impl Connection {
         self.next_slot += 1;
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         let handling = Handling::start(&self.shared);
-        let mut call: Pin<Box<dyn Future<Output = (Option<String>, Job)> + Send>> =
-            Box::pin(async move {
-                // Counted in flight while this runs, however it ends (answered, cancelled).
-                let _handling = handling;
-                let text = match &job {
-                    Job::Request(req) => methods.handle_request(req.as_request(), &ctx).await,
-                    Job::Batch(text) => methods.handle_in(text, &ctx).await,
-                };
-                (text, job)
-            });
-        // Most handlers finish without waiting: polling once here answers them without a task
-        // switch. Their answer still goes behind whatever the handler pushed. One that waits goes on in its own task, polled again there with a real waker.
+        let mut call: Pin<Box<dyn Future<Output = Option<String>> + Send>> = Box::pin(async move {
+            // Counted in flight while this runs, however it ends (answered, cancelled).
+            let _handling = handling;
+            methods.handle_in(&text, &ctx).await
+        });
+        // Polled once here with no waker: one that waits goes on in its own task, polled
+        // again there with a real waker.
         let mut noop = TaskContext::from_waker(std::task::Waker::noop());
-        if let Poll::Ready((text, job)) = call.as_mut().poll(&mut noop) {
-            let Ok(text) = admit(&self.shared, text, &job, id.as_ref()) else {
-                return;
-            };
-            // Whatever the handler pushed is in the command queue by now: while that is empty,
-            // the answer goes straight to the outbox, in its order.
-            if commands.is_empty() {
-                if let Some(text) = text {
-                    self.queue(text);
-                }
-                return;
-            }
-            let answer = Command::Answer { slot, text };
-            match answers.upgrade().map(|tx| tx.try_send(answer)) {
-                Some(Ok(())) => {
-                    self.running.insert(slot, (id, None));
-                    return;
-                }
-                Some(Err(mpsc::error::TrySendError::Full(answer))) => {
-                    // The queue is full: a task waits for room, in turn.
-                    let answers = answers.clone();
-                    let room = Room::taken(&self.shared.budget, answer.bytes());
-                    let task = self.tasks.spawn(async move {
-                        if let Some(tx) = answers.upgrade()
-                            && tx.send(answer).await.is_ok()
-                        {
-                            room.keep();
-                        }
-                    });
-                    self.running.insert(slot, (id, Some(task)));
-                    return;
-                }
-                // The loop is ending: nobody will read the answer.
-                Some(Err(mpsc::error::TrySendError::Closed(_))) | None => return,
-            }
+        if let Poll::Ready(text) = call.as_mut().poll(&mut noop) {
+            self.answered(slot, None, text, None, answers, commands);
+            return;
         }
         let answers = answers.clone();
         let shared = Arc::clone(&self.shared);
-        let answer_id = id.clone();
         let task = self.tasks.spawn(async move {
-            let (text, job) = call.await;
-            let Ok(text) = admit(&shared, text, &job, answer_id.as_ref()) else {
+            let text = call.await;
+            let Ok(text) = admit(&shared, text, None, None) else {
                 return;
             };
-            // Given back if the call is cancelled while its answer waits for the queue.
-            let room = Room::taken(&shared.budget, text.as_ref().map_or(0, String::len));
-            if let Some(answers) = answers.upgrade()
-                && answers.send(Command::Answer { slot, text }).await.is_ok()
-            {
-                room.keep();
-            }
+            deliver(&shared, &answers, slot, text).await;
         });
-        self.running.insert(slot, (id, Some(task)));
+        self.running.insert(slot, (None, Some(task)));
+    }
+
+    /// Queues the answer of a call (`method`, `None` for a batch) that finished when first
+    /// polled. Its answer still goes behind whatever the handler pushed.
+    fn answered(
+        &mut self,
+        slot: u64,
+        id: Option<Id>,
+        text: Option<String>,
+        method: Option<&str>,
+        answers: &mpsc::WeakSender<Command>,
+        commands: &mpsc::Receiver<Command>,
+    ) {
+        let Ok(text) = admit(&self.shared, text, method, id.as_ref()) else {
+            return;
+        };
+        // Whatever the handler pushed is in the command queue by now: while that is empty,
+        // the answer goes straight to the outbox, in its order.
+        if commands.is_empty() {
+            if let Some(text) = text {
+                self.queue(text);
+            }
+            return;
+        }
+        let answer = Command::Answer { slot, text };
+        match answers.upgrade().map(|tx| tx.try_send(answer)) {
+            Some(Ok(())) => {
+                self.running.insert(slot, (id, None));
+            }
+            Some(Err(mpsc::error::TrySendError::Full(answer))) => {
+                // The queue is full: a task waits for room, in turn.
+                while self.tasks.try_join_next().is_some() {}
+                let answers = answers.clone();
+                let room = Room::taken(&self.shared.budget, answer.bytes());
+                let task = self.tasks.spawn(async move {
+                    if let Some(tx) = answers.upgrade()
+                        && tx.send(answer).await.is_ok()
+                    {
+                        room.keep();
+                    }
+                });
+                self.running.insert(slot, (id, Some(task)));
+            }
+            // The loop is ending: nobody will read the answer.
+            Some(Err(mpsc::error::TrySendError::Closed(_))) | None => {}
+        }
     }
 
     fn wake(&mut self, id: &Id, result: Result<Box<RawValue>, ClientError>) {
@@ -531,18 +581,12 @@ impl Connection {
     }
 }
 
-/// What a call task runs: one request, read already, or a batch, read by the dispatcher.
-enum Job {
-    Request(OwnedRequest),
-    Batch(String),
-}
-
-/// Takes room in the budget for a finished call's answer; when there is none, records why (the
-/// loop then closes the connection) and drops the answer.
+/// Takes room in the budget for a finished call's answer (`method`, `None` for a batch); when
+/// there is none, records why (the loop then closes the connection) and drops the answer.
 fn admit(
     shared: &Shared,
     text: Option<String>,
-    job: &Job,
+    method: Option<&str>,
     id: Option<&Id>,
 ) -> Result<Option<String>, ()> {
     let Some(text) = text else {
@@ -551,20 +595,32 @@ fn admit(
     if shared.budget.try_take(text.len()) {
         return Ok(Some(text));
     }
-    let method = match job {
-        Job::Request(req) => Some(req.method().to_owned()),
-        Job::Batch(_) => None,
-    };
-    let what = match &method {
+    let what = match method {
         Some(method) => format!("the answer to `{method}`"),
         None => "a batch's answer".to_owned(),
     };
     shared.overflow(Overflowed {
         reason: shared.no_room(&what, text.len()),
-        method,
+        method: method.map(ToOwned::to_owned),
         id: id.cloned(),
     });
     Err(())
+}
+
+/// Sends a call's answer, which took its room in the budget, to the loop; the room is given
+/// back if the call is cancelled while the answer waits for the queue.
+async fn deliver(
+    shared: &Shared,
+    answers: &mpsc::WeakSender<Command>,
+    slot: u64,
+    text: Option<String>,
+) {
+    let room = Room::taken(&shared.budget, text.as_ref().map_or(0, String::len));
+    if let Some(answers) = answers.upgrade()
+        && answers.send(Command::Answer { slot, text }).await.is_ok()
+    {
+        room.keep();
+    }
 }
 
 /// An incoming call's handler counted as running, until dropped.

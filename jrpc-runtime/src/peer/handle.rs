@@ -333,6 +333,7 @@ impl Peer {
 
     /// The connection's byte budget: for a sink that gives back its room itself (a WebSocket's
     /// pump, once the socket took a text).
+    #[cfg(any(feature = "http", feature = "ws"))]
     pub(crate) fn budget(&self) -> Arc<Budget> {
         Arc::clone(&self.shared.budget)
     }

@@ -28,7 +28,9 @@ mod config;
 mod connection;
 mod handle;
 
-pub(crate) use budget::{Budget, Room, WriteDeadline};
+pub(crate) use budget::Room;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) use budget::{Budget, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
 #[cfg(feature = "http")]

@@ -293,11 +293,6 @@ impl Request<'_> {
 }
 
 impl OwnedRequest {
-    /// The method called.
-    pub(crate) fn method(&self) -> &str {
-        &self.method
-    }
-
     pub(crate) fn as_request(&self) -> Request<'_> {
         Request {
             method: Cow::Borrowed(&self.method),

@@ -13,5 +13,5 @@ pub(crate) mod write;
 
 pub use error::{ErrorCode, RpcError};
 pub use id::Id;
-pub(crate) use incoming::{Incoming, OwnedRequest, Rejection, Request, id_of, is_batch};
+pub(crate) use incoming::{Incoming, Rejection, Request, id_of, is_batch};
 pub use message::Message;
