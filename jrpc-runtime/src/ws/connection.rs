@@ -27,6 +27,9 @@
 //! | 6 | the ping timer | queues a ping |
 //! | 7 | the idle deadline, while the socket is read | close 1000 |
 //!
+//! Rows 4 and 5 are one branch, writing first then reading: the pump owns the socket whole (it is
+//! not split in two halves behind a lock), so one poll can do both.
+//!
 //! A busy peer (a notification handler running, or its reading paused because the client does
 //! not read its answers) stops the reading of messages, never the writing: a handler that pushes
 //! while its connection waits cannot deadlock. The socket is still read up to one message, so
@@ -44,7 +47,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll, ready};
 use std::time::Duration;
 
-use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::task::AtomicWaker;
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -77,6 +79,14 @@ pub(crate) struct Settings {
     /// How long a write may wait for the client to take a byte; watched by the socket's
     /// [`WriteDeadline`](crate::peer::WriteDeadline), which the server wraps it in.
     pub(crate) write_timeout: Option<Duration>,
+}
+
+/// What the socket's branch of the pump's loop did.
+enum Io {
+    /// The outbox wrote: the peer's loop has ended and all is flushed, or a write failed.
+    Written(Result<(), WsError>),
+    /// The inlet moved messages across, or found the connection's end.
+    Read(Result<(), End>),
 }
 
 /// What ends a connection's pump, and so which close frame (if any) it sends.
@@ -228,9 +238,6 @@ struct Pump {
     max_message_size: Option<usize>,
 }
 
-type Sink<S> = SplitSink<WebSocketStream<S>, Message>;
-type Source<S> = SplitStream<WebSocketStream<S>>;
-
 impl Pump {
     async fn run<S>(
         mut self,
@@ -241,7 +248,7 @@ impl Pump {
     ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let (mut sink, mut source) = ws.split();
+        let mut ws = ws;
         let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
         let mut draining = false;
         let mut peer_done = false;
@@ -269,22 +276,30 @@ impl Pump {
                     draining = true;
                     self.inlet.close();
                 }
-                written = std::future::poll_fn(|cx| self.outbox.poll(&mut sink, &mut self.out, &self.budget, cx)) => match written {
-                    Ok(()) => break End::PeerEnded,
+                // One branch polls both ways, writing first: they share the socket.
+                io = poll_fn(|cx| {
+                    let written = self.outbox.poll(&mut ws, &mut self.out, &self.budget, cx);
+                    if let Poll::Ready(written) = written {
+                        return Poll::Ready(Io::Written(written));
+                    }
+                    if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, cx) {
+                        return Poll::Ready(Io::Read(read));
+                    }
+                    Poll::Pending
+                }) => match io {
+                    Io::Written(Ok(())) => break End::PeerEnded,
                     // Nothing was queued: the socket is fine, but the message is lost.
-                    Err(WsError::WriteBufferFull(_)) => break End::TooBigToSend,
-                    Err(WsError::Io(err)) if err.kind() == std::io::ErrorKind::TimedOut => {
+                    Io::Written(Err(WsError::WriteBufferFull(_))) => break End::TooBigToSend,
+                    Io::Written(Err(WsError::Io(err))) if err.kind() == std::io::ErrorKind::TimedOut => {
                         break End::WriteTimedOut(err.to_string())
                     }
-                    Err(err) => break End::Gone(format!("write failed: {err}")),
-                },
-                read = poll_fn(|cx| self.inlet.poll(&mut source, cx)), if self.inlet.is_open() => match read {
-                    Ok(()) => {
+                    Io::Written(Err(err)) => break End::Gone(format!("write failed: {err}")),
+                    Io::Read(Ok(())) => {
                         if let Some(idle_timeout) = self.idle_timeout {
                             idle.as_mut().reset(crate::time::after(idle_timeout));
                         }
                     }
-                    Err(end) => break end,
+                    Io::Read(Err(end)) => break end,
                 },
                 () = tick(ping.as_mut()) => self.outbox.ping = true,
                 () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
@@ -330,7 +345,7 @@ impl Pump {
             End::ClosedByOther => {
                 driver.abort();
                 // Sends the close answer tungstenite queued.
-                let _ = tokio::time::timeout(self.close_timeout, sink.close()).await;
+                let _ = tokio::time::timeout(self.close_timeout, ws.close(None)).await;
                 return;
             }
             End::Gone(why) => {
@@ -341,7 +356,7 @@ impl Pump {
         };
         driver.abort();
         tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
-        close(sink, source, code, reason, self.close_timeout).await;
+        close(ws, code, reason, self.close_timeout).await;
     }
 }
 
@@ -423,7 +438,11 @@ impl Inlet {
 
     /// Reads what the socket has and hands it across as one run, of up to [`RUN`] messages.
     /// Ready once something moved (`Ok`), or when the connection must end.
-    fn poll<S>(&mut self, source: &mut Source<S>, cx: &mut TaskContext<'_>) -> Poll<Result<(), End>>
+    fn poll<S>(
+        &mut self,
+        ws: &mut WebSocketStream<S>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<(), End>>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
@@ -453,7 +472,7 @@ impl Inlet {
             if run.len() == RUN {
                 break None;
             }
-            let Poll::Ready(message) = source.poll_next_unpin(cx) else {
+            let Poll::Ready(message) = ws.poll_next_unpin(cx) else {
                 break None;
             };
             read = true;
@@ -518,13 +537,8 @@ impl Inlet {
 
 /// Sends a close frame, then waits (within `limit`) for the other side's answer, so that the
 /// frame is read before the socket goes.
-async fn close<S>(
-    mut sink: Sink<S>,
-    mut source: Source<S>,
-    code: CloseCode,
-    reason: String,
-    limit: Duration,
-) where
+async fn close<S>(mut ws: WebSocketStream<S>, code: CloseCode, reason: String, limit: Duration)
+where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let deadline = crate::time::after(limit);
@@ -532,12 +546,12 @@ async fn close<S>(
         code,
         reason: reason.into(),
     };
-    let sent = tokio::time::timeout_at(deadline, sink.send(Message::Close(Some(frame)))).await;
+    let sent = tokio::time::timeout_at(deadline, ws.send(Message::Close(Some(frame)))).await;
     if !matches!(sent, Ok(Ok(()))) {
         return;
     }
     let _ = tokio::time::timeout_at(deadline, async {
-        while let Some(Ok(message)) = source.next().await {
+        while let Some(Ok(message)) = ws.next().await {
             if message.is_close() {
                 break;
             }
@@ -579,7 +593,7 @@ impl Outbox {
     /// All state lives in `self`, so the future built on this may be dropped at any await.
     fn poll<S>(
         &mut self,
-        sink: &mut Sink<S>,
+        ws: &mut WebSocketStream<S>,
         out: &mut mpsc::Receiver<Vec<String>>,
         budget: &Budget,
         cx: &mut TaskContext<'_>,
@@ -610,9 +624,9 @@ impl Outbox {
                 }
             }
             if let Some(message) = self.next.take() {
-                match sink.poll_ready_unpin(cx) {
+                match ws.poll_ready_unpin(cx) {
                     Poll::Ready(Ok(())) => {
-                        sink.start_send_unpin(message)?;
+                        ws.start_send_unpin(message)?;
                         self.unflushed = true;
                         continue;
                     }
@@ -624,7 +638,7 @@ impl Outbox {
                 }
             }
             if self.unflushed && (self.flush || self.ended) {
-                ready!(sink.poll_flush_unpin(cx))?;
+                ready!(ws.poll_flush_unpin(cx))?;
                 self.unflushed = false;
                 self.flush = false;
                 budget.give_back(std::mem::take(&mut self.taken));
@@ -645,13 +659,9 @@ mod tests {
 
     type Duplex = WebSocketStream<tokio::io::DuplexStream>;
 
-    /// The inlet, the socket it reads, the peer's end, and what keeps the socket open.
-    type Test = (
-        Inlet,
-        Source<tokio::io::DuplexStream>,
-        Reader,
-        (Duplex, Sink<tokio::io::DuplexStream>),
-    );
+    /// The inlet, the socket it reads, the peer's end, and the client (kept, so that the
+    /// server side does not see the socket end).
+    type Test = (Inlet, Duplex, Reader, Duplex);
 
     /// A server-side socket whose client has sent `texts`, and the inlet reading it.
     async fn inlet_after(texts: &[&str], room: usize) -> Test {
@@ -662,7 +672,6 @@ mod tests {
         }
         client.flush().await.unwrap();
         let server = WebSocketStream::from_raw_socket(server, Role::Server, None).await;
-        let (sink, source) = server.split();
         let (frames_tx, frames_rx) = mpsc::channel(RUNS);
         let waiting = Arc::new(Waiting::default());
         let reader = Reader {
@@ -677,8 +686,7 @@ mod tests {
             room,
             max_message_size: None,
         };
-        // The client and the sink are kept, so that the server side does not see the socket end.
-        (inlet, source, reader, (client, sink))
+        (inlet, server, reader, client)
     }
 
     fn text(frame: Option<Result<Frame, Infallible>>) -> String {
