@@ -345,7 +345,8 @@ impl Pump {
             End::ClosedByOther => {
                 driver.abort();
                 // Sends the close answer tungstenite queued.
-                let _ = tokio::time::timeout(self.close_timeout, ws.close(None)).await;
+                // Boxed, as below: the closing steps stay out of a live connection's future.
+                let _ = Box::pin(tokio::time::timeout(self.close_timeout, ws.close(None))).await;
                 return;
             }
             End::Gone(why) => {
@@ -356,7 +357,9 @@ impl Pump {
         };
         driver.abort();
         tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
-        close(ws, code, reason, self.close_timeout).await;
+        // Boxed: the closing handshake's future would otherwise take room in every open
+        // connection's.
+        Box::pin(close(ws, code, reason, self.close_timeout)).await;
     }
 }
 
