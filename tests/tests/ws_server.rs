@@ -174,6 +174,19 @@ async fn a_binary_frame_closes_with_1003() {
 }
 
 #[tokio::test]
+async fn a_close_from_the_client_is_answered_with_its_code() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| b).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#)
+        .await;
+    assert_eq!(ws.next_json().await["result"], 3);
+    ws.send_frame(CLOSE, &1000_u16.to_be_bytes()).await;
+    // The closing handshake: the server's own close frame, then the end of the socket.
+    assert_eq!(ws.until_end().await, Some(1000));
+}
+
+#[tokio::test]
 async fn notifications_get_no_frame() {
     let state = state();
     let (addr, _server) = start(&state, |b| b).await;

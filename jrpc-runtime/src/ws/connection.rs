@@ -344,9 +344,14 @@ impl Pump {
             End::Idle => (CloseCode::Normal, "idle timeout".into()),
             End::ClosedByOther => {
                 driver.abort();
-                // Sends the close answer tungstenite queued.
-                // Boxed, as below: the closing steps stay out of a live connection's future.
-                let _ = Box::pin(tokio::time::timeout(self.close_timeout, ws.close(None))).await;
+                // The sink's close flushes the answer tungstenite queued (`WebSocketStream::close`
+                // would try a second close frame, and fail). Boxed, as below: the closing steps
+                // stay out of a live connection's future.
+                let _ = Box::pin(tokio::time::timeout(
+                    self.close_timeout,
+                    futures_util::SinkExt::close(&mut ws),
+                ))
+                .await;
                 return;
             }
             End::Gone(why) => {
