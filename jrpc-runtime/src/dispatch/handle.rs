@@ -158,7 +158,7 @@ impl Methods {
                             );
                         }
                         Err(panic) => {
-                            let reason = format!("handler panicked: {}", panic_message(&*panic));
+                            let reason = panicked(&*panic);
                             let (answer, outcome) =
                                 self.internal(&req.method, id.as_ref(), req.id, &reason);
                             break 'done Start::Done(answer, outcome);
@@ -208,7 +208,7 @@ impl Methods {
         let state = match read.started {
             Ok(fut) => Start::Running(fut),
             Err(panic) => {
-                let reason = format!("handler panicked: {}", panic_message(&*panic));
+                let reason = panicked(&*panic);
                 let (answer, outcome) =
                     self.internal(read.method, read.id.as_ref(), read.raw_id, &reason);
                 Start::Done(answer, outcome)
@@ -227,24 +227,13 @@ impl Methods {
     /// Runs a request begun, under the deadline, and writes its answer; logs and observes it.
     pub(crate) async fn finish(
         &self,
-        begun: Begun<'_>,
+        mut begun: Begun<'_>,
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
         let span = begun.span(ctx);
-        let Begun {
-            method,
-            raw_id,
-            id,
-            logged,
-            started,
-            state,
-        } = begun;
-        let raw_id = raw_id.as_deref();
-        // One block with one exit, so that the observer and the log see every way out (and
-        // cost nothing while unset: no second future wraps this one).
-        let done = match state {
-            Start::Done(answer, outcome) => (answer, outcome),
+        let done = match &mut begun.state {
+            Start::Done(answer, outcome) => (answer.take(), *outcome),
             Start::Running(fut) => {
                 // Entering a disabled span on every poll is measurable on the hot path.
                 let output = if span.is_disabled() {
@@ -252,67 +241,88 @@ impl Methods {
                 } else {
                     run(fut, deadline).instrument(span.clone()).await
                 };
-                self.written(output, &method, id.as_ref(), raw_id)
+                self.written(
+                    output,
+                    &begun.method,
+                    begun.id.as_ref(),
+                    begun.raw_id.as_deref(),
+                )
             }
         };
-        let told = Told {
-            method: &method,
-            id: id.as_ref(),
-            logged,
-            started,
-        };
-        self.conclude(&span, told, ctx, done)
+        self.settle(&begun, &span, ctx, done)
     }
 
     /// Answers a request begun at once when its handler finishes in its first poll and nothing
     /// is to be logged in its span: what a peer's loop tries before it gives a call a task of
     /// its own. The request comes back, its handler polled once, when it has to wait.
-    pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
+    pub(crate) fn answer_at_once<'a>(&self, mut begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
         let span = begun.span(ctx);
         if !span.is_disabled() {
             return AtOnce::Waiting(begun);
         }
-        let Begun {
-            method,
-            raw_id,
-            id,
-            logged,
-            started,
-            state,
-        } = begun;
-        let done = match state {
-            Start::Done(answer, outcome) => (answer, outcome),
-            Start::Running(mut fut) => {
+        let done = match &mut begun.state {
+            Start::Done(answer, outcome) => (answer.take(), *outcome),
+            Start::Running(fut) => {
                 let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
                 let output = match std::panic::catch_unwind(AssertUnwindSafe(|| {
                     fut.as_mut().poll(&mut noop)
                 })) {
                     Ok(std::task::Poll::Ready(output)) => output,
-                    Ok(std::task::Poll::Pending) => {
-                        return AtOnce::Waiting(Begun {
-                            method,
-                            raw_id,
-                            id,
-                            logged,
-                            started,
-                            state: Start::Running(fut),
-                        });
-                    }
-                    Err(panic) => Err(Failure::Internal(format!(
-                        "handler panicked: {}",
-                        panic_message(&*panic)
-                    ))),
+                    Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun),
+                    Err(panic) => Err(Failure::Internal(panicked(&*panic))),
                 };
-                self.written(output, &method, id.as_ref(), raw_id.as_deref())
+                self.written(
+                    output,
+                    &begun.method,
+                    begun.id.as_ref(),
+                    begun.raw_id.as_deref(),
+                )
             }
         };
-        let told = Told {
-            method: &method,
-            id: id.as_ref(),
-            logged,
-            started,
-        };
-        AtOnce::Answered(self.conclude(&span, told, ctx, done))
+        AtOnce::Answered(self.settle(&begun, &span, ctx, done))
+    }
+
+    /// Records in its span, logs and tells the observer how a request begun went: the one exit
+    /// of every request, so that the observer and the log see every way out. Its answer.
+    fn settle(
+        &self,
+        begun: &Begun<'_>,
+        span: &tracing::Span,
+        ctx: &Context,
+        (answer, outcome): (Option<Vec<u8>>, Outcome),
+    ) -> Option<Vec<u8>> {
+        let (method, id) = (&*begun.method, begun.id.as_ref());
+        if !span.is_disabled() {
+            span.record("outcome", tracing::field::display(outcome));
+        }
+        if let Some(started) = begun.started {
+            let elapsed = started.elapsed();
+            if begun.logged {
+                // A notification has no id: `none`, which no id's JSON text can be.
+                let shown: &dyn std::fmt::Display = match id {
+                    Some(id) => id,
+                    None => &"none",
+                };
+                tracing::debug!(
+                    method = %method,
+                    id = %shown,
+                    transport = %ctx.transport(),
+                    ?elapsed,
+                    %outcome,
+                    "request",
+                );
+            }
+            if let Some(observer) = &self.inner.observer {
+                observer(&Observation {
+                    method,
+                    id,
+                    transport: ctx.transport(),
+                    elapsed,
+                    outcome,
+                });
+            }
+        }
+        answer
     }
 
     /// The answer a handler's output makes, and its outcome.
@@ -338,47 +348,6 @@ impl Methods {
             Err(Failure::Rpc(err)) => (answer(raw_id, &err), Outcome::Error(err.code())),
             Err(Failure::Internal(reason)) => self.internal(method, id, raw_id, &reason),
         }
-    }
-
-    /// Records a request's outcome in its span, logs it and tells the observer; its answer.
-    fn conclude(
-        &self,
-        span: &tracing::Span,
-        told: Told<'_>,
-        ctx: &Context,
-        (answer, outcome): (Option<Vec<u8>>, Outcome),
-    ) -> Option<Vec<u8>> {
-        if !span.is_disabled() {
-            span.record("outcome", tracing::field::display(outcome));
-        }
-        if let Some(started) = told.started {
-            let elapsed = started.elapsed();
-            if told.logged {
-                // A notification has no id: `none`, which no id's JSON text can be.
-                let shown: &dyn std::fmt::Display = match told.id {
-                    Some(id) => id,
-                    None => &"none",
-                };
-                tracing::debug!(
-                    method = %told.method,
-                    id = %shown,
-                    transport = %ctx.transport(),
-                    ?elapsed,
-                    %outcome,
-                    "request",
-                );
-            }
-            if let Some(observer) = &self.inner.observer {
-                observer(&Observation {
-                    method: told.method,
-                    id: told.id,
-                    transport: ctx.transport(),
-                    elapsed,
-                    outcome,
-                });
-            }
-        }
-        answer
     }
 
     /// Reports an internal failure and answers `-32603` with no detail.
@@ -449,14 +418,6 @@ pub(crate) enum AtOnce<'a> {
     Waiting(Begun<'a>),
 }
 
-/// What a request's log line and its observer are told besides its outcome.
-struct Told<'a> {
-    method: &'a str,
-    id: Option<&'a Id>,
-    logged: bool,
-    started: Option<std::time::Instant>,
-}
-
 /// Where a request stands once begun.
 enum Start {
     /// Its handler's future, to run.
@@ -466,7 +427,7 @@ enum Start {
 }
 
 /// Runs a handler's future with panics contained and the deadline applied.
-async fn run(fut: BoxFuture<Output>, deadline: Option<tokio::time::Instant>) -> Output {
+async fn run(fut: &mut BoxFuture<Output>, deadline: Option<tokio::time::Instant>) -> Output {
     let guarded = AssertUnwindSafe(fut).catch_unwind();
     let caught = match deadline {
         None => guarded.await,
@@ -475,12 +436,12 @@ async fn run(fut: BoxFuture<Output>, deadline: Option<tokio::time::Instant>) -> 
             Err(_) => return Err(Failure::Internal("handler timed out".into())),
         },
     };
-    caught.unwrap_or_else(|panic| {
-        Err(Failure::Internal(format!(
-            "handler panicked: {}",
-            panic_message(&*panic)
-        )))
-    })
+    caught.unwrap_or_else(|panic| Err(Failure::Internal(panicked(&*panic))))
+}
+
+/// Why a handler that panicked failed, for the log and the error hook.
+fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
+    format!("handler panicked: {}", panic_message(panic))
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {

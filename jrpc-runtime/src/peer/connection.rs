@@ -421,6 +421,13 @@ impl Connection {
         true
     }
 
+    /// Joins the call tasks that ended. A JoinSet keeps every finished task until it is joined:
+    /// reaped before each spawn, a long-lived connection does not grow with every call it ever
+    /// answered.
+    fn reap(&mut self) {
+        while self.tasks.try_join_next().is_some() {}
+    }
+
     /// Starts a call read from a message: answered at once when its handler finishes in its
     /// first poll (most do), without a task, a copy of the request or a box for it; otherwise
     /// it goes on in a task of its own.
@@ -443,9 +450,7 @@ impl Connection {
             }
             AtOnce::Waiting(begun) => begun.into_owned(),
         };
-        // A JoinSet keeps every finished task until it is joined: reap them, or a long-lived
-        // connection grows with every call it ever answered.
-        while self.tasks.try_join_next().is_some() {}
+        self.reap();
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         // Counted in flight while it runs, however it ends (answered, cancelled).
         let handling = Handling::start(&self.shared);
@@ -473,9 +478,7 @@ impl Connection {
         answers: &mpsc::WeakSender<Command>,
         commands: &mpsc::Receiver<Command>,
     ) {
-        // A JoinSet keeps every finished task until it is joined: reap them, or a long-lived
-        // connection grows with every call it ever answered.
-        while self.tasks.try_join_next().is_some() {}
+        self.reap();
         let slot = self.next_slot;
         self.next_slot += 1;
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
@@ -533,7 +536,7 @@ impl Connection {
             }
             Some(Err(mpsc::error::TrySendError::Full(answer))) => {
                 // The queue is full: a task waits for room, in turn.
-                while self.tasks.try_join_next().is_some() {}
+                self.reap();
                 let answers = answers.clone();
                 let room = Room::taken(&self.shared.budget, answer.bytes());
                 let task = self.tasks.spawn(async move {
