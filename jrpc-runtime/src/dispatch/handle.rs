@@ -284,6 +284,7 @@ impl Methods {
 
     /// Records in its span, logs and tells the observer how a request begun went: the one exit
     /// of every request, so that the observer and the log see every way out. Its answer.
+    #[inline]
     fn settle(
         &self,
         begun: &Begun<'_>,
