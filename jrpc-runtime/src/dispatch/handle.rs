@@ -77,13 +77,37 @@ impl Methods {
         let deadline = self.deadline();
         let cap = self.inner.batch_concurrency.get();
         let answers: Vec<Option<Vec<u8>>> = if elements.len() <= cap {
-            // All at once, in one task: no queue to keep.
-            futures_util::future::join_all(
-                elements
-                    .into_iter()
-                    .map(|element| self.element(element, ctx, deadline)),
-            )
-            .await
+            // All at once, in one task: each element is begun and polled once where it stands,
+            // and only those that wait are joined (most handlers finish in their first poll).
+            let mut answers = Vec::with_capacity(elements.len());
+            let mut waiting = Vec::new();
+            let mut elements = elements.into_iter();
+            std::future::poll_fn(|cx| {
+                for element in elements.by_ref() {
+                    match element {
+                        Ok(req) => match self.answer_if_ready(self.begin(req, ctx), ctx, cx) {
+                            AtOnce::Answered(answer) => answers.push(answer),
+                            AtOnce::Waiting(begun) => {
+                                waiting.push((answers.len(), begun));
+                                answers.push(None);
+                            }
+                        },
+                        Err(rejection) => answers.push(Some(rejection.answer())),
+                    }
+                }
+                std::task::Poll::Ready(())
+            })
+            .await;
+            if !waiting.is_empty() {
+                let finished = futures_util::future::join_all(waiting.into_iter().map(
+                    |(at, begun)| async move { (at, self.finish(begun, ctx, deadline).await) },
+                ))
+                .await;
+                for (at, answer) in finished {
+                    answers[at] = answer;
+                }
+            }
+            answers
         } else {
             // At most `cap` running, started in order as earlier ones finish; answers in order.
             // (The futures are made first: a stream mapping with a closure here would not be
@@ -255,7 +279,20 @@ impl Methods {
     /// Answers a request begun at once when its handler finishes in its first poll and nothing
     /// is to be logged in its span: what a peer's loop tries before it gives a call a task of
     /// its own. The request comes back, its handler polled once, when it has to wait.
-    pub(crate) fn answer_at_once<'a>(&self, mut begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
+    pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
+        let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
+        self.answer_if_ready(begun, ctx, &mut noop)
+    }
+
+    /// [`answer_at_once`](Self::answer_at_once), its handler polled with `cx`: a handler that
+    /// waits is woken through it.
+    #[inline]
+    fn answer_if_ready<'a>(
+        &self,
+        mut begun: Begun<'a>,
+        ctx: &Context,
+        cx: &mut std::task::Context<'_>,
+    ) -> AtOnce<'a> {
         let span = begun.span(ctx);
         if !span.is_disabled() {
             return AtOnce::Waiting(begun);
@@ -263,14 +300,12 @@ impl Methods {
         let done = match &mut begun.state {
             Start::Done(answer, outcome) => (answer.take(), *outcome),
             Start::Running(fut) => {
-                let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
-                let output = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    fut.as_mut().poll(&mut noop)
-                })) {
-                    Ok(std::task::Poll::Ready(output)) => output,
-                    Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun),
-                    Err(panic) => Err(Failure::Internal(panicked(&*panic))),
-                };
+                let output =
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+                        Ok(std::task::Poll::Ready(output)) => output,
+                        Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun),
+                        Err(panic) => Err(Failure::Internal(panicked(&*panic))),
+                    };
                 self.written(
                     output,
                     &begun.method,

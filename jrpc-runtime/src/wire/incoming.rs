@@ -453,13 +453,12 @@ pub(crate) fn parse_request(text: &str) -> Result<Request<'_>, Rejection<'_>> {
 /// A batch of objects is read in one pass; only when that fails (an element that is not an
 /// object) is each element read on its own, so one bad element cannot spoil the others.
 pub(crate) fn parse_batch(text: &str) -> Option<Vec<Result<Request<'_>, Rejection<'_>>>> {
-    if let Ok(elements) = serde_json::from_str::<Vec<Plain<'_>>>(text) {
-        return Some(
-            elements
-                .into_iter()
-                .map(|plain| Members::from(plain).into_request())
-                .collect(),
-        );
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Ok(elements) = de.deserialize_seq(PlainRequests).and_then(|elements| {
+        de.end()?;
+        Ok(elements)
+    }) {
+        return Some(elements);
     }
     let elements = serde_json::from_str::<Vec<&RawValue>>(text).ok()?;
     // Each element is valid JSON, so it can only be found invalid, never unreadable.
@@ -469,6 +468,27 @@ pub(crate) fn parse_batch(text: &str) -> Option<Vec<Result<Request<'_>, Rejectio
             .map(|raw| parse_request(raw.get()))
             .collect(),
     )
+}
+
+/// Reads a batch whose elements are all objects, each taken as a request as it is read.
+struct PlainRequests;
+
+impl<'de> Visitor<'de> for PlainRequests {
+    type Value = Vec<Result<Request<'de>, Rejection<'de>>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of JSON-RPC request objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // serde_json does not know the length: room for a common batch, so that it is not grown
+        // from one.
+        let mut elements = Vec::with_capacity(seq.size_hint().unwrap_or(16).min(16));
+        while let Some(plain) = seq.next_element::<Plain<'de>>()? {
+            elements.push(Members::from(plain).into_request());
+        }
+        Ok(elements)
+    }
 }
 
 /// The method a request's text names, found without reading the rest: the value of its first
