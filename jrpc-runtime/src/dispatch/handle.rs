@@ -42,14 +42,6 @@ impl Methods {
         }
     }
 
-    /// Answers one request that was already read (a peer reads each message itself, to tell
-    /// calls from answers): its answer, `None` for a notification.
-    pub(crate) async fn handle_request(&self, req: Request<'_>, ctx: &Context) -> Option<String> {
-        self.dispatch(req, ctx, self.deadline())
-            .await
-            .map(write::text)
-    }
-
     #[inline]
     pub(crate) fn deadline(&self) -> Option<tokio::time::Instant> {
         self.inner.handler_timeout.map(crate::time::after)
@@ -224,7 +216,7 @@ impl Methods {
     /// A request read from `body` with its params in one pass, its handler started; `None` when
     /// it is not read so, and must be read as usual.
     #[inline]
-    fn begin_body<'a>(&self, body: &'a str, ctx: &Context) -> Option<Begun<'a>> {
+    pub(crate) fn begin_body<'a>(&self, body: &'a str, ctx: &Context) -> Option<Begun<'a>> {
         let method = incoming::peek_method(body)?;
         let entry = self.inner.table.get(method)?;
         let (logged, started) = self.clock();
@@ -417,7 +409,7 @@ pub(crate) struct Begun<'a> {
     state: Start,
 }
 
-impl Begun<'_> {
+impl<'a> Begun<'a> {
     /// The request's span (disabled, and all but free, without a subscriber that wants it).
     fn span(&self, ctx: &Context) -> tracing::Span {
         let span = tracing::debug_span!(
@@ -431,6 +423,21 @@ impl Begun<'_> {
             span.record("id", tracing::field::display(id));
         }
         span
+    }
+
+    /// The method the request names.
+    pub(crate) fn method(&self) -> Cow<'a, str> {
+        self.method.clone()
+    }
+
+    /// The request's id; `None` for a notification.
+    pub(crate) fn id(&self) -> Option<&Id> {
+        self.id.as_ref()
+    }
+
+    /// The id's raw text; `None` for a notification.
+    pub(crate) fn raw_id(&self) -> Option<&RawValue> {
+        self.raw_id.as_deref()
     }
 
     /// The same request, owning what it borrowed from the text it was read from.

@@ -20,7 +20,7 @@ mod schema;
 
 pub use context::{Context, Transport};
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
-pub(crate) use handle::AtOnce;
+pub(crate) use handle::{AtOnce, Begun};
 pub use methods::{Batches, Methods};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};

@@ -58,9 +58,9 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use super::Room;
 use super::handle::{Overflowed, Shared};
 use super::{Cancellation, PeerConfig};
-use crate::dispatch::AtOnce;
+use crate::dispatch::{AtOnce, Begun};
 use crate::framing::Frame;
-use crate::wire::{Incoming, Rejection, Request, incoming, write};
+use crate::wire::{Incoming, Rejection, incoming, write};
 use crate::woken::Woken;
 use crate::{ClientError, Context, ErrorCode, Id, Methods, RpcError};
 
@@ -365,12 +365,25 @@ impl Connection {
             }
             return None;
         }
+        // A request for a method of the table is read with its params in one pass; anything
+        // else, and the cancellation notice, is read as usual below.
+        if let Some(begun) = self.methods.begin_body(&text, &self.ctx) {
+            if let Some(raw_id) = begun.raw_id() {
+                if !self.refused_busy(Some(raw_id)) {
+                    self.start_call(begun, answers, commands);
+                }
+                return None;
+            }
+            if !self.config.cancellation.is_notice(&begun.method()) {
+                return Some(self.notification(begun));
+            }
+        }
         match incoming::parse(&text) {
             Incoming::Request(req) => match req.id {
                 Some(raw_id) => {
                     if !self.refused_busy(Some(raw_id)) {
-                        let id = Id::from_json(raw_id.get());
-                        self.start_call(id, req, answers, commands);
+                        let begun = self.methods.begin(req, &self.ctx);
+                        self.start_call(begun, answers, commands);
                     }
                     None
                 }
@@ -378,7 +391,10 @@ impl Connection {
                     self.cancel(req.params);
                     None
                 }
-                None => Some(self.notification(&req)),
+                None => {
+                    let begun = self.methods.begin(req, &self.ctx);
+                    Some(self.notification(begun))
+                }
             },
             Incoming::Response(res) => {
                 match res.read() {
@@ -399,12 +415,12 @@ impl Connection {
 
     /// Runs a notification's handler in a task of its own, which the loop waits for before it
     /// reads on.
-    fn notification(&mut self, req: &Request<'_>) -> Running {
-        let req = req.to_owned();
+    fn notification(&mut self, begun: Begun<'_>) -> Running {
+        let begun = begun.into_owned();
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         Running(tokio::spawn(async move {
             // A notification is never answered, whatever the handler does.
-            methods.handle_request(req.as_request(), &ctx).await;
+            methods.finish(begun, &ctx, methods.deadline()).await;
         }))
     }
 
@@ -433,15 +449,13 @@ impl Connection {
     /// it goes on in a task of its own.
     fn start_call(
         &mut self,
-        id: Option<Id>,
-        req: Request<'_>,
+        begun: Begun<'_>,
         answers: &mpsc::WeakSender<Command>,
         commands: &mpsc::Receiver<Command>,
     ) {
         let slot = self.next_slot;
         self.next_slot += 1;
-        let method = req.method.clone();
-        let begun = self.methods.begin(req, &self.ctx);
+        let (id, method) = (begun.id().cloned(), begun.method());
         let begun = match self.methods.answer_at_once(begun, &self.ctx) {
             AtOnce::Answered(text) => {
                 let text = text.map(write::text);

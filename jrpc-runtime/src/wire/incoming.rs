@@ -274,34 +274,6 @@ pub(crate) struct Request<'a> {
     pub(crate) id: Option<&'a RawValue>,
 }
 
-/// A [`Request`] that owns its parts, to outlive the text it was read from (a call handed to a
-/// task of its own).
-pub(crate) struct OwnedRequest {
-    method: Box<str>,
-    params: Option<Box<RawValue>>,
-    id: Option<Box<RawValue>>,
-}
-
-impl Request<'_> {
-    pub(crate) fn to_owned(&self) -> OwnedRequest {
-        OwnedRequest {
-            method: (*self.method).into(),
-            params: self.params.map(ToOwned::to_owned),
-            id: self.id.map(ToOwned::to_owned),
-        }
-    }
-}
-
-impl OwnedRequest {
-    pub(crate) fn as_request(&self) -> Request<'_> {
-        Request {
-            method: Cow::Borrowed(&self.method),
-            params: self.params.as_deref(),
-            id: self.id.as_deref(),
-        }
-    }
-}
-
 /// A response object, read leniently (as answers from servers we did not write must be).
 pub(crate) struct Response<'a>(Members<'a>);
 
@@ -729,8 +701,6 @@ mod tests {
         assert_eq!(req.method, "add");
         assert_eq!(req.params.map(RawValue::get), Some("[1,2]"));
         assert_eq!(req.id.map(RawValue::get), Some("7"));
-        let owned = req.to_owned();
-        assert_eq!(owned.as_request().params.map(RawValue::get), Some("[1,2]"));
     }
 
     #[test]
