@@ -276,8 +276,8 @@ impl Methods {
         self.answer_if_ready(begun, ctx, &mut noop)
     }
 
-    /// [`answer_at_once`](Self::answer_at_once), its handler polled with `cx`: a handler that
-    /// waits is woken through it.
+    /// [`answer_at_once`](Self::answer_at_once), its handler polled with `cx`, so that a handler
+    /// that waits is woken through it: how a batch's elements are first run.
     #[inline]
     fn answer_if_ready<'a>(
         &self,
@@ -525,6 +525,36 @@ mod tests {
             })
             .unwrap();
         methods
+    }
+
+    /// A batch's elements that finish in their first poll, panics included, are answered where
+    /// they stand, in order with those that wait.
+    #[tokio::test]
+    async fn a_batch_answers_what_finishes_at_once_in_order_with_what_waits() {
+        let mut methods = table();
+        methods
+            .register("later", &["a"], |(a,): (i64,), _| async move {
+                tokio::task::yield_now().await;
+                Ok::<_, RpcError>(a)
+            })
+            .unwrap();
+        let body = r#"[
+            {"jsonrpc":"2.0","method":"later","params":[7],"id":1},
+            {"jsonrpc":"2.0","method":"boom","params":[1],"id":2},
+            {"jsonrpc":"2.0","method":"add","params":[2,3],"id":3},
+            {"jsonrpc":"2.0","method":"add","params":[1]},
+            {"jsonrpc":"2.0","method":"later","params":[8],"id":4}
+        ]"#;
+        let answer = methods.handle(body).await.unwrap();
+        assert_eq!(
+            answer,
+            concat!(
+                r#"[{"jsonrpc":"2.0","result":7,"id":1},"#,
+                r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2},"#,
+                r#"{"jsonrpc":"2.0","result":5,"id":3},"#,
+                r#"{"jsonrpc":"2.0","result":8,"id":4}]"#,
+            )
+        );
     }
 
     /// The answer as a request read the usual way gets it, never in one pass.
