@@ -228,13 +228,13 @@ async fn subscriber(mut ws: Ws, samples: Samples, tally: Arc<Tally>) -> Result<(
             tally.misordered.fetch_add(1, Ordering::Relaxed);
         }
         last = seq;
-        if tally.counting.load(Ordering::Relaxed) {
-            if let Ok(mut samples) = samples.lock() {
-                samples.push(now.saturating_sub(sent));
-            }
+        if tally.counting.load(Ordering::Relaxed)
+            && let Ok(mut samples) = samples.lock()
+        {
+            samples.push(now.saturating_sub(sent));
         }
         // The publisher counts an announcement done per `connections` deliveries: wake it then.
-        if (tally.delivered.fetch_add(1, Ordering::Relaxed) + 1) % tally.connections == 0 {
+        if (tally.delivered.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(tally.connections) {
             tally.progress.notify_one();
         }
     }
