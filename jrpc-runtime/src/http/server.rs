@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "ws")]
 use ::http::Method;
-use ::http::{HeaderValue, Request, Response};
+use ::http::{Request, Response};
 use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -18,7 +18,6 @@ use tokio::net::TcpListener;
 
 use super::config::{HttpServerBuilder, Settings};
 use super::reply::{self, ResponseBody};
-use super::request_id::x_request_id;
 use super::service::{ResponseFuture, RpcService};
 use crate::Methods;
 #[cfg(feature = "ws")]
@@ -336,7 +335,7 @@ impl hyper::service::Service<Request<Incoming>> for Router {
         }
         let tag = self.endpoint.tags().tag(req.headers());
         let unread = !req.body().is_end_stream();
-        let mut res = match route {
+        let res = match route {
             _ if !self.endpoint.shutdown().is_serving() => reply::unavailable(),
             #[cfg(feature = "ws")]
             Route::WebSocket => self.websocket(req, &tag),
@@ -344,9 +343,6 @@ impl hyper::service::Service<Request<Incoming>> for Router {
             _ if unread => reply::closing(reply::not_found(req.uri().path())),
             _ => reply::not_found(req.uri().path()),
         };
-        if let Ok(value) = HeaderValue::from_str(&tag) {
-            res.headers_mut().insert(x_request_id(), value);
-        }
-        Box::pin(std::future::ready(Ok(res)))
+        Box::pin(std::future::ready(Ok(super::service::tagged(res, &tag))))
     }
 }
