@@ -371,7 +371,12 @@ macro_rules! endpoint_services {
                 let res = match self.endpoint.shutdown.track_call() {
                     Some(in_flight) => {
                         let span = $crate::http::service::request_span(&tag, self.peer_addr);
-                        self.answer(req, &tag, in_flight).instrument(span).await
+                        // Entering a disabled span on every poll is measurable per request.
+                        if span.is_disabled() {
+                            self.answer(req, &tag, in_flight).await
+                        } else {
+                            self.answer(req, &tag, in_flight).instrument(span).await
+                        }
                     }
                     None => $crate::http::reply::unavailable(),
                 };
