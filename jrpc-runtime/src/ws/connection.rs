@@ -61,6 +61,7 @@ use tokio_util::sync::PollSender;
 
 use crate::framing::Frame;
 use crate::peer::Budget;
+use crate::peer::Driver;
 use crate::woken::Woken;
 use crate::{Context, Methods, Peer, PeerConfig};
 
@@ -130,7 +131,7 @@ pub(crate) fn start<S>(
     settings: &Settings,
     closing: Signal,
     stop: Signal,
-) -> (Peer, impl Future<Output = ()> + Send + 'static)
+) -> (Peer, impl Future<Output = ()> + Send + 'static + use<S>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -164,11 +165,7 @@ where
         close_timeout: settings.close_timeout,
         max_message_size: settings.ws.max_message_size,
     };
-    let task = async move {
-        let driver = tokio::spawn(driver);
-        pump.run(ws, driver, closing, stop).await;
-    };
-    (peer, task)
+    (peer, pump.run(ws, driver, closing, stop))
 }
 
 /// The peer's loop's sink: the texts it writes until it flushes cross to the pump as one run,
@@ -239,132 +236,144 @@ struct Pump {
 }
 
 impl Pump {
-    async fn run<S>(
+    /// The pump's loop, then the close it ends with. A block using its captures in place: an
+    /// `async fn` would hold its arguments twice (as arguments, and as the locals they move
+    /// into), and this future sits in every open connection.
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an `async fn` would hold its arguments twice"
+    )]
+    fn run<S>(
         mut self,
-        ws: WebSocketStream<S>,
-        mut driver: tokio::task::JoinHandle<std::io::Result<()>>,
+        mut ws: WebSocketStream<S>,
+        driver: Driver,
         closing: Signal,
         stop: Signal,
-    ) where
+    ) -> impl Future<Output = ()> + Send + 'static
+    where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let mut ws = ws;
-        let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
-        let mut draining = false;
-        let mut peer_done = false;
-        let mut ping = self.ping_interval.map(|period| {
-            let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
-            ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-            ticks
-        });
-        let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
-        tokio::pin!(idle);
-        let end = loop {
-            tokio::select! {
-                biased;
-                () = &mut stop => break End::Stopped,
-                ended = &mut driver, if !peer_done => match ended {
-                    // What waits for the client passed the budget or the queue.
-                    Ok(Err(err)) if err.kind() == std::io::ErrorKind::QuotaExceeded => {
-                        break End::Overflowed(err.to_string())
-                    }
-                    // The outbox reports the end once all that was written is flushed.
-                    _ => peer_done = true,
-                },
-                () = &mut closing, if !draining => {
-                    // Ending the peer's input lets running calls finish and be answered.
-                    draining = true;
-                    self.inlet.close();
-                }
-                // One branch polls both ways, writing first: they share the socket.
-                io = poll_fn(|cx| {
-                    let written = self.outbox.poll(&mut ws, &mut self.out, &self.budget, cx);
-                    if let Poll::Ready(written) = written {
-                        return Poll::Ready(Io::Written(written));
-                    }
-                    if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, cx) {
-                        return Poll::Ready(Io::Read(read));
-                    }
-                    Poll::Pending
-                }) => match io {
-                    Io::Written(Ok(())) => break End::PeerEnded,
-                    // Nothing was queued: the socket is fine, but the message is lost.
-                    Io::Written(Err(WsError::WriteBufferFull(_))) => break End::TooBigToSend,
-                    Io::Written(Err(WsError::Io(err))) if err.kind() == std::io::ErrorKind::TimedOut => {
-                        break End::WriteTimedOut(err.to_string())
-                    }
-                    Io::Written(Err(err)) => break End::Gone(format!("write failed: {err}")),
-                    Io::Read(Ok(())) => {
-                        if let Some(idle_timeout) = self.idle_timeout {
-                            idle.as_mut().reset(crate::time::after(idle_timeout));
+        async move {
+            let mut driver = tokio::spawn(driver);
+            let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
+            let mut draining = false;
+            let mut peer_done = false;
+            let mut ping = self.ping_interval.map(|period| {
+                let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
+                ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+                ticks
+            });
+            let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
+            tokio::pin!(idle);
+            let end = loop {
+                tokio::select! {
+                    biased;
+                    () = &mut stop => break End::Stopped,
+                    ended = &mut driver, if !peer_done => match ended {
+                        // What waits for the client passed the budget or the queue.
+                        Ok(Err(err)) if err.kind() == std::io::ErrorKind::QuotaExceeded => {
+                            break End::Overflowed(err.to_string())
                         }
+                        // The outbox reports the end once all that was written is flushed.
+                        _ => peer_done = true,
+                    },
+                    () = &mut closing, if !draining => {
+                        // Ending the peer's input lets running calls finish and be answered.
+                        draining = true;
+                        self.inlet.close();
                     }
-                    Io::Read(Err(end)) => break end,
-                },
-                () = tick(ping.as_mut()) => self.outbox.ping = true,
-                () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
-            }
-        };
-        self.inlet.close();
-        let (code, reason): (CloseCode, String) = match end {
-            End::Stopped => {
-                driver.abort();
-                tracing::debug!("WebSocket dropped: the drain budget is spent");
-                return;
-            }
-            End::Overflowed(why) => {
-                tracing::warn!(reason = %why, "closing WebSocket: the client does not read");
-                // What was queued goes at once; only the close frame is left to send.
-                driver.abort();
-                (
-                    CloseCode::Policy,
-                    "the client does not read: more waits for it than the server holds (`max_buffered`)".into(),
-                )
-            }
-            End::WriteTimedOut(why) => {
-                driver.abort();
-                tracing::warn!(reason = %why, "WebSocket dropped: the client does not read");
-                return;
-            }
-            End::PeerEnded if draining => (CloseCode::Away, "the server is shutting down".into()),
-            End::PeerEnded => (CloseCode::Normal, String::new()),
-            End::Binary => (
-                CloseCode::Unsupported,
-                "binary frames are not accepted; send JSON-RPC messages as text".into(),
-            ),
-            End::TooBig(why) => (CloseCode::Size, why),
-            End::TooBigToSend => {
-                let limit = self.max_message_size.unwrap_or(usize::MAX);
-                let why = format!("an outgoing message exceeds the limit of {limit} bytes");
-                tracing::warn!(%why, "closing WebSocket");
-                (CloseCode::Error, why)
-            }
-            End::NotUtf8 => (CloseCode::Invalid, "text frame is not UTF-8".into()),
-            End::Protocol(why) => (CloseCode::Protocol, why),
-            End::Idle => (CloseCode::Normal, "idle timeout".into()),
-            End::ClosedByOther => {
-                driver.abort();
-                // The sink's close flushes the answer tungstenite queued (`WebSocketStream::close`
-                // would try a second close frame, and fail). Boxed, as below: the closing steps
-                // stay out of a live connection's future.
-                let _ = Box::pin(tokio::time::timeout(
-                    self.close_timeout,
-                    futures_util::SinkExt::close(&mut ws),
-                ))
-                .await;
-                return;
-            }
-            End::Gone(why) => {
-                driver.abort();
-                tracing::debug!(reason = %why, "WebSocket ended");
-                return;
-            }
-        };
-        driver.abort();
-        tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
-        // Boxed: the closing handshake's future would otherwise take room in every open
-        // connection's.
-        Box::pin(close(ws, code, reason, self.close_timeout)).await;
+                    // One branch polls both ways, writing first: they share the socket.
+                    io = poll_fn(|cx| {
+                        let written = self.outbox.poll(&mut ws, &mut self.out, &self.budget, cx);
+                        if let Poll::Ready(written) = written {
+                            return Poll::Ready(Io::Written(written));
+                        }
+                        if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, cx) {
+                            return Poll::Ready(Io::Read(read));
+                        }
+                        Poll::Pending
+                    }) => match io {
+                        Io::Written(Ok(())) => break End::PeerEnded,
+                        // Nothing was queued: the socket is fine, but the message is lost.
+                        Io::Written(Err(WsError::WriteBufferFull(_))) => break End::TooBigToSend,
+                        Io::Written(Err(WsError::Io(err))) if err.kind() == std::io::ErrorKind::TimedOut => {
+                            break End::WriteTimedOut(err.to_string())
+                        }
+                        Io::Written(Err(err)) => break End::Gone(format!("write failed: {err}")),
+                        Io::Read(Ok(())) => {
+                            if let Some(idle_timeout) = self.idle_timeout {
+                                idle.as_mut().reset(crate::time::after(idle_timeout));
+                            }
+                        }
+                        Io::Read(Err(end)) => break end,
+                    },
+                    () = tick(ping.as_mut()) => self.outbox.ping = true,
+                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
+                }
+            };
+            self.inlet.close();
+            let (code, reason): (CloseCode, String) = match end {
+                End::Stopped => {
+                    driver.abort();
+                    tracing::debug!("WebSocket dropped: the drain budget is spent");
+                    return;
+                }
+                End::Overflowed(why) => {
+                    tracing::warn!(reason = %why, "closing WebSocket: the client does not read");
+                    // What was queued goes at once; only the close frame is left to send.
+                    driver.abort();
+                    (
+                        CloseCode::Policy,
+                        "the client does not read: more waits for it than the server holds (`max_buffered`)".into(),
+                    )
+                }
+                End::WriteTimedOut(why) => {
+                    driver.abort();
+                    tracing::warn!(reason = %why, "WebSocket dropped: the client does not read");
+                    return;
+                }
+                End::PeerEnded if draining => {
+                    (CloseCode::Away, "the server is shutting down".into())
+                }
+                End::PeerEnded => (CloseCode::Normal, String::new()),
+                End::Binary => (
+                    CloseCode::Unsupported,
+                    "binary frames are not accepted; send JSON-RPC messages as text".into(),
+                ),
+                End::TooBig(why) => (CloseCode::Size, why),
+                End::TooBigToSend => {
+                    let limit = self.max_message_size.unwrap_or(usize::MAX);
+                    let why = format!("an outgoing message exceeds the limit of {limit} bytes");
+                    tracing::warn!(%why, "closing WebSocket");
+                    (CloseCode::Error, why)
+                }
+                End::NotUtf8 => (CloseCode::Invalid, "text frame is not UTF-8".into()),
+                End::Protocol(why) => (CloseCode::Protocol, why),
+                End::Idle => (CloseCode::Normal, "idle timeout".into()),
+                End::ClosedByOther => {
+                    driver.abort();
+                    // The sink's close flushes the answer tungstenite queued (`WebSocketStream::close`
+                    // would try a second close frame, and fail). Boxed, as below: the closing steps
+                    // stay out of a live connection's future.
+                    let _ = Box::pin(tokio::time::timeout(
+                        self.close_timeout,
+                        futures_util::SinkExt::close(&mut ws),
+                    ))
+                    .await;
+                    return;
+                }
+                End::Gone(why) => {
+                    driver.abort();
+                    tracing::debug!(reason = %why, "WebSocket ended");
+                    return;
+                }
+            };
+            driver.abort();
+            tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+            // Boxed: the closing handshake's future would otherwise take room in every open
+            // connection's.
+            Box::pin(close(ws, code, reason, self.close_timeout)).await;
+        }
     }
 }
 
