@@ -68,12 +68,9 @@ use crate::{ClientError, Context, ErrorCode, Id, Methods, RpcError};
 type Reply = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
 
 pub(super) enum Command {
-    Call {
-        id: i64,
-        method: String,
-        text: String,
-        reply: Reply,
-    },
+    /// Boxed: every slot of the command channel is as large as its largest variant, and the
+    /// channel allocates its first block of slots with the connection, idle or not.
+    Call(Box<OutgoingCall>),
     Notify {
         text: String,
     },
@@ -89,11 +86,20 @@ pub(super) enum Command {
     },
 }
 
+/// An outgoing call, for the loop to write and to wait for its answer.
+pub(super) struct OutgoingCall {
+    pub(super) id: i64,
+    pub(super) method: String,
+    pub(super) text: String,
+    pub(super) reply: Reply,
+}
+
 impl Command {
     /// The bytes of the text it carries, which took room in the budget.
     fn bytes(&self) -> usize {
         match self {
-            Self::Call { text, .. } | Self::Notify { text } => text.len(),
+            Self::Call(call) => call.text.len(),
+            Self::Notify { text } => text.len(),
             Self::Answer { text, .. } => text.as_ref().map_or(0, String::len),
             Self::Forget { .. } => 0,
         }
@@ -158,107 +164,117 @@ impl Connection {
         }
     }
 
-    pub(super) async fn run<RE, WE>(
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an `async fn` would hold its arguments twice"
+    )]
+    pub(super) fn run<RE, WE>(
         mut self,
         mut reader: Reader<RE>,
         mut writer: Writer<WE>,
         mut commands: mpsc::Receiver<Command>,
         keepalive: Option<mpsc::Sender<Command>>,
-    ) -> std::io::Result<()>
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'static
     where
         RE: fmt::Display + Send + 'static,
         WE: fmt::Display + Send + 'static,
     {
-        let answer_tx = self.weak.clone();
-        let mut notification: Option<Running> = None;
-        let mut reading = true;
-        let mut handles_open = true;
-        let mut drain_until: Option<tokio::time::Instant> = None;
-        let shared = Arc::clone(&self.shared);
-        // Commands stop being taken while this much waits to be written, so that handlers and
-        // handles feel the backpressure; reading goes on (to twice as much, for the answers that
-        // reading itself writes), so that two sides writing to each other never both stop reading.
-        let (command_room, read_room) = (self.config.queue, self.config.queue.saturating_mul(2));
-        // Reading makes answers: it pauses while half the budget is taken, keeping the other half
-        // for the answers of calls already running.
-        let budget = Arc::clone(&shared.budget);
-        let read_budget = budget.limit() / 2;
-        let mut overflowed = Woken::new(shared.overflowed.notified());
-        // An error's kind tells the layer above what happened: `QuotaExceeded` for a peer that
-        // does not read (its budget or queue overflowed), `TimedOut` for a drain that ran out.
-        let outcome: Result<(), (ErrorKind, String)> = loop {
-            let idle = !self.unflushed;
-            if !reading && self.running.is_empty() && notification.is_none() && idle {
-                break Ok(());
-            }
-            // Every handle is gone (a child process no one calls any more): nothing can be sent
-            // from here on, not even the answers of calls still running.
-            if !handles_open && keepalive.is_none() && idle {
-                break Ok(());
-            }
-            let outbox = self.outbox.len();
-            let room_to_read = budget.held() <= read_budget;
-            tokio::select! {
-                biased;
-                () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
-                written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox, &mut self.in_sink)), if self.unflushed => match written {
-                    Ok(()) => {
-                        self.unflushed = false;
-                        if !self.config.sink_gives_back {
-                            budget.give_back(std::mem::take(&mut self.in_sink));
+        // A block using its captures in place: an `async fn` keeps its arguments twice (as
+        // arguments, and as the locals they move into), and this future sits in every open
+        // connection.
+        async move {
+            let answer_tx = self.weak.clone();
+            let mut notification: Option<Running> = None;
+            let mut reading = true;
+            let mut handles_open = true;
+            let mut drain_until: Option<tokio::time::Instant> = None;
+            let shared = Arc::clone(&self.shared);
+            // Commands stop being taken while this much waits to be written, so that handlers and
+            // handles feel the backpressure; reading goes on (to twice as much, for the answers that
+            // reading itself writes), so that two sides writing to each other never both stop reading.
+            let (command_room, read_room) =
+                (self.config.queue, self.config.queue.saturating_mul(2));
+            // Reading makes answers: it pauses while half the budget is taken, keeping the other half
+            // for the answers of calls already running.
+            let budget = Arc::clone(&shared.budget);
+            let read_budget = budget.limit() / 2;
+            let mut overflowed = Woken::new(shared.overflowed.notified());
+            // An error's kind tells the layer above what happened: `QuotaExceeded` for a peer that
+            // does not read (its budget or queue overflowed), `TimedOut` for a drain that ran out.
+            let outcome: Result<(), (ErrorKind, String)> = loop {
+                let idle = !self.unflushed;
+                if !reading && self.running.is_empty() && notification.is_none() && idle {
+                    break Ok(());
+                }
+                // Every handle is gone (a child process no one calls any more): nothing can be sent
+                // from here on, not even the answers of calls still running.
+                if !handles_open && keepalive.is_none() && idle {
+                    break Ok(());
+                }
+                let outbox = self.outbox.len();
+                let room_to_read = budget.held() <= read_budget;
+                tokio::select! {
+                    biased;
+                    () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
+                    written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox, &mut self.in_sink)), if self.unflushed => match written {
+                        Ok(()) => {
+                            self.unflushed = false;
+                            if !self.config.sink_gives_back {
+                                budget.give_back(std::mem::take(&mut self.in_sink));
+                            }
                         }
-                    }
-                    Err(err) => break Err((ErrorKind::Other, format!("write failed: {err}"))),
-                },
-                command = commands.recv(), if handles_open && outbox < command_room => match command {
-                    None => handles_open = false,
-                    Some(command) => {
-                        self.command(command, reading);
-                        // Take what else waits, so that one flush carries many messages.
-                        while self.outbox.len() < command_room {
-                            let Ok(command) = commands.try_recv() else { break };
+                        Err(err) => break Err((ErrorKind::Other, format!("write failed: {err}"))),
+                    },
+                    command = commands.recv(), if handles_open && outbox < command_room => match command {
+                        None => handles_open = false,
+                        Some(command) => {
                             self.command(command, reading);
+                            // Take what else waits, so that one flush carries many messages.
+                            while self.outbox.len() < command_room {
+                                let Ok(command) = commands.try_recv() else { break };
+                                self.command(command, reading);
+                            }
                         }
+                    },
+                    () = join(&mut notification), if notification.is_some() => {
+                        notification = None;
                     }
-                },
-                () = join(&mut notification), if notification.is_some() => {
-                    notification = None;
-                }
-                frame = reader.next(), if reading && notification.is_none() && outbox < read_room && room_to_read => match frame {
-                    None => {
-                        reading = false;
-                        drain_until = Some(crate::time::after(self.config.drain_timeout));
-                        self.fail_pending();
+                    frame = reader.next(), if reading && notification.is_none() && outbox < read_room && room_to_read => match frame {
+                        None => {
+                            reading = false;
+                            drain_until = Some(crate::time::after(self.config.drain_timeout));
+                            self.fail_pending();
+                        }
+                        Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
+                        Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx, &commands),
+                    },
+                    () = budget.given_back(), if reading && !room_to_read => {}
+                    () = sleep_until(drain_until), if drain_until.is_some() => {
+                        let (calls, bytes) = (self.running.len(), budget.held());
+                        break Err((ErrorKind::TimedOut, format!(
+                            "the drain time ({:?}) ran out with {calls} calls unanswered and {bytes} bytes unwritten; they were dropped",
+                            self.config.drain_timeout
+                        )));
                     }
-                    Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
-                    Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx, &commands),
-                },
-                () = budget.given_back(), if reading && !room_to_read => {}
-                () = sleep_until(drain_until), if drain_until.is_some() => {
-                    let (calls, bytes) = (self.running.len(), budget.held());
-                    break Err((ErrorKind::TimedOut, format!(
-                        "the drain time ({:?}) ran out with {calls} calls unanswered and {bytes} bytes unwritten; they were dropped",
-                        self.config.drain_timeout
-                    )));
                 }
+            };
+            // Refuse new commands before failing what is pending, so that a caller told `Closed`
+            // finds the handle closed too.
+            commands.close();
+            drop(keepalive);
+            drop(notification);
+            self.tasks.abort_all();
+            self.fail_pending();
+            // Closing flushes first: only close a sink that has nothing left, or it could wait for a
+            // reader that is gone or stuck. Dropping it closes the stream all the same.
+            if !self.unflushed {
+                let _ = writer.close().await;
             }
-        };
-        // Refuse new commands before failing what is pending, so that a caller told `Closed`
-        // finds the handle closed too.
-        commands.close();
-        drop(keepalive);
-        drop(notification);
-        self.tasks.abort_all();
-        self.fail_pending();
-        // Closing flushes first: only close a sink that has nothing left, or it could wait for a
-        // reader that is gone or stuck. Dropping it closes the stream all the same.
-        if !self.unflushed {
-            let _ = writer.close().await;
+            outcome.map_err(|(kind, why)| {
+                tracing::warn!(reason = %why, "connection closed");
+                std::io::Error::new(kind, why)
+            })
         }
-        outcome.map_err(|(kind, why)| {
-            tracing::warn!(reason = %why, "connection closed");
-            std::io::Error::new(kind, why)
-        })
     }
 
     /// Why a text found no room, logged and told to the observer; the connection's error.
@@ -301,12 +317,13 @@ impl Connection {
 
     fn command(&mut self, command: Command, reading: bool) {
         match command {
-            Command::Call {
-                id,
-                method,
-                text,
-                reply,
-            } => {
+            Command::Call(call) => {
+                let OutgoingCall {
+                    id,
+                    method,
+                    text,
+                    reply,
+                } = *call;
                 if !reading {
                     self.shared.budget.give_back(text.len());
                     let _ = reply.send(Err(ClientError::Closed { method }));

@@ -9,14 +9,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use futures_util::{Sink, SinkExt as _, Stream};
+use futures_util::{FutureExt as _, Sink, SinkExt as _, Stream};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
 use super::budget::{Budget, Room, WriteDeadline};
-use super::connection::{Command, Connection};
+use super::connection::{Command, Connection, OutgoingCall};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
 use crate::wire::write;
@@ -238,7 +238,7 @@ impl Peer {
         reader: R,
         writer: W,
         methods: Methods,
-        config: PeerConfig,
+        mut config: PeerConfig,
     ) -> (Peer, Driver)
     where
         R: Stream<Item = Result<Frame, RE>> + Send + 'static,
@@ -269,17 +269,22 @@ impl Peer {
             shared: Arc::clone(&shared),
             timeout: config.call_timeout,
         };
-        let ctx = config.context.clone().with_extension(Own(handle.clone()));
+        // Moved out and back rather than cloned: a clone would be a second copy of the context
+        // (its headers, its extensions) kept as long as the connection.
+        let ctx = config.context.with_extension(Own(handle.clone()));
+        config.context = ctx.clone();
         // A server keeps its own strong sender so that handlers can push after the caller dropped
         // the handle it was given; a client lets the loop end with its last handle.
         let keepalive = (config.lifetime == Lifetime::UntilInputEnds).then(|| tx.clone());
         let closed = RunOnClose(Arc::clone(&shared));
         let conn = Connection::new(methods, ctx, config, shared, tx.downgrade());
         let run = conn.run(Box::pin(reader), Box::pin(writer), rx, keepalive);
-        let driver = Driver(Box::pin(async move {
-            let _closed = closed;
-            run.await
-        }));
+        // `map`, not an `async` block awaiting `run`: the block would hold the loop's future
+        // twice (the capture, and the future awaited).
+        let driver = Driver(Box::pin(run.map(move |ended| {
+            drop(closed);
+            ended
+        })));
         (
             Peer {
                 tx: Sender::Strong(tx),
@@ -485,12 +490,12 @@ impl Peer {
         };
         let send = self.send(
             method,
-            Command::Call {
+            Command::Call(Box::new(OutgoingCall {
                 id,
                 method: method.to_owned(),
                 text,
                 reply,
-            },
+            })),
             bytes,
         );
         match deadline {

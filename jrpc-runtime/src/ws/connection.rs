@@ -42,25 +42,24 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::future::poll_fn;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context as TaskContext, Poll, ready};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context as TaskContext, Poll, Waker, ready};
 use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 use tokio::time::{Interval, MissedTickBehavior};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Message};
-use tokio_util::sync::PollSender;
 
 use crate::framing::Frame;
 use crate::peer::Budget;
+use crate::peer::Driver;
 use crate::woken::Woken;
 use crate::{Context, Methods, Peer, PeerConfig};
 
@@ -130,29 +129,28 @@ pub(crate) fn start<S>(
     settings: &Settings,
     closing: Signal,
     stop: Signal,
-) -> (Peer, impl Future<Output = ()> + Send + 'static)
+) -> (Peer, impl Future<Output = ()> + Send + 'static + use<S>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (frames_tx, frames_rx) = mpsc::channel::<Vec<Frame>>(RUNS);
-    let (out_tx, out_rx) = mpsc::channel::<Vec<String>>(RUNS);
-    let waiting = Arc::new(Waiting::default());
+    let link = Link::new();
+    let (frames_tx, frames_rx) = ends(&link, Link::inbound);
+    let (out_tx, out_rx) = ends(&link, Link::outbound);
     let reader = Reader {
         frames: frames_rx,
         run: Vec::new().into_iter(),
-        waiting: Arc::clone(&waiting),
     };
     let writer = Writer {
-        tx: PollSender::new(out_tx),
+        tx: out_tx,
         run: Vec::new(),
     };
     let config = settings.peer.clone().with_context(ctx);
     let (peer, driver) = Peer::start(reader, writer, methods, config);
     let pump = Pump {
         inlet: Inlet {
-            frames: Some(PollSender::new(frames_tx)),
+            frames: Some(frames_tx),
             pending: None,
-            waiting,
+            link,
             room: settings.peer.max_message_size(),
             max_message_size: settings.ws.max_message_size,
         },
@@ -164,17 +162,13 @@ where
         close_timeout: settings.close_timeout,
         max_message_size: settings.ws.max_message_size,
     };
-    let task = async move {
-        let driver = tokio::spawn(driver);
-        pump.run(ws, driver, closing, stop).await;
-    };
-    (peer, task)
+    (peer, pump.run(ws, driver, closing, stop))
 }
 
 /// The peer's loop's sink: the texts it writes until it flushes cross to the pump as one run,
 /// which leaves in one write.
 struct Writer {
-    tx: PollSender<Vec<String>>,
+    tx: Sending<String>,
     run: Vec<String>,
 }
 
@@ -198,9 +192,9 @@ impl futures_util::Sink<String> for Writer {
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), PumpGone>> {
         if !self.run.is_empty() {
-            ready!(self.tx.poll_reserve(cx)).map_err(|_| PumpGone)?;
+            ready!(self.tx.lane().poll_room(cx)).map_err(|_| PumpGone)?;
             let run = std::mem::take(&mut self.run);
-            self.tx.send_item(run).map_err(|_| PumpGone)?;
+            self.tx.lane().send(run).map_err(|_| PumpGone)?;
         }
         Poll::Ready(Ok(()))
     }
@@ -210,7 +204,7 @@ impl futures_util::Sink<String> for Writer {
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), PumpGone>> {
         ready!(self.as_mut().poll_flush(cx))?;
-        self.tx.close();
+        self.tx.lane().end_sending();
         Poll::Ready(Ok(()))
     }
 }
@@ -227,8 +221,8 @@ impl std::fmt::Display for PumpGone {
 
 struct Pump {
     inlet: Inlet,
-    /// Texts (and flush marks) from the peer's loop.
-    out: mpsc::Receiver<Vec<String>>,
+    /// Runs of texts from the peer's loop.
+    out: Taking<String>,
     outbox: Outbox,
     /// The peer's byte budget: the room of what the socket took is given back here.
     budget: Arc<Budget>,
@@ -239,132 +233,144 @@ struct Pump {
 }
 
 impl Pump {
-    async fn run<S>(
+    /// The pump's loop, then the close it ends with. A block using its captures in place: an
+    /// `async fn` would hold its arguments twice (as arguments, and as the locals they move
+    /// into), and this future sits in every open connection.
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an `async fn` would hold its arguments twice"
+    )]
+    fn run<S>(
         mut self,
-        ws: WebSocketStream<S>,
-        mut driver: tokio::task::JoinHandle<std::io::Result<()>>,
+        mut ws: WebSocketStream<S>,
+        driver: Driver,
         closing: Signal,
         stop: Signal,
-    ) where
+    ) -> impl Future<Output = ()> + Send + 'static
+    where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let mut ws = ws;
-        let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
-        let mut draining = false;
-        let mut peer_done = false;
-        let mut ping = self.ping_interval.map(|period| {
-            let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
-            ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-            ticks
-        });
-        let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
-        tokio::pin!(idle);
-        let end = loop {
-            tokio::select! {
-                biased;
-                () = &mut stop => break End::Stopped,
-                ended = &mut driver, if !peer_done => match ended {
-                    // What waits for the client passed the budget or the queue.
-                    Ok(Err(err)) if err.kind() == std::io::ErrorKind::QuotaExceeded => {
-                        break End::Overflowed(err.to_string())
-                    }
-                    // The outbox reports the end once all that was written is flushed.
-                    _ => peer_done = true,
-                },
-                () = &mut closing, if !draining => {
-                    // Ending the peer's input lets running calls finish and be answered.
-                    draining = true;
-                    self.inlet.close();
-                }
-                // One branch polls both ways, writing first: they share the socket.
-                io = poll_fn(|cx| {
-                    let written = self.outbox.poll(&mut ws, &mut self.out, &self.budget, cx);
-                    if let Poll::Ready(written) = written {
-                        return Poll::Ready(Io::Written(written));
-                    }
-                    if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, cx) {
-                        return Poll::Ready(Io::Read(read));
-                    }
-                    Poll::Pending
-                }) => match io {
-                    Io::Written(Ok(())) => break End::PeerEnded,
-                    // Nothing was queued: the socket is fine, but the message is lost.
-                    Io::Written(Err(WsError::WriteBufferFull(_))) => break End::TooBigToSend,
-                    Io::Written(Err(WsError::Io(err))) if err.kind() == std::io::ErrorKind::TimedOut => {
-                        break End::WriteTimedOut(err.to_string())
-                    }
-                    Io::Written(Err(err)) => break End::Gone(format!("write failed: {err}")),
-                    Io::Read(Ok(())) => {
-                        if let Some(idle_timeout) = self.idle_timeout {
-                            idle.as_mut().reset(crate::time::after(idle_timeout));
+        async move {
+            let mut driver = tokio::spawn(driver);
+            let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
+            let mut draining = false;
+            let mut peer_done = false;
+            let mut ping = self.ping_interval.map(|period| {
+                let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
+                ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+                ticks
+            });
+            let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
+            tokio::pin!(idle);
+            let end = loop {
+                tokio::select! {
+                    biased;
+                    () = &mut stop => break End::Stopped,
+                    ended = &mut driver, if !peer_done => match ended {
+                        // What waits for the client passed the budget or the queue.
+                        Ok(Err(err)) if err.kind() == std::io::ErrorKind::QuotaExceeded => {
+                            break End::Overflowed(err.to_string())
                         }
+                        // The outbox reports the end once all that was written is flushed.
+                        _ => peer_done = true,
+                    },
+                    () = &mut closing, if !draining => {
+                        // Ending the peer's input lets running calls finish and be answered.
+                        draining = true;
+                        self.inlet.close();
                     }
-                    Io::Read(Err(end)) => break end,
-                },
-                () = tick(ping.as_mut()) => self.outbox.ping = true,
-                () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
-            }
-        };
-        self.inlet.close();
-        let (code, reason): (CloseCode, String) = match end {
-            End::Stopped => {
-                driver.abort();
-                tracing::debug!("WebSocket dropped: the drain budget is spent");
-                return;
-            }
-            End::Overflowed(why) => {
-                tracing::warn!(reason = %why, "closing WebSocket: the client does not read");
-                // What was queued goes at once; only the close frame is left to send.
-                driver.abort();
-                (
-                    CloseCode::Policy,
-                    "the client does not read: more waits for it than the server holds (`max_buffered`)".into(),
-                )
-            }
-            End::WriteTimedOut(why) => {
-                driver.abort();
-                tracing::warn!(reason = %why, "WebSocket dropped: the client does not read");
-                return;
-            }
-            End::PeerEnded if draining => (CloseCode::Away, "the server is shutting down".into()),
-            End::PeerEnded => (CloseCode::Normal, String::new()),
-            End::Binary => (
-                CloseCode::Unsupported,
-                "binary frames are not accepted; send JSON-RPC messages as text".into(),
-            ),
-            End::TooBig(why) => (CloseCode::Size, why),
-            End::TooBigToSend => {
-                let limit = self.max_message_size.unwrap_or(usize::MAX);
-                let why = format!("an outgoing message exceeds the limit of {limit} bytes");
-                tracing::warn!(%why, "closing WebSocket");
-                (CloseCode::Error, why)
-            }
-            End::NotUtf8 => (CloseCode::Invalid, "text frame is not UTF-8".into()),
-            End::Protocol(why) => (CloseCode::Protocol, why),
-            End::Idle => (CloseCode::Normal, "idle timeout".into()),
-            End::ClosedByOther => {
-                driver.abort();
-                // The sink's close flushes the answer tungstenite queued (`WebSocketStream::close`
-                // would try a second close frame, and fail). Boxed, as below: the closing steps
-                // stay out of a live connection's future.
-                let _ = Box::pin(tokio::time::timeout(
-                    self.close_timeout,
-                    futures_util::SinkExt::close(&mut ws),
-                ))
-                .await;
-                return;
-            }
-            End::Gone(why) => {
-                driver.abort();
-                tracing::debug!(reason = %why, "WebSocket ended");
-                return;
-            }
-        };
-        driver.abort();
-        tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
-        // Boxed: the closing handshake's future would otherwise take room in every open
-        // connection's.
-        Box::pin(close(ws, code, reason, self.close_timeout)).await;
+                    // One branch polls both ways, writing first: they share the socket.
+                    io = poll_fn(|cx| {
+                        let written = self.outbox.poll(&mut ws, &self.out, &self.budget, cx);
+                        if let Poll::Ready(written) = written {
+                            return Poll::Ready(Io::Written(written));
+                        }
+                        if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, cx) {
+                            return Poll::Ready(Io::Read(read));
+                        }
+                        Poll::Pending
+                    }) => match io {
+                        Io::Written(Ok(())) => break End::PeerEnded,
+                        // Nothing was queued: the socket is fine, but the message is lost.
+                        Io::Written(Err(WsError::WriteBufferFull(_))) => break End::TooBigToSend,
+                        Io::Written(Err(WsError::Io(err))) if err.kind() == std::io::ErrorKind::TimedOut => {
+                            break End::WriteTimedOut(err.to_string())
+                        }
+                        Io::Written(Err(err)) => break End::Gone(format!("write failed: {err}")),
+                        Io::Read(Ok(())) => {
+                            if let Some(idle_timeout) = self.idle_timeout {
+                                idle.as_mut().reset(crate::time::after(idle_timeout));
+                            }
+                        }
+                        Io::Read(Err(end)) => break end,
+                    },
+                    () = tick(ping.as_mut()) => self.outbox.ping = true,
+                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
+                }
+            };
+            self.inlet.close();
+            let (code, reason): (CloseCode, String) = match end {
+                End::Stopped => {
+                    driver.abort();
+                    tracing::debug!("WebSocket dropped: the drain budget is spent");
+                    return;
+                }
+                End::Overflowed(why) => {
+                    tracing::warn!(reason = %why, "closing WebSocket: the client does not read");
+                    // What was queued goes at once; only the close frame is left to send.
+                    driver.abort();
+                    (
+                        CloseCode::Policy,
+                        "the client does not read: more waits for it than the server holds (`max_buffered`)".into(),
+                    )
+                }
+                End::WriteTimedOut(why) => {
+                    driver.abort();
+                    tracing::warn!(reason = %why, "WebSocket dropped: the client does not read");
+                    return;
+                }
+                End::PeerEnded if draining => {
+                    (CloseCode::Away, "the server is shutting down".into())
+                }
+                End::PeerEnded => (CloseCode::Normal, String::new()),
+                End::Binary => (
+                    CloseCode::Unsupported,
+                    "binary frames are not accepted; send JSON-RPC messages as text".into(),
+                ),
+                End::TooBig(why) => (CloseCode::Size, why),
+                End::TooBigToSend => {
+                    let limit = self.max_message_size.unwrap_or(usize::MAX);
+                    let why = format!("an outgoing message exceeds the limit of {limit} bytes");
+                    tracing::warn!(%why, "closing WebSocket");
+                    (CloseCode::Error, why)
+                }
+                End::NotUtf8 => (CloseCode::Invalid, "text frame is not UTF-8".into()),
+                End::Protocol(why) => (CloseCode::Protocol, why),
+                End::Idle => (CloseCode::Normal, "idle timeout".into()),
+                End::ClosedByOther => {
+                    driver.abort();
+                    // The sink's close flushes the answer tungstenite queued (`WebSocketStream::close`
+                    // would try a second close frame, and fail). Boxed, as below: the closing steps
+                    // stay out of a live connection's future.
+                    let _ = Box::pin(tokio::time::timeout(
+                        self.close_timeout,
+                        futures_util::SinkExt::close(&mut ws),
+                    ))
+                    .await;
+                    return;
+                }
+                End::Gone(why) => {
+                    driver.abort();
+                    tracing::debug!(reason = %why, "WebSocket ended");
+                    return;
+                }
+            };
+            driver.abort();
+            tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+            // Boxed: the closing handshake's future would otherwise take room in every open
+            // connection's.
+            Box::pin(close(ws, code, reason, self.close_timeout)).await;
+        }
     }
 }
 
@@ -372,22 +378,231 @@ impl Pump {
 /// together crosses with one wake-up of the other task.
 const RUN: usize = 32;
 
-/// Runs each channel between the pump and the peer's loop holds.
+/// Runs each lane between the pump and the peer's loop holds.
 const RUNS: usize = 2;
 
-/// The bytes of the messages handed to the peer's loop and not yet taken by it; the pump waits
-/// here while a message would pass the room.
-#[derive(Default)]
-struct Waiting {
+/// What the pump and the peer's loop share: the runs crossing each way, and the bytes of those
+/// handed to the peer's loop and not yet taken.
+///
+/// In place of two tokio channels: each allocates its shared state and its first block of 32
+/// slots when made, about 1.3 KiB an idle connection holds; both ways here are one allocation.
+struct Link {
+    /// Runs of messages read, to the peer's loop.
+    inbound: Lane<Frame>,
+    /// Runs of texts written, to the pump.
+    outbound: Lane<String>,
+    /// The bytes of the messages handed to the peer's loop and not yet taken by it.
     bytes: AtomicUsize,
+    /// The pump, waiting while a message would pass the room.
     taken: AtomicWaker,
+}
+
+impl Link {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            inbound: Lane::default(),
+            outbound: Lane::default(),
+            bytes: AtomicUsize::new(0),
+            taken: AtomicWaker::new(),
+        })
+    }
+
+    fn inbound(&self) -> &Lane<Frame> {
+        &self.inbound
+    }
+
+    fn outbound(&self) -> &Lane<String> {
+        &self.outbound
+    }
+}
+
+/// One way across: at most [`RUNS`] runs, from one sender to one taker.
+struct Lane<T> {
+    state: Mutex<LaneState<T>>,
+}
+
+impl<T> Default for Lane<T> {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(LaneState {
+                runs: std::array::from_fn(|_| None),
+                head: 0,
+                len: 0,
+                sent_all: false,
+                gone: false,
+                taker: None,
+                sender: None,
+            }),
+        }
+    }
+}
+
+struct LaneState<T> {
+    /// A ring of the runs waiting, oldest at `head`.
+    runs: [Option<Vec<T>>; RUNS],
+    head: usize,
+    len: usize,
+    /// The sender has ended: the taker sees the end once it has taken what waits.
+    sent_all: bool,
+    /// The taker has ended: nothing more can be sent.
+    gone: bool,
+    /// The taker, waiting for a run.
+    taker: Option<Waker>,
+    /// The sender, waiting for room.
+    sender: Option<Waker>,
+}
+
+/// The taker of a lane has ended.
+#[derive(Debug)]
+struct Gone;
+
+fn park(slot: &mut Option<Waker>, cx: &TaskContext<'_>) {
+    if !slot
+        .as_ref()
+        .is_some_and(|waker| waker.will_wake(cx.waker()))
+    {
+        *slot = Some(cx.waker().clone());
+    }
+}
+
+impl<T> Lane<T> {
+    fn lock(&self) -> MutexGuard<'_, LaneState<T>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ready once a run may be sent, or the taker has ended.
+    fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<Result<(), Gone>> {
+        let mut state = self.lock();
+        if state.gone {
+            return Poll::Ready(Err(Gone));
+        }
+        if state.len < RUNS {
+            return Poll::Ready(Ok(()));
+        }
+        park(&mut state.sender, cx);
+        Poll::Pending
+    }
+
+    /// Sends `run`, for which [`poll_room`](Self::poll_room) found room (the one sender is the
+    /// only one to fill it); `Err` gives it back if the taker has ended or there is no room.
+    fn send(&self, run: Vec<T>) -> Result<(), Vec<T>> {
+        let mut state = self.lock();
+        if state.gone || state.len == RUNS {
+            return Err(run);
+        }
+        let at = (state.head + state.len) % RUNS;
+        state.runs[at] = Some(run);
+        state.len += 1;
+        let taker = state.taker.take();
+        drop(state);
+        if let Some(taker) = taker {
+            taker.wake();
+        }
+        Ok(())
+    }
+
+    /// The next run; `None` once the sender has ended and all is taken.
+    fn poll_take(&self, cx: &TaskContext<'_>) -> Poll<Option<Vec<T>>> {
+        let mut state = self.lock();
+        if state.len > 0 {
+            let at = state.head;
+            let run = state.runs[at].take();
+            state.head = (at + 1) % RUNS;
+            state.len -= 1;
+            let sender = state.sender.take();
+            drop(state);
+            if let Some(sender) = sender {
+                sender.wake();
+            }
+            return Poll::Ready(run);
+        }
+        if state.sent_all {
+            return Poll::Ready(None);
+        }
+        park(&mut state.taker, cx);
+        Poll::Pending
+    }
+
+    /// The sender ends: the taker sees the end after what waits.
+    fn end_sending(&self) {
+        let mut state = self.lock();
+        state.sent_all = true;
+        let taker = state.taker.take();
+        drop(state);
+        if let Some(taker) = taker {
+            taker.wake();
+        }
+    }
+
+    /// The taker ends: what waits is dropped, and the sender finds no more room.
+    fn end_taking(&self) {
+        let mut state = self.lock();
+        state.gone = true;
+        state.len = 0;
+        let runs = std::mem::replace(&mut state.runs, std::array::from_fn(|_| None));
+        let sender = state.sender.take();
+        drop(state);
+        drop(runs);
+        if let Some(sender) = sender {
+            sender.wake();
+        }
+    }
+}
+
+/// The sending end of a lane: the lane's end when dropped.
+struct Sending<T: 'static> {
+    link: Arc<Link>,
+    lane: fn(&Link) -> &Lane<T>,
+}
+
+impl<T> Sending<T> {
+    fn lane(&self) -> &Lane<T> {
+        (self.lane)(&self.link)
+    }
+}
+
+impl<T> Drop for Sending<T> {
+    fn drop(&mut self) {
+        self.lane().end_sending();
+    }
+}
+
+/// The taking end of a lane: the lane's end when dropped.
+struct Taking<T: 'static> {
+    link: Arc<Link>,
+    lane: fn(&Link) -> &Lane<T>,
+}
+
+impl<T> Taking<T> {
+    fn lane(&self) -> &Lane<T> {
+        (self.lane)(&self.link)
+    }
+}
+
+impl<T> Drop for Taking<T> {
+    fn drop(&mut self) {
+        self.lane().end_taking();
+    }
+}
+
+/// The two ends of `lane` of `link`.
+fn ends<T>(link: &Arc<Link>, lane: fn(&Link) -> &Lane<T>) -> (Sending<T>, Taking<T>) {
+    (
+        Sending {
+            link: Arc::clone(link),
+            lane,
+        },
+        Taking {
+            link: Arc::clone(link),
+            lane,
+        },
+    )
 }
 
 /// The peer's loop's input: the runs of messages the pump handed across, one at a time.
 struct Reader {
-    frames: mpsc::Receiver<Vec<Frame>>,
+    frames: Taking<Frame>,
     run: std::vec::IntoIter<Frame>,
-    waiting: Arc<Waiting>,
 }
 
 impl futures_util::Stream for Reader {
@@ -397,12 +612,13 @@ impl futures_util::Stream for Reader {
         loop {
             if let Some(frame) = self.run.next() {
                 if let Frame::Message(text) = &frame {
-                    self.waiting.bytes.fetch_sub(text.len(), Ordering::AcqRel);
-                    self.waiting.taken.wake();
+                    let link = &self.frames.link;
+                    link.bytes.fetch_sub(text.len(), Ordering::AcqRel);
+                    link.taken.wake();
                 }
                 return Poll::Ready(Some(Ok(frame)));
             }
-            match ready!(self.frames.poll_recv(cx)) {
+            match ready!(self.frames.lane().poll_take(cx)) {
                 Some(run) => self.run = run.into_iter(),
                 None => return Poll::Ready(None),
             }
@@ -418,10 +634,10 @@ impl futures_util::Stream for Reader {
 struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
     /// ended).
-    frames: Option<PollSender<Vec<Frame>>>,
+    frames: Option<Sending<Frame>>,
     /// A message read while the peer had no room for it.
     pending: Option<String>,
-    waiting: Arc<Waiting>,
+    link: Arc<Link>,
     /// The peer's room for a message being read: its `max_message_size`.
     room: usize,
     max_message_size: Option<usize>,
@@ -454,10 +670,10 @@ impl Inlet {
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
-        let Some(frames) = self.frames.as_mut() else {
+        let Some(frames) = self.frames.as_ref() else {
             return Poll::Pending;
         };
-        match frames.poll_reserve(cx) {
+        match frames.lane().poll_room(cx) {
             Poll::Ready(Ok(())) => {}
             Poll::Ready(Err(_)) => {
                 // The peer's loop ended; the outbox reports it once flushed.
@@ -474,7 +690,7 @@ impl Inlet {
                     self.pending = Some(text);
                     break None;
                 }
-                self.waiting.bytes.fetch_add(text.len(), Ordering::AcqRel);
+                self.link.bytes.fetch_add(text.len(), Ordering::AcqRel);
                 run.push(Frame::Message(text));
             }
             if run.len() == RUN {
@@ -495,8 +711,8 @@ impl Inlet {
         // A message that waited for room also counts: the idle clock stood while it waited.
         let moved = read || !run.is_empty();
         if !run.is_empty()
-            && let Some(frames) = self.frames.as_mut()
-            && frames.send_item(run).is_err()
+            && let Some(frames) = self.frames.as_ref()
+            && frames.lane().send(run).is_err()
         {
             self.close();
         }
@@ -511,12 +727,12 @@ impl Inlet {
     /// woken when the peer takes one.
     fn fits(&self, bytes: usize, cx: &mut TaskContext<'_>) -> bool {
         let fits = |waiting: usize| waiting == 0 || waiting.saturating_add(bytes) <= self.room;
-        if fits(self.waiting.bytes.load(Ordering::Acquire)) {
+        if fits(self.link.bytes.load(Ordering::Acquire)) {
             return true;
         }
         // Registered before the count is read again: a message taken in between is not missed.
-        self.waiting.taken.register(cx.waker());
-        fits(self.waiting.bytes.load(Ordering::Acquire))
+        self.link.taken.register(cx.waker());
+        fits(self.link.bytes.load(Ordering::Acquire))
     }
 
     /// Takes one message off the socket: a text for the peer, nothing (control frames), or the
@@ -602,7 +818,7 @@ impl Outbox {
     fn poll<S>(
         &mut self,
         ws: &mut WebSocketStream<S>,
-        out: &mut mpsc::Receiver<Vec<String>>,
+        out: &Taking<String>,
         budget: &Budget,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), WsError>>
@@ -619,7 +835,7 @@ impl Outbox {
                     self.taken += text.len();
                     self.next = Some(Message::Text(text.into()));
                 } else if !self.ended {
-                    match out.poll_recv(cx) {
+                    match out.lane().poll_take(cx) {
                         Poll::Ready(Some(run)) => {
                             // Take what else waits first: it goes out in the same write.
                             self.run = run.into_iter();
@@ -680,17 +896,16 @@ mod tests {
         }
         client.flush().await.unwrap();
         let server = WebSocketStream::from_raw_socket(server, Role::Server, None).await;
-        let (frames_tx, frames_rx) = mpsc::channel(RUNS);
-        let waiting = Arc::new(Waiting::default());
+        let link = Link::new();
+        let (frames_tx, frames_rx) = ends(&link, Link::inbound);
         let reader = Reader {
             frames: frames_rx,
             run: Vec::new().into_iter(),
-            waiting: Arc::clone(&waiting),
         };
         let inlet = Inlet {
-            frames: Some(PollSender::new(frames_tx)),
+            frames: Some(frames_tx),
             pending: None,
-            waiting,
+            link,
             room,
             max_message_size: None,
         };
@@ -717,20 +932,75 @@ mod tests {
         let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
         assert!(read.is_ok());
         // Two fit in 250 bytes; the third waits in the pump, and the socket is read no further.
-        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 200);
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 200);
         assert_eq!(inlet.pending.as_deref(), Some(texts[2]));
         assert!(!inlet.reads());
         assert_eq!(text(reader.next().await), texts[0]);
-        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 100);
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 100);
         // Room for one more: the waiting message goes, and the next is read.
         let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
         assert!(read.is_ok());
-        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 200);
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 200);
         assert_eq!(inlet.pending.as_deref(), Some(texts[3]));
         for expected in &texts[1..3] {
             assert_eq!(text(reader.next().await), *expected);
         }
-        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 0);
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 0);
+    }
+
+    #[test]
+    fn a_lane_holds_at_most_its_runs_and_ends_after_them() {
+        let cx = TaskContext::from_waker(Waker::noop());
+        let link = Link::new();
+        let (tx, rx) = ends(&link, Link::outbound);
+        for text in ["a", "b"] {
+            assert!(matches!(tx.lane().poll_room(&cx), Poll::Ready(Ok(()))));
+            assert!(tx.lane().send(vec![text.to_owned()]).is_ok());
+        }
+        assert!(tx.lane().poll_room(&cx).is_pending());
+        assert!(tx.lane().send(vec!["c".to_owned()]).is_err());
+        assert!(matches!(rx.lane().poll_take(&cx), Poll::Ready(Some(run)) if run == ["a"]));
+        assert!(matches!(tx.lane().poll_room(&cx), Poll::Ready(Ok(()))));
+        // The sender's end: what waits is still taken, then the end.
+        drop(tx);
+        assert!(matches!(rx.lane().poll_take(&cx), Poll::Ready(Some(run)) if run == ["b"]));
+        assert!(matches!(rx.lane().poll_take(&cx), Poll::Ready(None)));
+    }
+
+    #[test]
+    fn a_lane_whose_taker_ended_takes_nothing_more() {
+        let cx = TaskContext::from_waker(Waker::noop());
+        let link = Link::new();
+        let (tx, rx) = ends(&link, Link::inbound);
+        assert!(tx.lane().send(vec![Frame::Message("{}".into())]).is_ok());
+        assert!(rx.lane().poll_take(&cx).is_ready());
+        assert!(tx.lane().send(vec![Frame::Message("{}".into())]).is_ok());
+        drop(rx);
+        assert!(matches!(tx.lane().poll_room(&cx), Poll::Ready(Err(Gone))));
+        assert!(tx.lane().send(vec![Frame::Message("{}".into())]).is_err());
+        // What waited was dropped with the taker's end.
+        assert_eq!(link.inbound.lock().len, 0);
+    }
+
+    #[tokio::test]
+    async fn a_lane_wakes_its_taker_and_its_sender() {
+        let link = Link::new();
+        let (tx, rx) = ends(&link, Link::outbound);
+        let taker = tokio::spawn(async move {
+            let mut taken = Vec::new();
+            while let Some(run) = poll_fn(|cx| rx.lane().poll_take(cx)).await {
+                taken.extend(run);
+            }
+            taken
+        });
+        for n in 0..100 {
+            poll_fn(|cx| tx.lane().poll_room(cx)).await.unwrap();
+            tx.lane().send(vec![n.to_string()]).unwrap();
+        }
+        drop(tx);
+        let taken = taker.await.unwrap();
+        let sent: Vec<String> = (0..100).map(|n| n.to_string()).collect();
+        assert_eq!(taken, sent);
     }
 
     #[tokio::test]
@@ -739,7 +1009,7 @@ mod tests {
         let (mut inlet, mut source, mut reader, _open) = inlet_after(&[&big, "{}"], 250).await;
         let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
         assert!(read.is_ok());
-        assert_eq!(inlet.waiting.bytes.load(Ordering::Acquire), 300);
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 300);
         assert_eq!(inlet.pending.as_deref(), Some("{}"));
         assert_eq!(text(reader.next().await), big);
         let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ::http::{HeaderMap, Request, Response};
+use futures_util::FutureExt as _;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_tungstenite::WebSocketStream;
@@ -278,20 +279,19 @@ impl WsServer {
         };
         let this = self.clone();
         let settings = &self.inner.settings;
-        upgrade::accept(
-            req,
-            settings.ws,
-            settings.write_timeout,
-            move |ws| async move {
-                this.run(ws, ctx, counted).await;
-                drop(guard);
-            },
-        )
+        upgrade::accept(req, settings.ws, settings.write_timeout, move |ws| {
+            this.run(ws, ctx, counted).map(move |()| drop(guard))
+        })
     }
 
     /// Serves one WebSocket until it closes, with the server's topics in its handlers' context
     /// (the connection leaves them when its peer's loop ends).
-    async fn run<S>(&self, ws: WebSocketStream<S>, ctx: Context, counted: Tracked)
+    fn run<S>(
+        &self,
+        ws: WebSocketStream<S>,
+        ctx: Context,
+        counted: Tracked,
+    ) -> impl Future<Output = ()> + Send + use<S>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -309,8 +309,9 @@ impl WsServer {
         );
         // Handlers hold their own handles; this one is not needed to keep the connection open.
         drop(peer);
-        pump.await;
-        drop(counted);
+        // `map`, not an `async` block awaiting the pump: the block would hold its future twice
+        // (the capture, and the future awaited), for as long as the socket is open.
+        pump.map(move |()| drop(counted))
     }
 }
 
