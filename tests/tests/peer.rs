@@ -572,6 +572,40 @@ async fn past_the_in_flight_cap_a_call_is_refused_at_once() {
     .await;
 }
 
+/// Past the cap nothing of a call runs: its params are not read, its handler is not started.
+#[tokio::test]
+async fn past_the_in_flight_cap_a_call_is_not_started() {
+    bounded(async {
+        let (mut methods, _gate, mut rx) = holding();
+        let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&started);
+        methods
+            .register("probe", &["n"], move |(n,): (i64,), _ctx| {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move { Ok::<_, RpcError>(n) }
+            })
+            .unwrap();
+        let (_a, mut raw) = lines_peer(
+            methods,
+            PeerConfig::builder().max_in_flight(1).build().unwrap(),
+        );
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
+            .await;
+        assert_eq!(rx.recv().await.as_deref(), Some("started"));
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "probe", "params": [5], "id": 2}))
+            .await;
+        let answer = raw.recv().await;
+        assert_eq!(
+            answer["error"]["code"],
+            ErrorCode::SERVER_ERROR.code(),
+            "{answer}"
+        );
+        assert_eq!(answer["id"], 2);
+        assert_eq!(started.load(std::sync::atomic::Ordering::SeqCst), 0);
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_in_flight_cap_a_batch_is_refused_at_once() {
     bounded(async {
@@ -682,6 +716,37 @@ async fn lsp_a_received_cancel_request_aborts_the_handler_and_answers_32800() {
             raw.recv().await,
             json!({"jsonrpc": "2.0", "result": 2, "id": 8})
         );
+    })
+    .await;
+}
+
+/// A cancellation notice is the peer's to honour: a handler registered under its name never
+/// starts.
+#[tokio::test]
+async fn a_cancel_notice_never_starts_a_handler_of_its_name() {
+    bounded(async {
+        let (mut methods, _, mut rx) = holding();
+        let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&started);
+        methods
+            .register_notification("$/cancelRequest", &["id"], move |(_id,): (i64,), _ctx| {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async {}
+            })
+            .unwrap();
+        let config = PeerConfig::builder()
+            .cancellation(Cancellation::Lsp)
+            .build()
+            .unwrap();
+        let (_a, mut raw) = lsp_peer(methods, config);
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 7}))
+            .await;
+        assert_eq!(rx.recv().await.as_deref(), Some("started"));
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 7}}))
+            .await;
+        assert_eq!(rx.recv().await.as_deref(), Some("dropped"));
+        assert_eq!(raw.recv().await["error"]["code"], -32800);
+        assert_eq!(started.load(std::sync::atomic::Ordering::SeqCst), 0);
     })
     .await;
 }

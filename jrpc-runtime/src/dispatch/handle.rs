@@ -32,7 +32,7 @@ impl Methods {
     pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
         if incoming::is_batch(body) {
             self.handle_batch(body, ctx).await
-        } else if let Some(begun) = self.begin_body(body, ctx) {
+        } else if let Some(begun) = self.begin_body(body, ctx, None) {
             self.finish(begun, ctx, self.deadline()).await
         } else {
             match incoming::parse_request(body) {
@@ -214,10 +214,19 @@ impl Methods {
     }
 
     /// A request read from `body` with its params in one pass, its handler started; `None` when
-    /// it is not read so, and must be read as usual.
+    /// it is not read so, and must be read as usual, and for a request naming `except` (a peer's
+    /// cancellation notice, which never reaches a handler).
     #[inline]
-    pub(crate) fn begin_body<'a>(&self, body: &'a str, ctx: &Context) -> Option<Begun<'a>> {
+    pub(crate) fn begin_body<'a>(
+        &self,
+        body: &'a str,
+        ctx: &Context,
+        except: Option<&str>,
+    ) -> Option<Begun<'a>> {
         let method = incoming::peek_method(body)?;
+        if except == Some(method) {
+            return None;
+        }
         let entry = self.inner.table.get(method)?;
         let (logged, started) = self.clock();
         let read = entry.handler.start_body(body, method, ctx)?;
@@ -617,7 +626,7 @@ mod tests {
         let body = r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#;
         assert!(
             methods
-                .begin_body(body, &methods.inner.in_process)
+                .begin_body(body, &methods.inner.in_process, None)
                 .is_some()
         );
     }

@@ -384,16 +384,17 @@ impl Connection {
         }
         // A request for a method of the table is read with its params in one pass; anything
         // else, and the cancellation notice, is read as usual below.
-        if let Some(begun) = self.methods.begin_body(&text, &self.ctx) {
-            if let Some(raw_id) = begun.raw_id() {
-                if !self.refused_busy(Some(raw_id)) {
-                    self.start_call(begun, answers, commands);
-                }
+        // else, and the cancellation notice, is read as usual below. Past the in-flight cap
+        // nothing is started: the usual read refuses a call before anything runs.
+        let notice = self.config.cancellation.method();
+        if !self.busy()
+            && let Some(begun) = self.methods.begin_body(&text, &self.ctx, notice)
+        {
+            if begun.raw_id().is_some() {
+                self.start_call(begun, answers, commands);
                 return None;
             }
-            if !self.config.cancellation.is_notice(&begun.method()) {
-                return Some(self.notification(begun));
-            }
+            return Some(self.notification(begun));
         }
         match incoming::parse(&text) {
             Incoming::Request(req) => match req.id {
@@ -444,14 +445,20 @@ impl Connection {
     /// Answers `-32000` at once, and says so, when [`max_in_flight`](super::PeerConfigBuilder::max_in_flight)
     /// handlers of calls (or batches) are running; `raw_id` is the call's id, `None` for a batch.
     fn refused_busy(&mut self, raw_id: Option<&RawValue>) -> bool {
-        let max = self.config.max_in_flight;
-        if self.shared.handling.load(Ordering::Acquire) < max {
+        if !self.busy() {
             return false;
         }
+        let max = self.config.max_in_flight;
         let err = RpcError::new(ErrorCode::SERVER_ERROR, "Server busy")
             .with_data(&format!("more than {max} calls in flight"));
         self.send_bytes(write::error_bytes(&err, &raw_id));
         true
+    }
+
+    /// Whether [`max_in_flight`](super::PeerConfigBuilder::max_in_flight) handlers of calls (or
+    /// batches) are running.
+    fn busy(&self) -> bool {
+        self.shared.handling.load(Ordering::Acquire) >= self.config.max_in_flight
     }
 
     /// Joins the call tasks that ended. A JoinSet keeps every finished task until it is joined:
