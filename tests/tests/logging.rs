@@ -160,6 +160,21 @@ fn the_request_span_records_the_outcome() {
 }
 
 #[test]
+fn each_request_has_one_span() {
+    let lines = run_all(LevelFilter::DEBUG, FmtSpan::CLOSE);
+    let closed: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.contains("rpc{") && line.ends_with("close"))
+        .collect();
+    // The five requests of `run_all`, each closing its one span with its outcome.
+    assert_eq!(closed.len(), 5, "{closed:#?}");
+    assert!(
+        closed.iter().all(|line| line.contains(" outcome=")),
+        "{closed:#?}"
+    );
+}
+
+#[test]
 fn info_shows_no_request() {
     let lines = run_all(LevelFilter::INFO, FmtSpan::NONE);
     assert!(

@@ -79,8 +79,8 @@ impl Methods {
                     match element {
                         Ok(req) => match self.answer_if_ready(self.begin(req, ctx), ctx, cx) {
                             AtOnce::Answered(answer) => answers.push(answer),
-                            AtOnce::Waiting(begun) => {
-                                waiting.push((answers.len(), begun));
+                            AtOnce::Waiting(begun, span) => {
+                                waiting.push((answers.len(), begun, span));
                                 answers.push(None);
                             }
                         },
@@ -92,7 +92,9 @@ impl Methods {
             .await;
             if !waiting.is_empty() {
                 let finished = futures_util::future::join_all(waiting.into_iter().map(
-                    |(at, begun)| async move { (at, self.finish(begun, ctx, deadline).await) },
+                    |(at, begun, span)| async move {
+                        (at, self.finish_in(begun, span, ctx, deadline).await)
+                    },
                 ))
                 .await;
                 for (at, answer) in finished {
@@ -250,13 +252,26 @@ impl Methods {
     }
 
     /// Runs a request begun, under the deadline, and writes its answer; logs and observes it.
-    pub(crate) async fn finish(
+    #[inline]
+    pub(crate) fn finish<'s>(
+        &'s self,
+        begun: Begun<'s>,
+        ctx: &'s Context,
+        deadline: Option<tokio::time::Instant>,
+    ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
+        self.finish_in(begun, None, ctx, deadline)
+    }
+
+    /// [`finish`](Self::finish), in `span` when [`answer_at_once`](Self::answer_at_once) made
+    /// it already (a request has one span).
+    pub(crate) async fn finish_in(
         &self,
         mut begun: Begun<'_>,
+        span: Option<tracing::Span>,
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
-        let span = begun.span(ctx);
+        let span = span.unwrap_or_else(|| begun.span(ctx));
         let done = match &mut begun.state {
             Start::Done(answer, outcome) => (answer.take(), *outcome),
             Start::Running(fut) => {
@@ -296,7 +311,7 @@ impl Methods {
     ) -> AtOnce<'a> {
         let span = begun.span(ctx);
         if !span.is_disabled() {
-            return AtOnce::Waiting(begun);
+            return AtOnce::Waiting(begun, Some(span));
         }
         let done = match &mut begun.state {
             Start::Done(answer, outcome) => (answer.take(), *outcome),
@@ -304,7 +319,7 @@ impl Methods {
                 let output =
                     match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
                         Ok(std::task::Poll::Ready(output)) => output,
-                        Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun),
+                        Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun, None),
                         Err(panic) => Err(Failure::Internal(panicked(&*panic))),
                     };
                 self.written(
@@ -466,8 +481,10 @@ impl<'a> Begun<'a> {
 pub(crate) enum AtOnce<'a> {
     /// It is answered (with nothing, for a notification).
     Answered(Option<Vec<u8>>),
-    /// Its handler waits: the request, to finish in a task of its own.
-    Waiting(Begun<'a>),
+    /// Its handler waits, or its span is recorded (and all of it is to run in that span): the
+    /// request, and the span once made, to be finished in a task of its own or joined with the
+    /// rest of its batch.
+    Waiting(Begun<'a>, Option<tracing::Span>),
 }
 
 /// Where a request stands once begun.

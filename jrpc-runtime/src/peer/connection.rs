@@ -480,13 +480,13 @@ impl Connection {
         let slot = self.next_slot;
         self.next_slot += 1;
         let (id, method) = (begun.id().cloned(), begun.method());
-        let begun = match self.methods.answer_at_once(begun, &self.ctx) {
+        let (begun, span) = match self.methods.answer_at_once(begun, &self.ctx) {
             AtOnce::Answered(text) => {
                 let text = text.map(write::text);
                 self.answered(slot, id, text, Some(&method), answers, commands);
                 return;
             }
-            AtOnce::Waiting(begun) => begun.into_owned(),
+            AtOnce::Waiting(begun, span) => (begun.into_owned(), span),
         };
         self.reap();
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
@@ -498,7 +498,9 @@ impl Connection {
         let method: Box<str> = method.into();
         let task = self.tasks.spawn(async move {
             let _handling = handling;
-            let text = methods.finish(begun, &ctx, methods.deadline()).await;
+            let text = methods
+                .finish_in(begun, span, &ctx, methods.deadline())
+                .await;
             let text = text.map(write::text);
             let Ok(text) = admit(&shared, text, Some(&method), answer_id.as_ref()) else {
                 return;
