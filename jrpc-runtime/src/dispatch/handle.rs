@@ -459,11 +459,6 @@ impl<'a> Begun<'a> {
         self.id.as_ref()
     }
 
-    /// The id's raw text; `None` for a notification.
-    pub(crate) fn raw_id(&self) -> Option<&RawValue> {
-        self.raw_id.as_deref()
-    }
-
     /// The same request, owning what it borrowed from the text it was read from.
     pub(crate) fn into_owned(self) -> Begun<'static> {
         Begun {

@@ -390,7 +390,7 @@ impl Connection {
         if !self.busy()
             && let Some(begun) = self.methods.begin_body(&text, &self.ctx, notice)
         {
-            if begun.raw_id().is_some() {
+            if begun.id().is_some() {
                 self.start_call(begun, answers, commands);
                 return None;
             }
