@@ -572,11 +572,13 @@ async fn past_the_in_flight_cap_a_call_is_refused_at_once() {
     .await;
 }
 
-/// Past the cap nothing of a call runs: its params are not read, its handler is not started.
-#[tokio::test]
-async fn past_the_in_flight_cap_a_call_is_not_started() {
+/// Past the cap a batch is refused whole, and nothing of a call runs: its params are not read,
+/// its handler is not started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_in_flight_cap_a_batch_is_refused_at_once() {
     bounded(async {
-        let (mut methods, _gate, mut rx) = holding();
+        let (mut methods, gate, mut rx) = holding();
+        add(&mut methods);
         let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let count = Arc::clone(&started);
         methods
@@ -592,7 +594,7 @@ async fn past_the_in_flight_cap_a_call_is_not_started() {
         raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
             .await;
         assert_eq!(rx.recv().await.as_deref(), Some("started"));
-        raw.send_json(json!({"jsonrpc": "2.0", "method": "probe", "params": [5], "id": 2}))
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "probe", "params": [5], "id": 9}))
             .await;
         let answer = raw.recv().await;
         assert_eq!(
@@ -600,24 +602,8 @@ async fn past_the_in_flight_cap_a_call_is_not_started() {
             ErrorCode::SERVER_ERROR.code(),
             "{answer}"
         );
-        assert_eq!(answer["id"], 2);
+        assert_eq!(answer["id"], 9);
         assert_eq!(started.load(std::sync::atomic::Ordering::SeqCst), 0);
-    })
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn past_the_in_flight_cap_a_batch_is_refused_at_once() {
-    bounded(async {
-        let (mut methods, gate, mut rx) = holding();
-        add(&mut methods);
-        let (_a, mut raw) = lines_peer(
-            methods,
-            PeerConfig::builder().max_in_flight(1).build().unwrap(),
-        );
-        raw.send_json(json!({"jsonrpc": "2.0", "method": "hold", "id": 1}))
-            .await;
-        assert_eq!(rx.recv().await.as_deref(), Some("started"));
         // The one slot is taken: a batch is refused too, or batches would run without a bound.
         raw.send(r#"[{"jsonrpc":"2.0","method":"hold","id":2}]"#)
             .await;
