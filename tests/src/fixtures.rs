@@ -116,6 +116,8 @@ pub struct Gate {
     pub entered: AtomicUsize,
     /// Each `gate` call takes a permit to finish.
     pub release: Semaphore,
+    /// How many `gate` calls have finished.
+    pub passed: AtomicUsize,
 }
 
 impl Gate {
@@ -124,12 +126,13 @@ impl Gate {
         Arc::new(Gate {
             entered: AtomicUsize::new(0),
             release: Semaphore::new(0),
+            passed: AtomicUsize::new(0),
         })
     }
 }
 
-/// `gate`: counts itself in `gate.entered`, waits for a permit of `gate.release`, and answers
-/// `"through"`.
+/// `gate`: counts itself in `gate.entered`, waits for a permit of `gate.release`, counts itself
+/// in `gate.passed`, and answers `"through"`.
 pub fn gate(methods: &mut Methods, gate: &Arc<Gate>) {
     let g = Arc::clone(gate);
     methods
@@ -138,6 +141,7 @@ pub fn gate(methods: &mut Methods, gate: &Arc<Gate>) {
             async move {
                 g.entered.fetch_add(1, Ordering::SeqCst);
                 g.release.acquire().await.unwrap().forget();
+                g.passed.fetch_add(1, Ordering::SeqCst);
                 Ok::<_, RpcError>("through")
             }
         })

@@ -98,27 +98,24 @@ impl RawWs {
 
     /// Sends one masked frame, as a client must.
     pub async fn send_frame(&mut self, opcode: u8, payload: &[u8]) {
-        let mut frame = vec![0x80 | opcode];
-        match payload.len() {
-            n if n < 126 => frame.push(0x80 | n as u8),
-            n if n <= 0xFFFF => {
-                frame.push(0x80 | 126);
-                frame.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                frame.push(0x80 | 127);
-                frame.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        let mask = [0x12, 0x34, 0x56, 0x78];
-        frame.extend_from_slice(&mask);
-        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        self.stream.write_all(&frame).await.unwrap();
+        self.stream
+            .write_all(&masked(opcode, payload))
+            .await
+            .unwrap();
     }
 
     /// Sends a text frame.
     pub async fn send_text(&mut self, text: &str) {
         self.send_frame(TEXT, text.as_bytes()).await;
+    }
+
+    /// Sends text frames in one write, so that the server reads them together.
+    pub async fn send_texts(&mut self, texts: &[&str]) {
+        let frames: Vec<u8> = texts
+            .iter()
+            .flat_map(|text| masked(TEXT, text.as_bytes()))
+            .collect();
+        self.stream.write_all(&frames).await.unwrap();
     }
 
     /// The next frame; `None` when the server closed the socket.
@@ -182,4 +179,24 @@ impl RawWs {
         }
         code
     }
+}
+
+/// One masked frame, as a client sends it.
+fn masked(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0x80 | opcode];
+    match payload.len() {
+        n if n < 126 => frame.push(0x80 | n as u8),
+        n if n <= 0xFFFF => {
+            frame.push(0x80 | 126);
+            frame.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            frame.push(0x80 | 127);
+            frame.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    let mask = [0x12, 0x34, 0x56, 0x78];
+    frame.extend_from_slice(&mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    frame
 }

@@ -51,6 +51,13 @@ fn methods(state: &Arc<State>) -> Methods {
         .unwrap();
     count_pings(&mut methods, &state.pings);
     gate(&mut methods, &state.gate);
+    let g = Arc::clone(&state.gate);
+    methods
+        .register("passed", &[], move |(): (), _| {
+            let passed = g.passed.load(Ordering::SeqCst);
+            async move { Ok::<_, RpcError>(passed) }
+        })
+        .unwrap();
     methods
 }
 
@@ -112,6 +119,39 @@ async fn a_handlers_notifications_arrive_before_its_answer() {
     call_chatty(&mut ws).await;
     // And again on the same connection.
     call_chatty(&mut ws).await;
+}
+
+/// A notification whose handler waits holds up what follows it, though the server answers most
+/// calls where it reads them: `passed`, which finishes at once, runs only after the `gate`
+/// handler before it, whether they came in one write or the call came while the handler waited.
+#[tokio::test]
+async fn a_waiting_notification_handler_holds_up_the_calls_behind_it() {
+    let state = state();
+    let (addr, _server) = start(&state, |b| b).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    let gate = r#"{"jsonrpc":"2.0","method":"gate"}"#;
+    ws.send_texts(&[gate, r#"{"jsonrpc":"2.0","method":"passed","id":1}"#])
+        .await;
+    eventually(|| state.gate.entered.load(Ordering::SeqCst) == 1).await;
+    state.gate.release.add_permits(1);
+    assert_eq!(
+        ws.next_json().await,
+        json!({"jsonrpc": "2.0", "result": 1, "id": 1})
+    );
+
+    ws.send_text(gate).await;
+    eventually(|| state.gate.entered.load(Ordering::SeqCst) == 2).await;
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"passed","id":2}"#)
+        .await;
+    // The pong shows that the server has read the call before the gate opens.
+    ws.send_frame(PING, b"read").await;
+    let pong = ws.next_frame().await.expect("a pong");
+    assert_eq!((pong.opcode, &pong.payload[..]), (PONG, &b"read"[..]));
+    state.gate.release.add_permits(1);
+    assert_eq!(
+        ws.next_json().await,
+        json!({"jsonrpc": "2.0", "result": 2, "id": 2})
+    );
 }
 
 #[tokio::test]

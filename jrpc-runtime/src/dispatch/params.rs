@@ -183,6 +183,40 @@ impl FromParams for () {
     fn describe(_names: &'static [&'static str]) -> MethodDoc {
         MethodDoc::new()
     }
+
+    const ONE_PASS: bool = true;
+
+    #[inline]
+    fn deserialize_params<'de, D: de::Deserializer<'de>>(
+        deserializer: D,
+        _names: &'static [&'static str],
+    ) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NoParams)
+    }
+}
+
+/// Reads the params of a method that takes none in one pass: an empty array, or an object
+/// whose members are ignored. Anything else is read again by [`FromParams::from_params`].
+struct NoParams;
+
+impl<'de> Visitor<'de> for NoParams {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("no parameters")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        match seq.next_element::<IgnoredAny>()? {
+            None => Ok(()),
+            Some(_) => Err(de::Error::custom("too many parameters: expected none")),
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
 }
 
 /// Runs `visitor` over `text`.

@@ -106,7 +106,23 @@ impl Command {
     }
 }
 
-pub(super) type Reader<RE> = Pin<Box<dyn Stream<Item = Result<Frame, RE>> + Send>>;
+/// What the loop reads: a frame, or a call the transport began already (see [`Direct`]).
+///
+/// [`Direct`]: super::Direct
+pub(crate) enum Input {
+    Frame(Frame),
+    /// A call whose handler did not finish in the poll that began it: it goes on in a task of
+    /// its own, as any call that waits.
+    Started(Started),
+}
+
+/// A call begun and polled once where it was read, its handler waiting.
+pub(crate) struct Started {
+    pub(super) begun: Begun<'static>,
+    pub(super) span: Option<tracing::Span>,
+}
+
+pub(super) type Reader<RE> = Pin<Box<dyn Stream<Item = Result<Input, RE>> + Send>>;
 pub(super) type Writer<WE> = Pin<Box<dyn Sink<String, Error = WE> + Send>>;
 
 pub(super) struct Connection {
@@ -246,7 +262,14 @@ impl Connection {
                             self.fail_pending();
                         }
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
-                        Some(Ok(frame)) => notification = self.incoming(frame, &answer_tx, &commands),
+                        Some(Ok(Input::Frame(frame))) => notification = self.incoming(frame, &answer_tx, &commands),
+                        Some(Ok(Input::Started(Started { begun, span }))) => {
+                            if begun.id().is_some() {
+                                self.spawn_call(begun, span, &answer_tx);
+                            } else {
+                                notification = Some(self.notification(begun, span));
+                            }
+                        }
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
                     () = sleep_until(drain_until), if drain_until.is_some() => {
@@ -394,7 +417,7 @@ impl Connection {
                 self.start_call(begun, answers, commands);
                 return None;
             }
-            return Some(self.notification(begun));
+            return Some(self.notification(begun, None));
         }
         match incoming::parse(&text) {
             Incoming::Request(req) => match req.id {
@@ -411,7 +434,7 @@ impl Connection {
                 }
                 None => {
                     let begun = self.methods.begin(req, &self.ctx);
-                    Some(self.notification(begun))
+                    Some(self.notification(begun, None))
                 }
             },
             Incoming::Response(res) => {
@@ -431,14 +454,16 @@ impl Connection {
         }
     }
 
-    /// Runs a notification's handler in a task of its own, which the loop waits for before it
-    /// reads on.
-    fn notification(&mut self, begun: Begun<'_>) -> Running {
+    /// Runs a notification's handler in a task of its own (in `span`, if made already), which
+    /// the loop waits for before it reads on.
+    fn notification(&mut self, begun: Begun<'_>, span: Option<tracing::Span>) -> Running {
         let begun = begun.into_owned();
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         Running(tokio::spawn(async move {
             // A notification is never answered, whatever the handler does.
-            methods.finish(begun, &ctx, methods.deadline()).await;
+            methods
+                .finish_in(begun, span, &ctx, methods.deadline())
+                .await;
         }))
     }
 
@@ -477,17 +502,30 @@ impl Connection {
         answers: &mpsc::WeakSender<Command>,
         commands: &mpsc::Receiver<Command>,
     ) {
-        let slot = self.next_slot;
-        self.next_slot += 1;
         let (id, method) = (begun.id().cloned(), begun.method());
         let (begun, span) = match self.methods.answer_at_once(begun, &self.ctx) {
             AtOnce::Answered(text) => {
+                let slot = self.next_slot;
+                self.next_slot += 1;
                 let text = text.map(write::text);
                 self.answered(slot, id, text, Some(&method), answers, commands);
                 return;
             }
             AtOnce::Waiting(begun, span) => (begun.into_owned(), span),
         };
+        self.spawn_call(begun, span, answers);
+    }
+
+    /// Runs a call whose handler waits in a task of its own, counted in flight while it runs.
+    fn spawn_call(
+        &mut self,
+        begun: Begun<'static>,
+        span: Option<tracing::Span>,
+        answers: &mpsc::WeakSender<Command>,
+    ) {
+        let slot = self.next_slot;
+        self.next_slot += 1;
+        let (id, method) = (begun.id().cloned(), begun.method());
         self.reap();
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         // Counted in flight while it runs, however it ends (answered, cancelled).
@@ -626,7 +664,7 @@ impl Connection {
 
 /// Takes room in the budget for a finished call's answer (`method`, `None` for a batch); when
 /// there is none, records why (the loop then closes the connection) and drops the answer.
-fn admit(
+pub(super) fn admit(
     shared: &Shared,
     text: Option<String>,
     method: Option<&str>,

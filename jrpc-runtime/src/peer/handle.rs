@@ -9,14 +9,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use futures_util::{FutureExt as _, Sink, SinkExt as _, Stream};
+use futures_util::{FutureExt as _, Sink, SinkExt as _, Stream, TryStreamExt as _};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
+use super::Direct;
 use super::budget::{Budget, Room, WriteDeadline};
-use super::connection::{Command, Connection, OutgoingCall};
+use super::connection::{Command, Connection, Input, OutgoingCall};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
 use crate::wire::write;
@@ -37,6 +38,9 @@ pub(super) struct Shared {
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
     /// answer only waits to be written is not counted.
     pub(super) handling: AtomicUsize,
+    /// Messages handles have begun to send: a call answered where it was read (see
+    /// [`Direct`](super::Direct)) whose handler sent one meanwhile queues its answer behind it.
+    pub(super) pushes: AtomicU64,
     /// Tells this connection from every other in the process.
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
@@ -238,10 +242,29 @@ impl Peer {
         reader: R,
         writer: W,
         methods: Methods,
-        mut config: PeerConfig,
+        config: PeerConfig,
     ) -> (Peer, Driver)
     where
         R: Stream<Item = Result<Frame, RE>> + Send + 'static,
+        W: Sink<String, Error = WE> + Send + 'static,
+        RE: fmt::Display + Send + 'static,
+        WE: fmt::Display + Send + 'static,
+    {
+        let (peer, driver, _) =
+            Self::start_inputs(reader.map_ok(Input::Frame), writer, methods, config);
+        (peer, driver)
+    }
+
+    /// [`start`](Self::start) over a stream of inputs, some of them calls the transport began
+    /// itself; with what it answers such calls with.
+    pub(crate) fn start_inputs<R, W, RE, WE>(
+        reader: R,
+        writer: W,
+        methods: Methods,
+        mut config: PeerConfig,
+    ) -> (Peer, Driver, Direct)
+    where
+        R: Stream<Item = Result<Input, RE>> + Send + 'static,
         W: Sink<String, Error = WE> + Send + 'static,
         RE: fmt::Display + Send + 'static,
         WE: fmt::Display + Send + 'static,
@@ -261,6 +284,7 @@ impl Peer {
             overflow_reason: Mutex::new(None),
             budget: Arc::new(Budget::new(room)),
             handling: AtomicUsize::new(0),
+            pushes: AtomicU64::new(0),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             on_close: Mutex::new(Some(Vec::new())),
         });
@@ -277,6 +301,7 @@ impl Peer {
         // the handle it was given; a client lets the loop end with its last handle.
         let keepalive = (config.lifetime == Lifetime::UntilInputEnds).then(|| tx.clone());
         let closed = RunOnClose(Arc::clone(&shared));
+        let direct = Direct::new(&methods, &ctx, &config, &shared, tx.downgrade());
         let conn = Connection::new(methods, ctx, config, shared, tx.downgrade());
         let run = conn.run(Box::pin(reader), Box::pin(writer), rx, keepalive);
         // `map`, not an `async` block awaiting `run`: the block would hold the loop's future
@@ -291,6 +316,7 @@ impl Peer {
                 ..handle
             },
             driver,
+            direct,
         )
     }
 
@@ -372,6 +398,7 @@ impl Peer {
             method: method.to_owned(),
         };
         let tx = self.tx.get().ok_or_else(closed)?;
+        self.shared.pushes.fetch_add(1, Ordering::AcqRel);
         let budget = &self.shared.budget;
         match self.shared.overflow {
             Overflow::Wait => {

@@ -9,6 +9,7 @@
 //! | `config` | [`PeerConfig`] and its checking builder, [`Framing`], [`Overflow`], [`Lifetime`] |
 //! | `handle` | [`Peer`]: the constructors, the `Caller` impl, [`Context::peer`](crate::Context::peer) |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
+//! | `direct` | calls answered where a transport reads them, for a reader in a task of its own |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
 //! | `budget` | the bytes a connection holds for its peer, and the write deadline on a byte stream |
 //!
@@ -26,6 +27,7 @@ mod budget;
 mod cancel;
 mod config;
 mod connection;
+mod direct;
 mod handle;
 
 pub(crate) use budget::Room;
@@ -33,6 +35,11 @@ pub(crate) use budget::Room;
 pub(crate) use budget::{Budget, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
+#[cfg(feature = "ws")]
+pub(crate) use connection::Input;
+pub(crate) use direct::Direct;
+#[cfg(feature = "ws")]
+pub(crate) use direct::Read;
 #[cfg(feature = "http")]
 pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};

@@ -41,6 +41,7 @@
 //! is cut by the write deadline ([`write_timeout`](super::WsSettings::write_timeout)), or closed
 //! with 1008 once what waits for it passes the byte budget.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::future::poll_fn;
@@ -58,11 +59,10 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Bytes, Message};
+use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 
 use crate::framing::Frame;
-use crate::peer::Budget;
-use crate::peer::Driver;
+use crate::peer::{Budget, Direct, Driver, Input, Read};
 use crate::woken::Woken;
 use crate::{Context, Methods, Peer, PeerConfig};
 
@@ -148,11 +148,12 @@ where
         run: Vec::new(),
     };
     let config = settings.peer.clone().with_context(ctx);
-    let (peer, driver) = Peer::start(reader, writer, methods, config);
+    let (peer, driver, direct) = Peer::start_inputs(reader, writer, methods, config);
     let pump = Pump {
         inlet: Inlet {
             frames: Some(frames_tx),
             pending: None,
+            direct: Some(direct),
             link,
             room: settings.peer.max_message_size(),
             max_message_size: settings.ws.max_message_size,
@@ -288,7 +289,8 @@ impl Pump {
                         if let Poll::Ready(written) = written {
                             return Poll::Ready(Io::Written(written));
                         }
-                        if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, cx) {
+                        let answers = self.outbox.answers();
+                        if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, answers, cx) {
                             return Poll::Ready(Io::Read(read));
                         }
                         Poll::Pending
@@ -390,8 +392,8 @@ const RUNS: usize = 2;
 /// In place of two tokio channels: each allocates its shared state and its first block of 32
 /// slots when made, about 1.3 KiB an idle connection holds; both ways here are one allocation.
 struct Link {
-    /// Runs of messages read, to the peer's loop.
-    inbound: Lane<Frame>,
+    /// Runs of messages read (and calls begun), to the peer's loop.
+    inbound: Lane<Input>,
     /// Runs of texts written, to the pump.
     outbound: Lane<String>,
     /// The bytes of the messages handed to the peer's loop and not yet taken by it.
@@ -410,7 +412,7 @@ impl Link {
         })
     }
 
-    fn inbound(&self) -> &Lane<Frame> {
+    fn inbound(&self) -> &Lane<Input> {
         &self.inbound
     }
 
@@ -527,6 +529,12 @@ impl<T> Lane<T> {
         Poll::Pending
     }
 
+    /// Whether the taker found the lane empty and waits: it has taken, and dealt with,
+    /// everything sent before.
+    fn taker_waits(&self) -> bool {
+        self.lock().taker.is_some()
+    }
+
     /// The sender ends: the taker sees the end after what waits.
     fn end_sending(&self) {
         let mut state = self.lock();
@@ -608,17 +616,17 @@ fn ends<T>(link: &Arc<Link>, lane: fn(&Link) -> &Lane<T>) -> (Sending<T>, Taking
 
 /// The peer's loop's input: the runs of messages the pump handed across, one at a time.
 struct Reader {
-    frames: Taking<Frame>,
-    run: std::vec::IntoIter<Frame>,
+    frames: Taking<Input>,
+    run: std::vec::IntoIter<Input>,
 }
 
 impl futures_util::Stream for Reader {
-    type Item = Result<Frame, Infallible>;
+    type Item = Result<Input, Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         loop {
             if let Some(frame) = self.run.next() {
-                if let Frame::Message(text) = &frame {
+                if let Input::Frame(Frame::Message(text)) = &frame {
                     let link = &self.frames.link;
                     link.bytes.fetch_sub(text.len(), Ordering::AcqRel);
                     link.taken.wake();
@@ -641,9 +649,12 @@ impl futures_util::Stream for Reader {
 struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
     /// ended).
-    frames: Option<Sending<Frame>>,
+    frames: Option<Sending<Input>>,
     /// A message read while the peer had no room for it.
     pending: Option<String>,
+    /// What answers calls here, while the peer's loop waits for more; `None` hands every
+    /// message over.
+    direct: Option<Direct>,
     link: Arc<Link>,
     /// The peer's room for a message being read: its `max_message_size`.
     room: usize,
@@ -667,11 +678,14 @@ impl Inlet {
         self.frames = None;
     }
 
-    /// Reads what the socket has and hands it across as one run, of up to [`RUN`] messages.
-    /// Ready once something moved (`Ok`), or when the connection must end.
+    /// Reads what the socket has, up to [`RUN`] messages: answers the calls that finish at once
+    /// into `answers` while the peer's loop waits for more and the outbox has room for them
+    /// (`Some`), and hands the rest across as one run. Ready once something moved (`Ok`), or
+    /// when the connection must end.
     fn poll<S>(
         &mut self,
         ws: &mut WebSocketStream<S>,
+        answers: Option<&mut VecDeque<String>>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), End>>
     where
@@ -689,8 +703,15 @@ impl Inlet {
             }
             Poll::Pending => return Poll::Pending,
         }
+        // Answered here only while the loop has dealt with all it was handed: so in order.
+        let mut direct = self
+            .direct
+            .as_ref()
+            .zip(answers)
+            .filter(|_| self.pending.is_none() && frames.lane().taker_waits());
         let mut run = Vec::new();
         let mut read = false;
+        let mut answered = 0;
         let end = loop {
             if let Some(text) = self.pending.take() {
                 if !self.fits(text.len(), cx) {
@@ -698,19 +719,43 @@ impl Inlet {
                     break None;
                 }
                 self.link.bytes.fetch_add(text.len(), Ordering::AcqRel);
-                run.push(Frame::Message(text));
+                run.push(Input::Frame(Frame::Message(text)));
             }
-            if run.len() == RUN {
+            if run.len() + answered == RUN {
                 break None;
             }
             let Poll::Ready(message) = ws.poll_next_unpin(cx) else {
                 break None;
             };
             read = true;
-            match self.received(message) {
-                Ok(text) => self.pending = text,
+            let text = match self.received(message) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
                 Err(end) => break Some(end),
+            };
+            // Past the in-flight cap or half the budget, the loop waits, or refuses.
+            if let Some((answering, answers)) = direct.as_mut().filter(|(d, _)| d.open()) {
+                match answering.read(text.as_str()) {
+                    Read::Answered(answer) => {
+                        answers.push_back(answer);
+                        answered += 1;
+                        continue;
+                    }
+                    Read::Done => {
+                        answered += 1;
+                        continue;
+                    }
+                    Read::Started(call) => {
+                        // What follows waits behind it.
+                        run.push(Input::Started(call));
+                        direct = None;
+                        continue;
+                    }
+                    Read::Other => {}
+                }
             }
+            direct = None;
+            self.pending = Some(text.as_str().to_owned());
         };
         if let Some(end) = end {
             return Poll::Ready(Err(end));
@@ -744,10 +789,13 @@ impl Inlet {
 
     /// Takes one message off the socket: a text for the peer, nothing (control frames), or the
     /// end of the connection.
-    fn received(&self, message: Option<Result<Message, WsError>>) -> Result<Option<String>, End> {
+    fn received(
+        &self,
+        message: Option<Result<Message, WsError>>,
+    ) -> Result<Option<Utf8Bytes>, End> {
         match message {
             None => Err(End::Gone("the socket ended".into())),
-            Some(Ok(Message::Text(text))) => Ok(Some(text.as_str().to_owned())),
+            Some(Ok(Message::Text(text))) => Ok(Some(text)),
             Some(Ok(Message::Binary(_))) => Err(End::Binary),
             // tungstenite answers pings itself; a pong only shows the other side is alive.
             Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => Ok(None),
@@ -805,6 +853,8 @@ async fn tick(ping: Option<&mut Interval>) {
 struct Outbox {
     /// The run of texts being written.
     run: std::vec::IntoIter<String>,
+    /// Answers the pump made itself, to write after the run.
+    answers: VecDeque<String>,
     next: Option<Message>,
     ping: bool,
     unflushed: bool,
@@ -818,6 +868,13 @@ struct Outbox {
 }
 
 impl Outbox {
+    /// Where the pump's own answers go, while nothing waits to be written or flushed; `None`
+    /// while something does, so that they wait for the socket as the peer's loop's do.
+    fn answers(&mut self) -> Option<&mut VecDeque<String>> {
+        let idle = self.next.is_none() && !self.unflushed && self.run.as_slice().is_empty();
+        (idle && self.answers.is_empty()).then_some(&mut self.answers)
+    }
+
     /// Moves texts from the peer to the socket, a ping first when one is due; flushes when no
     /// more is waiting. Ready (`Ok`) once the peer's loop has ended and all is flushed.
     ///
@@ -840,6 +897,10 @@ impl Outbox {
                     self.next = Some(Message::Ping(Bytes::new()));
                 } else if let Some(text) = self.run.next() {
                     self.taken += text.len();
+                    self.next = Some(Message::Text(text.into()));
+                } else if let Some(text) = self.answers.pop_front() {
+                    self.taken += text.len();
+                    self.flush = true;
                     self.next = Some(Message::Text(text.into()));
                 } else if !self.ended {
                     match out.lane().poll_take(cx) {
@@ -912,6 +973,7 @@ mod tests {
         let inlet = Inlet {
             frames: Some(frames_tx),
             pending: None,
+            direct: None,
             link,
             room,
             max_message_size: None,
@@ -919,10 +981,12 @@ mod tests {
         (inlet, server, reader, client)
     }
 
-    fn text(frame: Option<Result<Frame, Infallible>>) -> String {
-        match frame {
-            Some(Ok(Frame::Message(text))) => text,
-            other => panic!("expected a message, got {other:?}"),
+    fn text(input: Option<Result<Input, Infallible>>) -> String {
+        match input {
+            Some(Ok(Input::Frame(Frame::Message(text)))) => text,
+            Some(Ok(Input::Frame(other))) => panic!("expected a message, got {other:?}"),
+            Some(Ok(Input::Started(_))) => panic!("expected a message, got a call begun"),
+            None => panic!("expected a message, got the end"),
         }
     }
 
@@ -936,7 +1000,7 @@ mod tests {
         ];
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (mut inlet, mut source, mut reader, _open) = inlet_after(&texts, 250).await;
-        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
         assert!(read.is_ok());
         // Two fit in 250 bytes; the third waits in the pump, and the socket is read no further.
         assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 200);
@@ -945,7 +1009,7 @@ mod tests {
         assert_eq!(text(reader.next().await), texts[0]);
         assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 100);
         // Room for one more: the waiting message goes, and the next is read.
-        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
         assert!(read.is_ok());
         assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 200);
         assert_eq!(inlet.pending.as_deref(), Some(texts[3]));
@@ -979,12 +1043,24 @@ mod tests {
         let cx = TaskContext::from_waker(Waker::noop());
         let link = Link::new();
         let (tx, rx) = ends(&link, Link::inbound);
-        assert!(tx.lane().send(vec![Frame::Message("{}".into())]).is_ok());
+        assert!(
+            tx.lane()
+                .send(vec![Input::Frame(Frame::Message("{}".into()))])
+                .is_ok()
+        );
         assert!(rx.lane().poll_take(&cx).is_ready());
-        assert!(tx.lane().send(vec![Frame::Message("{}".into())]).is_ok());
+        assert!(
+            tx.lane()
+                .send(vec![Input::Frame(Frame::Message("{}".into()))])
+                .is_ok()
+        );
         drop(rx);
         assert!(matches!(tx.lane().poll_room(&cx), Poll::Ready(Err(Gone))));
-        assert!(tx.lane().send(vec![Frame::Message("{}".into())]).is_err());
+        assert!(
+            tx.lane()
+                .send(vec![Input::Frame(Frame::Message("{}".into()))])
+                .is_err()
+        );
         // What waited was dropped with the taker's end.
         assert_eq!(link.inbound.lock().len, 0);
     }
@@ -1014,12 +1090,12 @@ mod tests {
     async fn one_message_larger_than_the_room_still_crosses_alone() {
         let big = "x".repeat(300);
         let (mut inlet, mut source, mut reader, _open) = inlet_after(&[&big, "{}"], 250).await;
-        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
         assert!(read.is_ok());
         assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 300);
         assert_eq!(inlet.pending.as_deref(), Some("{}"));
         assert_eq!(text(reader.next().await), big);
-        let read = poll_fn(|cx| inlet.poll(&mut source, cx)).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
         assert!(read.is_ok());
         assert_eq!(text(reader.next().await), "{}");
     }

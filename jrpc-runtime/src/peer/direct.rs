@@ -1,0 +1,146 @@
+//! Calls answered where they are read: for a transport that reads in a task of its own (a
+//! WebSocket's pump), a call whose handler finishes in its first poll is answered there, without
+//! crossing to the connection's loop and back (a wake-up of another task each way).
+//!
+//! The loop's rules hold for what is answered here:
+//! - Order. The reader answers here only while the loop has dealt with everything handed to it
+//!   before and waits for more (so no notification handler runs); once it hands a message over,
+//!   the rest of what it read goes over too. The reader knows that; [`Direct`] does not.
+//! - A handler's pushes go out before its answer. When a handle began to send anything while
+//!   the handler ran, its answer is queued behind, through the loop's command queue.
+//! - The in-flight cap and the budget. Past the cap, or while half the budget is taken (when the
+//!   loop stops reading too), nothing is answered here: the loop refuses, or waits. An answer
+//!   takes its room in the budget as the loop's do.
+//! - A handler that waits goes to the loop begun ([`Input::Started`]), and runs there as any
+//!   call that waits: in a task of its own, counted in flight, cancellable. A notification's
+//!   holds up the reading until it ends.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use tokio::sync::mpsc;
+
+use super::connection::{Command, Started, admit};
+use super::handle::Shared;
+use super::{PeerConfig, Room};
+use crate::dispatch::AtOnce;
+use crate::wire::write;
+use crate::{Context, Methods};
+
+#[cfg(doc)]
+use super::connection::Input;
+
+/// What answers calls where they are read, for one connection.
+#[cfg_attr(
+    not(feature = "ws"),
+    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
+)]
+pub(crate) struct Direct {
+    methods: Methods,
+    /// The connection's context, the loop's own.
+    ctx: Context,
+    shared: Arc<Shared>,
+    /// The loop's command queue, for an answer that goes behind its handler's pushes.
+    commands: mpsc::WeakSender<Command>,
+    max_in_flight: usize,
+    /// The cancellation notice's method, which only the loop honours.
+    notice: Option<&'static str>,
+}
+
+/// What [`Direct::read`] did with a message.
+#[cfg_attr(
+    not(feature = "ws"),
+    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
+)]
+pub(crate) enum Read {
+    /// Answered: the text to write, which took its room in the budget.
+    Answered(String),
+    /// Nothing to write: a notification handled, an answer queued behind its handler's pushes,
+    /// or one that found no room (the connection is closing).
+    Done,
+    /// Its handler waits: the call, for the loop.
+    Started(Started),
+    /// Not read here (a batch, an answer, a method not in the table, the cancellation notice):
+    /// the text goes to the loop as it is.
+    Other,
+}
+
+#[cfg_attr(
+    not(feature = "ws"),
+    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
+)]
+impl Direct {
+    pub(super) fn new(
+        methods: &Methods,
+        ctx: &Context,
+        config: &PeerConfig,
+        shared: &Arc<Shared>,
+        commands: mpsc::WeakSender<Command>,
+    ) -> Self {
+        Self {
+            methods: methods.clone(),
+            ctx: ctx.clone(),
+            shared: Arc::clone(shared),
+            commands,
+            max_in_flight: config.max_in_flight,
+            notice: config.cancellation.method(),
+        }
+    }
+
+    /// Whether the connection lets calls be answered here now: under the in-flight cap, with
+    /// less than half the budget taken.
+    pub(crate) fn open(&self) -> bool {
+        let budget = &self.shared.budget;
+        self.shared.handling.load(Ordering::Acquire) < self.max_in_flight
+            && budget.held() <= budget.limit() / 2
+    }
+
+    /// Reads `text` and answers it here if it is a request for a method of the table whose
+    /// handler finishes in its first poll.
+    pub(crate) fn read(&self, text: &str) -> Read {
+        let pushes = self.shared.pushes.load(Ordering::Acquire);
+        let Some(begun) = self.methods.begin_body(text, &self.ctx, self.notice) else {
+            return Read::Other;
+        };
+        let (id, method) = (begun.id().cloned(), begun.method());
+        let answer = match self.methods.answer_at_once(begun, &self.ctx) {
+            AtOnce::Answered(answer) => answer.map(write::text),
+            AtOnce::Waiting(begun, span) => {
+                return Read::Started(Started {
+                    begun: begun.into_owned(),
+                    span,
+                });
+            }
+        };
+        let Ok(Some(answer)) = admit(&self.shared, answer, Some(&method), id.as_ref()) else {
+            return Read::Done;
+        };
+        if self.shared.pushes.load(Ordering::Acquire) == pushes {
+            return Read::Answered(answer);
+        }
+        self.queue(answer);
+        Read::Done
+    }
+
+    /// Queues an answer, which took its room, behind what its handler sent.
+    fn queue(&self, text: String) {
+        let bytes = text.len();
+        let Some(tx) = self.commands.upgrade() else {
+            self.shared.budget.give_back(bytes);
+            return;
+        };
+        match tx.try_send(Command::Notify { text }) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(command)) => {
+                // The queue is full: a task waits for room, in turn.
+                let room = Room::taken(&self.shared.budget, bytes);
+                tokio::spawn(async move {
+                    if tx.send(command).await.is_ok() {
+                        room.keep();
+                    }
+                });
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => self.shared.budget.give_back(bytes),
+        }
+    }
+}
