@@ -30,7 +30,9 @@
 //!
 //! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
 //! answered without a task switch, a copy of the request or a box for it, which is where a
-//! connection's throughput goes. (While a subscriber records the request's DEBUG span, the call
+//! connection's throughput goes. A transport that reads in a task of its own (a WebSocket's
+//! pump) answers such calls itself, by the same rules ([`Direct`](super::Direct)); those that
+//! wait reach the loop begun ([`Input::Started`]). (While a subscriber records the request's DEBUG span, the call
 //! starts in its task instead, so that all of it runs in the span.) The price is
 //! that a handler computing for long before its first `.await` holds up its connection for that
 //! long; move such work to `tokio::task::spawn_blocking`.
@@ -113,6 +115,10 @@ pub(crate) enum Input {
     Frame(Frame),
     /// A call whose handler did not finish in the poll that began it: it goes on in a task of
     /// its own, as any call that waits.
+    #[cfg_attr(
+        not(feature = "ws"),
+        allow(dead_code, reason = "only the WebSocket's pump begins calls")
+    )]
     Started(Started),
 }
 

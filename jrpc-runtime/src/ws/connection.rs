@@ -8,6 +8,14 @@
 //! for two tokio channels, which would cost an idle connection about 3 KiB more: each allocates
 //! a block of 32 slots when it is made.
 //!
+//! A call whose handler finishes in its first poll (most do) never crosses: the pump answers it
+//! where it reads it ([`Direct`]), and writes the answer with the others it made, without a
+//! wake-up of the peer's loop either way. It does so only while the loop has dealt with all it
+//! was handed and waits for more, and its outbox has nothing waiting for the socket; once it
+//! hands a message over, the rest of what it read goes over too, so messages keep their order
+//! (a notification handler that waits still holds up what follows it). A call whose handler
+//! waits crosses begun, and runs in a task of its own as any call that waits.
+//!
 //! Messages cross in runs: the pump reads what the socket has (up to 32 messages) and hands it
 //! all across before it waits again, and the peer's loop writes all its answers before it
 //! flushes, so that the two tasks wake each other once per run rather than once per message.
@@ -26,7 +34,7 @@
 //! | 2 | the peer's loop failing (its queue overflowed) | drops the connection at once |
 //! | 3 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
 //! | 4 | the peer's outgoing texts (and a due ping) | writes them, pings first; flushes when the peer's loop flushes (so what it wrote in one go leaves in one write); ends when the peer's loop has ended and all is flushed |
-//! | 5 | the socket, and room in the peer's input | hands over the message waiting, then reads a run: text: to the peer (or kept until it has room); pongs and pings: the client is alive; binary: close 1003; close: answer it |
+//! | 5 | the socket, and room in the peer's input | hands over the message waiting, then reads a run: text: answered here (see above), or to the peer (or kept until it has room); pongs and pings: the client is alive; binary: close 1003; close: answer it |
 //! | 6 | the ping timer | queues a ping |
 //! | 7 | the idle deadline, while the socket is read | close 1000 |
 //!

@@ -42,6 +42,12 @@
 //! Past [`max_in_flight`](WsSettings::max_in_flight) calls running on one connection, a
 //! call is answered `-32000` at once.
 //!
+//! A call whose handler finishes in its first poll (most do) is answered by the task that reads
+//! the socket, without a hand-off to the connection's loop and back; a handler that waits goes on
+//! in a task of its own. Messages keep the order a [`Peer`](crate::Peer) gives them: a
+//! notification handler finishes before what follows it runs, and a handler's pushes go out
+//! before its answer.
+//!
 //! Pushes never wait for room ([`Overflow::Close`](crate::Overflow::Close)): a server must not
 //! stall on one slow client. So size [`queue`](WsSettings::queue) for the largest burst a
 //! handler or a publish sends at once: a handler that pushes a thousand notifications in a loop
