@@ -472,9 +472,18 @@ impl<'de> Visitor<'de> for PlainRequests {
 /// and checks that it names this method.
 #[inline]
 pub(crate) fn peek_method(text: &str) -> Option<&str> {
-    // As the writers (and most clients) write a request: at once, without a scan.
-    if let Some(rest) = text.strip_prefix(r#"{"jsonrpc":"2.0","method":""#) {
-        return rest.get(..plain_len(rest.as_bytes())?);
+    // As the writers (and most clients) write a request, its id first or not: at once, without
+    // a scan of the keys.
+    if let Some(rest) = text.strip_prefix(r#"{"jsonrpc":"2.0","#) {
+        if let Some(name) = rest.strip_prefix(r#""method":""#) {
+            return name.get(..plain_len(name.as_bytes())?);
+        }
+        if let Some(id) = rest.strip_prefix(r#""id":"#)
+            && let Some(end) = skip_scalar(id.as_bytes(), 0)
+            && let Some(name) = id.get(end..).and_then(|r| r.strip_prefix(r#","method":""#))
+        {
+            return name.get(..plain_len(name.as_bytes())?);
+        }
     }
     let bytes = text.as_bytes();
     let mut at = skip_blank(bytes, 0);
@@ -795,6 +804,12 @@ mod tests {
             Some("m")
         );
         assert_eq!(peek(r#"{"id":null,"ok":true,"method":"m"}"#), Some("m"));
+        assert_eq!(
+            peek(r#"{"jsonrpc":"2.0","id":"a,\"b","method":"m","params":[]}"#),
+            Some("m")
+        );
+        assert_eq!(peek(r#"{"jsonrpc":"2.0","id":7,"method":"a\u0062"}"#), None);
+        assert_eq!(peek(r#"{"jsonrpc":"2.0","id":{},"method":"m"}"#), None);
         // Nested values, escapes and missing names are left to the full read.
         assert_eq!(peek(r#"{"params":[1],"method":"add"}"#), None);
         assert_eq!(peek(r#"{"jsonrpc":"2.0","method":"a\u0062"}"#), None);
