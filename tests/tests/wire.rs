@@ -179,6 +179,8 @@ async fn notifications_are_never_answered() {
         r#"{"jsonrpc":"2.0","method":"fail","params":[5]}"#,
         r#"{"jsonrpc":"2.0","method":"panic"}"#,
         r#"{"jsonrpc":"2.0","method":"note","params":[1]}"#,
+        // A number past `f64`'s range is still JSON: params of the right kind.
+        r#"{"jsonrpc":"2.0","method":"nope","params":[0,4E999]}"#,
     ] {
         assert_eq!(m.handle(body).await, None, "{body}");
     }
