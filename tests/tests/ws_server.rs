@@ -119,6 +119,27 @@ async fn a_handlers_notifications_arrive_before_its_answer() {
     call_chatty(&mut ws).await;
     // And again on the same connection.
     call_chatty(&mut ws).await;
+    // And before the answer of a call read with it, which the server would answer at once.
+    ws.send_texts(&[
+        r#"{"jsonrpc":"2.0","method":"chatty","params":[3],"id":7}"#,
+        r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":8}"#,
+    ])
+    .await;
+    let mut frames = Vec::new();
+    for _ in 0..5 {
+        frames.push(ws.next_json().await);
+    }
+    let progress = |i: u32| json!({"jsonrpc": "2.0", "method": "progress", "params": [i]});
+    assert_eq!(
+        frames,
+        [
+            progress(0),
+            progress(1),
+            progress(2),
+            json!({"jsonrpc": "2.0", "result": "done", "id": 7}),
+            json!({"jsonrpc": "2.0", "result": 5, "id": 8}),
+        ]
+    );
 }
 
 /// A notification whose handler waits holds up what follows it, though the server answers most

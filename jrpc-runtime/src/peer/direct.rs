@@ -4,10 +4,13 @@
 //!
 //! The loop's rules hold for what is answered here:
 //! - Order. The reader answers here only while the loop has dealt with everything handed to it
-//!   before and waits for more (so no notification handler runs); once it hands a message over,
-//!   the rest of what it read goes over too. The reader knows that; [`Direct`] does not.
-//! - A handler's pushes go out before its answer. When a handle began to send anything while
-//!   the handler ran, its answer is queued behind, through the loop's command queue.
+//!   before and waits for more (so no notification handler runs), and nothing sent before waits
+//!   to be written ([`caught_up`](Direct::caught_up): every outgoing text holds its room in the
+//!   byte budget until the socket has it); once it hands a message over, the rest of what it
+//!   read goes over too. The reader knows what it handed over; [`Direct`] does not.
+//! - A handler's pushes go out before its answer, and before what follows. When a handle began
+//!   to send anything while the handler ran, its answer is queued behind, through the loop's
+//!   command queue ([`Read::Queued`]), and the reader hands over what it reads next.
 //! - The in-flight cap and the budget. Past the cap, or while half the budget is taken (when the
 //!   loop stops reading too), nothing is answered here: the loop refuses, or waits. An answer
 //!   takes its room in the budget as the loop's do.
@@ -55,9 +58,12 @@ pub(crate) struct Direct {
 pub(crate) enum Read {
     /// Answered: the text to write, which took its room in the budget.
     Answered(String),
-    /// Nothing to write: a notification handled, an answer queued behind its handler's pushes,
-    /// or one that found no room (the connection is closing).
+    /// Nothing to write: a notification handled (that sent nothing), or an answer that found no
+    /// room (the connection is closing).
     Done,
+    /// Handled, and something was sent while its handler ran: its answer, if any, is queued
+    /// behind that, through the loop; what follows must go through the loop too.
+    Queued,
     /// Its handler waits: the call, for the loop.
     Started(Started),
     /// Not read here (a batch, an answer, a method not in the table, the cancellation notice):
@@ -87,6 +93,13 @@ impl Direct {
         }
     }
 
+    /// Whether nothing sent before waits to be written (in the loop's queue, on the way to the
+    /// reader, or in the reader's own buffers): every outgoing text holds its room in the byte
+    /// budget until the socket has it. What is answered here then goes out in order.
+    pub(crate) fn caught_up(&self) -> bool {
+        self.shared.budget.held() == 0
+    }
+
     /// Whether the connection lets calls be answered here now: under the in-flight cap, with
     /// less than half the budget taken.
     pub(crate) fn open(&self) -> bool {
@@ -112,14 +125,19 @@ impl Direct {
                 });
             }
         };
-        let Ok(Some(answer)) = admit(&self.shared, answer, Some(&method), id.as_ref()) else {
+        let pushed = self.shared.pushes.load(Ordering::Acquire) != pushes;
+        let Ok(answer) = admit(&self.shared, answer, Some(&method), id.as_ref()) else {
             return Read::Done;
         };
-        if self.shared.pushes.load(Ordering::Acquire) == pushes {
-            return Read::Answered(answer);
+        match (answer, pushed) {
+            (Some(answer), false) => Read::Answered(answer),
+            (Some(answer), true) => {
+                self.queue(answer);
+                Read::Queued
+            }
+            (None, true) => Read::Queued,
+            (None, false) => Read::Done,
         }
-        self.queue(answer);
-        Read::Done
     }
 
     /// Queues an answer, which took its room, behind what its handler sent.

@@ -11,10 +11,13 @@
 //! A call whose handler finishes in its first poll (most do) never crosses: the pump answers it
 //! where it reads it ([`Direct`]), and writes the answer with the others it made, without a
 //! wake-up of the peer's loop either way. It does so only while the loop has dealt with all it
-//! was handed and waits for more, and its outbox has nothing waiting for the socket; once it
-//! hands a message over, the rest of what it read goes over too, so messages keep their order
-//! (a notification handler that waits still holds up what follows it). A call whose handler
-//! waits crosses begun, and runs in a task of its own as any call that waits.
+//! was handed and waits for more, and nothing written before (by the loop, a handle or the pump)
+//! waits for the socket; once it hands a message over, or a handler sent something while it ran
+//! (its answer then goes behind that, through the loop), the rest of what it read goes over too.
+//! So messages keep their order: a notification handler that waits still holds up what follows
+//! it, and what a handler sends goes out before its answer and before the answers that follow.
+//! A call whose handler waits crosses begun, and runs in a task of its own as any call that
+//! waits.
 //!
 //! Messages cross in runs: the pump reads what the socket has (up to 32 messages) and hands it
 //! all across before it waits again, and the peer's loop writes all its answers before it
@@ -653,7 +656,9 @@ impl futures_util::Stream for Reader {
 ///
 /// What waits for the peer is bounded as before runs crossed together: the messages handed
 /// across and not taken hold at most `room` bytes together (or one message, however large),
-/// and one more, read while they did not fit, waits here; the socket is not read past it.
+/// and one more, read while they did not fit, waits here; the socket is not read past it. A
+/// call begun here crosses beside them, uncounted: at most one is on its way, since nothing is
+/// answered here again until the loop has taken it.
 struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
     /// ended).
@@ -712,11 +717,9 @@ impl Inlet {
             Poll::Pending => return Poll::Pending,
         }
         // Answered here only while the loop has dealt with all it was handed: so in order.
-        let mut direct = self
-            .direct
-            .as_ref()
-            .zip(answers)
-            .filter(|_| self.pending.is_none() && frames.lane().taker_waits());
+        let mut direct = self.direct.as_ref().zip(answers).filter(|(direct, _)| {
+            self.pending.is_none() && frames.lane().taker_waits() && direct.caught_up()
+        });
         let mut run = Vec::new();
         let mut read = false;
         let mut answered = 0;
@@ -751,6 +754,12 @@ impl Inlet {
                     }
                     Read::Done => {
                         answered += 1;
+                        continue;
+                    }
+                    Read::Queued => {
+                        // What its handler sent goes first: what follows goes behind it.
+                        answered += 1;
+                        direct = None;
                         continue;
                     }
                     Read::Started(call) => {
