@@ -142,23 +142,24 @@ impl Direct {
 
     /// Queues an answer, which took its room, behind what its handler sent.
     fn queue(&self, text: String) {
-        let bytes = text.len();
-        let Some(tx) = self.commands.upgrade() else {
-            self.shared.budget.give_back(bytes);
-            return;
-        };
-        match tx.try_send(Command::Notify { text }) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(command)) => {
-                // The queue is full: a task waits for room, in turn.
-                let room = Room::taken(&self.shared.budget, bytes);
+        let room = Room::taken(&self.shared.budget, text.len());
+        let command = Command::Notify { text };
+        match self.commands.upgrade().map(|tx| tx.try_send(command)) {
+            Some(Ok(())) => room.keep(),
+            Some(Err(mpsc::error::TrySendError::Full(command))) => {
+                // The queue is full: a task waits for room, in turn, holding the queue only
+                // weakly (as the loop's own such tasks do), so no handle is made up meanwhile.
+                let commands = self.commands.clone();
                 tokio::spawn(async move {
-                    if tx.send(command).await.is_ok() {
+                    if let Some(tx) = commands.upgrade()
+                        && tx.send(command).await.is_ok()
+                    {
                         room.keep();
                     }
                 });
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => self.shared.budget.give_back(bytes),
+            // The loop is ending: the room goes back as `room` drops.
+            Some(Err(mpsc::error::TrySendError::Closed(_))) | None => {}
         }
     }
 }
