@@ -85,6 +85,38 @@ fn request_like() -> impl Strategy<Value = Value> {
         })
 }
 
+/// Valid requests, mostly: the methods of the table and others, params of the right shape or
+/// not, calls and notifications.
+fn valid_request() -> impl Strategy<Value = Value> {
+    (
+        prop_oneof![Just("add"), Just("opt"), Just("note"), Just("nope")],
+        prop::option::of(prop_oneof![
+            3 => (any::<i32>(), any::<i32>()).prop_map(|(a, b)| serde_json::json!([a, b])),
+            1 => (any::<i32>(), any::<u8>()).prop_map(|(a, b)| serde_json::json!({"a": a, "b": b})),
+            1 => prop::collection::vec(any_json(), 0..3).prop_map(Value::from),
+            // Not params at all.
+            1 => prop_oneof![Just(Value::Null), any::<i64>().prop_map(Value::from), "[a-z]{0,3}".prop_map(Value::from)],
+        ]),
+        prop::option::of(prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            "[a-z]{0,4}".prop_map(Value::from),
+            Just(Value::Null)
+        ]),
+    )
+        .prop_map(|(method, params, id)| {
+            let mut object = serde_json::Map::new();
+            object.insert("jsonrpc".to_owned(), "2.0".into());
+            object.insert("method".to_owned(), method.into());
+            if let Some(params) = params {
+                object.insert("params".to_owned(), params);
+            }
+            if let Some(id) = id {
+                object.insert("id".to_owned(), id);
+            }
+            Value::Object(object)
+        })
+}
+
 fn is_valid_notification(v: &Value) -> bool {
     let Some(o) = v.as_object() else { return false };
     o.get("id").is_none()
@@ -147,6 +179,26 @@ proptest! {
                 let answers = v.as_array().unwrap();
                 prop_assert_eq!(answers.len(), expected);
                 answers.iter().for_each(check_response);
+            }
+        }
+    }
+
+    /// A batch's answers are, in order, the answers its elements get alone.
+    #[test]
+    fn a_batch_answers_as_its_elements_alone(
+        requests in prop::collection::vec(prop_oneof![3 => valid_request(), 1 => request_like()], 1..6)
+    ) {
+        let body = Value::from(requests.clone()).to_string();
+        let alone: Vec<Value> = requests
+            .iter()
+            .filter_map(|request| answer(&request.to_string()))
+            .map(|text| serde_json::from_str(&text).unwrap())
+            .collect();
+        match answer(&body) {
+            None => prop_assert!(alone.is_empty(), "unanswered: {body}"),
+            Some(text) => {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                prop_assert_eq!(v, Value::from(alone), "{}", body);
             }
         }
     }

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use futures_util::{FutureExt as _, StreamExt as _};
 use tracing::Instrument as _;
 
-use super::methods::{BoxFuture, Failure, Output};
+use super::methods::{BoxFuture, Element, Failure, OnePass, Output};
 use super::{Batches, Context, ErrorReport, Methods, Observation, Outcome, Params};
 use crate::wire::{Rejection, Request, id_of, incoming, write};
 use serde_json::value::RawValue;
@@ -48,6 +48,9 @@ impl Methods {
     }
 
     async fn handle_batch(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
+        if let Some(answers) = self.batch_in_one_pass(body, ctx).await {
+            return write::batch(answers.iter().flatten());
+        }
         // `[` starts it, so it is JSON only if it is an array: anything else is a parse error.
         let Some(elements) = incoming::parse_batch(body) else {
             return Some(Rejection::Unparsable.answer());
@@ -69,39 +72,8 @@ impl Methods {
         let deadline = self.deadline();
         let cap = self.inner.batch_concurrency.get();
         let answers: Vec<Option<Vec<u8>>> = if elements.len() <= cap {
-            // All at once, in one task: each element is begun and polled once where it stands,
-            // and only those that wait are joined (most handlers finish in their first poll).
-            let mut answers = Vec::with_capacity(elements.len());
-            let mut waiting = Vec::new();
-            let mut elements = elements.into_iter();
-            std::future::poll_fn(|cx| {
-                for element in elements.by_ref() {
-                    match element {
-                        Ok(req) => match self.answer_if_ready(self.begin(req, ctx), ctx, cx) {
-                            AtOnce::Answered(answer) => answers.push(answer),
-                            AtOnce::Waiting(begun, span) => {
-                                waiting.push((answers.len(), begun, span));
-                                answers.push(None);
-                            }
-                        },
-                        Err(rejection) => answers.push(Some(rejection.answer())),
-                    }
-                }
-                std::task::Poll::Ready(())
-            })
-            .await;
-            if !waiting.is_empty() {
-                let finished = futures_util::future::join_all(waiting.into_iter().map(
-                    |(at, begun, span)| async move {
-                        (at, self.finish_in(begun, span, ctx, deadline).await)
-                    },
-                ))
-                .await;
-                for (at, answer) in finished {
-                    answers[at] = answer;
-                }
-            }
-            answers
+            let elements = elements.into_iter().map(Element::from).collect();
+            self.all_at_once(elements, ctx, deadline).await
         } else {
             // At most `cap` running, started in order as earlier ones finish; answers in order.
             // (The futures are made first: a stream mapping with a closure here would not be
@@ -116,6 +88,107 @@ impl Methods {
                 .await
         };
         write::batch(answers.iter().flatten())
+    }
+
+    /// The answers to a batch whose elements naming the method its first one names are read
+    /// with their params in one pass: when the batch is all valid requests, is taken (not
+    /// refused, no larger than the limit) and may run all at once. `None`, with nothing run,
+    /// when it is to be read as usual.
+    async fn batch_in_one_pass(&self, body: &str, ctx: &Context) -> Option<Vec<Option<Vec<u8>>>> {
+        let Batches::UpTo(max) = self.inner.batches else {
+            return None;
+        };
+        let method = incoming::peek_batch_method(body)?;
+        let handler = &*self.inner.table.get(method)?.handler;
+        let max = max.min(self.inner.batch_concurrency.get());
+        let deadline = self.deadline();
+        let mut run = AllAtOnce::default();
+        let taken = std::future::poll_fn(|cx| {
+            let mut each = |element, count: usize| {
+                run.answers.reserve(count.saturating_sub(run.answers.len()));
+                self.take(element, ctx, cx, &mut run);
+            };
+            std::task::Poll::Ready(handler.start_batch(body, method, ctx, max, &mut each))
+        })
+        .await;
+        if !taken {
+            return None;
+        }
+        Some(self.join(run, ctx, deadline).await)
+    }
+
+    /// Answers a batch's elements all at once, in one task: each element is begun and polled
+    /// once where it stands, and only those that wait are joined (most handlers finish in
+    /// their first poll). The answers in order.
+    async fn all_at_once(
+        &self,
+        elements: Vec<Element<'_>>,
+        ctx: &Context,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Vec<Option<Vec<u8>>> {
+        let mut run = AllAtOnce::default();
+        run.answers.reserve(elements.len());
+        let mut elements = elements.into_iter();
+        std::future::poll_fn(|cx| {
+            for element in elements.by_ref() {
+                self.take(element, ctx, cx, &mut run);
+            }
+            std::task::Poll::Ready(())
+        })
+        .await;
+        self.join(run, ctx, deadline).await
+    }
+
+    /// Begins a batch's element and polls its handler once with `cx`: answered, or left to
+    /// [`join`](Self::join).
+    #[inline]
+    fn take<'a>(
+        &self,
+        element: Element<'a>,
+        ctx: &Context,
+        cx: &mut std::task::Context<'_>,
+        run: &mut AllAtOnce<'a>,
+    ) {
+        let begun = match element {
+            Element::Started(read) => self.begun(read),
+            Element::Request(req) => self.begin(req, ctx),
+            Element::Rejected(rejection) => {
+                run.answers.push(Some(rejection.answer()));
+                return;
+            }
+        };
+        match self.answer_if_ready(begun, ctx, cx) {
+            AtOnce::Answered(answer) => run.answers.push(answer),
+            AtOnce::Waiting(begun, span) => {
+                run.waiting.push((run.answers.len(), begun, span));
+                run.answers.push(None);
+            }
+        }
+    }
+
+    /// The answers of a batch run all at once, those that waited joined under the deadline.
+    async fn join(
+        &self,
+        run: AllAtOnce<'_>,
+        ctx: &Context,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Vec<Option<Vec<u8>>> {
+        let AllAtOnce {
+            mut answers,
+            waiting,
+        } = run;
+        if !waiting.is_empty() {
+            let finished = futures_util::future::join_all(waiting.into_iter().map(
+                |(at, begun, span)| async move {
+                    (at, self.finish_in(begun, span, ctx, deadline).await)
+                },
+            ))
+            .await;
+            for (at, answer) in finished {
+                answers[at] = answer;
+            }
+        }
+        answers
     }
 
     /// One element of a batch: dispatched, or answered with its rejection.
@@ -232,6 +305,22 @@ impl Methods {
         let entry = self.inner.table.get(method)?;
         let (logged, started) = self.clock();
         let read = entry.handler.start_body(body, method, ctx)?;
+        Some(self.begun_at(read, logged, started))
+    }
+
+    /// A request read and started, as [`begin`](Self::begin) makes it.
+    fn begun<'a>(&self, read: OnePass<'a>) -> Begun<'a> {
+        let (logged, started) = self.clock();
+        self.begun_at(read, logged, started)
+    }
+
+    #[inline]
+    fn begun_at<'a>(
+        &self,
+        read: OnePass<'a>,
+        logged: bool,
+        started: Option<std::time::Instant>,
+    ) -> Begun<'a> {
         let state = match read.started {
             Ok(fut) => Start::Running(fut),
             Err(panic) => {
@@ -241,14 +330,14 @@ impl Methods {
                 Start::Done(answer, outcome)
             }
         };
-        Some(Begun {
+        Begun {
             method: Cow::Borrowed(read.method),
             raw_id: read.raw_id.map(Cow::Borrowed),
             id: read.id,
             logged,
             started,
             state,
-        })
+        }
     }
 
     /// Runs a request begun, under the deadline, and writes its answer; logs and observes it.
@@ -472,6 +561,14 @@ impl<'a> Begun<'a> {
     }
 }
 
+/// A batch run all at once: the answers so far, in order (`None` for those not answered yet),
+/// and the requests that wait, with the place of their answers.
+#[derive(Default)]
+struct AllAtOnce<'a> {
+    answers: Vec<Option<Vec<u8>>>,
+    waiting: Vec<(usize, Begun<'a>, Option<tracing::Span>)>,
+}
+
 /// What [`Methods::answer_at_once`] did with a request begun.
 pub(crate) enum AtOnce<'a> {
     /// It is answered (with nothing, for a notification).
@@ -599,6 +696,9 @@ mod tests {
             r#" { "jsonrpc" : "2.0" , "method" : "add" , "params" : [2] , "id" : 1.0 } "#,
             r#"{"id":12345678901234567890,"jsonrpc":"2.0","method":"add","params":[2,3]}"#,
             r#"{"params":[2,3],"jsonrpc":"2.0","method":"add","id":1}"#,
+            r#"{"params":3,"jsonrpc":"2.0","method":"add","id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"sub","params":"x","id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"sub","params":[3,1],"id":[]}"#,
             r#"{"jsonrpc":"2.0","method":"add","params":[2,3]}"#,
             r#"{"jsonrpc":"2.0","method":"add","id":null}"#,
             r#"{"jsonrpc":"2.0","method":"sub","id":1}"#,
@@ -641,5 +741,37 @@ mod tests {
                 .begin_body(body, &methods.inner.in_process, None)
                 .is_some()
         );
+        // In a batch too, before or after any other element, alone or not.
+        let plain = body;
+        for body in bodies {
+            for batch in [
+                format!("[{plain},{body}]"),
+                format!("[{body},{plain}]"),
+                format!("[{body}]"),
+                format!(" [ {plain} , {body} , {plain} ] "),
+            ] {
+                let usual = batch_as_usual(&methods, &batch).await;
+                assert_eq!(methods.handle(&batch).await, usual, "{batch}");
+            }
+        }
+        let ctx = &methods.inner.in_process;
+        let batch = format!("[{plain},{plain}]");
+        assert!(methods.batch_in_one_pass(&batch, ctx).await.is_some());
+    }
+
+    /// The answer as a batch read the usual way gets it, never in one pass.
+    async fn batch_as_usual(methods: &Methods, body: &str) -> Option<String> {
+        let Some(elements) = incoming::parse_batch(body) else {
+            return Some(write::text(Rejection::Unparsable.answer()));
+        };
+        if elements.is_empty() {
+            let err = RpcError::invalid_request();
+            return Some(write::text(write::error_bytes(&err, &None::<&Id>)));
+        }
+        let elements = elements.into_iter().map(Element::from).collect();
+        let answers = methods
+            .all_at_once(elements, &methods.inner.in_process, None)
+            .await;
+        write::batch(answers.iter().flatten()).map(write::text)
     }
 }

@@ -37,6 +37,40 @@ pub(super) trait Handler: Send + Sync {
     /// not read so (its params' type is not decoded in one pass, or anything about the body or
     /// its params is amiss, a panic included): it is then read as usual, and its answer says why.
     fn start_body<'a>(&self, body: &'a str, method: &str, ctx: &Context) -> Option<OnePass<'a>>;
+
+    /// Reads `body`, a batch of 1 to `max` requests, those naming this handler's `method` with
+    /// their params in the same pass; once all of it is read, gives `each` its elements in
+    /// order with their number, starting the handler for each of those as it comes (so that one
+    /// that finishes at once is gone before the next starts). `false`, with `each` never called, when the batch
+    /// is not read so (as for [`start_body`](Self::start_body), or an element that is not a
+    /// valid request): it is then read as usual.
+    fn start_batch<'a>(
+        &self,
+        body: &'a str,
+        method: &str,
+        ctx: &Context,
+        max: usize,
+        each: &mut dyn FnMut(Element<'a>, usize),
+    ) -> bool;
+}
+
+/// An element of a batch read by [`Handler::start_batch`], or by the usual reader.
+pub(super) enum Element<'a> {
+    /// A request read and started.
+    Started(OnePass<'a>),
+    /// A request read, its handler to be found and started.
+    Request(incoming::Request<'a>),
+    /// Not a valid request: answered with this.
+    Rejected(incoming::Rejection<'a>),
+}
+
+impl<'a> From<Result<incoming::Request<'a>, incoming::Rejection<'a>>> for Element<'a> {
+    fn from(read: Result<incoming::Request<'a>, incoming::Rejection<'a>>) -> Self {
+        match read {
+            Ok(req) => Self::Request(req),
+            Err(rejection) => Self::Rejected(rejection),
+        }
+    }
 }
 
 /// A request read and started by [`Handler::start_body`].
@@ -85,15 +119,80 @@ where
             Some(params) => params,
             None => P::from_params(None, self.names).ok()?,
         };
-        let id = read.id.map(id_of);
+        Some(self.started(read.method, read.id, params, ctx))
+    }
+
+    fn start_batch<'a>(
+        &self,
+        body: &'a str,
+        method: &str,
+        ctx: &Context,
+        max: usize,
+        each: &mut dyn FnMut(Element<'a>, usize),
+    ) -> bool {
+        if !P::ONE_PASS {
+            return false;
+        }
+        let seed = ParamsSeed::<P>::new(self.names);
+        let read = catch_unwind(AssertUnwindSafe(|| {
+            incoming::parse_batch_with(body, method, seed)
+        }));
+        let Ok(Some(read)) = read else {
+            return false;
+        };
+        if read.is_empty() || read.len() > max {
+            return false;
+        }
+        let count = read.len();
+        for element in read {
+            let element = match element {
+                incoming::Element::Decoded(decoded) => {
+                    let params = match decoded.params {
+                        Some(params) => Ok(params),
+                        None => P::from_params(None, self.names),
+                    };
+                    match params {
+                        Ok(params) => {
+                            Element::Started(self.started(decoded.method, decoded.id, params, ctx))
+                        }
+                        // Begun as usual, to be answered why.
+                        Err(_) => Element::Request(incoming::Request {
+                            method: decoded.method.into(),
+                            params: None,
+                            id: decoded.id,
+                        }),
+                    }
+                }
+                incoming::Element::Request(req) => Element::Request(req),
+            };
+            each(element, count);
+        }
+        true
+    }
+}
+
+impl<P, F> Registered<P, F>
+where
+    F: Fn(P, Context) -> BoxFuture<Output>,
+{
+    /// Starts the handler on params decoded while the request was read.
+    #[inline(always)]
+    fn started<'a>(
+        &self,
+        method: &'a str,
+        raw_id: Option<&'a RawValue>,
+        params: P,
+        ctx: &Context,
+    ) -> OnePass<'a> {
+        let id = raw_id.map(id_of);
         let ctx = ctx.for_request(id.clone());
         let started = catch_unwind(AssertUnwindSafe(|| (self.run)(params, ctx)));
-        Some(OnePass {
-            method: read.method,
-            raw_id: read.id,
+        OnePass {
+            method,
+            raw_id,
             id,
             started,
-        })
+        }
     }
 }
 

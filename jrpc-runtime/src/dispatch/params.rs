@@ -298,6 +298,15 @@ pub(super) struct ParamsSeed<P> {
     marker: PhantomData<fn() -> P>,
 }
 
+// By hand: a derive would ask for `P: Copy`.
+impl<P> Clone for ParamsSeed<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for ParamsSeed<P> {}
+
 impl<P> ParamsSeed<P> {
     pub(super) fn new(names: &'static [&'static str]) -> Self {
         Self {

@@ -583,18 +583,43 @@ where
     S: DeserializeSeed<'a>,
 {
     let mut de = serde_json::Deserializer::from_str(text);
-    let read = de
-        .deserialize_map(WithParams(Some(seed)))
+    let read = WithParams { seed, after: None }
+        .deserialize(&mut de)
         .and_then(|read| de.end().map(|()| read))
         .ok()?;
+    let params = match read.params {
+        Some(ParamsRead::Decoded(params)) => Some(params),
+        Some(ParamsRead::Raw(_)) => return None,
+        None => None,
+    };
     let valid = read.jsonrpc == Some("2.0")
         && read.method == Some(method)
         && read.id.is_none_or(is_valid_id);
     valid.then(|| Decoded {
         method: read.method.unwrap_or_default(),
         id: read.id,
-        params: read.params,
+        params,
     })
+}
+
+/// Reads a batch (`text` starts with `[`) whose elements are all valid requests, those naming
+/// `method` with their params decoded by `seed` in the same pass (when their `method` comes
+/// before their params, as writers put it), the others with their params raw.
+///
+/// `None` when the text is anything else (not JSON, an element that is not a valid request, a
+/// member written twice, params `seed` refused...): [`parse_batch`] then reads it.
+pub(crate) fn parse_batch_with<'a, S>(
+    text: &'a str,
+    method: &str,
+    seed: S,
+) -> Option<Vec<Element<'a, S::Value>>>
+where
+    S: DeserializeSeed<'a> + Copy,
+{
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_seq(Elements { seed, method })
+        .and_then(|elements| de.end().map(|()| elements))
+        .ok()
 }
 
 /// A request read by [`parse_request_with`], its params decoded.
@@ -606,18 +631,77 @@ pub(crate) struct Decoded<'a, T> {
     pub(crate) params: Option<T>,
 }
 
-/// What [`WithParams`] reads: the members a request has, its params decoded.
+/// An element of a batch read by [`parse_batch_with`].
+pub(crate) enum Element<'a, T> {
+    /// A request naming the method asked for, its params decoded.
+    Decoded(Decoded<'a, T>),
+    /// Any other request, its params raw.
+    Request(Request<'a>),
+}
+
+/// What [`WithParams`] reads: the members a request has, its params decoded or raw.
 struct ReadWith<'a, T> {
     jsonrpc: Option<&'a str>,
     method: Option<&'a str>,
-    params: Option<T>,
+    params: Option<ParamsRead<'a, T>>,
     id: Option<&'a RawValue>,
 }
 
-/// The visitor of [`parse_request_with`], holding the params' seed until they come.
-struct WithParams<S>(Option<S>);
+enum ParamsRead<'a, T> {
+    Decoded(T),
+    Raw(&'a RawValue),
+}
 
-impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for WithParams<S> {
+impl<'a, T> ReadWith<'a, T> {
+    /// The request read, if it is a valid one: [`Element::Decoded`] when it names `method` and
+    /// its params (if any) were decoded.
+    #[inline]
+    fn into_element(self, method: &str) -> Option<Element<'a, T>> {
+        let valid = self.jsonrpc == Some("2.0") && self.id.is_none_or(is_valid_id);
+        let name = self.method.filter(|_| valid)?;
+        Some(match self.params {
+            // Decoded for another method (read alone, a request may name any): of no use.
+            Some(ParamsRead::Decoded(_)) if name != method => return None,
+            Some(ParamsRead::Decoded(params)) => Element::Decoded(Decoded {
+                method: name,
+                id: self.id,
+                params: Some(params),
+            }),
+            None if name == method => Element::Decoded(Decoded {
+                method: name,
+                id: self.id,
+                params: None,
+            }),
+            Some(ParamsRead::Raw(raw)) if !is_structured(raw) => return None,
+            params => Element::Request(Request {
+                method: Cow::Borrowed(name),
+                params: match params {
+                    Some(ParamsRead::Raw(raw)) => Some(raw),
+                    _ => None,
+                },
+                id: self.id,
+            }),
+        })
+    }
+}
+
+/// Reads a request object with its params decoded by `seed`: always, or, with `after` set,
+/// only when a `method` naming `after` came before them (else they are kept raw).
+struct WithParams<'m, S> {
+    seed: S,
+    after: Option<&'m str>,
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for WithParams<'_, S> {
+    type Value = ReadWith<'de, S::Value>;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for WithParams<'_, S> {
     type Value = ReadWith<'de, S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -625,7 +709,7 @@ impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for WithParams<S> {
     }
 
     #[inline]
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         use serde::de::Error as _;
         let mut read = ReadWith {
             jsonrpc: None,
@@ -633,24 +717,58 @@ impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for WithParams<S> {
             params: None,
             id: None,
         };
-        let twice = || A::Error::custom("a member written twice");
+        let mut seed = Some(self.seed);
         while let Some(key) = map.next_key::<Key>()? {
             match key {
                 Key::Jsonrpc if read.jsonrpc.is_none() => read.jsonrpc = Some(map.next_value()?),
                 Key::Method if read.method.is_none() => read.method = Some(map.next_value()?),
                 Key::Id if read.id.is_none() => read.id = Some(map.next_value()?),
-                Key::Params => {
-                    let seed = self.0.take().ok_or_else(twice)?;
-                    read.params = Some(map.next_value_seed(seed)?);
+                Key::Params if read.params.is_none() => {
+                    let decoded = self.after.is_none_or(|after| read.method == Some(after));
+                    read.params = Some(match seed.take() {
+                        Some(seed) if decoded => ParamsRead::Decoded(map.next_value_seed(seed)?),
+                        _ => ParamsRead::Raw(map.next_value()?),
+                    });
                 }
                 Key::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
                 // Written twice, or an answer's member: for the full reader to judge.
-                _ => return Err(twice()),
+                _ => return Err(A::Error::custom("a member written twice")),
             }
         }
         Ok(read)
+    }
+}
+
+/// The visitor of [`parse_batch_with`]: each element read by [`WithParams`] with a copy of
+/// the seed.
+struct Elements<'m, S> {
+    seed: S,
+    method: &'m str,
+}
+
+impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Elements<'_, S> {
+    type Value = Vec<Element<'de, S::Value>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of JSON-RPC request objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error as _;
+        let mut elements = Vec::with_capacity(seq.size_hint().unwrap_or(16).min(16));
+        let element = || WithParams {
+            seed: self.seed,
+            after: Some(self.method),
+        };
+        while let Some(read) = seq.next_element_seed(element())? {
+            let element = read
+                .into_element(self.method)
+                .ok_or_else(|| A::Error::custom("not a valid request"))?;
+            elements.push(element);
+        }
+        Ok(elements)
     }
 }
 
@@ -672,11 +790,20 @@ fn is_valid_id(raw: &RawValue) -> bool {
     )
 }
 
+/// JSON's white space.
+const BLANK: [char; 4] = [' ', '\t', '\n', '\r'];
+
 /// Whether a body is a batch: its first non-blank character is `[`.
 #[inline]
 pub(crate) fn is_batch(text: &str) -> bool {
-    text.trim_start_matches([' ', '\t', '\n', '\r'])
-        .starts_with('[')
+    text.trim_start_matches(BLANK).starts_with('[')
+}
+
+/// The method a batch's first element names, found as [`peek_method`] finds it.
+#[inline]
+pub(crate) fn peek_batch_method(text: &str) -> Option<&str> {
+    let first = text.trim_start_matches(BLANK).strip_prefix('[')?;
+    peek_method(first.trim_start_matches(BLANK))
 }
 
 /// Turns a validated raw id into an [`Id`].
