@@ -48,8 +48,8 @@ impl Methods {
     }
 
     async fn handle_batch(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
-        if let Some(answers) = self.batch_in_one_pass(body, ctx).await {
-            return write::batch(answers.iter().flatten());
+        if let Some(answer) = self.batch_in_one_pass(body, ctx).await {
+            return answer;
         }
         // `[` starts it, so it is JSON only if it is an array: anything else is a parse error.
         let Some(elements) = incoming::parse_batch(body) else {
@@ -71,30 +71,29 @@ impl Methods {
         }
         let deadline = self.deadline();
         let cap = self.inner.batch_concurrency.get();
-        let answers: Vec<Option<Vec<u8>>> = if elements.len() <= cap {
+        if elements.len() <= cap {
             let elements = elements.into_iter().map(Element::from).collect();
-            self.all_at_once(elements, ctx, deadline).await
-        } else {
-            // At most `cap` running, started in order as earlier ones finish; answers in order.
-            // (The futures are made first: a stream mapping with a closure here would not be
-            // provably `Send` for every lifetime of the body.)
-            let pending: Vec<_> = elements
-                .into_iter()
-                .map(|element| self.element(element, ctx, deadline))
-                .collect();
-            futures_util::stream::iter(pending)
-                .buffered(cap)
-                .collect()
-                .await
-        };
+            return self.all_at_once(elements, ctx, deadline).await;
+        }
+        // At most `cap` running, started in order as earlier ones finish; answers in order.
+        // (The futures are made first: a stream mapping with a closure here would not be
+        // provably `Send` for every lifetime of the body.)
+        let pending: Vec<_> = elements
+            .into_iter()
+            .map(|element| self.element(element, ctx, deadline))
+            .collect();
+        let answers: Vec<Option<Vec<u8>>> = futures_util::stream::iter(pending)
+            .buffered(cap)
+            .collect()
+            .await;
         write::batch(answers.iter().flatten())
     }
 
-    /// The answers to a batch whose elements naming the method its first one names are read
-    /// with their params in one pass: when the batch is all valid requests, is taken (not
-    /// refused, no larger than the limit) and may run all at once. `None`, with nothing run,
-    /// when it is to be read as usual.
-    async fn batch_in_one_pass(&self, body: &str, ctx: &Context) -> Option<Vec<Option<Vec<u8>>>> {
+    /// The answer to a batch whose elements naming the method its first one names are read
+    /// with their params in one pass (`Some(None)` when it is all notifications): when the
+    /// batch is all valid requests, is taken (not refused, no larger than the limit) and may
+    /// run all at once. `None`, with nothing run, when it is to be read as usual.
+    async fn batch_in_one_pass(&self, body: &str, ctx: &Context) -> Option<Option<Vec<u8>>> {
         let Batches::UpTo(max) = self.inner.batches else {
             return None;
         };
@@ -104,8 +103,8 @@ impl Methods {
         let deadline = self.deadline();
         let mut run = AllAtOnce::default();
         let taken = std::future::poll_fn(|cx| {
-            let mut each = |element, count: usize| {
-                run.answers.reserve(count.saturating_sub(run.answers.len()));
+            let mut each = |element, count| {
+                run.count = count;
                 self.take(element, ctx, cx, &mut run);
             };
             std::task::Poll::Ready(handler.start_batch(body, method, ctx, max, &mut each))
@@ -125,9 +124,11 @@ impl Methods {
         elements: Vec<Element<'_>>,
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
-    ) -> Vec<Option<Vec<u8>>> {
-        let mut run = AllAtOnce::default();
-        run.answers.reserve(elements.len());
+    ) -> Option<Vec<u8>> {
+        let mut run = AllAtOnce {
+            count: elements.len(),
+            ..AllAtOnce::default()
+        };
         let mut elements = elements.into_iter();
         std::future::poll_fn(|cx| {
             for element in elements.by_ref() {
@@ -153,29 +154,31 @@ impl Methods {
             Element::Started(read) => self.begun(read),
             Element::Request(req) => self.begin(req, ctx),
             Element::Rejected(rejection) => {
-                run.answers.push(Some(rejection.answer()));
+                run.answered(Some(rejection.answer()));
                 return;
             }
         };
         match self.answer_if_ready(begun, ctx, cx) {
-            AtOnce::Answered(answer) => run.answers.push(answer),
+            AtOnce::Answered(answer) => run.answered(answer),
             AtOnce::Waiting(begun, span) => {
-                run.waiting.push((run.answers.len(), begun, span));
-                run.answers.push(None);
+                run.waiting.push((run.rest.len(), begun, span));
+                run.rest.push(None);
             }
         }
     }
 
-    /// The answers of a batch run all at once, those that waited joined under the deadline.
+    /// The answer to a batch run all at once, those that waited joined under the deadline.
     async fn join(
         &self,
         run: AllAtOnce<'_>,
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
-    ) -> Vec<Option<Vec<u8>>> {
+    ) -> Option<Vec<u8>> {
         let AllAtOnce {
-            mut answers,
+            mut out,
+            mut rest,
             waiting,
+            count: _,
         } = run;
         if !waiting.is_empty() {
             let finished = futures_util::future::join_all(waiting.into_iter().map(
@@ -185,10 +188,13 @@ impl Methods {
             ))
             .await;
             for (at, answer) in finished {
-                answers[at] = answer;
+                rest[at] = answer;
             }
         }
-        answers
+        for answer in rest.iter().flatten() {
+            write::batch_element(&mut out, answer);
+        }
+        write::end_batch(out)
     }
 
     /// One element of a batch: dispatched, or answered with its rejection.
@@ -561,12 +567,34 @@ impl<'a> Begun<'a> {
     }
 }
 
-/// A batch run all at once: the answers so far, in order (`None` for those not answered yet),
-/// and the requests that wait, with the place of their answers.
+/// A batch run all at once: its answer so far, and the requests that wait.
 #[derive(Default)]
 struct AllAtOnce<'a> {
-    answers: Vec<Option<Vec<u8>>>,
+    /// The answers, written as they come until one waits, so that each is freed at once (and
+    /// the next made in its place) rather than all held to the end.
+    out: Vec<u8>,
+    /// The answers from the first that waits on, in order (`None` for those not answered yet).
+    rest: Vec<Option<Vec<u8>>>,
+    /// The requests that wait, with the place of their answers in `rest`.
     waiting: Vec<(usize, Begun<'a>, Option<tracing::Span>)>,
+    /// How many elements the batch has.
+    count: usize,
+}
+
+impl AllAtOnce<'_> {
+    /// An element answered (with nothing, for a notification).
+    #[inline]
+    fn answered(&mut self, answer: Option<Vec<u8>>) {
+        if !self.waiting.is_empty() {
+            self.rest.push(answer);
+        } else if let Some(answer) = answer {
+            if self.out.is_empty() {
+                // Room for as many answers as long as this one, brackets and commas.
+                self.out.reserve((answer.len() + 1) * self.count + 1);
+            }
+            write::batch_element(&mut self.out, &answer);
+        }
+    }
 }
 
 /// What [`Methods::answer_at_once`] did with a request begun.
@@ -673,6 +701,21 @@ mod tests {
                 r#"{"jsonrpc":"2.0","result":8,"id":4}]"#,
             )
         );
+        // Answered at once before one that waits, and after it.
+        let body = r#"[
+            {"jsonrpc":"2.0","method":"add","params":[1,1],"id":0},
+            {"jsonrpc":"2.0","method":"later","params":[7],"id":1},
+            {"jsonrpc":"2.0","method":"add","params":[2,3],"id":2}
+        ]"#;
+        let answer = methods.handle(body).await.unwrap();
+        assert_eq!(
+            answer,
+            concat!(
+                r#"[{"jsonrpc":"2.0","result":2,"id":0},"#,
+                r#"{"jsonrpc":"2.0","result":7,"id":1},"#,
+                r#"{"jsonrpc":"2.0","result":5,"id":2}]"#,
+            )
+        );
     }
 
     /// The answer as a request read the usual way gets it, never in one pass.
@@ -769,9 +812,7 @@ mod tests {
             return Some(write::text(write::error_bytes(&err, &None::<&Id>)));
         }
         let elements = elements.into_iter().map(Element::from).collect();
-        let answers = methods
-            .all_at_once(elements, &methods.inner.in_process, None)
-            .await;
-        write::batch(answers.iter().flatten()).map(write::text)
+        let answer = methods.all_at_once(elements, &methods.inner.in_process, None);
+        answer.await.map(write::text)
     }
 }

@@ -129,9 +129,21 @@ where
     }
     let mut out = Vec::with_capacity(len + 1);
     for element in elements {
-        out.push(if out.is_empty() { b'[' } else { b',' });
-        out.extend_from_slice(element.as_ref());
+        batch_element(&mut out, element.as_ref());
     }
+    end_batch(out)
+}
+
+/// Appends an element to a batch begun in `out` (empty before the first).
+#[inline]
+pub(crate) fn batch_element(out: &mut Vec<u8>, element: &[u8]) {
+    out.push(if out.is_empty() { b'[' } else { b',' });
+    out.extend_from_slice(element);
+}
+
+/// Closes a batch written with [`batch_element`]; `None` when it has no element.
+#[inline]
+pub(crate) fn end_batch(mut out: Vec<u8>) -> Option<Vec<u8>> {
     if out.is_empty() {
         return None;
     }
