@@ -589,8 +589,9 @@ impl AllAtOnce<'_> {
             self.rest.push(answer);
         } else if let Some(answer) = answer {
             if self.out.is_empty() {
-                // Room for as many answers as long as this one, brackets and commas.
-                self.out.reserve((answer.len() + 1) * self.count + 1);
+                // Room for as many answers a little longer than this one (their ids and
+                // results grow too), the brackets and the commas.
+                self.out.reserve((answer.len() + 3) * self.count + 1);
             }
             write::batch_element(&mut self.out, &answer);
         }
