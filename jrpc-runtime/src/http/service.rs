@@ -175,12 +175,15 @@ impl RpcService {
         if req.method() != Method::POST {
             return unread_reply(&req, reply::method_not_allowed(req.method()));
         }
-        let (mut parts, text) =
+        let (mut parts, body) =
             match read_post(req, endpoint.max_message_size, endpoint.body_read_timeout).await {
                 Ok(read) => read,
                 Err(res) => return res,
             };
-        let text = text.as_str();
+        // Read where it lies: the body is usually a slice of the connection's read buffer.
+        let Ok(text) = std::str::from_utf8(&body) else {
+            return reply::not_utf8();
+        };
         let events = sse::asks_for_events(&parts.headers) && sse::has_call(text);
         // An answer to a call a handler made during an SSE answer.
         if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
@@ -269,13 +272,13 @@ pub(crate) fn unread_reply<B: Body>(
     }
 }
 
-/// Reads a `POST`'s JSON body as text: at most `limit` bytes, within `timeout`; or the reply that
-/// refuses it (`415`, `413`, `400`, `408`, or `-32700` for a body that is not UTF-8).
+/// Reads a `POST`'s JSON body: at most `limit` bytes, within `timeout`; or the reply that refuses
+/// it (`415`, `413`, `400` or `408`). The caller checks that it is UTF-8 ([`reply::not_utf8`]).
 pub(crate) async fn read_post<B>(
     req: Request<B>,
     limit: usize,
     timeout: Duration,
-) -> Result<(Parts, String), Response<ResponseBody>>
+) -> Result<(Parts, hyper::body::Bytes), Response<ResponseBody>>
 where
     B: Body + Send,
     B::Data: Send,
@@ -301,19 +304,14 @@ where
         Poll::Ready(read) => Ok(read),
         Poll::Pending => tokio::time::timeout_at(crate::time::after(timeout), reading).await,
     };
-    let bytes = match read {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => return Err(reply::too_large(limit)),
+    match read {
+        Ok(Ok(collected)) => Ok((parts, collected.to_bytes())),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(reply::too_large(limit)),
         Ok(Err(err)) => {
             tracing::debug!(error = %err, "request body unreadable");
-            return Err(reply::unreadable_body());
+            Err(reply::unreadable_body())
         }
-        Err(_) => return Err(reply::body_timed_out()),
-    };
-    // Without a copy: the collected body is one buffer, owned here alone.
-    match String::from_utf8(Vec::from(bytes)) {
-        Ok(text) => Ok((parts, text)),
-        Err(_) => Err(reply::not_utf8()),
+        Err(_) => Err(reply::body_timed_out()),
     }
 }
 

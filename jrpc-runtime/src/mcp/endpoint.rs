@@ -143,11 +143,15 @@ impl McpService {
             Method::DELETE if !settings.stateless => return unread_reply(&req, self.delete(&req)),
             _ => return unread_reply(&req, not_allowed(req.method(), settings.stateless)),
         }
-        let (parts, text) =
+        let (parts, body) =
             match read_post(req, settings.max_message_size, settings.body_read_timeout).await {
                 Ok(read) => read,
                 Err(res) => return res,
             };
+        // Kept as a `String`: a session's answers may outlive the request.
+        let Ok(text) = String::from_utf8(Vec::from(body)) else {
+            return reply::not_utf8();
+        };
         let posted = if sse::has_call(&text) {
             Posted::Calls
         } else if only_notifications_and_answers(&text) {
