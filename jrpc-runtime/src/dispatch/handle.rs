@@ -31,15 +31,18 @@ impl Methods {
     /// that sends bytes, so that they are not checked again for UTF-8.
     pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
         if incoming::is_batch(body) {
-            self.handle_batch(body, ctx).await
-        } else if let Some(begun) = self.begin_body(body, ctx, None) {
-            self.finish(begun, ctx, self.deadline()).await
-        } else {
-            match incoming::parse_request(body) {
-                Ok(req) => self.dispatch(req, ctx, self.deadline()).await,
-                Err(rejection) => Some(rejection.answer()),
-            }
+            // Boxed: a batch's future is larger than a request's, and every caller's future
+            // would carry it (a request's future is moved and allocated whole).
+            return Box::pin(self.handle_batch(body, ctx)).await;
         }
+        let begun = match self.begin_body(body, ctx, None) {
+            Some(begun) => begun,
+            None => match incoming::parse_request(body) {
+                Ok(req) => self.begin(req, ctx),
+                Err(rejection) => return Some(rejection.answer()),
+            },
+        };
+        self.finish(begun, ctx, self.deadline()).await
     }
 
     #[inline]
@@ -359,32 +362,38 @@ impl Methods {
 
     /// [`finish`](Self::finish), in `span` when [`answer_at_once`](Self::answer_at_once) made
     /// it already (a request has one span).
-    pub(crate) async fn finish_in(
-        &self,
-        mut begun: Begun<'_>,
+    ///
+    /// Not an `async fn`: its future keeps the request begun once, in place (an `async fn`'s
+    /// arguments are moved into locals of its own, and kept twice).
+    pub(crate) fn finish_in<'s>(
+        &'s self,
+        begun: Begun<'s>,
         span: Option<tracing::Span>,
-        ctx: &Context,
+        ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
-    ) -> Option<Vec<u8>> {
-        let span = span.unwrap_or_else(|| begun.span(ctx));
-        let done = match &mut begun.state {
-            Start::Done(answer, outcome) => (answer.take(), *outcome),
-            Start::Running(fut) => {
-                // Entering a disabled span on every poll is measurable on the hot path.
-                let output = if span.is_disabled() {
-                    run(fut, deadline).await
-                } else {
-                    run(fut, deadline).instrument(span.clone()).await
-                };
-                self.written(
-                    output,
-                    &begun.method,
-                    begun.id.as_ref(),
-                    begun.raw_id.as_deref(),
-                )
-            }
-        };
-        self.settle(&begun, &span, ctx, done)
+    ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
+        let mut begun = begun;
+        async move {
+            let span = span.unwrap_or_else(|| begun.span(ctx));
+            let done = match &mut begun.state {
+                Start::Done(answer, outcome) => (answer.take(), *outcome),
+                Start::Running(fut) => {
+                    // Entering a disabled span on every poll is measurable on the hot path.
+                    let output = if span.is_disabled() {
+                        run(fut, deadline).await
+                    } else {
+                        run(fut, deadline).instrument(span.clone()).await
+                    };
+                    self.written(
+                        output,
+                        &begun.method,
+                        begun.id.as_ref(),
+                        begun.raw_id.as_deref(),
+                    )
+                }
+            };
+            self.settle(&begun, &span, ctx, done)
+        }
     }
 
     /// Answers a request begun at once when its handler finishes in its first poll and nothing
