@@ -12,6 +12,7 @@ use std::time::Duration;
 use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use ::http::request::Parts;
 use ::http::{HeaderValue, Method, Request, Response};
+use futures_util::future::Either;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use hyper::body::Body;
 
@@ -160,61 +161,74 @@ impl RpcService {
     }
 
     /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
-    async fn answer<B>(
-        &self,
+    ///
+    /// Not an `async fn`: the request is checked and taken apart first, so that its future
+    /// (allocated for every request) holds its parts once (an `async fn` keeps its arguments
+    /// twice, and the request whole beside its parts).
+    fn answer<B>(
+        self,
         req: Request<B>,
-        tag: &Arc<str>,
+        tag: Arc<str>,
         in_flight: Tracked,
-    ) -> Response<ResponseBody>
+    ) -> impl Future<Output = Response<ResponseBody>> + Send + 'static
     where
-        B: Body + Send,
+        B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let endpoint = &*self.endpoint;
-        if req.method() != Method::POST {
-            return unread_reply(&req, reply::method_not_allowed(req.method()));
-        }
-        let (mut parts, body) =
-            match read_post(req, endpoint.max_message_size, endpoint.body_read_timeout).await {
-                Ok(read) => read,
+        let posted = match *req.method() {
+            Method::POST => post_body(req, self.endpoint.max_message_size),
+            _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
+        };
+        let (mut parts, body) = match posted {
+            Ok(posted) => posted,
+            Err(res) => return Either::Left(std::future::ready(res)),
+        };
+        Either::Right(async move {
+            let endpoint = &*self.endpoint;
+            let limits = (endpoint.max_message_size, endpoint.body_read_timeout);
+            let body = match read_body(body, limits.0, limits.1).await {
+                Ok(body) => body,
                 Err(res) => return res,
             };
-        // Read where it lies: the body is usually a slice of the connection's read buffer.
-        let Ok(text) = std::str::from_utf8(&body) else {
-            return reply::not_utf8();
-        };
-        let events = sse::asks_for_events(&parts.headers) && sse::has_call(text);
-        // An answer to a call a handler made during an SSE answer.
-        if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
-            return reply::no_content();
-        }
-        // `map_context` reads the headers first; then the context takes them.
-        let ctx = self.context(Transport::Http, &parts, tag);
-        let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
-        if events {
-            let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
-            let answered = sse::answer(
-                &endpoint.methods,
-                ctx,
-                text.to_owned(),
-                &endpoint.log,
-                stream,
-                &endpoint.replies,
-                &endpoint.streams,
-                in_flight,
-                true,
-            )
-            .await;
-            return sse::reply(answered);
-        }
-        let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
-            return reply::no_content();
-        };
-        if answer.len() > endpoint.max_answer {
-            return self.too_large_to_hold(text, answer.len());
-        }
-        reply::answer(answer)
+            // Read where it lies: the body is usually a slice of the connection's read buffer.
+            let Ok(text) = std::str::from_utf8(&body) else {
+                return reply::not_utf8();
+            };
+            let events = sse::asks_for_events(&parts.headers) && sse::has_call(text);
+            // An answer to a call a handler made during an SSE answer.
+            if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
+                return reply::no_content();
+            }
+            // `map_context` reads the headers first; then the context takes them.
+            let ctx = self.context(Transport::Http, &parts, &tag);
+            let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
+            if events {
+                let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+                let answered = sse::answer(
+                    &endpoint.methods,
+                    ctx,
+                    text.to_owned(),
+                    &endpoint.log,
+                    stream,
+                    &endpoint.replies,
+                    &endpoint.streams,
+                    in_flight,
+                    true,
+                )
+                .await;
+                return sse::reply(answered);
+            }
+            let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
+                return reply::no_content();
+            };
+            if answer.len() > endpoint.max_answer {
+                return self.too_large_to_hold(text, answer.len());
+            }
+            // Held to here, so that a shutdown waits for the answer.
+            drop(in_flight);
+            reply::answer(answer)
+        })
     }
 
     /// The reply to a request whose answer is larger than a connection may hold: logged, told
@@ -284,6 +298,14 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
+    let (parts, body) = post_body(req, limit)?;
+    Ok((parts, read_body(body, limit, timeout).await?))
+}
+
+/// A `POST`'s parts and body, when its headers allow the body to be read: a JSON content type
+/// (or none) and no announced length over `limit`; else the reply that refuses it (`415`, `413`).
+#[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
+fn post_body<B: Body>(req: Request<B>, limit: usize) -> Result<(Parts, B), Response<ResponseBody>> {
     if let Some(content_type) = req.headers().get(CONTENT_TYPE)
         && !is_json(content_type)
     {
@@ -295,7 +317,21 @@ where
     if declared_length(&req).is_some_and(|len| len > limit as u64) {
         return Err(reply::too_large(limit));
     }
-    let (parts, body) = req.into_parts();
+    Ok(req.into_parts())
+}
+
+/// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it
+/// (`413`, `400` or `408`).
+async fn read_body<B>(
+    body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<hyper::body::Bytes, Response<ResponseBody>>
+where
+    B: Body + Send,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
     // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
     let reading = Limited::new(body, limit).collect();
     tokio::pin!(reading);
@@ -305,7 +341,7 @@ where
         Poll::Pending => tokio::time::timeout_at(crate::time::after(timeout), reading).await,
     };
     match read {
-        Ok(Ok(collected)) => Ok((parts, collected.to_bytes())),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(err)) if err.is::<LengthLimitError>() => Err(reply::too_large(limit)),
         Ok(Err(err)) => {
             tracing::debug!(error = %err, "request body unreadable");
@@ -341,43 +377,16 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
     }
 }
 
-/// What an endpoint type (a struct with `endpoint.tags`, `endpoint.shutdown` and `peer_addr`, and
-/// an `async fn answer(&self, Request<B>, tag, in_flight) -> Response<ResponseBody>`) is served
-/// with: `respond`, which tags the request (`x-request-id`), counts it for a shutdown (`503` once
-/// one began) and runs it in its span; and the `Service` impls for any request body `B`, tower's
-/// (always ready: limits apply per request, there is no queue) and hyper's, each answering with
-/// a future that owns a clone.
+/// What an endpoint type (a `Clone` struct with `endpoint.tags`, `endpoint.shutdown` and
+/// `peer_addr`, and a `fn answer(self, Request<B>, tag: Arc<str>, in_flight) -> impl Future<Output
+/// = Response<ResponseBody>> + Send + 'static`) is served with: `boxed_respond`, which tags the
+/// request (`x-request-id`), counts it for a shutdown (`503` once one began) and runs it in its
+/// span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
+/// request, there is no queue) and hyper's, each answering with a future that owns a clone.
 macro_rules! endpoint_services {
     ($endpoint:ty) => {
         impl $endpoint {
             /// Answers one HTTP request; what the `Service` impls call.
-            async fn respond<B>(
-                &self,
-                req: ::http::Request<B>,
-            ) -> ::http::Response<$crate::http::reply::ResponseBody>
-            where
-                B: ::hyper::body::Body + Send,
-                B::Data: Send,
-                B::Error: Into<$crate::http::service::BoxError>,
-            {
-                use ::tracing::Instrument as _;
-                let tag = self.endpoint.tags.tag(req.headers());
-                // Held until the answer is ready, so that a shutdown waits for it.
-                let res = match self.endpoint.shutdown.track_call() {
-                    Some(in_flight) => {
-                        let span = $crate::http::service::request_span(&tag, self.peer_addr);
-                        // Entering a disabled span on every poll is measurable per request.
-                        if span.is_disabled() {
-                            self.answer(req, &tag, in_flight).await
-                        } else {
-                            self.answer(req, &tag, in_flight).instrument(span).await
-                        }
-                    }
-                    None => $crate::http::reply::unavailable(),
-                };
-                $crate::http::service::tagged(res, &tag)
-            }
-
             fn boxed_respond<B>(
                 &self,
                 req: ::http::Request<B>,
@@ -387,8 +396,28 @@ macro_rules! endpoint_services {
                 B::Data: Send,
                 B::Error: Into<$crate::http::service::BoxError>,
             {
-                let this = self.clone();
-                Box::pin(async move { Ok(this.respond(req).await) })
+                use ::futures_util::FutureExt as _;
+                use ::tracing::Instrument as _;
+                use $crate::http::service::tagged;
+                let tag = self.endpoint.tags.tag(req.headers());
+                // Held until the answer is ready, so that a shutdown waits for it.
+                let Some(in_flight) = self.endpoint.shutdown.track_call() else {
+                    let res = tagged($crate::http::reply::unavailable(), &tag);
+                    return Box::pin(::std::future::ready(Ok(res)));
+                };
+                let span = $crate::http::service::request_span(&tag, self.peer_addr);
+                let answer = self
+                    .clone()
+                    .answer(req, ::std::sync::Arc::clone(&tag), in_flight);
+                // `map`, not an `async` block: the answer's future stays where it is (awaiting
+                // it in a block would move it, and the block would hold it twice).
+                let tagged = move |res| Ok(tagged(res, &tag));
+                // Entering a disabled span on every poll is measurable per request.
+                if span.is_disabled() {
+                    Box::pin(answer.map(tagged))
+                } else {
+                    Box::pin(answer.instrument(span).map(tagged))
+                }
             }
         }
 
@@ -514,8 +543,9 @@ mod tests {
         let chunks = (0..8).map(|_| Ok::<_, Infallible>(Frame::data(Bytes::from(vec![b' '; 100]))));
         let body = StreamBody::new(futures_util::stream::iter(chunks));
         let res = service(500)
-            .respond(Request::post("/").body(body).unwrap())
-            .await;
+            .boxed_respond(Request::post("/").body(body).unwrap())
+            .await
+            .unwrap();
         assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
         assert!(body_text(res).await.contains("limit of 500 bytes"));
     }

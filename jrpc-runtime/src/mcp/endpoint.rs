@@ -121,9 +121,19 @@ impl McpService {
         &self.endpoint.shutdown
     }
 
+    /// [`serve`](Self::serve), owning what it serves with: what the HTTP services call.
+    async fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static>(
+        self,
+        req: Request<B>,
+        tag: Arc<str>,
+        in_flight: crate::server::Tracked,
+    ) -> Response<ResponseBody> {
+        self.serve(req, &tag, in_flight).await
+    }
+
     /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer
     /// is ready.
-    async fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
+    async fn serve<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
         &self,
         req: Request<B>,
         tag: &Arc<str>,
