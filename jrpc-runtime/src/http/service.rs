@@ -288,6 +288,7 @@ pub(crate) fn unread_reply<B: Body>(
 
 /// Reads a `POST`'s JSON body: at most `limit` bytes, within `timeout`; or the reply that refuses
 /// it (`415`, `413`, `400` or `408`). The caller checks that it is UTF-8 ([`reply::not_utf8`]).
+#[cfg(feature = "mcp")]
 pub(crate) async fn read_post<B>(
     req: Request<B>,
     limit: usize,
