@@ -41,9 +41,9 @@ pub(super) trait Handler: Send + Sync {
     /// Reads `body`, a batch of 1 to `max` requests, those naming this handler's `method` with
     /// their params in the same pass; once all of it is read, gives `each` its elements in
     /// order with their number, starting the handler for each of those as it comes (so that one
-    /// that finishes at once is gone before the next starts). `false`, with `each` never called, when the batch
-    /// is not read so (as for [`start_body`](Self::start_body), or an element that is not a
-    /// valid request): it is then read as usual.
+    /// that finishes at once is gone before the next starts). `false`, with `each` never
+    /// called, when the batch is not read so (as for [`start_body`](Self::start_body), or an
+    /// element that is not a valid request): it is then read as usual.
     fn start_batch<'a>(
         &self,
         body: &'a str,

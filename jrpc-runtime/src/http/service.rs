@@ -186,8 +186,8 @@ impl RpcService {
         };
         Either::Right(async move {
             let endpoint = &*self.endpoint;
-            let limits = (endpoint.max_message_size, endpoint.body_read_timeout);
-            let body = match read_body(body, limits.0, limits.1).await {
+            let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
+            let body = match read_body(body, limit, timeout).await {
                 Ok(body) => body,
                 Err(res) => return res,
             };

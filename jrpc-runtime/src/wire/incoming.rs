@@ -653,33 +653,35 @@ enum ParamsRead<'a, T> {
 }
 
 impl<'a, T> ReadWith<'a, T> {
-    /// The request read, if it is a valid one: [`Element::Decoded`] when it names `method` and
-    /// its params (if any) were decoded.
+    /// The batch element read (by [`WithParams`] with `after` set to `method`), if it is a
+    /// valid request: [`Element::Decoded`] when it names `method` and its params (if any) were
+    /// decoded, which they are only after a `method` naming it.
     #[inline]
     fn into_element(self, method: &str) -> Option<Element<'a, T>> {
         let valid = self.jsonrpc == Some("2.0") && self.id.is_none_or(is_valid_id);
         let name = self.method.filter(|_| valid)?;
+        let (method, id) = (name == method, self.id);
         Some(match self.params {
-            // Decoded for another method (read alone, a request may name any): of no use.
-            Some(ParamsRead::Decoded(_)) if name != method => return None,
             Some(ParamsRead::Decoded(params)) => Element::Decoded(Decoded {
                 method: name,
-                id: self.id,
+                id,
                 params: Some(params),
             }),
-            None if name == method => Element::Decoded(Decoded {
+            None if method => Element::Decoded(Decoded {
                 method: name,
-                id: self.id,
+                id,
                 params: None,
             }),
             Some(ParamsRead::Raw(raw)) if !is_structured(raw) => return None,
-            params => Element::Request(Request {
+            Some(ParamsRead::Raw(raw)) => Element::Request(Request {
                 method: Cow::Borrowed(name),
-                params: match params {
-                    Some(ParamsRead::Raw(raw)) => Some(raw),
-                    _ => None,
-                },
-                id: self.id,
+                params: Some(raw),
+                id,
+            }),
+            None => Element::Request(Request {
+                method: Cow::Borrowed(name),
+                params: None,
+                id,
             }),
         })
     }
