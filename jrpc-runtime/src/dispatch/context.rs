@@ -99,6 +99,27 @@ impl Context {
         }
     }
 
+    /// A context made whole at once (one allocation, and nothing to make unique after): what a
+    /// transport builds for each HTTP request.
+    #[cfg(any(feature = "http", feature = "ws"))]
+    pub(crate) fn of_request(
+        transport: Transport,
+        peer_addr: Option<SocketAddr>,
+        request_tag: Arc<str>,
+        headers: Option<http::HeaderMap>,
+    ) -> Self {
+        Self {
+            id: None,
+            shared: Arc::new(Shared {
+                transport,
+                peer_addr,
+                headers,
+                request_tag: Some(request_tag),
+                extensions: Extensions::default(),
+            }),
+        }
+    }
+
     /// Sets the peer's network address.
     #[must_use]
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
@@ -121,15 +142,7 @@ impl Context {
     #[cfg(feature = "ws")]
     #[must_use]
     pub(crate) fn with_headers_copied(self, headers: &http::HeaderMap) -> Self {
-        let mut copied = http::HeaderMap::with_capacity(headers.len());
-        for (name, value) in headers {
-            // `from_bytes` copies, and takes every value hyper took.
-            if let Ok(mut copy) = http::HeaderValue::from_bytes(value.as_bytes()) {
-                copy.set_sensitive(value.is_sensitive());
-                copied.append(name.clone(), copy);
-            }
-        }
-        self.with_headers(copied)
+        self.with_headers(copied(headers))
     }
 
     /// Sets the request tag (HTTP `x-request-id`) that logs and replies carry.
@@ -192,6 +205,20 @@ impl Context {
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.shared.extensions.get::<T>()
     }
+}
+
+/// `headers`, each value copied (see [`Context::with_headers_copied`]).
+#[cfg(feature = "ws")]
+pub(crate) fn copied(headers: &http::HeaderMap) -> http::HeaderMap {
+    let mut copied = http::HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        // `from_bytes` copies, and takes every value hyper took.
+        if let Ok(mut copy) = http::HeaderValue::from_bytes(value.as_bytes()) {
+            copy.set_sensitive(value.is_sensitive());
+            copied.append(name.clone(), copy);
+        }
+    }
+    copied
 }
 
 impl fmt::Debug for Context {

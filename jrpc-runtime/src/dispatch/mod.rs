@@ -18,6 +18,8 @@ mod openrpc;
 mod params;
 mod schema;
 
+#[cfg(feature = "ws")]
+pub(crate) use context::copied;
 pub use context::{Context, Transport};
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{AtOnce, Begun};

@@ -311,11 +311,11 @@ impl Router {
     /// `max_connections` slot, which the socket keeps until it closes.
     #[cfg(feature = "ws")]
     fn websocket(&self, req: Request<Incoming>, tag: &Arc<str>) -> Response<ResponseBody> {
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
+        let copied = |headers: &mut ::http::HeaderMap| crate::dispatch::copied(headers);
         let ctx = self
             .endpoint
-            .context(Transport::WebSocket, &parts, tag)
-            .with_headers_copied(&parts.headers);
+            .context(Transport::WebSocket, &mut parts, tag, copied);
         let req = Request::from_parts(parts, body);
         self.server
             .ws

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use ::http::request::Parts;
-use ::http::{HeaderValue, Method, Request, Response};
+use ::http::{HeaderMap, HeaderValue, Method, Request, Response};
 use futures_util::future::Either;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use hyper::body::Body;
@@ -147,16 +147,23 @@ impl RpcService {
     }
 
     /// The context a request's handlers start from, over HTTP or (made once, of the upgrade
-    /// request) WebSocket: the transport, the request tag, the peer's address, and what
-    /// `map_context` adds; the caller adds the request's headers.
-    pub(crate) fn context(&self, transport: Transport, parts: &Parts, tag: &Arc<str>) -> Context {
-        let mut ctx = Context::new(transport).with_request_tag(Arc::clone(tag));
-        if let Some(addr) = self.peer_addr {
-            ctx = ctx.with_peer_addr(addr);
-        }
+    /// request) WebSocket: the transport, the request tag, the peer's address, the headers
+    /// `headers` makes of the request's (once `map_context` has read them), and what
+    /// `map_context` adds.
+    pub(crate) fn context(
+        &self,
+        transport: Transport,
+        parts: &mut Parts,
+        tag: &Arc<str>,
+        headers: fn(&mut HeaderMap) -> HeaderMap,
+    ) -> Context {
+        let (peer, tag) = (self.peer_addr, Arc::clone(tag));
         match &self.endpoint.context_hook {
-            Some(hook) => (hook.0)(parts, ctx),
-            None => ctx,
+            None => Context::of_request(transport, peer, tag, Some(headers(&mut parts.headers))),
+            Some(hook) => {
+                let ctx = (hook.0)(parts, Context::of_request(transport, peer, tag, None));
+                ctx.with_headers(headers(&mut parts.headers))
+            }
         }
     }
 
@@ -201,8 +208,7 @@ impl RpcService {
                 return reply::no_content();
             }
             // `map_context` reads the headers first; then the context takes them.
-            let ctx = self.context(Transport::Http, &parts, &tag);
-            let ctx = ctx.with_headers(std::mem::take(&mut parts.headers));
+            let ctx = self.context(Transport::Http, &mut parts, &tag, std::mem::take);
             if events {
                 let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
                 let answered = sse::answer(
