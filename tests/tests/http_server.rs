@@ -642,6 +642,24 @@ async fn a_client_slow_to_send_its_headers_is_cut_off() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_header_read_timeout_runs_from_each_request_of_a_kept_connection() {
+    bounded(async {
+        let server = start(|b| b.header_read_timeout(Duration::from_millis(600))).await;
+        let mut conn = Conn::open(server.addr).await;
+        // Each head comes well within the timeout of the answer before it, though the three
+        // together take longer than one timeout.
+        for _ in 0..3 {
+            let reply = conn.send(&post_json(ADD)).await;
+            assert_eq!(reply.json()["result"], 5);
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+        // Then nothing comes: the connection is closed.
+        assert!(conn.is_closed().await);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_body_slower_than_the_body_read_timeout_is_408() {
     bounded(async {

@@ -101,7 +101,7 @@ impl Context {
 
     /// A context made whole at once (one allocation, and nothing to make unique after): what a
     /// transport builds for each HTTP request.
-    #[cfg(any(feature = "http", feature = "ws"))]
+    #[cfg(feature = "http")]
     pub(crate) fn of_request(
         transport: Transport,
         peer_addr: Option<SocketAddr>,

@@ -18,7 +18,7 @@ mod openrpc;
 mod params;
 mod schema;
 
-#[cfg(feature = "ws")]
+#[cfg(all(feature = "http", feature = "ws"))]
 pub(crate) use context::copied;
 pub use context::{Context, Transport};
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};

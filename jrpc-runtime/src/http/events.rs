@@ -19,7 +19,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures_util::stream;
-use http_body_util::{BodyExt as _, StreamBody};
+use http_body_util::StreamBody;
 use hyper::body::{Bytes, Frame};
 use tokio::sync::Notify;
 
@@ -228,7 +228,7 @@ impl EventLog {
             let frame = Frame::data(event(id.as_deref(), &json));
             Some((Ok::<_, Infallible>(frame), (log, after, keep)))
         });
-        StreamBody::new(events).boxed_unsync()
+        Body::streamed(StreamBody::new(events))
     }
 }
 

@@ -141,6 +141,7 @@
 
 mod client;
 mod config;
+mod conn_timer;
 pub(crate) mod events;
 pub(crate) mod reply;
 pub(crate) mod request_id;

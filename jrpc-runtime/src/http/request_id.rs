@@ -8,8 +8,12 @@ use ::http::{HeaderMap, HeaderName};
 
 /// The header's name.
 pub(crate) fn x_request_id() -> HeaderName {
-    HeaderName::from_static("x-request-id")
+    X_REQUEST_ID.clone()
 }
+
+/// Made once: `from_static` checks the name each time it runs, and the header is looked up and
+/// set on every request (a static name's clone copies a pointer).
+static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The longest tag taken from a client; a longer one is replaced.
 const MAX_LEN: usize = 128;
@@ -29,7 +33,7 @@ impl Tags {
     /// enough for UUIDs, ULIDs, hex and base64 tags, and nothing that could forge a log line.
     pub(crate) fn tag(&self, headers: &HeaderMap) -> Arc<str> {
         match headers
-            .get(x_request_id())
+            .get(&X_REQUEST_ID)
             .and_then(|value| value.to_str().ok())
         {
             Some(tag) if acceptable(tag) => tag.into(),

@@ -17,6 +17,7 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
 use super::config::{HttpServerBuilder, Settings};
+use super::conn_timer::ConnTimer;
 use super::reply::{self, ResponseBody};
 use super::service::{ResponseFuture, RpcService};
 use crate::Methods;
@@ -222,8 +223,8 @@ pub(crate) fn connection_settings(
     // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
     // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
     // request head a client sends (it is also the largest head taken).
+    // The header read timeout's timer is set per connection, by `drive`.
     conn.http1()
-        .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout)
         .max_buf_size(READ_AHEAD)
         .keep_alive(true);
@@ -252,7 +253,9 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
-    let conn = conn.clone();
+    let mut conn = conn.clone();
+    // A clock of its own for the header read timeout (see `ConnTimer`).
+    conn.http1().timer(ConnTimer::default());
     let io = WriteDeadline::new(io, write_timeout);
     async move {
         let connection = conn.serve_connection_with_upgrades(TokioIo::new(io), service);

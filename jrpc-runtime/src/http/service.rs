@@ -370,6 +370,10 @@ fn declared_length<B: Body>(req: &Request<B>) -> Option<u64> {
 /// `application/json` with any parameters, or `application/*+json` (`application/vnd.api+json`,
 /// `application/merge-patch+json`...), case-insensitively as RFC 9110 has it.
 pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
+    // What nearly every client sends, at once.
+    if content_type.as_bytes() == b"application/json" {
+        return true;
+    }
     let Ok(text) = content_type.to_str() else {
         return false;
     };

@@ -36,6 +36,8 @@ mod topics;
 
 pub(crate) use accept::{Slot, Slots, accept_loop, serve_each};
 pub use io::Io;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub use reply::ResponseBody;
 pub use shutdown::{Drained, ShutdownHandle};
 pub(crate) use shutdown::{Shutdown, Tracked};
 pub use socket::{SocketServer, SocketServerBuilder};
