@@ -30,6 +30,7 @@ pub(crate) type Body = ResponseBody;
 #[derive(Debug)]
 enum Kind {
     Whole(Full<Bytes>),
+    #[cfg(feature = "http")]
     Streamed(UnsyncBoxBody<Bytes, Infallible>),
 }
 
@@ -39,6 +40,7 @@ impl Default for Kind {
     }
 }
 
+#[cfg(feature = "http")]
 impl ResponseBody {
     /// A body sent as `body` makes it.
     pub(crate) fn streamed(
@@ -58,6 +60,7 @@ impl hyper::body::Body for ResponseBody {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match &mut self.get_mut().0 {
             Kind::Whole(body) => Pin::new(body).poll_frame(cx),
+            #[cfg(feature = "http")]
             Kind::Streamed(body) => Pin::new(body).poll_frame(cx),
         }
     }
@@ -65,6 +68,7 @@ impl hyper::body::Body for ResponseBody {
     fn is_end_stream(&self) -> bool {
         match &self.0 {
             Kind::Whole(body) => body.is_end_stream(),
+            #[cfg(feature = "http")]
             Kind::Streamed(body) => body.is_end_stream(),
         }
     }
@@ -72,6 +76,7 @@ impl hyper::body::Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match &self.0 {
             Kind::Whole(body) => body.size_hint(),
+            #[cfg(feature = "http")]
             Kind::Streamed(body) => body.size_hint(),
         }
     }
