@@ -12,13 +12,21 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// One connection's timer (set on each connection's builder, not shared between connections).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ConnTimer {
-    clock: Arc<Mutex<Option<Pin<Box<tokio::time::Sleep>>>>>,
+    clock: Arc<Mutex<Option<Clock>>>,
+}
+
+/// The connection's tokio sleep, and the waker it was last polled with (none before its first
+/// poll).
+#[derive(Debug)]
+struct Clock {
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    waker: Option<Waker>,
 }
 
 impl hyper::rt::Timer for ConnTimer {
@@ -41,7 +49,7 @@ impl hyper::rt::Timer for ConnTimer {
 
 /// A sleep until `at`, woken by the connection's clock.
 struct Deadline {
-    clock: Arc<Mutex<Option<Pin<Box<tokio::time::Sleep>>>>>,
+    clock: Arc<Mutex<Option<Clock>>>,
     at: tokio::time::Instant,
 }
 
@@ -51,23 +59,39 @@ impl Future for Deadline {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let at = self.at;
-        if tokio::time::Instant::now() >= at {
+        let (at, now) = (self.at, tokio::time::Instant::now());
+        if now >= at {
             return Poll::Ready(());
         }
         let mut clock = self.clock.lock().unwrap_or_else(PoisonError::into_inner);
-        let clock = clock.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+        let clock = clock.get_or_insert_with(|| Clock {
+            sleep: Box::pin(tokio::time::sleep_until(at)),
+            waker: None,
+        });
+        let set = clock.sleep.deadline();
+        // Set to ring before this deadline, not yet rung, for this task: nothing to do (what
+        // nearly every request of a busy connection finds).
+        let polled = clock
+            .waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()));
+        if now < set && set <= at && polled {
+            return Poll::Pending;
+        }
         // Later than this deadline: brought forward (hyper waits for one head at a time, so
         // this is rare).
-        if clock.deadline() > at {
-            clock.as_mut().reset(at);
+        if set > at {
+            clock.sleep.as_mut().reset(at);
+        }
+        if !polled {
+            clock.waker = Some(cx.waker().clone());
         }
         // Rung for an earlier deadline, one no longer waited for: moved on to this one.
-        while clock.as_mut().poll(cx).is_ready() {
+        while clock.sleep.as_mut().poll(cx).is_ready() {
             if tokio::time::Instant::now() >= at {
                 return Poll::Ready(());
             }
-            clock.as_mut().reset(at);
+            clock.sleep.as_mut().reset(at);
         }
         Poll::Pending
     }
@@ -77,6 +101,15 @@ impl Future for Deadline {
 mod tests {
     use super::*;
     use hyper::rt::Timer as _;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_sleep_wakes_its_task() {
+        let (timer, start) = (ConnTimer::default(), tokio::time::Instant::now());
+        let slept =
+            tokio::time::timeout(Duration::from_secs(10), timer.sleep(Duration::from_secs(5)));
+        assert!(slept.await.is_ok());
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn each_deadline_is_kept_with_one_clock() {
