@@ -1,8 +1,8 @@
 //! The timer of one HTTP/1.1 connection's `header_read_timeout`.
 //!
 //! hyper asks its timer for a new sleep each time it waits for a request head, and drops it once
-//! the head is read: with tokio's timer that is a timer registered and cancelled for every request
-//! on a keep-alive connection, which a profile shows among the costliest things a request does.
+//! the head is read: with tokio's timer that is a timer made, registered and cancelled for every
+//! request on a keep-alive connection.
 //! This timer keeps one tokio sleep for the connection and moves it only when it rings before the
 //! deadline that is waited for now, so that a busy connection touches tokio's timer about once
 //! per timeout rather than once per request. Every deadline is still kept: a sleep is ready once

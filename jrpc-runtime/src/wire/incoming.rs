@@ -660,14 +660,14 @@ impl<'a, T> ReadWith<'a, T> {
     fn into_element(self, method: &str) -> Option<Element<'a, T>> {
         let valid = self.jsonrpc == Some("2.0") && self.id.is_none_or(is_valid_id);
         let name = self.method.filter(|_| valid)?;
-        let (method, id) = (name == method, self.id);
+        let (named, id) = (name == method, self.id);
         Some(match self.params {
             Some(ParamsRead::Decoded(params)) => Element::Decoded(Decoded {
                 method: name,
                 id,
                 params: Some(params),
             }),
-            None if method => Element::Decoded(Decoded {
+            None if named => Element::Decoded(Decoded {
                 method: name,
                 id,
                 params: None,
