@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use futures_util::{FutureExt as _, StreamExt as _};
 use tracing::Instrument as _;
 
-use super::methods::{BoxFuture, Element, Failure, OnePass, Output};
+use super::methods::{BoxCall, Element, Failure, OnePass, Output};
 use super::{Batches, Context, ErrorReport, Methods, Observation, Outcome, Params};
 use crate::wire::{Rejection, Request, id_of, incoming, write};
 use serde_json::value::RawValue;
@@ -161,11 +161,27 @@ impl Methods {
                 return;
             }
         };
-        match self.answer_if_ready(begun, ctx, cx) {
-            AtOnce::Answered(answer) => run.answered(answer),
+        if !run.waiting.is_empty() {
+            // After one that waits, each answer is kept apart, to be written in order.
+            let mut out = Vec::new();
+            match self.answer_if_ready(begun, ctx, cx, &mut out) {
+                AtOnce::Answered(()) => run.rest.push((!out.is_empty()).then_some(out)),
+                AtOnce::Waiting(begun, span) => run.wait(begun, span),
+            }
+            return;
+        }
+        // Until one waits, each answer is written straight into the batch's.
+        if run.out.is_empty() && begun.raw_id.is_some() {
+            // Room for as many answers of a small result, the brackets and the commas.
+            run.out.reserve(48 * run.count + 1);
+        }
+        let mark = write::open_element(&mut run.out);
+        match self.answer_if_ready(begun, ctx, cx, &mut run.out) {
+            AtOnce::Answered(()) if run.out.len() > mark + 1 => {}
+            AtOnce::Answered(()) => run.out.truncate(mark),
             AtOnce::Waiting(begun, span) => {
-                run.waiting.push((run.rest.len(), begun, span));
-                run.rest.push(None);
+                run.out.truncate(mark);
+                run.wait(begun, span);
             }
         }
     }
@@ -375,24 +391,22 @@ impl Methods {
         let mut begun = begun;
         async move {
             let span = span.unwrap_or_else(|| begun.span(ctx));
-            let done = match &mut begun.state {
+            let (answer, outcome) = match &mut begun.state {
                 Start::Done(answer, outcome) => (answer.take(), *outcome),
-                Start::Running(fut) => {
+                Start::Running(call) => {
+                    let mut out = Vec::new();
                     // Entering a disabled span on every poll is measurable on the hot path.
                     let output = if span.is_disabled() {
-                        run(fut, deadline).await
+                        run(call, &mut out, deadline).await
                     } else {
-                        run(fut, deadline).instrument(span.clone()).await
+                        run(call, &mut out, deadline).instrument(span.clone()).await
                     };
-                    self.written(
-                        output,
-                        &begun.method,
-                        begun.id.as_ref(),
-                        begun.raw_id.as_deref(),
-                    )
+                    let outcome = self.written(output, &mut out, 0, &begun);
+                    (begun.raw_id.is_some().then_some(out), outcome)
                 }
             };
-            self.settle(&begun, &span, ctx, done)
+            self.settle(&begun, &span, ctx, outcome);
+            answer
         }
     }
 
@@ -401,52 +415,59 @@ impl Methods {
     /// its own. The request comes back, its handler polled once, when it has to wait.
     pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
-        self.answer_if_ready(begun, ctx, &mut noop)
+        let mut out = Vec::new();
+        match self.answer_if_ready(begun, ctx, &mut noop, &mut out) {
+            AtOnce::Answered(()) => AtOnce::Answered((!out.is_empty()).then_some(out)),
+            AtOnce::Waiting(begun, span) => AtOnce::Waiting(begun, span),
+        }
     }
 
     /// [`answer_at_once`](Self::answer_at_once), its handler polled with `cx`, so that a handler
-    /// that waits is woken through it: how a batch's elements are first run.
+    /// that waits is woken through it, and its answer (if any) appended to `out`: how a batch's
+    /// elements are first run.
     #[inline]
     fn answer_if_ready<'a>(
         &self,
         mut begun: Begun<'a>,
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
-    ) -> AtOnce<'a> {
+        out: &mut Vec<u8>,
+    ) -> AtOnce<'a, ()> {
         let span = begun.span(ctx);
         if !span.is_disabled() {
             return AtOnce::Waiting(begun, Some(span));
         }
-        let done = match &mut begun.state {
-            Start::Done(answer, outcome) => (answer.take(), *outcome),
-            Start::Running(fut) => {
-                let output =
-                    match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
-                        Ok(std::task::Poll::Ready(output)) => output,
-                        Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun, None),
-                        Err(panic) => Err(Failure::Internal(panicked(&*panic))),
-                    };
-                self.written(
-                    output,
-                    &begun.method,
-                    begun.id.as_ref(),
-                    begun.raw_id.as_deref(),
-                )
+        let outcome = match &mut begun.state {
+            Start::Done(answer, outcome) => {
+                if let Some(answer) = answer.take() {
+                    if out.is_empty() {
+                        *out = answer;
+                    } else {
+                        out.extend_from_slice(&answer);
+                    }
+                }
+                *outcome
+            }
+            Start::Running(call) => {
+                let start = out.len();
+                let polled =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll_into(cx, out)));
+                let output = match polled {
+                    Ok(std::task::Poll::Ready(output)) => output,
+                    Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun, None),
+                    Err(panic) => Err(Failure::Internal(panicked(&*panic))),
+                };
+                self.written(output, out, start, &begun)
             }
         };
-        AtOnce::Answered(self.settle(&begun, &span, ctx, done))
+        self.settle(&begun, &span, ctx, outcome);
+        AtOnce::Answered(())
     }
 
     /// Records in its span, logs and tells the observer how a request begun went: the one exit
-    /// of every request, so that the observer and the log see every way out. Its answer.
+    /// of every request, so that the observer and the log see every way out.
     #[inline]
-    fn settle(
-        &self,
-        begun: &Begun<'_>,
-        span: &tracing::Span,
-        ctx: &Context,
-        (answer, outcome): (Option<Vec<u8>>, Outcome),
-    ) -> Option<Vec<u8>> {
+    fn settle(&self, begun: &Begun<'_>, span: &tracing::Span, ctx: &Context, outcome: Outcome) {
         let (method, id) = (&*begun.method, begun.id.as_ref());
         if !span.is_disabled() {
             span.record("outcome", tracing::field::display(outcome));
@@ -478,32 +499,44 @@ impl Methods {
                 });
             }
         }
-        answer
     }
 
-    /// The answer a handler's output makes, and its outcome.
+    /// Completes the answer the call of a request begun wrote from `out[start..]` (its result,
+    /// or nothing when it failed): the result closed with the id, an error in its place, or
+    /// nothing at all for a notification. Its outcome.
     fn written(
         &self,
         output: Output,
-        method: &str,
-        id: Option<&Id>,
-        raw_id: Option<&RawValue>,
-    ) -> (Option<Vec<u8>>, Outcome) {
-        match output {
-            Ok(mut out) => match raw_id {
-                Some(raw_id) => {
-                    write::end_result(&mut out, raw_id);
-                    (Some(out), Outcome::Success)
+        out: &mut Vec<u8>,
+        start: usize,
+        begun: &Begun<'_>,
+    ) -> Outcome {
+        let raw_id = begun.raw_id.as_deref();
+        let err = match output {
+            Ok(()) => {
+                match raw_id {
+                    Some(raw_id) => write::end_result(out, raw_id),
+                    None => out.truncate(start),
                 }
-                None => (None, Outcome::Success),
-            },
+                return Outcome::Success;
+            }
             Err(Failure::Rpc(err)) if err.code().is_reserved() => {
                 let reason = format!("handler answered the reserved code {}: {err}", err.code());
-                self.internal(method, id, raw_id, &reason)
+                self.report(&begun.method, begun.id.as_ref(), &reason);
+                RpcError::internal()
             }
-            Err(Failure::Rpc(err)) => (answer(raw_id, &err), Outcome::Error(err.code())),
-            Err(Failure::Internal(reason)) => self.internal(method, id, raw_id, &reason),
+            Err(Failure::Rpc(err)) => err,
+            Err(Failure::Internal(reason)) => {
+                self.report(&begun.method, begun.id.as_ref(), &reason);
+                RpcError::internal()
+            }
+        };
+        // A panic while the result was written may have left part of it.
+        out.truncate(start);
+        if let Some(raw_id) = raw_id {
+            write::error(out, &err, raw_id);
         }
+        Outcome::Error(err.code())
     }
 
     /// Reports an internal failure and answers `-32603` with no detail.
@@ -515,12 +548,18 @@ impl Methods {
         raw_id: Option<&RawValue>,
         reason: &str,
     ) -> (Option<Vec<u8>>, Outcome) {
+        self.report(method, id, reason);
+        let err = RpcError::internal();
+        (answer(raw_id, &err), Outcome::Error(err.code()))
+    }
+
+    /// Logs an internal failure and tells the error hook.
+    #[cold]
+    fn report(&self, method: &str, id: Option<&Id>, reason: &str) {
         tracing::error!(method, id = ?id, reason, "request failed");
         if let Some(hook) = &self.inner.on_error {
             hook(&ErrorReport { method, id, reason });
         }
-        let err = RpcError::internal();
-        (answer(raw_id, &err), Outcome::Error(err.code()))
     }
 }
 
@@ -590,7 +629,13 @@ struct AllAtOnce<'a> {
     count: usize,
 }
 
-impl AllAtOnce<'_> {
+impl<'a> AllAtOnce<'a> {
+    /// An element whose handler waits, its answer's place kept.
+    fn wait(&mut self, begun: Begun<'a>, span: Option<tracing::Span>) {
+        self.waiting.push((self.rest.len(), begun, span));
+        self.rest.push(None);
+    }
+
     /// An element answered (with nothing, for a notification).
     #[inline]
     fn answered(&mut self, answer: Option<Vec<u8>>) {
@@ -608,9 +653,9 @@ impl AllAtOnce<'_> {
 }
 
 /// What [`Methods::answer_at_once`] did with a request begun.
-pub(crate) enum AtOnce<'a> {
+pub(crate) enum AtOnce<'a, A = Option<Vec<u8>>> {
     /// It is answered (with nothing, for a notification).
-    Answered(Option<Vec<u8>>),
+    Answered(A),
     /// Its handler waits, or its span is recorded (and all of it is to run in that span): the
     /// request, and the span once made, to be finished in a task of its own or joined with the
     /// rest of its batch.
@@ -619,15 +664,21 @@ pub(crate) enum AtOnce<'a> {
 
 /// Where a request stands once begun.
 enum Start {
-    /// Its handler's future, to run.
-    Running(BoxFuture<Output>),
+    /// Its handler's call, to run.
+    Running(BoxCall),
     /// Answered already (with nothing, for a notification), with this outcome.
     Done(Option<Vec<u8>>, Outcome),
 }
 
-/// Runs a handler's future with panics contained and the deadline applied.
-async fn run(fut: &mut BoxFuture<Output>, deadline: Option<tokio::time::Instant>) -> Output {
-    let guarded = AssertUnwindSafe(fut).catch_unwind();
+/// Runs a handler's call with panics contained and the deadline applied, its result written to
+/// `out`.
+async fn run(
+    call: &mut BoxCall,
+    out: &mut Vec<u8>,
+    deadline: Option<tokio::time::Instant>,
+) -> Output {
+    let polled = std::future::poll_fn(|cx| call.as_mut().poll_into(cx, out));
+    let guarded = AssertUnwindSafe(polled).catch_unwind();
     let caught = match deadline {
         None => guarded.await,
         Some(deadline) => match tokio::time::timeout_at(deadline, guarded).await {
@@ -726,6 +777,58 @@ mod tests {
                 r#"{"jsonrpc":"2.0","result":5,"id":2}]"#,
             )
         );
+    }
+
+    /// A result half written when it fails (it cannot be encoded, or its `Serialize` panics) is
+    /// taken back whole: in a batch, whose answers are written into one buffer, the elements
+    /// around it are answered as they would be alone.
+    #[tokio::test]
+    async fn a_result_that_fails_half_written_leaves_nothing_of_itself() {
+        /// Writes a member, then panics.
+        struct Panics;
+        impl Serialize for Panics {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("half", &1)?;
+                panic!("half way");
+            }
+        }
+        use serde::Serialize;
+        let mut methods = table();
+        methods
+            .register("unencodable", &[], |(): (), _| async move {
+                // A map with keys that are not strings has no JSON form.
+                Ok::<_, RpcError>(std::collections::BTreeMap::from([((1, 2), 3)]))
+            })
+            .unwrap()
+            .register("panics", &[], |(): (), _| async move {
+                Ok::<_, RpcError>(Panics)
+            })
+            .unwrap();
+        let internal =
+            r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":"#;
+        for method in ["unencodable", "panics"] {
+            let call = format!(r#"{{"jsonrpc":"2.0","method":"{method}","id":2}}"#);
+            assert_eq!(
+                methods.handle(&call).await,
+                Some(format!("{internal}2}}")),
+                "{method}"
+            );
+            let notification = format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#);
+            assert_eq!(methods.handle(&notification).await, None, "{method}");
+            let batch = format!(
+                r#"[{{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}},{call},{notification},
+                {{"jsonrpc":"2.0","method":"add","params":[3,4],"id":3}}]"#
+            );
+            assert_eq!(
+                methods.handle(&batch).await.unwrap(),
+                format!(
+                    r#"[{{"jsonrpc":"2.0","result":3,"id":1}},{internal}2}},{{"jsonrpc":"2.0","result":7,"id":3}}]"#
+                ),
+                "{method}"
+            );
+        }
     }
 
     /// The answer as a request read the usual way gets it, never in one pass.

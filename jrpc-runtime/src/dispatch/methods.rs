@@ -8,6 +8,7 @@ use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -20,17 +21,48 @@ use super::{
 use crate::wire::{id_of, incoming, write};
 use crate::{Id, RegisterError, RpcError};
 
-pub(super) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// A handler's work, started: polled until it is done, its result then written where the answer
+/// goes (so that a batch's answers are written into the batch's buffer, none in a buffer of its
+/// own).
+pub(super) trait Call: Send {
+    /// Polls the handler; once it is done, appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and
+    /// its result to `out`, or gives why it failed (what it wrote of the result is then the
+    /// caller's to take back).
+    fn poll_into(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+    ) -> Poll<Output>;
+}
 
-/// What a handler's future ends with: the answer's bytes up to the result, or why it failed.
-pub(super) type Output = Result<Vec<u8>, Failure>;
+/// Every handler's future is a [`Call`]: its result is encoded as it finishes.
+impl<Fut, T, E> Call for Fut
+where
+    Fut: Future<Output = Result<T, E>> + Send,
+    T: Serialize,
+    E: Into<RpcError>,
+{
+    #[inline]
+    fn poll_into(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+    ) -> Poll<Output> {
+        self.poll(cx).map(|result| encode(result, out))
+    }
+}
+
+/// A handler's call, its type erased.
+pub(super) type BoxCall = Pin<Box<dyn Call>>;
+
+/// What a handler's call ends with: its result written, or why it failed.
+pub(super) type Output = Result<(), Failure>;
 
 /// A registered handler with its types erased.
 pub(super) trait Handler: Send + Sync {
     /// Decodes the params (synchronously, so a decoding failure is `-32602` before anything
     /// runs), then returns the future that does the work.
-    fn start(&self, params: Option<&RawValue>, ctx: Context)
-    -> Result<BoxFuture<Output>, RpcError>;
+    fn start(&self, params: Option<&RawValue>, ctx: Context) -> Result<BoxCall, RpcError>;
 
     /// Reads `body`, a request naming this handler's `method`, with its params in the same pass,
     /// and starts the handler with `ctx` stamped with the request's id. `None` when the body is
@@ -80,7 +112,7 @@ pub(super) struct OnePass<'a> {
     pub(super) raw_id: Option<&'a RawValue>,
     pub(super) id: Option<Id>,
     /// The handler's future, or the payload of its panic (its params were decoded).
-    pub(super) started: std::thread::Result<BoxFuture<Output>>,
+    pub(super) started: std::thread::Result<BoxCall>,
 }
 
 /// A handler registered with [`Methods::register`]: params of type `P` for `run`, which makes
@@ -94,13 +126,9 @@ struct Registered<P, F> {
 impl<P, F> Handler for Registered<P, F>
 where
     P: FromParams,
-    F: Fn(P, Context) -> BoxFuture<Output> + Send + Sync,
+    F: Fn(P, Context) -> BoxCall + Send + Sync,
 {
-    fn start(
-        &self,
-        params: Option<&RawValue>,
-        ctx: Context,
-    ) -> Result<BoxFuture<Output>, RpcError> {
+    fn start(&self, params: Option<&RawValue>, ctx: Context) -> Result<BoxCall, RpcError> {
         let params = P::from_params(params, self.names)?;
         Ok((self.run)(params, ctx))
     }
@@ -173,7 +201,7 @@ where
 
 impl<P, F> Registered<P, F>
 where
-    F: Fn(P, Context) -> BoxFuture<Output>,
+    F: Fn(P, Context) -> BoxCall,
 {
     /// Starts the handler on params decoded while the request was read.
     #[inline(always)]
@@ -196,7 +224,7 @@ where
     }
 }
 
-type Fallback = dyn Fn(String, Params, Context) -> BoxFuture<Output> + Send + Sync;
+type Fallback = dyn Fn(String, Params, Context) -> BoxCall + Send + Sync;
 
 type ErrorHook = dyn Fn(&ErrorReport<'_>) + Send + Sync;
 
@@ -367,10 +395,7 @@ impl Methods {
         T: Serialize + 'static,
         E: Into<RpcError> + 'static,
     {
-        let run = move |params: P, ctx: Context| {
-            let fut = handler(params, ctx);
-            Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>
-        };
+        let run = move |params: P, ctx: Context| Box::pin(handler(params, ctx)) as BoxCall;
         let registered = Registered {
             names,
             run,
@@ -461,8 +486,7 @@ impl Methods {
         E: Into<RpcError> + 'static,
     {
         let erased = move |method: String, params: Params, ctx: Context| {
-            let fut = handler(method, params, ctx);
-            Box::pin(async move { encode(fut.await) }) as BoxFuture<Output>
+            Box::pin(handler(method, params, ctx)) as BoxCall
         };
         self.inner_mut().fallback = Some(Arc::new(erased));
         self
@@ -566,17 +590,18 @@ impl Methods {
     }
 }
 
-/// Encodes a handler's result after [`RESULT_PREFIX`](write::RESULT_PREFIX).
-pub(super) fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>) -> Output {
+/// Appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and a handler's result to `out` (on a failure,
+/// what was written of it is for the caller to take back).
+fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>, out: &mut Vec<u8>) -> Output {
     let value = result.map_err(|err| Failure::Rpc(err.into()))?;
-    let mut out = Vec::with_capacity(64);
-    out.extend_from_slice(write::RESULT_PREFIX);
-    match serde_json::to_writer(&mut out, &value) {
-        Ok(()) => Ok(out),
-        Err(err) => Err(Failure::Internal(format!(
-            "result could not be encoded: {err}"
-        ))),
+    if out.capacity() == 0 {
+        // Room for most answers whole, their id included (made anew: `reserve` on an empty
+        // buffer takes the slower path of growing one).
+        *out = Vec::with_capacity(64);
     }
+    out.extend_from_slice(write::RESULT_PREFIX);
+    serde_json::to_writer(&mut *out, &value)
+        .map_err(|err| Failure::Internal(format!("result could not be encoded: {err}")))
 }
 
 /// FNV-1a: method names are short and chosen by the server, so a keyed hash buys nothing here.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::methods::{BoxFuture, Output, encode};
+use super::methods::BoxCall;
 use super::schema::Renderer;
 use super::{MethodDoc, Methods, ParamStructure};
 use crate::{FromParams as _, RpcError};
@@ -132,18 +132,13 @@ impl Methods {
     }
 
     /// The answer to `rpc.discover`: no params (an empty array or object is fine), the document.
-    pub(super) fn discover(
-        &self,
-        params: Option<&RawValue>,
-    ) -> Result<BoxFuture<Output>, RpcError> {
+    pub(super) fn discover(&self, params: Option<&RawValue>) -> Result<BoxCall, RpcError> {
         <()>::from_params(params, &[])?;
         let document = match &self.inner.discovery {
             Some(info) => self.openrpc(info),
             None => Value::Null,
         };
-        Ok(Box::pin(std::future::ready(encode(Ok::<_, RpcError>(
-            document,
-        )))))
+        Ok(Box::pin(std::future::ready(Ok::<_, RpcError>(document))))
     }
 }
 

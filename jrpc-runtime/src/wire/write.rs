@@ -137,8 +137,17 @@ where
 /// Appends an element to a batch begun in `out` (empty before the first).
 #[inline]
 pub(crate) fn batch_element(out: &mut Vec<u8>, element: &[u8]) {
-    out.push(if out.is_empty() { b'[' } else { b',' });
+    open_element(out);
     out.extend_from_slice(element);
+}
+
+/// Opens a batch's next element in `out` (its `[` or `,`), for the element to be written after
+/// it; the length before, to take it back to when no element follows.
+#[inline]
+pub(crate) fn open_element(out: &mut Vec<u8>) -> usize {
+    let mark = out.len();
+    out.push(if mark == 0 { b'[' } else { b',' });
+    mark
 }
 
 /// Closes a batch written with [`batch_element`]; `None` when it has no element.
