@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
-use futures_util::{FutureExt as _, StreamExt as _};
+use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 
 use super::methods::{BoxCall, Element, Failure, OnePass, Output};
@@ -157,7 +157,7 @@ impl Methods {
             Element::Started(read) => self.begun(read),
             Element::Request(req) => self.begin(req, ctx),
             Element::Rejected(rejection) => {
-                run.answered(Some(rejection.answer()));
+                run.rejected(rejection.answer());
                 return;
             }
         };
@@ -393,13 +393,15 @@ impl Methods {
             let span = span.unwrap_or_else(|| begun.span(ctx));
             let (answer, outcome) = match &mut begun.state {
                 Start::Done(answer, outcome) => (answer.take(), *outcome),
-                Start::Running(call) => {
+                Start::Running(_) => {
                     let mut out = Vec::new();
                     // Entering a disabled span on every poll is measurable on the hot path.
                     let output = if span.is_disabled() {
-                        run(call, &mut out, deadline).await
+                        run(&mut begun.state, &mut out, deadline).await
                     } else {
-                        run(call, &mut out, deadline).instrument(span.clone()).await
+                        run(&mut begun.state, &mut out, deadline)
+                            .instrument(span.clone())
+                            .await
                     };
                     let outcome = self.written(output, &mut out, 0, &begun);
                     (begun.raw_id.is_some().then_some(out), outcome)
@@ -448,14 +450,11 @@ impl Methods {
                 }
                 *outcome
             }
-            Start::Running(call) => {
+            Start::Running(_) => {
                 let start = out.len();
-                let polled =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll_into(cx, out)));
-                let output = match polled {
-                    Ok(std::task::Poll::Ready(output)) => output,
-                    Ok(std::task::Poll::Pending) => return AtOnce::Waiting(begun, None),
-                    Err(panic) => Err(Failure::Internal(panicked(&*panic))),
+                let output = match begun.state.poll_once(cx, out) {
+                    std::task::Poll::Ready(output) => output,
+                    std::task::Poll::Pending => return AtOnce::Waiting(begun, None),
                 };
                 self.written(output, out, start, &begun)
             }
@@ -618,8 +617,7 @@ impl<'a> Begun<'a> {
 /// A batch run all at once: its answer so far, and the requests that wait.
 #[derive(Default)]
 struct AllAtOnce<'a> {
-    /// The answers, written as they come until one waits, so that each is freed at once (and
-    /// the next made in its place) rather than all held to the end.
+    /// The answers, each written straight into it as it comes, until one waits.
     out: Vec<u8>,
     /// The answers from the first that waits on, in order (`None` for those not answered yet).
     rest: Vec<Option<Vec<u8>>>,
@@ -636,19 +634,19 @@ impl<'a> AllAtOnce<'a> {
         self.rest.push(None);
     }
 
-    /// An element answered (with nothing, for a notification).
+    /// An element that is not a valid request, answered with its rejection.
     #[inline]
-    fn answered(&mut self, answer: Option<Vec<u8>>) {
+    fn rejected(&mut self, answer: Vec<u8>) {
         if !self.waiting.is_empty() {
-            self.rest.push(answer);
-        } else if let Some(answer) = answer {
-            if self.out.is_empty() {
-                // Room for as many answers a little longer than this one (their ids and
-                // results grow too), the brackets and the commas.
-                self.out.reserve((answer.len() + 3) * self.count + 1);
-            }
-            write::batch_element(&mut self.out, &answer);
+            self.rest.push(Some(answer));
+            return;
         }
+        if self.out.is_empty() {
+            // Room for as many answers a little longer than this one, the brackets and the
+            // commas.
+            self.out.reserve((answer.len() + 3) * self.count + 1);
+        }
+        write::batch_element(&mut self.out, &answer);
     }
 }
 
@@ -670,23 +668,47 @@ enum Start {
     Done(Option<Vec<u8>>, Outcome),
 }
 
-/// Runs a handler's call with panics contained and the deadline applied, its result written to
+impl Start {
+    /// Polls a running call once, with panics contained, its result written to `out`. A call
+    /// that is done is dropped there, so that a panic in its drop is contained as one in its
+    /// poll is.
+    #[inline]
+    fn poll_once(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+    ) -> std::task::Poll<Output> {
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let Start::Running(call) = self else {
+                return std::task::Poll::Ready(Ok(()));
+            };
+            let polled = call.as_mut().poll_into(cx, out);
+            if polled.is_ready() {
+                *self = Start::Done(None, Outcome::Success);
+            }
+            polled
+        }));
+        polled.unwrap_or_else(|panic| {
+            std::task::Poll::Ready(Err(Failure::Internal(panicked(&*panic))))
+        })
+    }
+}
+
+/// Runs a request's call with panics contained and the deadline applied, its result written to
 /// `out`.
 async fn run(
-    call: &mut BoxCall,
+    state: &mut Start,
     out: &mut Vec<u8>,
     deadline: Option<tokio::time::Instant>,
 ) -> Output {
-    let polled = std::future::poll_fn(|cx| call.as_mut().poll_into(cx, out));
-    let guarded = AssertUnwindSafe(polled).catch_unwind();
-    let caught = match deadline {
-        None => guarded.await,
-        Some(deadline) => match tokio::time::timeout_at(deadline, guarded).await {
-            Ok(caught) => caught,
-            Err(_) => return Err(Failure::Internal("handler timed out".into())),
+    let polled = std::future::poll_fn(|cx| state.poll_once(cx, out));
+    match deadline {
+        None => polled.await,
+        Some(deadline) => match tokio::time::timeout_at(deadline, polled).await {
+            Ok(output) => output,
+            Err(_) => Err(Failure::Internal("handler timed out".into())),
         },
-    };
-    caught.unwrap_or_else(|panic| Err(Failure::Internal(panicked(&*panic))))
+    }
 }
 
 /// Why a handler that panicked failed, for the log and the error hook.
@@ -828,6 +850,50 @@ mod tests {
                 ),
                 "{method}"
             );
+        }
+    }
+
+    /// A handler's future that panics as it is dropped, once finished, is answered as one that
+    /// panics in its poll: `-32603`, alone and in a batch, and the table keeps serving.
+    #[tokio::test]
+    async fn a_future_that_panics_in_its_drop_is_answered_internal_error() {
+        /// Finishes at once, and panics when it is dropped.
+        struct Bomb;
+        impl Future for Bomb {
+            type Output = Result<i64, RpcError>;
+            fn poll(
+                self: std::pin::Pin<&mut Self>,
+                _: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Self::Output> {
+                std::task::Poll::Ready(Ok(1))
+            }
+        }
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                panic!("dropped");
+            }
+        }
+        let mut methods = table();
+        methods.register("bomb", &[], |(): (), _| Bomb).unwrap();
+        let internal =
+            r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2}"#;
+        let call = r#"{"jsonrpc":"2.0","method":"bomb","id":2}"#;
+        assert_eq!(methods.handle(call).await.as_deref(), Some(internal));
+        let batch = format!(
+            r#"[{{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}},{call},{{"jsonrpc":"2.0","method":"bomb"}}]"#
+        );
+        assert_eq!(
+            methods.handle(&batch).await.unwrap(),
+            format!(r#"[{{"jsonrpc":"2.0","result":3,"id":1}},{internal}]"#)
+        );
+        let ctx = &methods.inner.in_process;
+        let Ok(req) = incoming::parse_request(call) else {
+            panic!("a valid request");
+        };
+        let begun = methods.begin(req, ctx);
+        match methods.answer_at_once(begun, ctx) {
+            AtOnce::Answered(answer) => assert_eq!(answer.as_deref(), Some(internal.as_bytes())),
+            AtOnce::Waiting(..) => panic!("it finished in its first poll"),
         }
     }
 

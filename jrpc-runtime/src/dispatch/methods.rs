@@ -61,7 +61,7 @@ pub(super) type Output = Result<(), Failure>;
 /// A registered handler with its types erased.
 pub(super) trait Handler: Send + Sync {
     /// Decodes the params (synchronously, so a decoding failure is `-32602` before anything
-    /// runs), then returns the future that does the work.
+    /// runs), then returns the call that does the work.
     fn start(&self, params: Option<&RawValue>, ctx: Context) -> Result<BoxCall, RpcError>;
 
     /// Reads `body`, a request naming this handler's `method`, with its params in the same pass,
