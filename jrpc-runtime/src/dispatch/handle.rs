@@ -163,17 +163,15 @@ impl Methods {
         };
         if !run.waiting.is_empty() {
             // After one that waits, each answer is kept apart, to be written in order.
-            let mut out = Vec::new();
-            match self.answer_if_ready(begun, ctx, cx, &mut out) {
-                AtOnce::Answered(()) => run.rest.push((!out.is_empty()).then_some(out)),
+            match self.answer_apart(begun, ctx, cx) {
+                AtOnce::Answered(answer) => run.rest.push(answer),
                 AtOnce::Waiting(begun, span) => run.wait(begun, span),
             }
             return;
         }
         // Until one waits, each answer is written straight into the batch's.
-        if run.out.is_empty() && begun.raw_id.is_some() {
-            // Room for as many answers of a small result, the brackets and the commas.
-            run.out.reserve(48 * run.count + 1);
+        if begun.raw_id.is_some() {
+            run.make_room();
         }
         let mark = write::open_element(&mut run.out);
         match self.answer_if_ready(begun, ctx, cx, &mut run.out) {
@@ -417,8 +415,19 @@ impl Methods {
     /// its own. The request comes back, its handler polled once, when it has to wait.
     pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
+        self.answer_apart(begun, ctx, &mut noop)
+    }
+
+    /// [`answer_if_ready`](Self::answer_if_ready), its answer (if any) in a buffer of its own.
+    #[inline]
+    fn answer_apart<'a>(
+        &self,
+        begun: Begun<'a>,
+        ctx: &Context,
+        cx: &mut std::task::Context<'_>,
+    ) -> AtOnce<'a> {
         let mut out = Vec::new();
-        match self.answer_if_ready(begun, ctx, &mut noop, &mut out) {
+        match self.answer_if_ready(begun, ctx, cx, &mut out) {
             AtOnce::Answered(()) => AtOnce::Answered((!out.is_empty()).then_some(out)),
             AtOnce::Waiting(begun, span) => AtOnce::Waiting(begun, span),
         }
@@ -641,12 +650,17 @@ impl<'a> AllAtOnce<'a> {
             self.rest.push(Some(answer));
             return;
         }
-        if self.out.is_empty() {
-            // Room for as many answers a little longer than this one, the brackets and the
-            // commas.
-            self.out.reserve((answer.len() + 3) * self.count + 1);
-        }
+        self.make_room();
         write::batch_element(&mut self.out, &answer);
+    }
+
+    /// Before the first answer is written into the batch's: room for as many answers of a
+    /// small result, the brackets and the commas.
+    #[inline]
+    fn make_room(&mut self) {
+        if self.out.is_empty() {
+            self.out.reserve(48 * self.count + 1);
+        }
     }
 }
 
@@ -669,9 +683,9 @@ enum Start {
 }
 
 impl Start {
-    /// Polls a running call once, with panics contained, its result written to `out`. A call
-    /// that is done is dropped there, so that a panic in its drop is contained as one in its
-    /// poll is.
+    /// Polls a running call once, with panics contained, its result written to `out` (`Ready`
+    /// at once, with nothing written, for a request answered already). A call that is done is
+    /// dropped there, so that a panic in its drop is contained as one in its poll is.
     #[inline]
     fn poll_once(
         &mut self,
