@@ -995,6 +995,132 @@ mod tests {
         assert!(methods.batch_in_one_pass(&batch, ctx).await.is_some());
     }
 
+    /// Requests put together from the parts the compact reader matches, and from parts that
+    /// break its form, are answered as when they are read the usual way; alone and in batches.
+    mod compact_or_not {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn pick(parts: &'static [&'static str]) -> impl Strategy<Value = &'static str> {
+            proptest::sample::select(parts)
+        }
+
+        /// Mostly what the compact reader takes, now and then what it must leave alone.
+        fn mostly(
+            good: &'static [&'static str],
+            bad: &'static [&'static str],
+        ) -> impl Strategy<Value = String> {
+            prop_oneof![4 => pick(good), 1 => pick(bad)].prop_map(str::to_owned)
+        }
+
+        fn id() -> impl Strategy<Value = String> {
+            mostly(
+                &[
+                    "1",
+                    "0",
+                    "-7",
+                    r#""x""#,
+                    r#""a\"b""#,
+                    r#""é""#,
+                    r#""\u00e9""#,
+                    "1.0",
+                    "-0",
+                    "1e3",
+                    "12345678901234567890",
+                    "null",
+                ],
+                &["01", "true", "[]", "{}", r#""x"#, "1 ", "+1", r#""\x""#],
+            )
+        }
+
+        fn params() -> impl Strategy<Value = String> {
+            // Nested as deep as serde_json takes params, and deeper.
+            let deep = |n: usize| format!("[{}{}]", "[".repeat(n), "]".repeat(n));
+            prop_oneof![
+                8 => mostly(
+                    &[
+                        "[2,3]", "[2]", r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1,"c":"}]\"["}"#,
+                        "[-0,1e2]", r#"[1,{"x":[]}]"#,
+                    ],
+                    &[
+                        "[]", r#"[1,"x"]"#, "3", "null", "[1,2,3]", "[2,3]]", r#"["\"]"#,
+                        "[2,3", "[2,]", r#"{"a":1,"a":2}"#, "[ 2 , 3 ]", "[2,3}",
+                    ],
+                ),
+                1 => (124..130usize).prop_map(deep),
+            ]
+        }
+
+        fn member() -> impl Strategy<Value = String> {
+            prop_oneof![
+                4 => params().prop_map(|p| format!(r#","params":{p}"#)),
+                4 => id().prop_map(|id| format!(r#","id":{id}"#)),
+                1 => pick(&[
+                    r#","jsonrpc":"2.0""#, r#","x":1"#, r#", "id":1"#, r#","method":"add""#,
+                    r#","result":1"#, ",", r#","params" :[1]"#,
+                ])
+                .prop_map(str::to_owned),
+            ]
+        }
+
+        fn body() -> impl Strategy<Value = String> {
+            let start = prop_oneof![
+                3 => Just(r#"{"jsonrpc":"2.0","#.to_owned()),
+                3 => id().prop_map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"#)),
+                1 => pick(&[r#" {"jsonrpc":"2.0","#, r#"{"jsonrpc":"1.0","#, r#"{"jsonrpc":"2.0" ,"#])
+                    .prop_map(str::to_owned),
+            ];
+            let method = mostly(
+                &[
+                    r#""method":"add""#,
+                    r#""method":"add""#,
+                    r#""method":"echo""#,
+                ],
+                &[
+                    r#""method":"a\u0064d""#,
+                    r#""method":"nope""#,
+                    r#""method":1"#,
+                ],
+            );
+            let end = mostly(&["}", "}", "} "], &["}x", "", "}}", "]"]);
+            (
+                start,
+                method,
+                proptest::collection::vec(member(), 0..3),
+                end,
+            )
+                .prop_map(|(start, method, members, end)| {
+                    format!("{start}{method}{}{end}", members.concat())
+                })
+        }
+
+        fn table() -> Methods {
+            let mut methods = super::table();
+            methods
+                .register("echo", &["v"], |(v,): (serde_json::Value,), _| async move {
+                    Ok::<_, RpcError>(v)
+                })
+                .unwrap();
+            methods
+        }
+
+        proptest! {
+            #[test]
+            fn answers_as_the_usual_read(bodies in proptest::collection::vec(body(), 1..4)) {
+                let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                let methods = table();
+                for body in &bodies {
+                    let usual = rt.block_on(read_as_usual(&methods, body));
+                    prop_assert_eq!(rt.block_on(methods.handle(body)), usual, "{}", body);
+                }
+                for batch in [format!("[{}]", bodies.join(",")), format!(" [{}] ", bodies.join(","))] {
+                    let usual = rt.block_on(batch_as_usual(&methods, &batch));
+                    prop_assert_eq!(rt.block_on(methods.handle(&batch)), usual, "{}", batch);
+                }
+            }
+        }
+    }
+
     /// The answer as a batch read the usual way gets it, never in one pass.
     async fn batch_as_usual(methods: &Methods, body: &str) -> Option<String> {
         let Some(elements) = incoming::parse_batch(body) else {

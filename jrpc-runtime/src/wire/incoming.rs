@@ -15,7 +15,10 @@
 //! | anything else | a [`Request`]: a call with an `id` member (`null` included), a notification without |
 //!
 //! `params` are decoded later, by the handler, straight into its Rust types; nothing goes through
-//! `serde_json::Value`.
+//! `serde_json::Value`. A request (or a batch) naming a method in the table is first tried in one
+//! pass with its params ([`parse_request_with`], [`parse_batch_with`]): written compactly, as
+//! writers write it, by matching its members as bytes ([`compact`]); else by serde_json. Either
+//! only ever declines, and the full read then says what the text is.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,6 +28,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::{Id, RpcError, write};
+
+mod compact;
 
 /// The members of a message object as written, each kept as raw JSON text.
 ///
@@ -580,8 +585,13 @@ pub(crate) fn parse_request_with<'a, S>(
     seed: S,
 ) -> Option<Decoded<'a, S::Value>>
 where
-    S: DeserializeSeed<'a>,
+    S: DeserializeSeed<'a> + Copy,
 {
+    if let Some((decoded, end)) = compact::request(text, 0, method, seed)
+        && text[end..].trim_start_matches(BLANK).is_empty()
+    {
+        return Some(decoded);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let read = WithParams { seed, after: None }
         .deserialize(&mut de)
@@ -616,10 +626,36 @@ pub(crate) fn parse_batch_with<'a, S>(
 where
     S: DeserializeSeed<'a> + Copy,
 {
+    if let Some(elements) = compact_batch(text, method, seed) {
+        return Some(elements);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     de.deserialize_seq(Elements { seed, method })
         .and_then(|elements| de.end().map(|()| elements))
         .ok()
+}
+
+/// A batch all of whose elements are requests naming `method` written compactly (see
+/// [`compact`]), between brackets and commas with no white space but around the batch.
+fn compact_batch<'a, S>(text: &'a str, method: &str, seed: S) -> Option<Vec<Element<'a, S::Value>>>
+where
+    S: DeserializeSeed<'a> + Copy,
+{
+    let bytes = text.as_bytes();
+    let mut at = text.len() - text.trim_start_matches(BLANK).len() + 1;
+    if bytes.get(at - 1) != Some(&b'[') {
+        return None;
+    }
+    let mut elements = Vec::with_capacity(16);
+    loop {
+        let (decoded, end) = compact::request(text, at, method, seed)?;
+        elements.push(Element::Decoded(decoded));
+        match bytes.get(end)? {
+            b',' => at = end + 1,
+            b']' if text[end + 1..].trim_start_matches(BLANK).is_empty() => return Some(elements),
+            _ => return None,
+        }
+    }
 }
 
 /// A request read by [`parse_request_with`], its params decoded.
