@@ -6,10 +6,10 @@ use std::panic::AssertUnwindSafe;
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 
-use super::methods::{BoxCall, Element, Failure, OnePass, Output};
+use super::methods::{BoxCall, Element, Failure, NotStarted, OnePass, Output};
 use super::{Batches, Context, ErrorReport, Methods, Observation, Outcome, Params};
-use crate::wire::{Rejection, Request, id_of, incoming, write};
-use serde_json::value::RawValue;
+use crate::wire::write::WriteId;
+use crate::wire::{RawId, Rejection, Request, id_of, incoming, write};
 
 use crate::{FromParams as _, Id, RpcError};
 
@@ -261,16 +261,7 @@ impl Methods {
                         handler.start(req.params, ctx)
                     })) {
                         Ok(Ok(fut)) => fut,
-                        Ok(Err(err)) => {
-                            if req.id.is_none() {
-                                // Nobody hears about a notification's bad params unless it is logged.
-                                tracing::warn!(method = %req.method, error = %err, "notification params did not decode");
-                            }
-                            break 'done Start::Done(
-                                answer(req.id, &err),
-                                Outcome::Error(err.code()),
-                            );
-                        }
+                        Ok(Err(err)) => break 'done refused(&req.method, req.id, &err),
                         Err(panic) => {
                             let reason = panicked(&*panic);
                             let (answer, outcome) =
@@ -303,7 +294,7 @@ impl Methods {
         };
         Begun {
             method: req.method,
-            raw_id: req.id.map(Cow::Borrowed),
+            raw_id: req.id.map(RawId::from),
             id,
             logged,
             started,
@@ -346,16 +337,17 @@ impl Methods {
     ) -> Begun<'a> {
         let state = match read.started {
             Ok(fut) => Start::Running(fut),
-            Err(panic) => {
+            Err(NotStarted::Panicked(panic)) => {
                 let reason = panicked(&*panic);
                 let (answer, outcome) =
-                    self.internal(read.method, read.id.as_ref(), read.raw_id, &reason);
+                    self.internal(read.method, read.id.as_ref(), read.raw_id.as_ref(), &reason);
                 Start::Done(answer, outcome)
             }
+            Err(NotStarted::Refused(err)) => refused(read.method, read.raw_id.as_ref(), &err),
         };
         Begun {
             method: Cow::Borrowed(read.method),
-            raw_id: read.raw_id.map(Cow::Borrowed),
+            raw_id: read.raw_id,
             id: read.id,
             logged,
             started,
@@ -519,7 +511,7 @@ impl Methods {
         start: usize,
         begun: &Begun<'_>,
     ) -> Outcome {
-        let raw_id = begun.raw_id.as_deref();
+        let raw_id = begun.raw_id.as_ref();
         let err = match output {
             Ok(()) => {
                 match raw_id {
@@ -553,7 +545,7 @@ impl Methods {
         &self,
         method: &str,
         id: Option<&Id>,
-        raw_id: Option<&RawValue>,
+        raw_id: Option<&(impl WriteId + ?Sized)>,
         reason: &str,
     ) -> (Option<Vec<u8>>, Outcome) {
         self.report(method, id, reason);
@@ -574,8 +566,8 @@ impl Methods {
 /// A request whose handler was found and started, or that was answered without one.
 pub(crate) struct Begun<'a> {
     method: Cow<'a, str>,
-    /// `None` for a notification; the id's raw text otherwise.
-    raw_id: Option<Cow<'a, RawValue>>,
+    /// `None` for a notification.
+    raw_id: Option<RawId<'a>>,
     id: Option<Id>,
     /// Whether its DEBUG line is on.
     logged: bool,
@@ -614,7 +606,7 @@ impl<'a> Begun<'a> {
     pub(crate) fn into_owned(self) -> Begun<'static> {
         Begun {
             method: Cow::Owned(self.method.into_owned()),
-            raw_id: self.raw_id.map(|raw| Cow::Owned(raw.into_owned())),
+            raw_id: self.raw_id.map(RawId::into_owned),
             id: self.id,
             logged: self.logged,
             started: self.started,
@@ -739,8 +731,17 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 }
 
 /// An error answer for a call; nothing for a notification.
-fn answer(raw_id: Option<&RawValue>, err: &RpcError) -> Option<Vec<u8>> {
+fn answer(raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Option<Vec<u8>> {
     raw_id.map(|id| write::error_bytes(err, id))
+}
+
+/// A request whose params did not decode, answered why.
+fn refused(method: &str, raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Start {
+    if raw_id.is_none() {
+        // Nobody hears about a notification's bad params unless it is logged.
+        tracing::warn!(method = %method, error = %err, "notification params did not decode");
+    }
+    Start::Done(answer(raw_id, err), Outcome::Error(err.code()))
 }
 
 #[cfg(test)]

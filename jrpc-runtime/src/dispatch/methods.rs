@@ -18,7 +18,7 @@ use super::params::ParamsSeed;
 use super::{
     Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo, Transport,
 };
-use crate::wire::{id_of, incoming, write};
+use crate::wire::{RawId, incoming, write};
 use crate::{Id, RegisterError, RpcError};
 
 /// A handler's work, started: polled until it is done, its result then written where the answer
@@ -108,11 +108,19 @@ impl<'a> From<Result<incoming::Request<'a>, incoming::Rejection<'a>>> for Elemen
 /// A request read and started by [`Handler::start_body`].
 pub(super) struct OnePass<'a> {
     pub(super) method: &'a str,
-    /// `None` for a notification; the id's raw text otherwise.
-    pub(super) raw_id: Option<&'a RawValue>,
+    /// `None` for a notification.
+    pub(super) raw_id: Option<RawId<'a>>,
     pub(super) id: Option<Id>,
-    /// The handler's future, or the payload of its panic (its params were decoded).
-    pub(super) started: std::thread::Result<BoxCall>,
+    /// The handler's call, or why there is none.
+    pub(super) started: Result<BoxCall, NotStarted>,
+}
+
+/// Why a request read by [`Handler::start_body`] or [`Handler::start_batch`] has no call.
+pub(super) enum NotStarted {
+    /// Its params were decoded, and the handler panicked as it started: the payload.
+    Panicked(Box<dyn std::any::Any + Send>),
+    /// It has no params, and the handler's params cannot be left out.
+    Refused(RpcError),
 }
 
 /// A handler registered with [`Methods::register`]: params of type `P` for `run`, which makes
@@ -183,11 +191,11 @@ where
                         Ok(params) => {
                             Element::Started(self.started(decoded.method, decoded.id, params, ctx))
                         }
-                        // Begun as usual, to be answered why.
-                        Err(_) => Element::Request(incoming::Request {
-                            method: decoded.method.into(),
-                            params: None,
-                            id: decoded.id,
+                        Err(err) => Element::Started(OnePass {
+                            method: decoded.method,
+                            id: decoded.id.as_ref().map(RawId::id),
+                            raw_id: decoded.id,
+                            started: Err(NotStarted::Refused(err)),
                         }),
                     }
                 }
@@ -208,13 +216,14 @@ where
     fn started<'a>(
         &self,
         method: &'a str,
-        raw_id: Option<&'a RawValue>,
+        raw_id: Option<RawId<'a>>,
         params: P,
         ctx: &Context,
     ) -> OnePass<'a> {
-        let id = raw_id.map(id_of);
+        let id = raw_id.as_ref().map(RawId::id);
         let ctx = ctx.for_request(id.clone());
-        let started = catch_unwind(AssertUnwindSafe(|| (self.run)(params, ctx)));
+        let started = catch_unwind(AssertUnwindSafe(|| (self.run)(params, ctx)))
+            .map_err(NotStarted::Panicked);
         OnePass {
             method,
             raw_id,

@@ -1,7 +1,6 @@
 //! Request ids.
 
 use std::fmt;
-use std::io::Write as _;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -100,16 +99,69 @@ impl Id {
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         match &self.0 {
             Repr::Null => out.extend_from_slice(b"null"),
-            Repr::Int(n) => {
-                // Writing into a Vec cannot fail.
-                let _ = write!(out, "{n}");
-            }
+            Repr::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
             Repr::Number(raw) => out.extend_from_slice(raw.as_bytes()),
             Repr::Str(s) => {
                 // Writing a string into a Vec cannot fail.
                 let _ = serde_json::to_writer(&mut *out, &**s);
             }
         }
+    }
+}
+
+/// A request's id as it is echoed: the JSON text it was written with, known to be a valid id (a
+/// number, a string or `null`).
+#[derive(Clone, Debug)]
+pub(crate) enum RawId<'a> {
+    /// Borrowed from the request's text.
+    Borrowed(&'a str),
+    /// Owned, once the request's text is gone.
+    Owned(Box<str>),
+}
+
+impl<'a> RawId<'a> {
+    /// The id written as `text`, a scalar JSON value: `None` when serde_json does not take it, or
+    /// it is not a number, a string or `null`.
+    #[inline]
+    pub(crate) fn read(text: &'a str) -> Option<Self> {
+        // Most ids are small integers: checked at once.
+        if small_int(text).is_none() {
+            let raw: &RawValue = serde_json::from_str(text).ok()?;
+            if !super::incoming::is_valid_id(raw) {
+                return None;
+            }
+        }
+        Some(Self::Borrowed(text))
+    }
+
+    /// The id's JSON text.
+    #[inline]
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Self::Borrowed(text) => text,
+            Self::Owned(text) => text,
+        }
+    }
+
+    /// The id.
+    #[inline]
+    pub(crate) fn id(&self) -> Id {
+        Id::from_json(self.text()).unwrap_or(Id::NULL)
+    }
+
+    /// The same id, owning its text.
+    pub(crate) fn into_owned(self) -> RawId<'static> {
+        match self {
+            Self::Borrowed(text) => RawId::Owned(text.into()),
+            Self::Owned(text) => RawId::Owned(text),
+        }
+    }
+}
+
+impl<'a> From<&'a RawValue> for RawId<'a> {
+    #[inline]
+    fn from(raw: &'a RawValue) -> Self {
+        Self::Borrowed(raw.get())
     }
 }
 

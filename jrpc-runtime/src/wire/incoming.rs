@@ -27,7 +27,7 @@ use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::{Id, RpcError, write};
+use super::{Id, RawId, RpcError, write};
 
 mod compact;
 
@@ -607,7 +607,7 @@ where
         && read.id.is_none_or(is_valid_id);
     valid.then(|| Decoded {
         method: read.method.unwrap_or_default(),
-        id: read.id,
+        id: read.id.map(RawId::from),
         params,
     })
 }
@@ -661,8 +661,8 @@ where
 /// A request read by [`parse_request_with`], its params decoded.
 pub(crate) struct Decoded<'a, T> {
     pub(crate) method: &'a str,
-    /// `None` for a notification; the id's raw text otherwise.
-    pub(crate) id: Option<&'a RawValue>,
+    /// `None` for a notification.
+    pub(crate) id: Option<RawId<'a>>,
     /// `None` when the request has no params.
     pub(crate) params: Option<T>,
 }
@@ -700,12 +700,12 @@ impl<'a, T> ReadWith<'a, T> {
         Some(match self.params {
             Some(ParamsRead::Decoded(params)) => Element::Decoded(Decoded {
                 method: name,
-                id,
+                id: id.map(RawId::from),
                 params: Some(params),
             }),
             None if named => Element::Decoded(Decoded {
                 method: name,
-                id,
+                id: id.map(RawId::from),
                 params: None,
             }),
             Some(ParamsRead::Raw(raw)) if !is_structured(raw) => return None,
@@ -821,7 +821,7 @@ fn is_structured(raw: &RawValue) -> bool {
 }
 
 /// Ids are numbers, strings or `null`; objects, arrays and booleans are not.
-fn is_valid_id(raw: &RawValue) -> bool {
+pub(super) fn is_valid_id(raw: &RawValue) -> bool {
     matches!(
         raw.get().as_bytes().first(),
         Some(b'"' | b'n' | b'-' | b'0'..=b'9')
@@ -991,7 +991,7 @@ mod tests {
         let text = r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":7}"#;
         let read = parse_request_with(text, "add", seed).unwrap();
         assert_eq!((read.method, read.params), ("add", Some((1, 2))));
-        assert_eq!(read.id.map(RawValue::get), Some("7"));
+        assert_eq!(read.id.as_ref().map(RawId::text), Some("7"));
         let read = parse_request_with(r#"{"jsonrpc":"2.0","method":"a"}"#, "a", seed).unwrap();
         assert!(read.params.is_none() && read.id.is_none());
         // Anything the full read would judge is declined.

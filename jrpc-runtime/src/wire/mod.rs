@@ -13,5 +13,6 @@ pub(crate) mod write;
 
 pub use error::{ErrorCode, RpcError};
 pub use id::Id;
+pub(crate) use id::RawId;
 pub(crate) use incoming::{Incoming, Rejection, Request, id_of, is_batch};
 pub use message::Message;

@@ -4,11 +4,9 @@
 //! Writers append to a `Vec<u8>`: writing into a `Vec` cannot fail, and an [`RpcError`], an
 //! [`Id`] or a method name always encodes, so none of them returns an error.
 
-use std::io::Write as _;
-
 use serde_json::value::RawValue;
 
-use super::{Id, RpcError};
+use super::{Id, RawId, RpcError};
 
 /// The first bytes of every successful answer: a handler's result is written right after them,
 /// then [`end_result`] closes the answer.
@@ -37,7 +35,14 @@ impl WriteId for RawValue {
 impl WriteId for i64 {
     #[inline]
     fn write_id(&self, out: &mut Vec<u8>) {
-        let _ = write!(out, "{self}");
+        out.extend_from_slice(itoa::Buffer::new().format(*self).as_bytes());
+    }
+}
+
+impl WriteId for RawId<'_> {
+    #[inline]
+    fn write_id(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.text().as_bytes());
     }
 }
 

@@ -9,11 +9,10 @@
 //! here is what the full reader would read.
 
 use serde::de::DeserializeSeed;
-use serde_json::value::RawValue;
 
-use super::{Decoded, is_valid_id, plain_len, skip_scalar};
+use super::{Decoded, RawId, plain_len, skip_scalar};
 
-const VERSION: &[u8] = br#"{"jsonrpc":"2.0","#;
+const VERSION: &[u8; 17] = br#"{"jsonrpc":"2.0","#;
 
 /// The request naming `method` written compactly from `at` in `text`, its params decoded by
 /// `seed`, and the index past its closing brace; `None` when it is not written so, or `seed`
@@ -61,7 +60,7 @@ pub(super) fn request<'a, S: DeserializeSeed<'a>>(
             de.end().ok()?;
             params = Some(value);
             at = end;
-        } else if let (None, Some(len)) = (id, prefix(&bytes[at..], br#""id":"#)) {
+        } else if let (true, Some(len)) = (id.is_none(), prefix(&bytes[at..], br#""id":"#)) {
             let (raw, end) = read_id(text, at + len)?;
             id = Some(raw);
             at = end;
@@ -71,19 +70,18 @@ pub(super) fn request<'a, S: DeserializeSeed<'a>>(
     }
 }
 
-/// The length of `start` when `bytes` starts with it.
+/// The length of `start` when `bytes` starts with it (its length known, so that the comparison
+/// is a few instructions, not a call).
 #[inline(always)]
-fn prefix(bytes: &[u8], start: &[u8]) -> Option<usize> {
-    bytes.starts_with(start).then_some(start.len())
+fn prefix<const N: usize>(bytes: &[u8], start: &[u8; N]) -> Option<usize> {
+    (bytes.first_chunk::<N>() == Some(start)).then_some(N)
 }
 
-/// The id starting at `at`, read by serde_json, and the index past it; `None` when it is not a
-/// valid id.
+/// The id starting at `at` (see [`RawId::read`]), and the index past it.
 #[inline]
-fn read_id(text: &str, at: usize) -> Option<(&RawValue, usize)> {
+fn read_id(text: &str, at: usize) -> Option<(RawId<'_>, usize)> {
     let end = skip_scalar(text.as_bytes(), at)?;
-    let raw: &RawValue = serde_json::from_str(text.get(at..end)?).ok()?;
-    is_valid_id(raw).then_some((raw, end))
+    Some((RawId::read(text.get(at..end)?)?, end))
 }
 
 /// The index past the value starting at `at`, found by its brackets and quotes (serde_json then
@@ -134,7 +132,8 @@ mod tests {
     fn read(text: &str) -> Option<(Option<String>, Option<String>, usize)> {
         let (decoded, end) = request(text, 0, "add", Seed::default())?;
         let params = decoded.params.map(|p| p.to_string());
-        Some((params, decoded.id.map(|id| id.get().to_owned()), end))
+        let id = decoded.id.as_ref().map(|id| id.text().to_owned());
+        Some((params, id, end))
     }
 
     /// The forms writers use are read here, with their params and id as written.
