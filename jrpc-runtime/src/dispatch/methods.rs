@@ -68,6 +68,7 @@ pub(super) trait Handler: Send + Sync {
     /// and starts the handler with `ctx` stamped with the request's id. `None` when the body is
     /// not read so (its params' type is not decoded in one pass, or anything about the body or
     /// its params is amiss, a panic included): it is then read as usual, and its answer says why.
+    /// A request without params, for params that cannot be left out, is read and answered so.
     fn start_body<'a>(&self, body: &'a str, method: &str, ctx: &Context) -> Option<OnePass<'a>>;
 
     /// Reads `body`, a batch of 1 to `max` requests, those naming this handler's `method` with
@@ -117,7 +118,7 @@ pub(super) struct OnePass<'a> {
 
 /// Why a request read by [`Handler::start_body`] or [`Handler::start_batch`] has no call.
 pub(super) enum NotStarted {
-    /// Its params were decoded, and the handler panicked as it started: the payload.
+    /// The handler panicked as it started: the payload.
     Panicked(Box<dyn std::any::Any + Send>),
     /// It has no params, and the handler's params cannot be left out.
     Refused(RpcError),
@@ -151,11 +152,7 @@ where
             incoming::parse_request_with(body, method, seed)
         }))
         .ok()??;
-        let params = match read.params {
-            Some(params) => params,
-            None => P::from_params(None, self.names).ok()?,
-        };
-        Some(self.started(read.method, read.id, params, ctx))
+        Some(self.started(read, ctx))
     }
 
     fn start_batch<'a>(
@@ -182,23 +179,7 @@ where
         let count = read.len();
         for element in read {
             let element = match element {
-                incoming::Element::Decoded(decoded) => {
-                    let params = match decoded.params {
-                        Some(params) => Ok(params),
-                        None => P::from_params(None, self.names),
-                    };
-                    match params {
-                        Ok(params) => {
-                            Element::Started(self.started(decoded.method, decoded.id, params, ctx))
-                        }
-                        Err(err) => Element::Started(OnePass {
-                            method: decoded.method,
-                            id: decoded.id.as_ref().map(RawId::id),
-                            raw_id: decoded.id,
-                            started: Err(NotStarted::Refused(err)),
-                        }),
-                    }
-                }
+                incoming::Element::Decoded(decoded) => Element::Started(self.started(decoded, ctx)),
                 incoming::Element::Request(req) => Element::Request(req),
             };
             each(element, count);
@@ -209,24 +190,29 @@ where
 
 impl<P, F> Registered<P, F>
 where
+    P: FromParams,
     F: Fn(P, Context) -> BoxCall,
 {
-    /// Starts the handler on params decoded while the request was read.
+    /// Starts the handler on a request read with its params (or with none, when its params
+    /// type can be left out; else it is answered why).
     #[inline(always)]
-    fn started<'a>(
-        &self,
-        method: &'a str,
-        raw_id: Option<RawId<'a>>,
-        params: P,
-        ctx: &Context,
-    ) -> OnePass<'a> {
-        let id = raw_id.as_ref().map(RawId::id);
-        let ctx = ctx.for_request(id.clone());
-        let started = catch_unwind(AssertUnwindSafe(|| (self.run)(params, ctx)))
-            .map_err(NotStarted::Panicked);
+    fn started<'a>(&self, read: incoming::Decoded<'a, P>, ctx: &Context) -> OnePass<'a> {
+        let id = read.id.as_ref().map(RawId::id);
+        let params = match read.params {
+            Some(params) => Ok(params),
+            None => P::from_params(None, self.names),
+        };
+        let started = match params {
+            Ok(params) => {
+                let ctx = ctx.for_request(id.clone());
+                catch_unwind(AssertUnwindSafe(|| (self.run)(params, ctx)))
+                    .map_err(NotStarted::Panicked)
+            }
+            Err(err) => Err(NotStarted::Refused(err)),
+        };
         OnePass {
-            method,
-            raw_id,
+            method: read.method,
+            raw_id: read.id,
             id,
             started,
         }

@@ -99,7 +99,7 @@ impl Id {
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         match &self.0 {
             Repr::Null => out.extend_from_slice(b"null"),
-            Repr::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+            Repr::Int(n) => super::write::WriteId::write_id(n, out),
             Repr::Number(raw) => out.extend_from_slice(raw.as_bytes()),
             Repr::Str(s) => {
                 // Writing a string into a Vec cannot fail.
@@ -120,20 +120,6 @@ pub(crate) enum RawId<'a> {
 }
 
 impl<'a> RawId<'a> {
-    /// The id written as `text`, a scalar JSON value: `None` when serde_json does not take it, or
-    /// it is not a number, a string or `null`.
-    #[inline]
-    pub(crate) fn read(text: &'a str) -> Option<Self> {
-        // Most ids are small integers: checked at once.
-        if small_int(text).is_none() {
-            let raw: &RawValue = serde_json::from_str(text).ok()?;
-            if !super::incoming::is_valid_id(raw) {
-                return None;
-            }
-        }
-        Some(Self::Borrowed(text))
-    }
-
     /// The id's JSON text.
     #[inline]
     pub(crate) fn text(&self) -> &str {
@@ -168,7 +154,7 @@ impl<'a> From<&'a RawValue> for RawId<'a> {
 /// `text` as a non-negative integer of up to 18 digits written as `i64` writes it (no leading
 /// zero), and nothing else.
 #[inline]
-fn small_int(text: &str) -> Option<i64> {
+pub(super) fn small_int(text: &str) -> Option<i64> {
     let bytes = text.as_bytes();
     if bytes.is_empty() || bytes.len() > 18 || (bytes[0] == b'0' && bytes.len() > 1) {
         return None;

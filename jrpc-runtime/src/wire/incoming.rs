@@ -847,7 +847,7 @@ pub(crate) fn peek_batch_method(text: &str) -> Option<&str> {
 /// Turns a validated raw id into an [`Id`].
 #[inline]
 pub(crate) fn id_of(raw: &RawValue) -> Id {
-    Id::from_json(raw.get()).unwrap_or(Id::NULL)
+    RawId::from(raw).id()
 }
 
 #[cfg(test)]

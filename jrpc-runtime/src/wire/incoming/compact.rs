@@ -9,8 +9,10 @@
 //! here is what the full reader would read.
 
 use serde::de::DeserializeSeed;
+use serde_json::value::RawValue;
 
-use super::{Decoded, RawId, plain_len, skip_scalar};
+use super::{Decoded, RawId, is_valid_id, plain_len, skip_scalar};
+use crate::wire::id::small_int;
 
 const VERSION: &[u8; 17] = br#"{"jsonrpc":"2.0","#;
 
@@ -77,11 +79,19 @@ fn prefix<const N: usize>(bytes: &[u8], start: &[u8; N]) -> Option<usize> {
     (bytes.first_chunk::<N>() == Some(start)).then_some(N)
 }
 
-/// The id starting at `at` (see [`RawId::read`]), and the index past it.
+/// The id starting at `at`, and the index past it; `None` when it is not a valid id.
 #[inline]
 fn read_id(text: &str, at: usize) -> Option<(RawId<'_>, usize)> {
     let end = skip_scalar(text.as_bytes(), at)?;
-    Some((RawId::read(text.get(at..end)?)?, end))
+    let written = text.get(at..end)?;
+    // Most ids are small integers, valid as they are; serde_json checks the rest.
+    if small_int(written).is_none() {
+        let raw: &RawValue = serde_json::from_str(written).ok()?;
+        if !is_valid_id(raw) {
+            return None;
+        }
+    }
+    Some((RawId::Borrowed(written), end))
 }
 
 /// The index past the value starting at `at`, found by its brackets and quotes (serde_json then
