@@ -51,6 +51,15 @@ impl<F: Future> Woken<F> {
     }
 }
 
+#[cfg(feature = "http")]
+impl<F> Woken<F> {
+    /// The inner future, to change (a sleep reset, say); it is polled again in the next turn.
+    pub(crate) fn inner_mut(&mut self) -> Pin<&mut F> {
+        self.flag.woken.store(true, Ordering::Release);
+        self.inner.as_mut()
+    }
+}
+
 impl<F: Future> Future for Woken<F> {
     type Output = F::Output;
 

@@ -79,8 +79,33 @@ struct Shared {
     peer_addr: Option<SocketAddr>,
     #[cfg(any(feature = "http", feature = "ws"))]
     headers: Option<http::HeaderMap>,
-    request_tag: Option<Arc<str>>,
+    request_tag: Option<RequestTag>,
     extensions: Extensions,
+}
+
+/// A request tag: the application's text, or an HTTP request's `x-request-id`, taken from the
+/// request (its value shares the buffer the request was read into) or made up (16 hex digits,
+/// held in place).
+#[derive(Clone, Debug)]
+pub(crate) enum RequestTag {
+    Text(Arc<str>),
+    #[cfg(feature = "http")]
+    Header(http::HeaderValue),
+    #[cfg(feature = "http")]
+    Hex([u8; 16]),
+}
+
+impl RequestTag {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Self::Text(text) => text,
+            // A tag taken is checked to be plain ASCII; one made up is hex digits.
+            #[cfg(feature = "http")]
+            Self::Header(value) => value.to_str().unwrap_or_default(),
+            #[cfg(feature = "http")]
+            Self::Hex(hex) => std::str::from_utf8(hex).unwrap_or_default(),
+        }
+    }
 }
 
 impl Context {
@@ -105,7 +130,7 @@ impl Context {
     pub(crate) fn of_request(
         transport: Transport,
         peer_addr: Option<SocketAddr>,
-        request_tag: Arc<str>,
+        request_tag: RequestTag,
         headers: Option<http::HeaderMap>,
     ) -> Self {
         Self {
@@ -148,7 +173,15 @@ impl Context {
     /// Sets the request tag (HTTP `x-request-id`) that logs and replies carry.
     #[must_use]
     pub fn with_request_tag(mut self, tag: impl Into<Arc<str>>) -> Self {
-        Arc::make_mut(&mut self.shared).request_tag = Some(tag.into());
+        Arc::make_mut(&mut self.shared).request_tag = Some(RequestTag::Text(tag.into()));
+        self
+    }
+
+    /// Sets the request tag to an HTTP request's.
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub(crate) fn with_tag(mut self, tag: RequestTag) -> Self {
+        Arc::make_mut(&mut self.shared).request_tag = Some(tag);
         self
     }
 
@@ -198,7 +231,7 @@ impl Context {
 
     /// The request tag (HTTP `x-request-id`, taken from the request or made up).
     pub fn request_tag(&self) -> Option<&str> {
-        self.shared.request_tag.as_deref()
+        self.shared.request_tag.as_ref().map(RequestTag::as_str)
     }
 
     /// The value of type `T` that the transport or the application attached.
@@ -227,7 +260,7 @@ impl fmt::Debug for Context {
             .field("transport", &self.shared.transport)
             .field("id", &self.id)
             .field("peer_addr", &self.shared.peer_addr)
-            .field("request_tag", &self.shared.request_tag)
+            .field("request_tag", &self.request_tag())
             .field("extensions", &self.shared.extensions.len())
             .finish_non_exhaustive()
     }

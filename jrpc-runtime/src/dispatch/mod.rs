@@ -18,6 +18,8 @@ mod openrpc;
 mod params;
 mod schema;
 
+#[cfg(feature = "http")]
+pub(crate) use context::RequestTag;
 #[cfg(all(feature = "http", feature = "ws"))]
 pub(crate) use context::copied;
 pub use context::{Context, Transport};

@@ -1,10 +1,11 @@
 //! `x-request-id`: taken from the request when it is sensible, made up otherwise.
 
-use std::hash::{BuildHasher, Hasher};
-use std::sync::Arc;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ::http::{HeaderMap, HeaderName};
+use ::http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::dispatch::RequestTag;
 
 /// The header's name.
 pub(crate) fn x_request_id() -> HeaderName {
@@ -18,48 +19,77 @@ static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The longest tag taken from a client; a longer one is replaced.
 const MAX_LEN: usize = 128;
 
-/// Makes request tags: 16 hex digits, distinct within the process and not guessable across
-/// processes (a keyed hash of a counter, with a key drawn at random per process).
-#[derive(Debug, Default)]
+/// Makes request tags: 16 hex digits, distinct within the process and unlike another process's
+/// (a counter, from a start drawn at random per process, mixed by a bijection of 64-bit
+/// integers). They tell requests apart in logs; they are not secrets.
+#[derive(Debug)]
 pub(crate) struct Tags {
-    key: std::collections::hash_map::RandomState,
     next: AtomicU64,
 }
 
-impl Tags {
-    /// The request's own tag when it is acceptable, else a fresh one.
-    ///
-    /// A client's tag is taken when it is 1 to 128 characters of `A-Z a-z 0-9 - _ . : / + = @`:
-    /// enough for UUIDs, ULIDs, hex and base64 tags, and nothing that could forge a log line.
-    pub(crate) fn tag(&self, headers: &HeaderMap) -> Arc<str> {
-        match headers
-            .get(&X_REQUEST_ID)
-            .and_then(|value| value.to_str().ok())
-        {
-            Some(tag) if acceptable(tag) => tag.into(),
-            _ => self.fresh(),
+impl Default for Tags {
+    fn default() -> Self {
+        let start = std::collections::hash_map::RandomState::new().hash_one(0u64);
+        Self {
+            next: AtomicU64::new(start),
         }
-    }
-
-    fn fresh(&self) -> Arc<str> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut hasher = self.key.build_hasher();
-        hasher.write_u64(n);
-        // Written in place: the tag is then the one allocation of its `Arc`.
-        let hash = hasher.finish();
-        let mut hex = [0u8; 16];
-        for (i, digit) in hex.iter_mut().enumerate() {
-            *digit = b"0123456789abcdef"[(hash >> (60 - 4 * i)) as usize & 0xf];
-        }
-        std::str::from_utf8(&hex).unwrap_or_default().into()
     }
 }
 
-fn acceptable(tag: &str) -> bool {
+impl Tags {
+    /// The request's own tag when it is acceptable, else a fresh one: the value its reply's
+    /// `x-request-id` carries.
+    ///
+    /// A client's tag is taken when it is 1 to 128 characters of `A-Z a-z 0-9 - _ . : / + = @`:
+    /// enough for UUIDs, ULIDs, hex and base64 tags, and nothing that could forge a log line.
+    /// It is the request's own value, not a copy: it shares the buffer the request head was read
+    /// into (see [`kept`] for a tag that outlives the request). One made up is held in place.
+    pub(crate) fn tag(&self, headers: &HeaderMap) -> RequestTag {
+        match headers.get(&X_REQUEST_ID) {
+            Some(tag) if acceptable(tag.as_bytes()) => RequestTag::Header(tag.clone()),
+            _ => RequestTag::Hex(self.fresh()),
+        }
+    }
+
+    fn fresh(&self) -> [u8; 16] {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        // splitmix64's finalizer: distinct counters give distinct tags.
+        let mut mixed = (n ^ (n >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        mixed ^= mixed >> 31;
+        let mut hex = [0u8; 16];
+        for (i, digit) in hex.iter_mut().enumerate() {
+            *digit = b"0123456789abcdef"[(mixed >> (60 - 4 * i)) as usize & 0xf];
+        }
+        hex
+    }
+}
+
+/// The value of the `x-request-id` a reply carries.
+pub(crate) fn header(tag: RequestTag) -> Option<HeaderValue> {
+    match tag {
+        RequestTag::Header(value) => Some(value),
+        RequestTag::Hex(hex) => HeaderValue::from_bytes(&hex).ok(),
+        RequestTag::Text(text) => HeaderValue::from_str(&text).ok(),
+    }
+}
+
+/// `tag`, copied out of the buffer its request was read into: for a context that outlives the
+/// request (a WebSocket's), which would otherwise keep that whole buffer.
+#[cfg(feature = "ws")]
+pub(crate) fn kept(tag: &RequestTag) -> RequestTag {
+    match tag {
+        RequestTag::Header(value) => HeaderValue::from_bytes(value.as_bytes())
+            .map_or_else(|_| tag.clone(), RequestTag::Header),
+        _ => tag.clone(),
+    }
+}
+
+fn acceptable(tag: &[u8]) -> bool {
     (1..=MAX_LEN).contains(&tag.len())
         && tag
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/+=@".contains(&b))
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/+=@".contains(b))
 }
 
 #[cfg(test)]
@@ -74,13 +104,18 @@ mod tests {
             x_request_id(),
             ::http::HeaderValue::from_static("req-1:a/b=="),
         );
-        assert_eq!(&*tags.tag(&headers), "req-1:a/b==");
+        assert_eq!(tags.tag(&headers).as_str(), "req-1:a/b==");
         headers.insert(
             x_request_id(),
             ::http::HeaderValue::from_static("two words"),
         );
         let made = tags.tag(&headers);
-        assert_eq!(made.len(), 16);
-        assert_ne!(made, tags.tag(&HeaderMap::new()));
+        assert_eq!(made.as_str().len(), 16);
+        assert!(made.as_str().bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(made.as_str(), tags.tag(&HeaderMap::new()).as_str());
+        assert_eq!(
+            header(made.clone()).as_ref().map(HeaderValue::as_bytes),
+            Some(made.as_str().as_bytes())
+        );
     }
 }

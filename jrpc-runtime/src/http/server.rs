@@ -12,29 +12,26 @@ use ::http::Method;
 use ::http::{Request, Response};
 use hyper::body::Body as _;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
 use super::config::{HttpServerBuilder, Settings};
-use super::conn_timer::ConnTimer;
+use super::connection::{Protocols, drive};
 use super::reply::{self, ResponseBody};
+#[cfg(feature = "ws")]
+use super::request_id::kept;
 use super::service::{ResponseFuture, RpcService};
 use crate::Methods;
 #[cfg(feature = "ws")]
 use crate::Transport;
-use crate::peer::WriteDeadline;
+#[cfg(feature = "ws")]
+use crate::dispatch::RequestTag;
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Io, Shutdown, ShutdownHandle, Slot, Slots, Tracked, accept_loop};
-use crate::woken::Woken;
+use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
-
-/// What hyper may read ahead of the request it serves, the request head included.
-const READ_AHEAD: usize = 64 * 1024;
 
 /// An HTTP JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
 /// WebSocket path (default `/ws`, with the `ws` feature), `404` elsewhere, keep-alive
@@ -53,7 +50,7 @@ pub struct HttpServer {
 struct Inner {
     endpoint: RpcService,
     settings: Settings,
-    conn: auto::Builder<TokioExecutor>,
+    protocols: Arc<Protocols>,
     slots: Slots,
     /// The TLS handshake every accepted connection goes through first, when there is one.
     #[cfg(feature = "tls")]
@@ -87,12 +84,12 @@ impl HttpServer {
         #[cfg(feature = "ws")] ws: WsServer,
         #[cfg(feature = "tls")] tls: Option<Acceptor>,
     ) -> Self {
-        let conn = connection_settings(settings.header_read_timeout);
+        let protocols = Protocols::new(settings.header_read_timeout, settings.free_idle_after);
         Self {
             inner: Arc::new(Inner {
                 endpoint,
                 settings,
-                conn,
+                protocols: Arc::new(protocols),
                 slots,
                 #[cfg(feature = "tls")]
                 tls,
@@ -203,80 +200,13 @@ impl HttpServer {
             slot: Arc::new(slot),
         };
         drive(
-            &self.inner.conn,
+            &self.inner.protocols,
             io,
             router,
             self.inner.settings.write_timeout,
             shutdown,
             counted,
         )
-    }
-}
-
-/// hyper's settings for a server's connections: HTTP/1.1 or HTTP/2, by the first bytes the
-/// client sends (the HTTP/2 preface), so a plain listener takes h2c with prior knowledge and TLS
-/// takes what ALPN chose; reading at most 64 KiB ahead, with `header_read_timeout`, keep-alive.
-pub(crate) fn connection_settings(
-    header_read_timeout: std::time::Duration,
-) -> auto::Builder<TokioExecutor> {
-    let mut conn = auto::Builder::new(TokioExecutor::new());
-    // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
-    // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
-    // request head a client sends (it is also the largest head taken).
-    // The header read timeout's timer is set per connection, by `drive`.
-    conn.http1()
-        .header_read_timeout(header_read_timeout)
-        .max_buf_size(READ_AHEAD)
-        .keep_alive(true);
-    conn.http2().timer(TokioTimer::new());
-    conn
-}
-
-/// Serves one connection with `service` (HTTP/1.1 with keep-alive and upgrades, or HTTP/2),
-/// every write under `write_timeout`, until the client closes it, or a shutdown does: requests
-/// during the drain are answered (`503`), and the connection is dropped when the drain budget is
-/// spent. `counted` (the shutdown's count of the connection) is held until then.
-pub(crate) fn drive<S>(
-    conn: &auto::Builder<TokioExecutor>,
-    io: impl Io,
-    service: S,
-    write_timeout: Option<std::time::Duration>,
-    shutdown: Arc<Shutdown>,
-    counted: Tracked,
-) -> impl Future<Output = ()> + Send + 'static
-where
-    S: hyper::service::Service<
-            Request<Incoming>,
-            Response = Response<ResponseBody>,
-            Error = Infallible,
-        > + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    let mut conn = conn.clone();
-    // A clock of its own for the header read timeout (see `ConnTimer`).
-    conn.http1().timer(ConnTimer::default());
-    let io = WriteDeadline::new(io, write_timeout);
-    async move {
-        let connection = conn.serve_connection_with_upgrades(TokioIo::new(io), service);
-        tokio::pin!(connection);
-        // Open connections stay through draining, so that requests on them get a 503.
-        // The signals are polled each time the connection wakes: `Woken` keeps that cheap.
-        tokio::select! {
-            result = connection.as_mut() => return ended(result),
-            () = Woken::new(shutdown.closing()) => connection.as_mut().graceful_shutdown(),
-        }
-        tokio::select! {
-            result = connection.as_mut() => ended(result),
-            () = Woken::new(shutdown.stopped()) => tracing::warn!("connection dropped: drain budget spent"),
-        }
-        drop(counted);
-    }
-}
-
-fn ended(result: Result<(), Box<dyn std::error::Error + Send + Sync>>) {
-    if let Err(err) = result {
-        tracing::debug!(error = %err, "connection ended with an error");
     }
 }
 
@@ -313,12 +243,12 @@ impl Router {
     /// makes of the upgrade request (so `map_context` applies) and the connection's
     /// `max_connections` slot, which the socket keeps until it closes.
     #[cfg(feature = "ws")]
-    fn websocket(&self, req: Request<Incoming>, tag: &Arc<str>) -> Response<ResponseBody> {
+    fn websocket(&self, req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
         let (mut parts, body) = req.into_parts();
         let copied = |headers: &mut ::http::HeaderMap| crate::dispatch::copied(headers);
         let ctx = self
             .endpoint
-            .context(Transport::WebSocket, &mut parts, tag, copied);
+            .context(Transport::WebSocket, &mut parts, kept(tag), copied);
         let req = Request::from_parts(parts, body);
         self.server
             .ws
@@ -346,6 +276,6 @@ impl hyper::service::Service<Request<Incoming>> for Router {
             _ if unread => reply::closing(reply::not_found(req.uri().path())),
             _ => reply::not_found(req.uri().path()),
         };
-        Box::pin(std::future::ready(Ok(super::service::tagged(res, &tag))))
+        Box::pin(std::future::ready(Ok(super::service::tagged(res, tag))))
     }
 }

@@ -9,18 +9,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
-use ::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use ::http::request::Parts;
 use ::http::{HeaderMap, HeaderValue, Method, Request, Response};
 use futures_util::future::Either;
-use http_body_util::{BodyExt as _, LengthLimitError, Limited};
-use hyper::body::Body;
+use http_body_util::BodyExt as _;
+use hyper::body::{Body, Buf as _};
 
 use super::config::ContextHook;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
-use super::request_id::{Tags, x_request_id};
+use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
+use crate::dispatch::RequestTag;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::wire::{id_of, incoming, is_batch};
 use crate::{Context, Methods, PeerConfig, Transport};
@@ -154,10 +155,10 @@ impl RpcService {
         &self,
         transport: Transport,
         parts: &mut Parts,
-        tag: &Arc<str>,
+        tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
     ) -> Context {
-        let (peer, tag) = (self.peer_addr, Arc::clone(tag));
+        let peer = self.peer_addr;
         match &self.endpoint.context_hook {
             None => Context::of_request(transport, peer, tag, Some(headers(&mut parts.headers))),
             Some(hook) => {
@@ -175,7 +176,7 @@ impl RpcService {
     fn answer<B>(
         self,
         req: Request<B>,
-        tag: Arc<str>,
+        tag: RequestTag,
         in_flight: Tracked,
     ) -> impl Future<Output = Response<ResponseBody>> + Send + 'static
     where
@@ -187,7 +188,7 @@ impl RpcService {
             Method::POST => post_body(req, self.endpoint.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
         };
-        let (mut parts, body) = match posted {
+        let (mut parts, body, asks_for_events) = match posted {
             Ok(posted) => posted,
             Err(res) => return Either::Left(std::future::ready(res)),
         };
@@ -202,13 +203,13 @@ impl RpcService {
             let Ok(text) = std::str::from_utf8(&body) else {
                 return reply::not_utf8();
             };
-            let events = sse::asks_for_events(&parts.headers) && sse::has_call(text);
+            let events = asks_for_events && sse::has_call(text);
             // An answer to a call a handler made during an SSE answer.
             if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
                 return reply::no_content();
             }
             // `map_context` reads the headers first; then the context takes them.
-            let ctx = self.context(Transport::Http, &mut parts, &tag, std::mem::take);
+            let ctx = self.context(Transport::Http, &mut parts, tag, std::mem::take);
             if events {
                 let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
                 let answered = sse::answer(
@@ -262,8 +263,12 @@ impl RpcService {
 
 /// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
 /// address.
-pub(crate) fn request_span(tag: &str, peer_addr: Option<SocketAddr>) -> tracing::Span {
-    let span = tracing::debug_span!("http", request_id = %tag, peer = tracing::field::Empty);
+pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> tracing::Span {
+    let span = tracing::debug_span!(
+        "http",
+        request_id = tag.as_str(),
+        peer = tracing::field::Empty
+    );
     if let (false, Some(addr)) = (span.is_disabled(), peer_addr) {
         span.record("peer", tracing::field::display(addr));
     }
@@ -271,9 +276,8 @@ pub(crate) fn request_span(tag: &str, peer_addr: Option<SocketAddr>) -> tracing:
 }
 
 /// `res` with its request's tag in `x-request-id`.
-pub(crate) fn tagged(mut res: Response<ResponseBody>, tag: &str) -> Response<ResponseBody> {
-    // A tag is either made here or checked to be plain ASCII, so it is always a valid value.
-    if let Ok(value) = HeaderValue::from_str(tag) {
+pub(crate) fn tagged(mut res: Response<ResponseBody>, tag: RequestTag) -> Response<ResponseBody> {
+    if let Some(value) = request_id::header(tag) {
         res.headers_mut().insert(x_request_id(), value);
     }
     res
@@ -305,15 +309,32 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let (parts, body) = post_body(req, limit)?;
+    let (parts, body, _) = post_body(req, limit)?;
     Ok((parts, read_body(body, limit, timeout).await?))
 }
 
 /// A `POST`'s parts and body, when its headers allow the body to be read: a JSON content type
 /// (or none) and no announced length over `limit`; else the reply that refuses it (`415`, `413`).
+/// And whether it asks for an event stream ([`sse::asks_for_events`]).
+///
+/// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
+/// more than the pass.
 #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
-fn post_body<B: Body>(req: Request<B>, limit: usize) -> Result<(Parts, B), Response<ResponseBody>> {
-    if let Some(content_type) = req.headers().get(CONTENT_TYPE)
+fn post_body<B: Body>(
+    req: Request<B>,
+    limit: usize,
+) -> Result<(Parts, B, bool), Response<ResponseBody>> {
+    let (mut content_type, mut content_length, mut events) = (None, None, false);
+    for (name, value) in req.headers() {
+        if name == CONTENT_TYPE {
+            content_type.get_or_insert(value);
+        } else if name == CONTENT_LENGTH {
+            content_length.get_or_insert(value);
+        } else if name == ACCEPT {
+            events = events || sse::accepts_events(value);
+        }
+    }
+    if let Some(content_type) = content_type
         && !is_json(content_type)
     {
         return Err(unread_reply(
@@ -321,10 +342,11 @@ fn post_body<B: Body>(req: Request<B>, limit: usize) -> Result<(Parts, B), Respo
             reply::unsupported_media_type(content_type),
         ));
     }
-    if declared_length(&req).is_some_and(|len| len > limit as u64) {
+    if declared_length(&req, content_length).is_some_and(|len| len > limit as u64) {
         return Err(reply::too_large(limit));
     }
-    Ok(req.into_parts())
+    let (parts, body) = req.into_parts();
+    Ok((parts, body, events))
 }
 
 /// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it
@@ -339,8 +361,7 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    // `Limited` counts the bytes of every frame, so a chunked body stops at the cap too.
-    let reading = Limited::new(body, limit).collect();
+    let reading = whole(body, limit);
     tokio::pin!(reading);
     // A small body has mostly arrived with the headers: read it without arming a timer.
     let read = match futures_util::poll!(reading.as_mut()) {
@@ -348,9 +369,9 @@ where
         Poll::Pending => tokio::time::timeout_at(crate::time::after(timeout), reading).await,
     };
     match read {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(reply::too_large(limit)),
-        Ok(Err(err)) => {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(Unread::TooLarge)) => Err(reply::too_large(limit)),
+        Ok(Err(Unread::Broken(err))) => {
             tracing::debug!(error = %err, "request body unreadable");
             Err(reply::unreadable_body())
         }
@@ -358,13 +379,69 @@ where
     }
 }
 
-/// The body's length as announced by `Content-Length`, or by the body itself.
-fn declared_length<B: Body>(req: &Request<B>) -> Option<u64> {
-    let header = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok()?.trim().parse().ok());
-    header.or_else(|| Some(req.body().size_hint().lower()).filter(|len| *len > 0))
+/// Why a body was not read whole.
+enum Unread {
+    /// It holds more than the limit.
+    TooLarge,
+    /// It broke off, or failed.
+    Broken(BoxError),
+}
+
+/// A body's bytes, at most `limit` of them (every frame counted, so a chunked body stops at the
+/// cap too). A body of one frame, as nearly every request's is, is that frame's bytes as they
+/// are; the frames of a longer one are copied together.
+async fn whole<B>(body: B, limit: usize) -> Result<hyper::body::Bytes, Unread>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let mut body = std::pin::pin!(body);
+    let (mut first, mut joined, mut len) = (hyper::body::Bytes::new(), Vec::new(), 0usize);
+    // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not asked
+    // for one more frame.
+    while !body.is_end_stream() {
+        let Some(frame) = body.as_mut().frame().await else {
+            break;
+        };
+        let frame = frame.map_err(|err| Unread::Broken(err.into()))?;
+        let Ok(mut data) = frame.into_data() else {
+            continue;
+        };
+        len = len.saturating_add(data.remaining());
+        if len > limit {
+            return Err(Unread::TooLarge);
+        }
+        if first.is_empty() && joined.is_empty() {
+            first = data.copy_to_bytes(data.remaining());
+            continue;
+        }
+        if joined.is_empty() {
+            joined.reserve(len);
+            joined.extend_from_slice(&first);
+        }
+        while data.has_remaining() {
+            let chunk = data.chunk();
+            let taken = chunk.len();
+            joined.extend_from_slice(chunk);
+            data.advance(taken);
+        }
+    }
+    Ok(if joined.is_empty() {
+        first
+    } else {
+        hyper::body::Bytes::from(joined)
+    })
+}
+
+/// The body's length as announced by the body itself (hyper's knows its `Content-Length`), or
+/// by `content_length`.
+fn declared_length<B: Body>(req: &Request<B>, content_length: Option<&HeaderValue>) -> Option<u64> {
+    let hint = req.body().size_hint();
+    if let Some(exact) = hint.exact() {
+        return Some(exact);
+    }
+    let header = content_length.and_then(|value| value.to_str().ok()?.trim().parse().ok());
+    header.or_else(|| Some(hint.lower()).filter(|len| *len > 0))
 }
 
 /// `application/json` with any parameters, or `application/*+json` (`application/vnd.api+json`,
@@ -389,7 +466,7 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
 }
 
 /// What an endpoint type (a `Clone` struct with `endpoint.tags`, `endpoint.shutdown` and
-/// `peer_addr`, and a `fn answer(self, Request<B>, tag: Arc<str>, in_flight) -> impl Future<Output
+/// `peer_addr`, and a `fn answer(self, Request<B>, tag: RequestTag, in_flight) -> impl Future<Output
 /// = Response<ResponseBody>> + Send + 'static`) is served with: `boxed_respond`, which tags the
 /// request (`x-request-id`), counts it for a shutdown (`503` once one began) and runs it in its
 /// span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
@@ -413,16 +490,14 @@ macro_rules! endpoint_services {
                 let tag = self.endpoint.tags.tag(req.headers());
                 // Held until the answer is ready, so that a shutdown waits for it.
                 let Some(in_flight) = self.endpoint.shutdown.track_call() else {
-                    let res = tagged($crate::http::reply::unavailable(), &tag);
+                    let res = tagged($crate::http::reply::unavailable(), tag);
                     return Box::pin(::std::future::ready(Ok(res)));
                 };
                 let span = $crate::http::service::request_span(&tag, self.peer_addr);
-                let answer = self
-                    .clone()
-                    .answer(req, ::std::sync::Arc::clone(&tag), in_flight);
+                let answer = self.clone().answer(req, tag.clone(), in_flight);
                 // `map`, not an `async` block: the answer's future stays where it is (awaiting
                 // it in a block would move it, and the block would hold it twice).
-                let tagged = move |res| Ok(tagged(res, &tag));
+                let tagged = move |res| Ok(tagged(res, tag));
                 // Entering a disabled span on every poll is measurable per request.
                 if span.is_disabled() {
                     Box::pin(answer.map(tagged))

@@ -18,8 +18,8 @@ use std::convert::Infallible;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ::http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
-use ::http::{HeaderMap, HeaderValue, Response, StatusCode};
+use ::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use ::http::{HeaderValue, Response, StatusCode};
 use hyper::body::Bytes;
 use tokio::sync::mpsc;
 
@@ -33,21 +33,28 @@ use crate::{Context, Methods, Peer, PeerConfig, RpcError};
 /// Whether `Accept` asks for an event stream: it names `text/event-stream` (with a `q` above
 /// zero). `*/*` and `text/*` do not: curl, `fetch` and `requests` send `*/*` by default and
 /// expect plain JSON.
-pub(crate) fn asks_for_events(headers: &HeaderMap) -> bool {
-    headers.get_all(ACCEPT).iter().any(|value| {
-        let Ok(text) = value.to_str() else {
-            return false;
-        };
-        text.split(',').any(|range| {
-            let mut parts = range.split(';');
-            let essence = parts.next().unwrap_or_default().trim();
-            essence.eq_ignore_ascii_case("text/event-stream")
-                && parts.all(|param| {
-                    let (name, value) = param.split_once('=').unwrap_or((param, ""));
-                    !name.trim().eq_ignore_ascii_case("q")
-                        || value.trim().parse::<f32>().is_ok_and(|q| q > 0.0)
-                })
-        })
+#[cfg(any(feature = "mcp", test))]
+pub(crate) fn asks_for_events(headers: &::http::HeaderMap) -> bool {
+    headers
+        .get_all(::http::header::ACCEPT)
+        .iter()
+        .any(accepts_events)
+}
+
+/// Whether one `Accept` value names `text/event-stream` (see [`asks_for_events`]).
+pub(crate) fn accepts_events(value: &HeaderValue) -> bool {
+    let Ok(text) = value.to_str() else {
+        return false;
+    };
+    text.split(',').any(|range| {
+        let mut parts = range.split(';');
+        let essence = parts.next().unwrap_or_default().trim();
+        essence.eq_ignore_ascii_case("text/event-stream")
+            && parts.all(|param| {
+                let (name, value) = param.split_once('=').unwrap_or((param, ""));
+                !name.trim().eq_ignore_ascii_case("q")
+                    || value.trim().parse::<f32>().is_ok_and(|q| q > 0.0)
+            })
     })
 }
 
@@ -323,6 +330,8 @@ pub(crate) fn reply(answered: Answered) -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ::http::HeaderMap;
+    use ::http::header::ACCEPT;
 
     fn accept(value: &'static str) -> HeaderMap {
         let mut headers = HeaderMap::new();

@@ -58,6 +58,7 @@ pub(crate) struct Settings {
     pub(crate) max_message_size: usize,
     pub(crate) body_read_timeout: Duration,
     pub(crate) header_read_timeout: Duration,
+    pub(crate) free_idle_after: Option<Duration>,
     pub(crate) write_timeout: Option<Duration>,
     pub(crate) streams: PeerConfig,
 }
@@ -206,6 +207,7 @@ impl McpServerBuilder {
             max_message_size: http.max_message_size,
             body_read_timeout: http.body_read_timeout,
             header_read_timeout: http.header_read_timeout,
+            free_idle_after: http.free_idle_after,
             write_timeout: http.write_timeout,
             streams: http.streams,
         };

@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 
 use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
+use crate::dispatch::RequestTag;
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
@@ -125,7 +126,7 @@ impl McpService {
     async fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static>(
         self,
         req: Request<B>,
-        tag: Arc<str>,
+        tag: RequestTag,
         in_flight: crate::server::Tracked,
     ) -> Response<ResponseBody> {
         self.serve(req, &tag, in_flight).await
@@ -136,7 +137,7 @@ impl McpService {
     async fn serve<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
         &self,
         req: Request<B>,
-        tag: &Arc<str>,
+        tag: &RequestTag,
         in_flight: crate::server::Tracked,
     ) -> Response<ResponseBody> {
         let endpoint = &*self.endpoint;
@@ -216,12 +217,12 @@ impl McpService {
         posted: Posted,
         session: Option<&Arc<Session>>,
         in_flight: crate::server::Tracked,
-        tag: &Arc<str>,
+        tag: &RequestTag,
     ) -> Response<ResponseBody> {
         let endpoint = &*self.endpoint;
         let events = sse::asks_for_events(&parts.headers);
         let mut ctx = crate::Context::new(Transport::Http)
-            .with_request_tag(Arc::clone(tag))
+            .with_tag(tag.clone())
             .with_headers(parts.headers);
         if let Some(addr) = self.peer_addr {
             ctx = ctx.with_peer_addr(addr);

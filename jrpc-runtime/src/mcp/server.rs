@@ -8,8 +8,6 @@ use std::sync::Arc;
 
 use ::http::{Request, Response};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioExecutor;
-use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
 use super::config::{McpServerBuilder, Settings};
@@ -17,7 +15,7 @@ use super::endpoint::McpService;
 use crate::Methods;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
-use crate::http::{connection_settings, drive};
+use crate::http::{Protocols, drive};
 use crate::server::{Io, ShutdownHandle, Slots, serve_each};
 
 /// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
@@ -34,7 +32,7 @@ pub struct McpServer {
 struct Inner {
     endpoint: McpService,
     settings: Settings,
-    conn: auto::Builder<TokioExecutor>,
+    protocols: Arc<Protocols>,
     slots: Slots,
 }
 
@@ -46,7 +44,10 @@ impl McpServer {
 
     pub(crate) fn new(endpoint: McpService, settings: Settings, slots: Slots) -> Self {
         let inner = Inner {
-            conn: connection_settings(settings.header_read_timeout),
+            protocols: Arc::new(Protocols::new(
+                settings.header_read_timeout,
+                settings.free_idle_after,
+            )),
             endpoint,
             settings,
             slots,
@@ -85,7 +86,7 @@ impl McpServer {
         let write_timeout = self.inner.settings.write_timeout;
         let shutdown = Arc::clone(mcp.shutdown());
         drive(
-            &self.inner.conn,
+            &self.inner.protocols,
             io,
             router,
             write_timeout,

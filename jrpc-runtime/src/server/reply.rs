@@ -48,6 +48,11 @@ impl ResponseBody {
     ) -> Self {
         Self(Kind::Streamed(body.boxed_unsync()))
     }
+
+    /// Whether it is sent as it is made (an event stream), not whole.
+    pub(crate) fn is_streamed(&self) -> bool {
+        matches!(self.0, Kind::Streamed(_))
+    }
 }
 
 impl hyper::body::Body for ResponseBody {

@@ -1,0 +1,658 @@
+//! One connection of the HTTP servers, from its first bytes to its close.
+//!
+//! The first bytes tell HTTP/2 (its preface: h2c with prior knowledge, or what ALPN chose over
+//! TLS) from HTTP/1.1, and hyper's connection of that version serves the rest. An HTTP/1.1
+//! connection is also watched by a timer of its own, which rings now and then and looks at what
+//! the connection's requests did since it last rang:
+//!
+//! | since the last ring | the ring |
+//! | --- | --- |
+//! | a request began or ended, or one is still being answered (an event stream until its body ends) | rings again later, each time twice as late, up to a second (a quarter of `header_read_timeout` if less) |
+//! | nothing, for `header_read_timeout` | closes the connection: no request head came in time |
+//! | nothing, for `free_idle_after` | parks the connection |
+//!
+//! A parked connection drops hyper's connection, and with it the buffers it keeps between
+//! requests (8 KiB to read and 8 KiB to write, held for as long as the connection is open); its
+//! stream waits on its own for the client's next bytes, and those start a new hyper connection,
+//! with the bytes already read (and any hyper held) read again first. So an idle keep-alive
+//! connection holds its stream and its task, not its buffers; a busy one is never parked, and the
+//! timer costs it nothing per request: it rings a few times a second at most. hyper's own
+//! `header_read_timeout` is not used: it starts a timer for every request, and loops once more
+//! over the connection to do so.
+//!
+//! The `header_read_timeout` is counted from the last ring that saw the connection busy, so a
+//! connection is closed up to one ring period (a second at most) after the timeout, never before.
+
+use std::convert::Infallible;
+use std::future::{Future, poll_fn};
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ::http::{Request, Response};
+use futures_util::FutureExt as _;
+use http_body_util::BodyExt as _;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::{http1, http2};
+use hyper::service::Service;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::WaitForCancellationFutureOwned;
+
+use super::reply::ResponseBody;
+use crate::peer::WriteDeadline;
+use crate::server::{Io, Shutdown, Tracked};
+use crate::woken::Woken;
+
+/// What hyper may read ahead of the request it serves, the request head included.
+const READ_AHEAD: usize = 64 * 1024;
+
+/// HTTP/2's connection preface, which a client speaking it sends first.
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// What the first read of a connection (or of a parked one) takes at most.
+const START: usize = 1024;
+
+/// The longest a busy connection's timer waits between two rings.
+const MAX_PERIOD: Duration = Duration::from_secs(1);
+
+/// How the HTTP servers serve their connections: hyper's builders for each version, and the
+/// timings the connection's own timer keeps.
+#[derive(Debug)]
+pub(crate) struct Protocols {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+    header_read_timeout: Duration,
+    free_idle_after: Option<Duration>,
+}
+
+impl Protocols {
+    /// Keep-alive HTTP/1.1 reading at most 64 KiB ahead, and HTTP/2; a request head within
+    /// `header_read_timeout` of the connection's last request, and an HTTP/1.1 connection
+    /// idle for `free_idle_after` parked.
+    pub(crate) fn new(header_read_timeout: Duration, free_idle_after: Option<Duration>) -> Self {
+        let mut http1 = http1::Builder::new();
+        // hyper reads ahead of the request it serves (pipelined requests) into a buffer of up
+        // to 400 KB by default: more than a connection's whole budget. 64 KiB still takes any
+        // request head a client sends (it is also the largest head taken).
+        http1
+            .header_read_timeout(None)
+            .max_buf_size(READ_AHEAD)
+            .keep_alive(true);
+        let mut http2 = http2::Builder::new(TokioExecutor::new());
+        http2.timer(TokioTimer::new());
+        Self {
+            http1,
+            http2,
+            header_read_timeout,
+            free_idle_after,
+        }
+    }
+}
+
+/// Serves one connection with `service` (HTTP/1.1 with keep-alive and upgrades, or HTTP/2),
+/// every write under `write_timeout`, until the client closes it, it times out, or a shutdown
+/// does: requests during the drain are answered (`503`), and the connection is dropped when the
+/// drain budget is spent. `counted` (the shutdown's count of the connection) is held until then.
+pub(crate) fn drive<S>(
+    protocols: &Arc<Protocols>,
+    io: impl Io,
+    service: S,
+    write_timeout: Option<Duration>,
+    shutdown: Arc<Shutdown>,
+    counted: Tracked,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    S: Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible>
+        + Send
+        + Unpin
+        + 'static,
+    S::Future: Send + Unpin + 'static,
+{
+    let protocols = Arc::clone(protocols);
+    async move {
+        let _counted = counted;
+        let activity = Arc::new(Activity::new());
+        let mut io = ServerIo {
+            inner: WriteDeadline::new(io, write_timeout),
+            start: Bytes::new(),
+            activity: Arc::clone(&activity),
+        };
+        // The signals are polled each time the connection wakes: `Woken` keeps that cheap.
+        let mut closing = Woken::new(shutdown.closing());
+        let mut watch = Watch::new(&protocols, activity);
+        let h2 = match watch.wait_for_bytes(&mut io, &mut closing, true).await {
+            Some(h2) => h2,
+            None => return,
+        };
+        if h2 {
+            let conn = protocols.http2.serve_connection(TokioIo::new(io), service);
+            // Boxed: an HTTP/2 connection is some KiB, which every connection's task would
+            // otherwise hold, HTTP/1.1 ones parked included.
+            return Box::pin(serve_to_end(conn, &mut closing, &shutdown)).await;
+        }
+        let mut service = Watched {
+            inner: service,
+            activity: Arc::clone(&watch.activity),
+        };
+        loop {
+            let conn = protocols
+                .http1
+                .serve_connection(TokioIo::new(io), service)
+                .with_upgrades();
+            let Some(parts) = watch.serve(Box::pin(conn), &mut closing, &shutdown).await else {
+                return;
+            };
+            let http1::Parts {
+                io: parked,
+                read_buf,
+                service: served,
+                ..
+            } = parts;
+            (io, service) = (parked.into_inner(), served);
+            watch.activity.parking.store(false, Ordering::Relaxed);
+            if read_buf.is_empty() {
+                // It holds hyper's whole read buffer.
+                drop(read_buf);
+                if watch
+                    .wait_for_bytes(&mut io, &mut closing, false)
+                    .await
+                    .is_none()
+                {
+                    return;
+                }
+            } else {
+                // Part of a request, read already: served at once.
+                io.start = read_buf;
+            }
+        }
+    }
+}
+
+/// How a connection that has not been parked ended.
+fn ended(result: Result<(), hyper::Error>) {
+    if let Err(err) = result {
+        tracing::debug!(error = %err, "connection ended with an error");
+    }
+}
+
+/// What a graceful shutdown asks of a hyper connection.
+trait Graceful: Future<Output = Result<(), hyper::Error>> {
+    fn begin_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S> Graceful for http1::UpgradeableConnection<I, S>
+where
+    Self: Future<Output = Result<(), hyper::Error>>,
+    S: hyper::service::HttpService<Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+{
+    fn begin_shutdown(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+impl<I, S> Graceful for http2::Connection<I, S, TokioExecutor>
+where
+    Self: Future<Output = Result<(), hyper::Error>>,
+    S: hyper::service::HttpService<Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    TokioExecutor: hyper::rt::bounds::Http2ServerConnExec<S::Future, S::ResBody>,
+{
+    fn begin_shutdown(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+type Closing = Woken<WaitForCancellationFutureOwned>;
+
+/// Runs `conn` until it ends; from a shutdown on, gracefully (open connections stay through the
+/// drain, so that requests on them get a `503`), until the drain budget is spent.
+async fn serve_to_end<C: Graceful>(conn: C, closing: &mut Closing, shutdown: &Shutdown) {
+    tokio::pin!(conn);
+    tokio::select! {
+        result = conn.as_mut() => return ended(result),
+        () = closing => {}
+    }
+    drain(conn, shutdown).await;
+}
+
+/// Runs `conn` through a graceful shutdown, until it ends or the drain budget is spent.
+async fn drain<C: Graceful>(mut conn: Pin<&mut C>, shutdown: &Shutdown) {
+    conn.as_mut().begin_shutdown();
+    tokio::select! {
+        result = conn => ended(result),
+        () = Woken::new(shutdown.stopped()) => tracing::warn!("connection dropped: drain budget spent"),
+    }
+}
+
+/// What a connection's requests tell its timer, and its stream.
+#[derive(Debug)]
+struct Activity {
+    /// Requests begun and requests ended, each counted: what a ring compares with the last.
+    events: AtomicU32,
+    /// Requests begun and not ended (an event stream ends when hyper drops its body).
+    busy: AtomicU32,
+    /// When the last request ended, in nanoseconds from `start`.
+    ended: AtomicU64,
+    start: Instant,
+    /// Set while the connection is parked: hyper ends it then, and its stream must stay open.
+    parking: AtomicBool,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            events: AtomicU32::new(0),
+            busy: AtomicU32::new(0),
+            ended: AtomicU64::new(0),
+            start: Instant::now(),
+            parking: AtomicBool::new(false),
+        }
+    }
+
+    fn begin(&self) {
+        self.events.fetch_add(1, Ordering::Relaxed);
+        self.busy.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn end(&self) {
+        let ended = self.start.elapsed().as_nanos();
+        self.ended
+            .store(u64::try_from(ended).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.events.fetch_add(1, Ordering::Relaxed);
+        self.busy.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// When the last request ended.
+    fn ended(&self) -> Instant {
+        self.start + Duration::from_nanos(self.ended.load(Ordering::Relaxed))
+    }
+}
+
+/// A connection's service, counting its requests in the connection's [`Activity`].
+struct Watched<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S> Service<Request<Incoming>> for Watched<S>
+where
+    S: Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible>,
+    S::Future: Unpin,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Watching<S::Future>;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        self.activity.begin();
+        Watching {
+            inner: self.inner.call(req),
+            activity: Some(Arc::clone(&self.activity)),
+        }
+    }
+}
+
+/// A request's answer, counted as ended when it is ready (an event stream: when its body is
+/// dropped), or dropped.
+struct Watching<F> {
+    inner: F,
+    activity: Option<Arc<Activity>>,
+}
+
+impl<F> Future for Watching<F>
+where
+    F: Future<Output = Result<Response<ResponseBody>, Infallible>> + Unpin,
+{
+    type Output = Result<Response<ResponseBody>, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Ok(res) = std::task::ready!(self.inner.poll_unpin(cx));
+        let Some(activity) = self.activity.take() else {
+            return Poll::Ready(Ok(res));
+        };
+        if !res.body().is_streamed() {
+            activity.end();
+            return Poll::Ready(Ok(res));
+        }
+        // An event stream is still being answered while hyper writes its body.
+        let ends = Ends(activity);
+        let res = res.map(move |body| {
+            ResponseBody::streamed(body.map_frame(move |frame| {
+                let _held = &ends;
+                frame
+            }))
+        });
+        Poll::Ready(Ok(res))
+    }
+}
+
+impl<F> Drop for Watching<F> {
+    fn drop(&mut self) {
+        if let Some(activity) = self.activity.take() {
+            activity.end();
+        }
+    }
+}
+
+/// Ends a request when dropped.
+struct Ends(Arc<Activity>);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// A connection's stream as hyper is given it: what was read before hyper came is read first,
+/// and it is not shut down while the connection is parked.
+struct ServerIo<I> {
+    inner: WriteDeadline<I>,
+    /// Read before hyper's connection began (the first bytes, or what the last one held).
+    start: Bytes,
+    activity: Arc<Activity>,
+}
+
+impl<I: Io> AsyncRead for ServerIo<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.start.is_empty() {
+            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        }
+        let n = this.start.len().min(buf.remaining());
+        buf.put_slice(&this.start.split_to(n));
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<I: Io> AsyncWrite for ServerIo<I> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.activity.parking.load(Ordering::Relaxed) {
+            return Pin::new(&mut this.inner).poll_flush(cx);
+        }
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+/// The hyper connection an HTTP/1.1 connection is served by, between two parkings.
+type Http1<I, S> = http1::UpgradeableConnection<TokioIo<ServerIo<I>>, Watched<S>>;
+
+/// What a ring found.
+enum Verdict {
+    /// The connection is busy, or idle for less than its limits: the timer is set again.
+    Keep,
+    /// Idle for `free_idle_after`: to be parked.
+    Park,
+    /// Idle for `header_read_timeout`: to be closed.
+    Close,
+}
+
+/// The timer of one connection, and what it saw when it last rang.
+struct Watch {
+    activity: Arc<Activity>,
+    ring: Woken<Sleep>,
+    /// `activity.events` when it last rang.
+    seen: u32,
+    /// When the connection was last seen busy: the end of its last request, a ring that found
+    /// one running, or its start.
+    active_at: Instant,
+    /// How long after a ring that found the connection busy it rings again.
+    period: Duration,
+    /// The period it starts from, after a ring that found the connection idle.
+    first_period: Duration,
+    /// The period it grows to while the connection stays busy.
+    max_period: Duration,
+    header_read_timeout: Duration,
+    free_idle_after: Option<Duration>,
+    /// `activity.events` when hyper's connection began. One that has not served a request is
+    /// not parked: hyper ends only an idle connection at once, and one that has not served a
+    /// request is not idle, even when it holds part of one (a client trickling its head is then
+    /// still cut at `header_read_timeout`).
+    began: u32,
+}
+
+impl Watch {
+    fn new(protocols: &Protocols, activity: Arc<Activity>) -> Self {
+        let now = Instant::now();
+        let max_period = MAX_PERIOD.min(protocols.header_read_timeout / 4);
+        // A little past `free_idle_after`: a connection that answers one request and goes idle
+        // (a client calling now and then) is then parked by the first ring after it.
+        let first_period = protocols
+            .free_idle_after
+            .map_or(max_period, |after| (after + after / 4).min(max_period));
+        Self {
+            activity,
+            ring: Woken::new(tokio::time::sleep_until(
+                now + protocols.header_read_timeout,
+            )),
+            seen: 0,
+            active_at: now,
+            period: first_period,
+            first_period,
+            max_period,
+            header_read_timeout: protocols.header_read_timeout,
+            free_idle_after: protocols.free_idle_after,
+            began: 0,
+        }
+    }
+
+    /// Waits for the client's next bytes (on a fresh connection, until they are or cannot be
+    /// HTTP/2's preface), at most until `header_read_timeout` after the connection was last
+    /// busy, and puts them where hyper reads them first. Whether they are the preface; `None`
+    /// when the connection is to close: the client closed it or sent nothing in time, a read
+    /// failed, or a shutdown began.
+    async fn wait_for_bytes<I: Io>(
+        &mut self,
+        io: &mut ServerIo<I>,
+        closing: &mut Closing,
+        fresh: bool,
+    ) -> Option<bool> {
+        self.set(self.active_at + self.header_read_timeout);
+        let read = read_start(&mut io.inner, fresh);
+        tokio::pin!(read);
+        let ring = &mut self.ring;
+        let start = poll_fn(|cx| {
+            if let Poll::Ready(read) = read.as_mut().poll(cx) {
+                return Poll::Ready(Some(read));
+            }
+            if Pin::new(&mut *closing).poll(cx).is_ready()
+                || Pin::new(&mut *ring).poll(cx).is_ready()
+            {
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await;
+        let start = match start? {
+            Ok(start) if !start.is_empty() => start,
+            Ok(_) => return None,
+            Err(err) => {
+                tracing::debug!(error = %err, "connection ended with an error");
+                return None;
+            }
+        };
+        let h2 = fresh && start.starts_with(PREFACE);
+        io.start = start;
+        self.period = self.first_period;
+        self.set(Instant::now() + self.period);
+        Some(h2)
+    }
+
+    /// Serves `conn` until it ends, or the timer closes it (`None`), or parks it: then its
+    /// parts, the stream and the service to start the next one with, and what hyper had read.
+    async fn serve<I: Io, S>(
+        &mut self,
+        mut conn: Pin<Box<Http1<I, S>>>,
+        closing: &mut Closing,
+        shutdown: &Shutdown,
+    ) -> Option<http1::Parts<TokioIo<ServerIo<I>>, Watched<S>>>
+    where
+        S: Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible>
+            + Unpin
+            + Send
+            + 'static,
+        S::Future: Send + Unpin + 'static,
+    {
+        let mut parking = false;
+        self.began = self.activity.events.load(Ordering::Relaxed);
+        loop {
+            let ring = &mut self.ring;
+            // The ring first: when it is all that woke the task, hyper's connection has nothing
+            // to do, and a poll of it costs more than the rest of the turn.
+            let turn = poll_fn(|cx| {
+                if Pin::new(&mut *ring).poll(cx).is_ready() {
+                    return Poll::Ready(Turn::Rang);
+                }
+                if let Poll::Ready(result) = conn.as_mut().poll(cx) {
+                    return Poll::Ready(Turn::Ended(result));
+                }
+                if Pin::new(&mut *closing).poll(cx).is_ready() {
+                    return Poll::Ready(Turn::Closing);
+                }
+                Poll::Pending
+            })
+            .await;
+            match turn {
+                Turn::Ended(Ok(())) if parking => {
+                    tracing::trace!("idle connection parked: its buffers are freed");
+                    return (*Pin::into_inner(conn)).into_parts();
+                }
+                Turn::Ended(result) => {
+                    ended(result);
+                    return None;
+                }
+                Turn::Closing => {
+                    self.activity.parking.store(false, Ordering::Relaxed);
+                    drain(conn.as_mut(), shutdown).await;
+                    return None;
+                }
+                Turn::Rang => match self.rang() {
+                    Verdict::Keep => {}
+                    Verdict::Close => {
+                        tracing::debug!(
+                            "connection closed: no request within the header read timeout"
+                        );
+                        return None;
+                    }
+                    Verdict::Park if parking => {}
+                    Verdict::Park => {
+                        self.activity.parking.store(true, Ordering::Relaxed);
+                        parking = true;
+                        // Idle, hyper's connection ends at once, without shutting the stream.
+                        conn.as_mut().graceful_shutdown();
+                    }
+                },
+            }
+        }
+    }
+
+    /// What the ring that just rang found, the timer set again unless it is to park or close.
+    fn rang(&mut self) -> Verdict {
+        let now = Instant::now();
+        let events = self.activity.events.load(Ordering::Relaxed);
+        let busy = self.activity.busy.load(Ordering::Relaxed) > 0;
+        let moved = events != self.seen;
+        self.seen = events;
+        if busy {
+            self.active_at = now;
+        } else if moved {
+            self.active_at = self.active_at.max(self.activity.ended());
+        }
+        let timeout = self.active_at + self.header_read_timeout;
+        let park = self
+            .free_idle_after
+            .filter(|_| events != self.began)
+            .map(|after| self.active_at + after);
+        if !busy && now >= timeout {
+            return Verdict::Close;
+        }
+        if !busy && park.is_some_and(|at| now >= at) {
+            // Rings again at the timeout, should hyper not end the connection at once.
+            self.set(timeout);
+            return Verdict::Park;
+        }
+        if busy || moved {
+            // Busy since the last ring: looked at again later, and later each time.
+            self.set(now + self.period);
+            self.period = (self.period * 2).min(self.max_period);
+        } else {
+            self.period = self.first_period;
+            self.set(park.map_or(timeout, |at| at.min(timeout)));
+        }
+        Verdict::Keep
+    }
+
+    fn set(&mut self, at: Instant) {
+        self.ring.inner_mut().reset(at);
+    }
+}
+
+/// What woke a connection being served.
+enum Turn {
+    Ended(Result<(), hyper::Error>),
+    Closing,
+    Rang,
+}
+
+/// Reads the first bytes the client sends: what one read gives (on a fresh connection, until
+/// they are or cannot be HTTP/2's preface), taking at once what more is waiting; empty at the
+/// end of the stream. Only a small buffer waits for them: a larger one is made when they come.
+async fn read_start<I: Io>(io: &mut WriteDeadline<I>, fresh: bool) -> io::Result<Bytes> {
+    let mut head = [0u8; PREFACE.len()];
+    let mut filled = 0;
+    loop {
+        let n = io.read(&mut head[filled..]).await?;
+        filled += n;
+        if n == 0 || filled == head.len() || !(fresh && head[..filled] == PREFACE[..filled]) {
+            break;
+        }
+    }
+    let mut start = Vec::with_capacity(START);
+    start.extend_from_slice(&head[..filled]);
+    if filled == head.len()
+        && let Some(read) = io.read_buf(&mut start).now_or_never()
+    {
+        read?;
+    }
+    Ok(Bytes::from(start))
+}

@@ -1,0 +1,200 @@
+//! Idle HTTP/1.1 keep-alive connections: parked after `free_idle_after` (hyper's connection and
+//! its buffers dropped, the socket kept), served again by the client's next bytes, and still cut
+//! at `header_read_timeout`; a connection busy with a request, or with an event stream that is
+//! quiet for a while, is not parked.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jrpc_runtime::http::{HttpServer, HttpServerBuilder};
+use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
+use jrpc_tests::bounded;
+use jrpc_tests::fixtures::add;
+use jrpc_tests::raw_http::{Conn, post, post_json};
+use jrpc_tests::servers::serve_http;
+use serde_json::json;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+const ADD: &str = r#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#;
+
+/// What the subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// How many times a connection was parked so far.
+    fn parked(&self) -> usize {
+        let bytes = self.0.lock().unwrap().clone();
+        String::from_utf8(bytes)
+            .unwrap()
+            .matches("idle connection parked")
+            .count()
+    }
+}
+
+/// `add`, and `pause [ms]`: pushes `tick`, waits `ms`, answers `ms`.
+fn methods() -> Methods {
+    let mut methods = Methods::new();
+    add(&mut methods);
+    methods
+        .register("pause", &["ms"], |(ms,): (u64,), ctx: Context| async move {
+            if let Some(peer) = ctx.peer() {
+                peer.notify("tick", json!({ "n": 1 }))
+                    .await
+                    .map_err(|err| RpcError::new(3, err.to_string()))?;
+            }
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok::<_, RpcError>(ms)
+        })
+        .unwrap();
+    methods
+}
+
+/// Runs `test` against a server built by `settings`, on a current-thread runtime under a
+/// subscriber that records the parking of connections.
+fn with_server<F: Future<Output = ()>>(
+    settings: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder,
+    test: impl FnOnce(SocketAddr, Captured) -> F,
+) {
+    let captured = Captured::default();
+    let sink = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(LevelFilter::TRACE)
+        .with_ansi(false)
+        .without_time()
+        .with_writer(move || sink.clone())
+        .finish();
+    // Every task runs on this thread, which the subscriber serves.
+    let _default = subscriber.set_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(bounded(async {
+        let server = settings(HttpServer::builder(methods())).build().unwrap();
+        let (addr, _) = serve_http(server).await;
+        test(addr, captured).await;
+    }));
+}
+
+#[test]
+fn an_idle_connection_is_parked_and_serves_its_next_requests() {
+    with_server(
+        |b| b.free_idle_after(Some(Duration::from_millis(20))),
+        |addr, captured| async move {
+            let mut conn = Conn::open(addr).await;
+            assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(captured.parked(), 1);
+            // Served again on the same socket, by a new hyper connection.
+            assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(captured.parked(), 2);
+            // Two requests written at once after a park: both answered, in order.
+            let mut two = post_json(ADD);
+            two.extend(post_json(
+                r#"{"jsonrpc":"2.0","id":2,"method":"add","params":[4,4]}"#,
+            ));
+            conn.write(&two).await;
+            assert_eq!(conn.read_reply().await.json()["result"], 5);
+            assert_eq!(conn.read_reply().await.json()["result"], 8);
+        },
+    );
+}
+
+#[test]
+fn a_connection_is_kept_whole_without_free_idle_after() {
+    with_server(
+        |b| b.free_idle_after(None),
+        |addr, captured| async move {
+            let mut conn = Conn::open(addr).await;
+            assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
+            assert_eq!(captured.parked(), 0);
+        },
+    );
+}
+
+#[test]
+fn a_request_being_answered_is_not_parked() {
+    with_server(
+        |b| b.free_idle_after(Some(Duration::from_millis(20))),
+        |addr, captured| async move {
+            let mut conn = Conn::open(addr).await;
+            let call = r#"{"jsonrpc":"2.0","id":3,"method":"pause","params":[300]}"#;
+            let reply = conn.send(&post_json(call)).await;
+            assert_eq!(reply.json()["result"], 300);
+            assert_eq!(reply.header("connection"), None);
+            assert_eq!(captured.parked(), 0);
+        },
+    );
+}
+
+#[test]
+fn a_quiet_event_stream_is_not_parked_and_the_connection_goes_on() {
+    with_server(
+        |b| b.free_idle_after(Some(Duration::from_millis(20))),
+        |addr, captured| async move {
+            let mut conn = Conn::open(addr).await;
+            let call = r#"{"jsonrpc":"2.0","id":4,"method":"pause","params":[300]}"#;
+            let sse = "accept: application/json, text/event-stream\r\n";
+            conn.write(&post("/rpc", Some("application/json"), sse, call))
+                .await;
+            let head = conn.read_head().await;
+            assert_eq!(head.header("content-type"), Some("text/event-stream"));
+            let mut pending = String::new();
+            let tick = conn.read_event(&mut pending).await.unwrap();
+            assert!(tick.contains("tick"), "{tick}");
+            // The handler is quiet for 300 ms, many times `free_idle_after`.
+            let answer = conn.read_event(&mut pending).await.unwrap();
+            assert!(answer.contains(r#""result":300"#), "{answer}");
+            assert_eq!(conn.read_event(&mut pending).await, None);
+            assert_eq!(captured.parked(), 0);
+            // Then idle, parked, and served again.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(captured.parked(), 1);
+            assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
+        },
+    );
+}
+
+#[test]
+fn a_head_trickled_after_a_park_is_cut_at_the_header_read_timeout() {
+    with_server(
+        |b| {
+            b.free_idle_after(Some(Duration::from_millis(20)))
+                .header_read_timeout(Duration::from_millis(400))
+        },
+        |addr, captured| async move {
+            let mut conn = Conn::open(addr).await;
+            assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(captured.parked(), 1);
+            // Part of a head, and no more: read, served, and cut once the timeout (counted from
+            // the answer before) has passed, not kept open by parking it again.
+            conn.write(b"POST /rpc HTTP/1.1\r\nhost: te").await;
+            let started = tokio::time::Instant::now();
+            assert!(conn.is_closed().await);
+            assert!(started.elapsed() < Duration::from_secs(2));
+            assert_eq!(captured.parked(), 1);
+        },
+    );
+}
