@@ -2,26 +2,25 @@
 //!
 //! The first bytes tell HTTP/2 (its preface: h2c with prior knowledge, or what ALPN chose over
 //! TLS) from HTTP/1.1, and hyper's connection of that version serves the rest. An HTTP/1.1
-//! connection is also watched by a timer of its own, which rings now and then and looks at what
-//! the connection's requests did since it last rang:
+//! connection is also watched by a timer of its own. Its requests count themselves as they begin
+//! and end (an event stream ends when its body does), the last end with the time; when the timer
+//! rings it looks at them:
 //!
-//! | since the last ring | the ring |
+//! | the connection | the ring |
 //! | --- | --- |
-//! | a request began or ended, or one is still being answered (an event stream until its body ends) | rings again later, each time twice as late, up to a second (a quarter of `header_read_timeout` if less) |
-//! | nothing, for `header_read_timeout` | closes the connection: no request head came in time |
-//! | nothing, for `free_idle_after` | parks the connection |
+//! | answering a request, or it answered one since the last ring and is not idle for `free_idle_after` yet | rings again later, each time twice as late, up to a second (a quarter of `header_read_timeout` if less) |
+//! | no request for `header_read_timeout` since its last one ended | closes the connection: no request head came in time |
+//! | no request for `free_idle_after` since its last one ended | parks the connection |
+//! | idle, for less than those | rings again when the first of them is due |
 //!
 //! A parked connection drops hyper's connection, and with it the buffers it keeps between
 //! requests (8 KiB to read and 8 KiB to write, held for as long as the connection is open); its
 //! stream waits on its own for the client's next bytes, and those start a new hyper connection,
 //! with the bytes already read (and any hyper held) read again first. So an idle keep-alive
 //! connection holds its stream and its task, not its buffers; a busy one is never parked, and the
-//! timer costs it nothing per request: it rings a few times a second at most. hyper's own
-//! `header_read_timeout` is not used: it starts a timer for every request, and loops once more
-//! over the connection to do so.
-//!
-//! The `header_read_timeout` is counted from the last ring that saw the connection busy, so a
-//! connection is closed up to one ring period (a second at most) after the timeout, never before.
+//! timer costs it nothing per request but the time taken when one ends: it rings a few times a
+//! second at most. hyper's own `header_read_timeout` is not used: it starts a timer for every
+//! request, and loops once more over the connection to do so.
 
 use std::convert::Infallible;
 use std::future::{Future, poll_fn};
@@ -554,8 +553,14 @@ impl Watch {
             .await;
             match turn {
                 Turn::Ended(Ok(())) if parking => {
-                    tracing::trace!("idle connection parked: its buffers are freed");
-                    return (*Pin::into_inner(conn)).into_parts();
+                    let parts = (*Pin::into_inner(conn)).into_parts();
+                    if parts.is_some() {
+                        tracing::trace!("idle connection parked: its buffers are freed");
+                    } else {
+                        // Upgraded meanwhile: its stream is the WebSocket's, shut down as usual.
+                        self.activity.parking.store(false, Ordering::Relaxed);
+                    }
+                    return parts;
                 }
                 Turn::Ended(result) => {
                     ended(result);
