@@ -6,8 +6,9 @@
 #   bench/count/server.sh SIDE ws N [DEPTH]  # N calls on one WebSocket, DEPTH in flight (32)
 #
 # SIDE is jrpc, floor or jsonrpsee; the binary is bench's release build
-# (`CARGO_TARGET_DIR=$PWD/target cargo build --release` in bench/), or $BIN. Needs valgrind
-# and python3. 500 calls warm the server up before the counted ones.
+# (`CARGO_TARGET_DIR=$PWD/target cargo build --release` in bench/), or $BIN. $SERVE_ARGS go to
+# the server (`--observe`, `--free-idle-after MS|off` for jrpc's). Needs valgrind and python3.
+# 500 calls warm the server up before the counted ones.
 set -euo pipefail
 side=$1 kind=$2 n=$3 depth=${4:-32}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +18,7 @@ port=$((20000 + RANDOM % 20000))
 # The server serves until its standard input closes.
 mkfifo "$out/stdin"
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" "$bin" --serve "$side" \
-    --listen "127.0.0.1:$port" --max-seconds 900 < "$out/stdin" > "$out/log" 2>&1 &
+    --listen "127.0.0.1:$port" --max-seconds 900 ${SERVE_ARGS:-} < "$out/stdin" > "$out/log" 2>&1 &
 exec 3> "$out/stdin"
 until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2> /dev/null; do
     sleep 0.3

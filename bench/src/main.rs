@@ -141,27 +141,29 @@ impl Server {
 /// The child process: serves `server` on `listen` until standard input closes or `max` passes.
 /// With `tls` (a certificate and key in PEM), jrpc and the floor also serve HTTPS on a second
 /// port of the same host, and print it after the first: `listening ADDR tls ADDR`.
-fn serve(server: Server, listen: &str, tls: Option<(String, String)>, max: Duration) -> Result<()> {
+fn serve(
+    server: Server,
+    listen: &str,
+    tls: Option<(String, String)>,
+    max: Duration,
+    jrpc: &JrpcOptions,
+) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
         let addr = match server {
             Server::Jrpc => {
-                use jrpc_side::Bench as _;
-                let http = jrpc_runtime::http::HttpServer::builder(jrpc_side::Impl.into_methods())
-                    .max_connections(20_000)
-                    .build()?;
+                let http = jrpc.builder().build()?;
                 let listener = tokio::net::TcpListener::bind(listen).await?;
                 let addr = listener.local_addr()?;
                 tokio::spawn(async move { http.serve(listener).await });
                 let mut line = addr.to_string();
                 if let Some((cert, key)) = tls {
-                    let https =
-                        jrpc_runtime::http::HttpServer::builder(jrpc_side::Impl.into_methods())
-                            .max_connections(20_000)
-                            .tls(jrpc_runtime::server::ServerTls::pem_files(cert, key))
-                            .build()?;
+                    let https = jrpc
+                        .builder()
+                        .tls(jrpc_runtime::server::ServerTls::pem_files(cert, key))
+                        .build()?;
                     let listener = tokio::net::TcpListener::bind(listen).await?;
                     line = format!("{line} tls {}", listener.local_addr()?);
                     tokio::spawn(async move { https.serve(listener).await });
@@ -207,6 +209,45 @@ fn serve(server: Server, listen: &str, tls: Option<(String, String)>, max: Durat
     std::process::exit(0)
 }
 
+/// What jrpc's server children change from the defaults: `--free-idle-after MS|off` and
+/// `--observe` (an observer hook that reads each call's `elapsed`).
+#[derive(Clone, Debug, Default)]
+struct JrpcOptions {
+    free_idle_after: Option<Option<Duration>>,
+    observe: bool,
+}
+
+impl JrpcOptions {
+    /// The server's builder: the bench's table, `max_connections` raised to 20 000, and these.
+    fn builder(&self) -> jrpc_runtime::http::HttpServerBuilder {
+        use jrpc_side::Bench as _;
+        let mut methods = jrpc_side::Impl.into_methods();
+        if self.observe {
+            methods.observe(|observation| {
+                std::hint::black_box(observation.elapsed);
+            });
+        }
+        let mut builder = jrpc_runtime::http::HttpServer::builder(methods).max_connections(20_000);
+        if let Some(idle) = self.free_idle_after {
+            builder = builder.free_idle_after(idle);
+        }
+        builder
+    }
+
+    /// The arguments that pass these on to a child.
+    fn args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(idle) = self.free_idle_after {
+            let value = idle.map_or("off".to_owned(), |idle| idle.as_millis().to_string());
+            args.extend(["--free-idle-after".to_owned(), value]);
+        }
+        if self.observe {
+            args.push("--observe".to_owned());
+        }
+        args
+    }
+}
+
 /// A server child process.
 struct ServerProcess {
     server: Server,
@@ -218,12 +259,20 @@ struct ServerProcess {
 }
 
 impl ServerProcess {
-    async fn start(server: Server, max: Duration, tls: Option<&Certs>) -> Result<Self> {
+    async fn start(
+        server: Server,
+        max: Duration,
+        tls: Option<&Certs>,
+        jrpc: &JrpcOptions,
+    ) -> Result<Self> {
         let exe = std::env::current_exe()?;
         let mut command = Command::new(exe);
         command
             .args(["--serve", server.name(), "--listen", "127.0.0.1:0"])
             .args(["--max-seconds", &max.as_secs().to_string()]);
+        if server == Server::Jrpc {
+            command.args(jrpc.args());
+        }
         if let Some(certs) = tls.filter(|_| server.serves_tls()) {
             command.arg("--tls-cert").arg(&certs.cert_file);
             command.arg("--tls-key").arg(&certs.key_file);
@@ -880,8 +929,14 @@ impl Memory {
 }
 
 /// RSS growth of a fresh server process for `count` idle connections of `kind`.
-async fn memory(server: Server, kind: Idle, count: usize, max: Duration) -> Result<Memory> {
-    let process = ServerProcess::start(server, max, None).await?;
+async fn memory(
+    server: Server,
+    kind: Idle,
+    count: usize,
+    max: Duration,
+    jrpc: &JrpcOptions,
+) -> Result<Memory> {
+    let process = ServerProcess::start(server, max, None, jrpc).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = process.rss_kib()?;
     let mut sockets = Vec::new();
@@ -942,16 +997,20 @@ struct Options {
     scenarios: Vec<Scenario>,
     memory: Vec<Idle>,
     max: Duration,
+    jrpc: JrpcOptions,
 }
 
 const USAGE: &str = "usage: jrpc-bench [--seconds S] [--rounds R] [--idle N] [--only http1,http64,batch,h2c1,h2c64,tls1,tls64,tlsh2,ws,mem,httpmem] [--max-seconds M]
        jrpc-bench --serve jrpc|floor|jsonrpsee --listen 127.0.0.1:0 [--tls-cert PEM --tls-key PEM] [--max-seconds M]
+       (both also take, for jrpc's server: [--free-idle-after MS|off] [--observe])
 
   --seconds S   measured seconds of each round (default 3); each round also warms up 0.3 s
   --rounds R    rounds per server and scenario, the servers in turn (default 3)
   --idle N      idle connections of each kind for the memory figures (default 1000)
   --only LIST   run only these parts (default all)
-  --max-seconds M  a server child exits after M seconds whatever happens (default 600)";
+  --max-seconds M  a server child exits after M seconds whatever happens (default 600)
+  --free-idle-after MS|off  jrpc's `HttpServerBuilder::free_idle_after` (default: its default)
+  --observe     jrpc's table has an observer hook that reads each call's `elapsed`";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -965,6 +1024,7 @@ fn main() -> Result<()> {
         scenarios: Scenario::ALL.to_vec(),
         memory: Idle::ALL.to_vec(),
         max: Duration::from_secs(600),
+        jrpc: JrpcOptions::default(),
     };
     while let Some(arg) = args.next() {
         let mut value = || {
@@ -980,6 +1040,14 @@ fn main() -> Result<()> {
             "--rounds" => options.rounds = value()?.parse()?,
             "--idle" => options.idle = value()?.parse()?,
             "--max-seconds" => options.max = Duration::from_secs(value()?.parse()?),
+            "--free-idle-after" => {
+                let value = value()?;
+                options.jrpc.free_idle_after = Some(match value.as_str() {
+                    "off" => None,
+                    ms => Some(Duration::from_millis(ms.parse()?)),
+                });
+            }
+            "--observe" => options.jrpc.observe = true,
             "--only" => {
                 let list = value()?;
                 let parts: Vec<&str> = list.split(',').map(str::trim).collect();
@@ -1019,7 +1087,7 @@ fn main() -> Result<()> {
             (None, None) => None,
             _ => return Err(format!("--tls-cert and --tls-key go together\n{USAGE}").into()),
         };
-        return serve(server, &listen, tls, options.max);
+        return serve(server, &listen, tls, options.max, &options.jrpc);
     }
     raise_nofile(options.idle as u64 * 2 + 1024);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -1042,7 +1110,9 @@ async fn run(options: Options) -> Result<()> {
         let certs = Certs::new()?;
         let mut processes = Vec::with_capacity(Server::ALL.len());
         for server in Server::ALL {
-            processes.push(ServerProcess::start(server, options.max, Some(&certs)).await?);
+            processes.push(
+                ServerProcess::start(server, options.max, Some(&certs), &options.jrpc).await?,
+            );
         }
         for &scenario in &options.scenarios {
             println!("\n{}", scenario.label());
@@ -1084,7 +1154,7 @@ async fn run(options: Options) -> Result<()> {
     for &kind in &options.memory {
         println!("\nRSS growth for {} {}", options.idle, kind.label());
         for server in Server::ALL {
-            let memory = memory(server, kind, options.idle, options.max).await?;
+            let memory = memory(server, kind, options.idle, options.max, &options.jrpc).await?;
             println!(
                 "  {:>9}: {} KiB -> {} KiB, {:.1} KiB per connection",
                 server.name(),

@@ -59,6 +59,9 @@ const START: usize = 1024;
 /// The longest a busy connection's timer waits between two rings.
 const MAX_PERIOD: Duration = Duration::from_secs(1);
 
+/// The shortest: settings of a few nanoseconds would otherwise make it ring without end.
+const MIN_PERIOD: Duration = Duration::from_millis(1);
+
 /// How the HTTP servers serve their connections: hyper's builders for each version, and the
 /// timings the connection's own timer keeps.
 #[derive(Debug)]
@@ -453,12 +456,12 @@ struct Watch {
 impl Watch {
     fn new(protocols: &Protocols, activity: Arc<Activity>) -> Self {
         let now = Instant::now();
-        let max_period = MAX_PERIOD.min(protocols.header_read_timeout / 4);
+        let max_period = (protocols.header_read_timeout / 4).clamp(MIN_PERIOD, MAX_PERIOD);
         // A little past `free_idle_after`: a connection that answers one request and goes idle
         // (a client calling now and then) is then parked by the first ring after it.
-        let first_period = protocols
-            .free_idle_after
-            .map_or(max_period, |after| (after + after / 4).min(max_period));
+        let first_period = protocols.free_idle_after.map_or(max_period, |after| {
+            (after + after / 4).clamp(MIN_PERIOD, max_period)
+        });
         Self {
             activity,
             ring: Woken::new(tokio::time::sleep_until(
