@@ -1,7 +1,8 @@
 //! Idle HTTP/1.1 keep-alive connections: parked after `free_idle_after` (hyper's connection and
 //! its buffers dropped, the socket kept), served again by the client's next bytes, and still cut
-//! at `header_read_timeout`; a connection busy with a request, or with an event stream that is
-//! quiet for a while, is not parked.
+//! at `header_read_timeout`; a connection busy with a request, with an answer a slow client is
+//! still reading, or with an event stream that is quiet for a while, is neither parked nor cut,
+//! and one the client asked to close is closed.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -10,11 +11,12 @@ use std::time::Duration;
 
 use jrpc_runtime::http::{HttpServer, HttpServerBuilder};
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
-use jrpc_tests::bounded;
-use jrpc_tests::fixtures::add;
+use jrpc_tests::fixtures::{add, big};
 use jrpc_tests::raw_http::{Conn, post, post_json};
 use jrpc_tests::servers::serve_http;
+use jrpc_tests::{bounded, bounded_by};
 use serde_json::json;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -53,6 +55,7 @@ impl Captured {
 fn methods() -> Methods {
     let mut methods = Methods::new();
     add(&mut methods);
+    big(&mut methods);
     methods
         .register("pause", &["ms"], |(ms,): (u64,), ctx: Context| async move {
             if let Some(peer) = ctx.peer() {
@@ -197,4 +200,61 @@ fn a_head_trickled_after_a_park_is_cut_at_the_header_read_timeout() {
             assert_eq!(captured.parked(), 1);
         },
     );
+}
+
+/// An answer of 16 MiB, far more than the sockets' buffers hold: hyper writes it as the client
+/// reads.
+const BIG: usize = 16 * 1024 * 1024;
+
+/// Posts `big [BIG]` on a socket with a small receive buffer, with `extra` header lines, and
+/// reads the answer's bytes 256 KiB at a time, 10 ms apart (over half a second in all); returns
+/// the socket and how many bytes came (head and body) before the answer's end or the socket's.
+async fn read_big_slowly(addr: SocketAddr, extra: &str) -> (tokio::net::TcpStream, usize) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(64 * 1024).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let call = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"big","params":[{BIG}]}}"#);
+    stream
+        .write_all(&post("/rpc", Some("application/json"), extra, &call))
+        .await
+        .unwrap();
+    let mut read = Vec::with_capacity(BIG + 4096);
+    let mut chunk = vec![0u8; 256 * 1024];
+    while !read.ends_with(br#","id":5}"#) {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (stream, read.len())
+}
+
+fn big_server(b: HttpServerBuilder) -> HttpServerBuilder {
+    b.free_idle_after(Some(Duration::from_millis(20)))
+        .header_read_timeout(Duration::from_millis(200))
+        .max_buffered(64 * 1024 * 1024)
+}
+
+#[test]
+fn an_answer_read_slowly_is_written_whole_past_the_header_read_timeout() {
+    with_server(big_server, |addr, _| async move {
+        // hyper's writes take over half a second: the header read timeout (200 ms) counts from
+        // the last of them, not from the end of the handler.
+        let (_stream, read) = read_big_slowly(addr, "").await;
+        assert!(read > BIG, "the answer was cut after {read} bytes");
+    });
+}
+
+#[test]
+fn a_connection_the_client_asked_to_close_is_closed_not_parked() {
+    with_server(big_server, |addr, captured| async move {
+        let (mut stream, read) = read_big_slowly(addr, "connection: close\r\n").await;
+        assert!(read > BIG, "the answer was cut after {read} bytes");
+        // Closed once the answer is out, well before the header read timeout could.
+        let mut byte = [0u8; 1];
+        let closed = bounded_by(Duration::from_millis(150), stream.read(&mut byte)).await;
+        assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+        assert_eq!(captured.parked(), 0);
+    });
 }

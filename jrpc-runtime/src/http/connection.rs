@@ -3,12 +3,13 @@
 //! The first bytes tell HTTP/2 (its preface: h2c with prior knowledge, or what ALPN chose over
 //! TLS) from HTTP/1.1, and hyper's connection of that version serves the rest. An HTTP/1.1
 //! connection is also watched by a timer of its own. Its requests count themselves as they begin
-//! and end (an event stream ends when its body does), the last end with the time; when the timer
-//! rings it looks at them:
+//! and end (an event stream ends when its body does), the last end with the time, and its stream
+//! tells whether hyper has written anything it has not flushed yet (an answer still on its way
+//! out); when the timer rings it looks at them:
 //!
 //! | the connection | the ring |
 //! | --- | --- |
-//! | answering a request, or it answered one since the last ring and is not idle for `free_idle_after` yet | rings again later, each time twice as late, up to a second (a quarter of `header_read_timeout` if less) |
+//! | answering a request or writing an answer, or it answered one since the last ring and is not idle for `free_idle_after` yet | rings again later, each time twice as late, up to a second (a quarter of `header_read_timeout` if less) |
 //! | no request for `header_read_timeout` since its last one ended | closes the connection: no request head came in time |
 //! | no request for `free_idle_after` since its last one ended | parks the connection |
 //! | idle, for less than those | rings again when the first of them is due |
@@ -16,7 +17,10 @@
 //! A parked connection drops hyper's connection, and with it the buffers it keeps between
 //! requests (8 KiB to read and 8 KiB to write, held for as long as the connection is open); its
 //! stream waits on its own for the client's next bytes, and those start a new hyper connection,
-//! with the bytes already read (and any hyper held) read again first. So an idle keep-alive
+//! with the bytes already read (and any hyper held) read again first. hyper is asked to end the
+//! connection gracefully, which an idle one does in the poll right after; one that does not was
+//! not idle after all (a client that asked for `Connection: close`, say), and is left to hyper,
+//! which closes it once done. So an idle keep-alive
 //! connection holds its stream and its task, not its buffers; a busy one is never parked, and the
 //! timer costs it nothing per request but the time taken when one ends: it rings a few times a
 //! second at most. hyper's own `header_read_timeout` is not used: it starts a timer for every
@@ -248,6 +252,9 @@ struct Activity {
     /// When the last request ended, in nanoseconds from `start`.
     ended: AtomicU64,
     start: Instant,
+    /// hyper has written and not flushed since: an answer (a large one, to a client that reads
+    /// slowly) may still be on its way out after its request ended.
+    writing: AtomicBool,
     /// Set while the connection is parked: hyper ends it then, and its stream must stay open.
     parking: AtomicBool,
 }
@@ -259,6 +266,7 @@ impl Activity {
             busy: AtomicU32::new(0),
             ended: AtomicU64::new(0),
             start: Instant::now(),
+            writing: AtomicBool::new(false),
             parking: AtomicBool::new(false),
         }
     }
@@ -388,7 +396,9 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        let this = self.get_mut();
+        this.activity.writing.store(true, Ordering::Relaxed);
+        Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -396,15 +406,23 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        this.activity.writing.store(true, Ordering::Relaxed);
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
     }
 
+    /// hyper flushes once all it buffered is written: then nothing is on its way out.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        let this = self.get_mut();
+        let flushed = Pin::new(&mut this.inner).poll_flush(cx);
+        if flushed.is_ready() {
+            this.activity.writing.store(false, Ordering::Relaxed);
+        }
+        flushed
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -535,7 +553,6 @@ impl Watch {
             + 'static,
         S::Future: Send + Unpin + 'static,
     {
-        let mut parking = false;
         self.began = self.activity.events.load(Ordering::Relaxed);
         loop {
             let ring = &mut self.ring;
@@ -555,22 +572,11 @@ impl Watch {
             })
             .await;
             match turn {
-                Turn::Ended(Ok(())) if parking => {
-                    let parts = (*Pin::into_inner(conn)).into_parts();
-                    if parts.is_some() {
-                        tracing::trace!("idle connection parked: its buffers are freed");
-                    } else {
-                        // Upgraded meanwhile: its stream is the WebSocket's, shut down as usual.
-                        self.activity.parking.store(false, Ordering::Relaxed);
-                    }
-                    return parts;
-                }
                 Turn::Ended(result) => {
                     ended(result);
                     return None;
                 }
                 Turn::Closing => {
-                    self.activity.parking.store(false, Ordering::Relaxed);
                     drain(conn.as_mut(), shutdown).await;
                     return None;
                 }
@@ -582,12 +588,33 @@ impl Watch {
                         );
                         return None;
                     }
-                    Verdict::Park if parking => {}
                     Verdict::Park => {
+                        // Idle, hyper's connection ends in the poll right after, and the stream
+                        // is not shut down meanwhile.
                         self.activity.parking.store(true, Ordering::Relaxed);
-                        parking = true;
-                        // Idle, hyper's connection ends at once, without shutting the stream.
                         conn.as_mut().graceful_shutdown();
+                        let polled = poll_fn(|cx| Poll::Ready(conn.as_mut().poll(cx))).await;
+                        self.activity.parking.store(false, Ordering::Relaxed);
+                        match polled {
+                            Poll::Ready(Ok(())) => {
+                                // `None` when it was upgraded meanwhile.
+                                let parts = (*Pin::into_inner(conn)).into_parts();
+                                if parts.is_some() {
+                                    tracing::trace!(
+                                        "idle connection parked: its buffers are freed"
+                                    );
+                                }
+                                return parts;
+                            }
+                            Poll::Ready(Err(err)) => {
+                                ended(Err(err));
+                                return None;
+                            }
+                            // Not idle after all: hyper closes the connection once done with
+                            // what it is doing (it may have told the client so), as it would
+                            // have had a shutdown begun.
+                            Poll::Pending => {}
+                        }
                     }
                 },
             }
@@ -598,7 +625,8 @@ impl Watch {
     fn rang(&mut self) -> Verdict {
         let now = Instant::now();
         let events = self.activity.events.load(Ordering::Relaxed);
-        let busy = self.activity.busy.load(Ordering::Relaxed) > 0;
+        let busy = self.activity.busy.load(Ordering::Relaxed) > 0
+            || self.activity.writing.load(Ordering::Relaxed);
         let moved = events != self.seen;
         self.seen = events;
         if busy {

@@ -35,12 +35,14 @@
 //!
 //! An HTTP/1.1 keep-alive connection that stays idle for
 //! [`free_idle_after`](HttpServerBuilder::free_idle_after) (default 50 ms) is parked: hyper's
-//! connection and the buffers it keeps between requests (16 KiB) are dropped, and the socket waits
-//! on its own, in a task of about 2 KiB, for the client's next bytes, which start a new one. A
-//! connection busy with a request, or with an event stream however quiet, is never parked; one
-//! busier than that never pays for it, and one that pauses longer pays a few microseconds of CPU
-//! on its next request. [`header_read_timeout`](HttpServerBuilder::header_read_timeout) closes a
-//! connection that sends no complete request head within it of its last answer, parked or not.
+//! connection and the buffers it keeps between requests (16 KiB) are dropped, and the socket
+//! waits on its own, in a task of about 2 KiB (over TLS, the TLS session's buffers stay too), for
+//! the client's next bytes, which start a new one. A connection busy with a request, with an
+//! answer still being written, or with an event stream however quiet, is never parked; one busier
+//! than that never pays for it, and one that pauses longer pays a few microseconds of CPU on its
+//! next request. [`header_read_timeout`](HttpServerBuilder::header_read_timeout) closes a
+//! connection that sends no complete request head within it of its last answer (of its opening,
+//! for its first request), parked or not.
 //!
 //! # SSE answers
 //!

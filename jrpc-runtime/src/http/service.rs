@@ -266,7 +266,7 @@ impl RpcService {
 pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> tracing::Span {
     let span = tracing::debug_span!(
         "http",
-        request_id = tag.as_str(),
+        request_id = %tag.as_str(),
         peer = tracing::field::Empty
     );
     if let (false, Some(addr)) = (span.is_disabled(), peer_addr) {
