@@ -9,6 +9,7 @@
 //! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
 //! - [`redis`]: a real `redis-server` as a child process, and a proxy that cuts it off;
 //! - [`fixtures`]: methods several tests register;
+//! - [`logs`]: what a `tracing` subscriber writes, for a test to read;
 //! - [`tls`]: certificates made for the run.
 
 use std::future::Future;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 pub mod examples;
 pub mod fixtures;
+pub mod logs;
 pub mod node;
 pub mod process;
 pub mod raw_http;

@@ -4,14 +4,13 @@
 //! still reading, or with an event stream that is quiet for a while, is neither parked nor cut,
 //! and one the client asked to close is closed.
 
-use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jrpc_runtime::http::{HttpServer, HttpServerBuilder};
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::fixtures::{add, big};
+use jrpc_tests::logs::Captured;
 use jrpc_tests::raw_http::{Conn, post, post_json};
 use jrpc_tests::servers::serve_http;
 use jrpc_tests::{bounded, bounded_by};
@@ -22,33 +21,9 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 const ADD: &str = r#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#;
 
-/// What the subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    /// How many times a connection was parked so far.
-    fn parked(&self) -> usize {
-        let bytes = self.0.lock().unwrap().clone();
-        String::from_utf8(bytes)
-            .unwrap()
-            .matches("idle connection parked")
-            .count()
-    }
+/// How many times a connection was parked so far.
+fn parked(captured: &Captured) -> usize {
+    captured.text().matches("idle connection parked").count()
 }
 
 /// `add`, and `pause [ms]`: pushes `tick`, waits `ms`, answers `ms`.
@@ -105,11 +80,11 @@ fn an_idle_connection_is_parked_and_serves_its_next_requests() {
             let mut conn = Conn::open(addr).await;
             assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
             tokio::time::sleep(Duration::from_millis(300)).await;
-            assert_eq!(captured.parked(), 1);
+            assert_eq!(parked(&captured), 1);
             // Served again on the same socket, by a new hyper connection.
             assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
             tokio::time::sleep(Duration::from_millis(300)).await;
-            assert_eq!(captured.parked(), 2);
+            assert_eq!(parked(&captured), 2);
             // Two requests written at once after a park: both answered, in order.
             let mut two = post_json(ADD);
             two.extend(post_json(
@@ -131,7 +106,7 @@ fn a_connection_is_kept_whole_without_free_idle_after() {
             assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
             tokio::time::sleep(Duration::from_millis(300)).await;
             assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
-            assert_eq!(captured.parked(), 0);
+            assert_eq!(parked(&captured), 0);
         },
     );
 }
@@ -146,7 +121,7 @@ fn a_request_being_answered_is_not_parked() {
             let reply = conn.send(&post_json(call)).await;
             assert_eq!(reply.json()["result"], 300);
             assert_eq!(reply.header("connection"), None);
-            assert_eq!(captured.parked(), 0);
+            assert_eq!(parked(&captured), 0);
         },
     );
 }
@@ -170,10 +145,10 @@ fn a_quiet_event_stream_is_not_parked_and_the_connection_goes_on() {
             let answer = conn.read_event(&mut pending).await.unwrap();
             assert!(answer.contains(r#""result":300"#), "{answer}");
             assert_eq!(conn.read_event(&mut pending).await, None);
-            assert_eq!(captured.parked(), 0);
+            assert_eq!(parked(&captured), 0);
             // Then idle, parked, and served again.
             tokio::time::sleep(Duration::from_millis(300)).await;
-            assert_eq!(captured.parked(), 1);
+            assert_eq!(parked(&captured), 1);
             assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
         },
     );
@@ -190,14 +165,14 @@ fn a_head_trickled_after_a_park_is_cut_at_the_header_read_timeout() {
             let mut conn = Conn::open(addr).await;
             assert_eq!(conn.send(&post_json(ADD)).await.json()["result"], 5);
             tokio::time::sleep(Duration::from_millis(100)).await;
-            assert_eq!(captured.parked(), 1);
+            assert_eq!(parked(&captured), 1);
             // Part of a head, and no more: read, served, and cut once the timeout (counted from
             // the answer before) has passed, not kept open by parking it again.
             conn.write(b"POST /rpc HTTP/1.1\r\nhost: te").await;
             let started = tokio::time::Instant::now();
             assert!(conn.is_closed().await);
             assert!(started.elapsed() < Duration::from_secs(2));
-            assert_eq!(captured.parked(), 1);
+            assert_eq!(parked(&captured), 1);
         },
     );
 }
@@ -255,6 +230,6 @@ fn a_connection_the_client_asked_to_close_is_closed_not_parked() {
         let mut byte = [0u8; 1];
         let closed = bounded_by(Duration::from_millis(150), stream.read(&mut byte)).await;
         assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
-        assert_eq!(captured.parked(), 0);
+        assert_eq!(parked(&captured), 0);
     });
 }

@@ -2,46 +2,15 @@
 //! with its method, id, transport, duration and outcome; the request span records the outcome;
 //! nothing per request at INFO.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use jrpc_runtime::http::{HttpClient, HttpServer};
 use jrpc_runtime::ws::WsClient;
 use jrpc_runtime::{Caller as _, Methods, Peer, PeerConfig, RpcError};
 use jrpc_tests::bounded;
+use jrpc_tests::logs::Captured;
 use jrpc_tests::servers::serve_http;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
-
-/// Everything the subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn lines(&self) -> Vec<String> {
-        let bytes = self.0.lock().unwrap().clone();
-        String::from_utf8(bytes)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-}
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
