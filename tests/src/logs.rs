@@ -1,7 +1,39 @@
 //! What a `tracing` subscriber writes, kept for a test to read.
 
+use std::future::Future;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
+
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+/// Runs `test` (given what the subscriber writes) on a current-thread runtime, within
+/// [`LIMIT`](crate::LIMIT), under a subscriber at `level` that writes `spans` events, without
+/// times or colours.
+pub fn logged<F: Future>(
+    level: LevelFilter,
+    spans: FmtSpan,
+    test: impl FnOnce(Captured) -> F,
+) -> (F::Output, Captured) {
+    let captured = Captured::default();
+    let sink = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_span_events(spans)
+        .with_ansi(false)
+        .without_time()
+        .with_writer(move || sink.clone())
+        .finish();
+    // The subscriber serves this thread, which the current-thread runtime runs every task on.
+    let _default = subscriber.set_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let output = runtime.block_on(crate::bounded(test(captured.clone())));
+    (output, captured)
+}
 
 /// A writer for a subscriber (`with_writer(move || captured.clone())`); clones share the text.
 #[derive(Clone, Default)]

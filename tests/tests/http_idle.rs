@@ -9,15 +9,15 @@ use std::time::Duration;
 
 use jrpc_runtime::http::{HttpServer, HttpServerBuilder};
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
+use jrpc_tests::bounded_by;
 use jrpc_tests::fixtures::{add, big};
-use jrpc_tests::logs::Captured;
+use jrpc_tests::logs::{Captured, logged};
 use jrpc_tests::raw_http::{Conn, post, post_json};
 use jrpc_tests::servers::serve_http;
-use jrpc_tests::{bounded, bounded_by};
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::fmt::format::FmtSpan;
 
 const ADD: &str = r#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#;
 
@@ -51,25 +51,11 @@ fn with_server<F: Future<Output = ()>>(
     settings: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder,
     test: impl FnOnce(SocketAddr, Captured) -> F,
 ) {
-    let captured = Captured::default();
-    let sink = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(LevelFilter::TRACE)
-        .with_ansi(false)
-        .without_time()
-        .with_writer(move || sink.clone())
-        .finish();
-    // Every task runs on this thread, which the subscriber serves.
-    let _default = subscriber.set_default();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(bounded(async {
+    logged(LevelFilter::TRACE, FmtSpan::NONE, |captured| async move {
         let server = settings(HttpServer::builder(methods())).build().unwrap();
         let (addr, _) = serve_http(server).await;
         test(addr, captured).await;
-    }));
+    });
 }
 
 #[test]

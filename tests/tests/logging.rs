@@ -5,12 +5,10 @@
 use jrpc_runtime::http::{HttpClient, HttpServer};
 use jrpc_runtime::ws::WsClient;
 use jrpc_runtime::{Caller as _, Methods, Peer, PeerConfig, RpcError};
-use jrpc_tests::bounded;
-use jrpc_tests::logs::Captured;
+use jrpc_tests::logs::logged;
 use jrpc_tests::servers::serve_http;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::format::FmtSpan;
-use tracing_subscriber::util::SubscriberInitExt as _;
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
@@ -29,48 +27,31 @@ fn methods() -> Methods {
 
 /// Serves and calls `add` and `fail` over every transport, under a subscriber at `level`.
 fn run_all(level: LevelFilter, spans: FmtSpan) -> Vec<String> {
-    let captured = Captured::default();
-    let sink = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_span_events(spans)
-        .with_ansi(false)
-        .without_time()
-        .with_writer(move || sink.clone())
-        .finish();
-    // The subscriber serves this thread, which the current-thread runtime runs every task on.
-    let _default = subscriber.set_default();
-    {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+    let ((), captured) = logged(level, spans, |_| async {
+        // In-process.
+        let methods = methods();
+        let sum: i64 = methods.call("add", [1, 2]).await.unwrap();
+        assert_eq!(sum, 3);
+        assert!(methods.call::<()>("fail", ()).await.is_err());
+        // A peer over a stream.
+        let (a, b) = tokio::io::duplex(4096);
+        let (_server, server_loop) = Peer::connect(a, methods.clone(), PeerConfig::default());
+        tokio::spawn(server_loop);
+        let (client, client_loop) = Peer::connect(b, Methods::new(), PeerConfig::default());
+        tokio::spawn(client_loop);
+        let sum: i64 = client.call("add", [3, 4]).await.unwrap();
+        assert_eq!(sum, 7);
+        // HTTP and WebSocket.
+        let server = HttpServer::builder(methods).build().unwrap();
+        let (addr, _) = serve_http(server).await;
+        let http = HttpClient::new(&format!("http://{addr}/rpc")).unwrap();
+        let sum: i64 = http.call("add", [5, 6]).await.unwrap();
+        assert_eq!(sum, 11);
+        let ws = WsClient::connect(&format!("ws://{addr}/ws"), Methods::new())
+            .await
             .unwrap();
-        runtime.block_on(bounded(async {
-            // In-process.
-            let methods = methods();
-            let sum: i64 = methods.call("add", [1, 2]).await.unwrap();
-            assert_eq!(sum, 3);
-            assert!(methods.call::<()>("fail", ()).await.is_err());
-            // A peer over a stream.
-            let (a, b) = tokio::io::duplex(4096);
-            let (_server, server_loop) = Peer::connect(a, methods.clone(), PeerConfig::default());
-            tokio::spawn(server_loop);
-            let (client, client_loop) = Peer::connect(b, Methods::new(), PeerConfig::default());
-            tokio::spawn(client_loop);
-            let sum: i64 = client.call("add", [3, 4]).await.unwrap();
-            assert_eq!(sum, 7);
-            // HTTP and WebSocket.
-            let server = HttpServer::builder(methods).build().unwrap();
-            let (addr, _) = serve_http(server).await;
-            let http = HttpClient::new(&format!("http://{addr}/rpc")).unwrap();
-            let sum: i64 = http.call("add", [5, 6]).await.unwrap();
-            assert_eq!(sum, 11);
-            let ws = WsClient::connect(&format!("ws://{addr}/ws"), Methods::new())
-                .await
-                .unwrap();
-            assert!(ws.call::<()>("fail", ()).await.is_err());
-        }));
-    }
+        assert!(ws.call::<()>("fail", ()).await.is_err());
+    });
     captured.lines()
 }
 

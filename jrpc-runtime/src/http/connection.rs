@@ -100,6 +100,32 @@ impl Protocols {
     }
 }
 
+/// What a connection serves: the router of an HTTP server, answering each request with a
+/// future of its own.
+pub(crate) trait Endpoint:
+    Service<
+        Request<Incoming>,
+        Response = Response<ResponseBody>,
+        Error = Infallible,
+        Future: Send + Unpin + 'static,
+    > + Send
+    + Unpin
+    + 'static
+{
+}
+
+impl<S> Endpoint for S where
+    S: Service<
+            Request<Incoming>,
+            Response = Response<ResponseBody>,
+            Error = Infallible,
+            Future: Send + Unpin + 'static,
+        > + Send
+        + Unpin
+        + 'static
+{
+}
+
 /// Serves one connection with `service` (HTTP/1.1 with keep-alive and upgrades, or HTTP/2),
 /// every write under `write_timeout`, until the client closes it, it times out, or a shutdown
 /// does: requests during the drain are answered (`503`), and the connection is dropped when the
@@ -113,11 +139,7 @@ pub(crate) fn drive<S>(
     counted: Tracked,
 ) -> impl Future<Output = ()> + Send + 'static
 where
-    S: Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible>
-        + Send
-        + Unpin
-        + 'static,
-    S::Future: Send + Unpin + 'static,
+    S: Endpoint,
 {
     let protocols = Arc::clone(protocols);
     async move {
@@ -139,7 +161,8 @@ where
             let conn = protocols.http2.serve_connection(TokioIo::new(io), service);
             // Boxed: an HTTP/2 connection is some KiB, which every connection's task would
             // otherwise hold, HTTP/1.1 ones parked included.
-            return Box::pin(serve_to_end(conn, &mut closing, &shutdown)).await;
+            let graceful = http2::Connection::graceful_shutdown;
+            return Box::pin(serve_to_end(conn, graceful, &mut closing, &shutdown)).await;
         }
         let mut service = Watched {
             inner: service,
@@ -186,56 +209,33 @@ fn ended(result: Result<(), hyper::Error>) {
     }
 }
 
-/// What a graceful shutdown asks of a hyper connection.
-trait Graceful: Future<Output = Result<(), hyper::Error>> {
-    fn begin_shutdown(self: Pin<&mut Self>);
-}
-
-impl<I, S> Graceful for http1::UpgradeableConnection<I, S>
-where
-    Self: Future<Output = Result<(), hyper::Error>>,
-    S: hyper::service::HttpService<Incoming>,
-    S::ResBody: 'static,
-    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    I: hyper::rt::Read + hyper::rt::Write + Unpin,
-{
-    fn begin_shutdown(self: Pin<&mut Self>) {
-        self.graceful_shutdown();
-    }
-}
-
-impl<I, S> Graceful for http2::Connection<I, S, TokioExecutor>
-where
-    Self: Future<Output = Result<(), hyper::Error>>,
-    S: hyper::service::HttpService<Incoming>,
-    S::ResBody: 'static,
-    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    I: hyper::rt::Read + hyper::rt::Write + Unpin,
-    TokioExecutor: hyper::rt::bounds::Http2ServerConnExec<S::Future, S::ResBody>,
-{
-    fn begin_shutdown(self: Pin<&mut Self>) {
-        self.graceful_shutdown();
-    }
-}
-
 type Closing = Woken<WaitForCancellationFutureOwned>;
 
-/// Runs `conn` until it ends; from a shutdown on, gracefully (open connections stay through the
-/// drain, so that requests on them get a `503`), until the drain budget is spent.
-async fn serve_to_end<C: Graceful>(conn: C, closing: &mut Closing, shutdown: &Shutdown) {
+/// Runs `conn` until it ends; from a shutdown on, gracefully (`graceful` starts that: open
+/// connections stay through the drain, so that requests on them get a `503`), until the drain
+/// budget is spent.
+async fn serve_to_end<C: Future<Output = Result<(), hyper::Error>>>(
+    conn: C,
+    graceful: fn(Pin<&mut C>),
+    closing: &mut Closing,
+    shutdown: &Shutdown,
+) {
     tokio::pin!(conn);
     tokio::select! {
         result = conn.as_mut() => return ended(result),
         () = closing => {}
     }
-    drain(conn, shutdown).await;
+    drain(conn, graceful, shutdown).await;
 }
 
-/// Runs `conn` through a graceful shutdown, until it ends or the drain budget is spent.
-async fn drain<C: Graceful>(mut conn: Pin<&mut C>, shutdown: &Shutdown) {
-    conn.as_mut().begin_shutdown();
+/// Runs `conn` through a graceful shutdown (`graceful` starts it), until it ends or the drain
+/// budget is spent.
+async fn drain<C: Future<Output = Result<(), hyper::Error>>>(
+    mut conn: Pin<&mut C>,
+    graceful: fn(Pin<&mut C>),
+    shutdown: &Shutdown,
+) {
+    graceful(conn.as_mut());
     tokio::select! {
         result = conn => ended(result),
         () = Woken::new(shutdown.stopped()) => tracing::warn!("connection dropped: drain budget spent"),
@@ -547,11 +547,7 @@ impl Watch {
         shutdown: &Shutdown,
     ) -> Option<http1::Parts<TokioIo<ServerIo<I>>, Watched<S>>>
     where
-        S: Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible>
-            + Unpin
-            + Send
-            + 'static,
-        S::Future: Send + Unpin + 'static,
+        S: Endpoint,
     {
         self.began = self.activity.events.load(Ordering::Relaxed);
         loop {
@@ -577,7 +573,7 @@ impl Watch {
                     return None;
                 }
                 Turn::Closing => {
-                    drain(conn.as_mut(), shutdown).await;
+                    drain(conn.as_mut(), Http1::graceful_shutdown, shutdown).await;
                     return None;
                 }
                 Turn::Rang => match self.rang() {
