@@ -183,7 +183,6 @@ where
                 ..
             } = parts;
             (io, service) = (parked.into_inner(), served);
-            watch.activity.parking.store(false, Ordering::Relaxed);
             if read_buf.is_empty() {
                 // It holds hyper's whole read buffer.
                 drop(read_buf);
@@ -202,8 +201,8 @@ where
     }
 }
 
-/// How a connection that has not been parked ended.
-fn ended(result: Result<(), hyper::Error>) {
+/// Logs how a connection that has not been parked ended.
+fn log_end(result: Result<(), hyper::Error>) {
     if let Err(err) = result {
         tracing::debug!(error = %err, "connection ended with an error");
     }
@@ -222,7 +221,7 @@ async fn serve_to_end<C: Future<Output = Result<(), hyper::Error>>>(
 ) {
     tokio::pin!(conn);
     tokio::select! {
-        result = conn.as_mut() => return ended(result),
+        result = conn.as_mut() => return log_end(result),
         () = closing => {}
     }
     drain(conn, graceful, shutdown).await;
@@ -237,7 +236,7 @@ async fn drain<C: Future<Output = Result<(), hyper::Error>>>(
 ) {
     graceful(conn.as_mut());
     tokio::select! {
-        result = conn => ended(result),
+        result = conn => log_end(result),
         () = Woken::new(shutdown.stopped()) => tracing::warn!("connection dropped: drain budget spent"),
     }
 }
@@ -245,11 +244,10 @@ async fn drain<C: Future<Output = Result<(), hyper::Error>>>(
 /// What a connection's requests tell its timer, and its stream.
 #[derive(Debug)]
 struct Activity {
-    /// Requests begun and requests ended, each counted: what a ring compares with the last.
-    events: AtomicU32,
     /// Requests begun and not ended (an event stream ends when hyper drops its body).
     busy: AtomicU32,
-    /// When the last request ended, in nanoseconds from `start`.
+    /// When the last request ended, in nanoseconds from `start` (0 before the first): what a
+    /// ring compares with the last, to tell that one began and ended between them.
     ended: AtomicU64,
     start: Instant,
     /// hyper has written and not flushed since: an answer (a large one, to a client that reads
@@ -262,7 +260,6 @@ struct Activity {
 impl Activity {
     fn new() -> Self {
         Self {
-            events: AtomicU32::new(0),
             busy: AtomicU32::new(0),
             ended: AtomicU64::new(0),
             start: Instant::now(),
@@ -272,21 +269,20 @@ impl Activity {
     }
 
     fn begin(&self) {
-        self.events.fetch_add(1, Ordering::Relaxed);
         self.busy.fetch_add(1, Ordering::Relaxed);
     }
 
     fn end(&self) {
-        let ended = self.start.elapsed().as_nanos();
+        // At least 1: 0 is "none yet".
+        let ended = self.start.elapsed().as_nanos().max(1);
         self.ended
             .store(u64::try_from(ended).unwrap_or(u64::MAX), Ordering::Relaxed);
-        self.events.fetch_add(1, Ordering::Relaxed);
         self.busy.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// When the last request ended.
-    fn ended(&self) -> Instant {
-        self.start + Duration::from_nanos(self.ended.load(Ordering::Relaxed))
+    /// When the last request ended, in nanoseconds from `start`.
+    fn ended(&self) -> u64 {
+        self.ended.load(Ordering::Relaxed)
     }
 }
 
@@ -451,8 +447,8 @@ enum Verdict {
 struct Watch {
     activity: Arc<Activity>,
     ring: Woken<Sleep>,
-    /// `activity.events` when it last rang.
-    seen: u32,
+    /// `activity.ended()` when it last rang.
+    seen: u64,
     /// When the connection was last seen busy: the end of its last request, a ring that found
     /// one running, or its start.
     active_at: Instant,
@@ -464,11 +460,11 @@ struct Watch {
     max_period: Duration,
     header_read_timeout: Duration,
     free_idle_after: Option<Duration>,
-    /// `activity.events` when hyper's connection began. One that has not served a request is
+    /// `activity.ended()` when hyper's connection began. One that has not served a request is
     /// not parked: hyper ends only an idle connection at once, and one that has not served a
     /// request is not idle, even when it holds part of one (a client trickling its head is then
     /// still cut at `header_read_timeout`).
-    began: u32,
+    began: u64,
 }
 
 impl Watch {
@@ -549,7 +545,7 @@ impl Watch {
     where
         S: Endpoint,
     {
-        self.began = self.activity.events.load(Ordering::Relaxed);
+        self.began = self.activity.ended();
         loop {
             let ring = &mut self.ring;
             // The ring first: when it is all that woke the task, hyper's connection has nothing
@@ -569,7 +565,7 @@ impl Watch {
             .await;
             match turn {
                 Turn::Ended(result) => {
-                    ended(result);
+                    log_end(result);
                     return None;
                 }
                 Turn::Closing => {
@@ -603,7 +599,7 @@ impl Watch {
                                 return parts;
                             }
                             Poll::Ready(Err(err)) => {
-                                ended(Err(err));
+                                log_end(Err(err));
                                 return None;
                             }
                             // Not idle after all: hyper closes the connection once done with
@@ -620,20 +616,21 @@ impl Watch {
     /// What the ring that just rang found, the timer set again unless it is to park or close.
     fn rang(&mut self) -> Verdict {
         let now = Instant::now();
-        let events = self.activity.events.load(Ordering::Relaxed);
+        let ended = self.activity.ended();
         let busy = self.activity.busy.load(Ordering::Relaxed) > 0
             || self.activity.writing.load(Ordering::Relaxed);
-        let moved = events != self.seen;
-        self.seen = events;
+        let moved = ended != self.seen;
+        self.seen = ended;
         if busy {
             self.active_at = now;
         } else if moved {
-            self.active_at = self.active_at.max(self.activity.ended());
+            let at = self.activity.start + Duration::from_nanos(ended);
+            self.active_at = self.active_at.max(at);
         }
         let timeout = self.active_at + self.header_read_timeout;
         let park = self
             .free_idle_after
-            .filter(|_| events != self.began)
+            .filter(|_| ended != self.began)
             .map(|after| self.active_at + after);
         if !busy && now >= timeout {
             return Verdict::Close;
