@@ -10,8 +10,10 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tracing::Instrument as _;
 
+use crate::dispatch::Transport;
+use crate::error::ClientError;
 use crate::wire::write::call_text;
-use crate::{ClientError, Id, Message, Transport};
+use crate::wire::{Id, Message};
 
 /// The results of a batch: one per call, in the order the calls were given.
 pub type BatchResults = Vec<Result<Box<RawValue>, ClientError>>;
@@ -28,7 +30,7 @@ pub enum ParamEncoding {
 }
 
 /// Something that sends calls and notifications to a JSON-RPC server: the HTTP and WebSocket
-/// clients, a [`Peer`](crate::Peer), or a [`Methods`](crate::Methods) table in-process.
+/// clients, a [`Peer`](crate::peer::Peer), or a [`Methods`](crate::dispatch::Methods) table in-process.
 /// Generated stubs (`FooClient<C: Caller>`) work over any of them.
 ///
 /// An implementation provides the two raw methods; [`call`](Caller::call) and
@@ -112,10 +114,10 @@ pub trait Caller: Send + Sync {
 
     /// Sends several calls and notifications together, and returns one result per **call**
     /// (notifications have none), in the order the calls were given. Typed batches
-    /// ([`Batch`](crate::Batch), and a generated stub's `client.batch()`) send through it.
+    /// ([`Batch`](crate::batch::Batch), and a generated stub's `client.batch()`) send through it.
     ///
     /// The HTTP client sends one JSON-RPC batch (one request); in-process, the table answers
-    /// one batch. This provided version, which a [`Peer`](crate::Peer) (and so a WebSocket or
+    /// one batch. This provided version, which a [`Peer`](crate::peer::Peer) (and so a WebSocket or
     /// Unix socket client) uses, sends the elements as separate messages, queued together so
     /// they leave in one write, and waits for every answer: the other side need not take
     /// batches (MCP and ACP servers refuse them), and each call keeps its own timeout.

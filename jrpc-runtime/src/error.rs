@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::RpcError;
+use crate::wire::RpcError;
 
 /// A method name registered twice or reserved, or a description of a method that is not there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -85,7 +85,7 @@ impl From<RpcError> for ClientError {
 
 /// A setting that a builder refused, naming it.
 ///
-/// Every builder of this crate ([`PeerConfig`](crate::PeerConfig)'s and the servers' and
+/// Every builder of this crate ([`PeerConfig`](crate::peer::PeerConfig)'s and the servers' and
 /// clients') checks each value when it builds, and names the first one out of range by the
 /// method that sets it; none clamps a value silently.
 ///

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::extensions::Extensions;
-use crate::Id;
+use crate::wire::Id;
 
 /// The kind of transport a request arrived on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -17,7 +17,7 @@ pub enum Transport {
     Http,
     /// A WebSocket connection.
     WebSocket,
-    /// A direct call of [`Methods::handle`](crate::Methods::handle) or a stub over `Methods`.
+    /// A direct call of [`Methods::handle`](crate::dispatch::Methods::handle) or a stub over `Methods`.
     InProcess,
     /// Any other byte stream served as a peer.
     Stream,

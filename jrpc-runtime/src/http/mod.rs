@@ -162,7 +162,7 @@ mod server;
 pub(crate) mod service;
 pub(crate) mod sse;
 
-pub use crate::BatchCall;
+pub use crate::caller::BatchCall;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
 #[cfg(feature = "mcp")]

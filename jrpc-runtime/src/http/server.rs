@@ -20,11 +20,11 @@ use super::reply::{self, ResponseBody};
 #[cfg(feature = "ws")]
 use super::request_id::kept;
 use super::service::{ResponseFuture, RpcService};
-use crate::Methods;
-#[cfg(feature = "ws")]
-use crate::Transport;
+use crate::dispatch::Methods;
 #[cfg(feature = "ws")]
 use crate::dispatch::RequestTag;
+#[cfg(feature = "ws")]
+use crate::dispatch::Transport;
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]

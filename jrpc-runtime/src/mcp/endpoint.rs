@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::dispatch::RequestTag;
+use crate::dispatch::{Methods, Transport};
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
@@ -21,8 +22,8 @@ use crate::http::service::{BoxError, read_post, unread_reply};
 use crate::http::sse::{self, Replies};
 use crate::server::Shutdown;
 use crate::server::reply::{envelope, refusal};
+use crate::wire::{ErrorCode, RpcError};
 use crate::wire::{Incoming, incoming};
-use crate::{ErrorCode, Methods, RpcError, Transport};
 
 /// `Mcp-Session-Id`.
 fn session_header() -> HeaderName {

@@ -4,7 +4,7 @@ use serde_json::value::RawValue;
 
 use super::incoming::{Members, Text};
 use super::{Id, RpcError, write};
-use crate::ClientError;
+use crate::error::ClientError;
 
 /// One JSON-RPC message, owned.
 ///
