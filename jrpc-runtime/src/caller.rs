@@ -10,8 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tracing::Instrument as _;
 
-use crate::dispatch::Transport;
 use crate::error::ClientError;
+use crate::transport::Transport;
 use crate::wire::write::call_text;
 use crate::wire::{Id, Message};
 
@@ -380,6 +380,24 @@ pub(crate) fn batch_body(
     (body, ids)
 }
 
+/// A received answer as a client takes it: this sits with the caller, above the wire, because
+/// its errors are a client's.
+impl Message {
+    /// The answer's outcome, for a response or an error response.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Failed`] for an error response, [`ClientError::Malformed`] for a message that
+    /// is not an answer.
+    pub fn into_result(self) -> Result<Box<RawValue>, ClientError> {
+        match self {
+            Self::Response { result, .. } => Ok(result),
+            Self::ErrorResponse { error, .. } => Err(ClientError::Failed(error)),
+            _ => Err(ClientError::Malformed("expected a response".into())),
+        }
+    }
+}
+
 /// Matches a batch's answer to its calls by id: one result per call, in the calls' order.
 ///
 /// # Errors
@@ -398,7 +416,7 @@ pub(crate) fn match_answers(ids: Vec<Id>, text: &str) -> Result<BatchResults, Cl
             Err(_) if text.trim().is_empty() => {
                 ClientError::Malformed(format!("no answer to a batch of {} calls", ids.len()))
             }
-            Err(err) => err,
+            Err(err) => err.into(),
         });
     }
     let mut answers: std::collections::HashMap<Id, Message> = std::collections::HashMap::new();

@@ -3,9 +3,9 @@
 use serde_json::value::RawValue;
 
 use crate::caller::{BatchCall, Caller};
-use crate::dispatch::Methods;
 #[cfg(unix)]
-use crate::dispatch::{Context, Transport};
+use crate::dispatch::Context;
+use crate::dispatch::Methods;
 use crate::error::ClientError;
 #[cfg(feature = "http")]
 use crate::http::HttpClient;
@@ -13,6 +13,7 @@ use crate::peer::Framing;
 use crate::peer::{Lifetime, Peer, PeerConfig};
 #[cfg(feature = "tls")]
 use crate::tls::ClientTls;
+use crate::transport::Transport;
 #[cfg(feature = "ws")]
 use crate::ws::WsClient;
 

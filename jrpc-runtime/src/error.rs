@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::wire::RpcError;
+use crate::wire::{MessageError, RpcError};
 
 /// A method name registered twice or reserved, or a description of a method that is not there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -80,6 +80,13 @@ impl ClientError {
 impl From<RpcError> for ClientError {
     fn from(err: RpcError) -> Self {
         Self::Failed(err)
+    }
+}
+
+/// An answer that is not a JSON-RPC message is a malformed answer, with the same reason.
+impl From<MessageError> for ClientError {
+    fn from(err: MessageError) -> Self {
+        Self::Malformed(err.into_reason())
     }
 }
 

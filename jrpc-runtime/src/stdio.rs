@@ -4,8 +4,9 @@ use std::process::Stdio;
 
 use tokio::process::Command;
 
-use crate::dispatch::{Methods, Transport};
+use crate::dispatch::Methods;
 use crate::peer::{Lifetime, Peer, PeerConfig};
+use crate::transport::Transport;
 
 /// Serves `methods` on stdin and stdout, framed as `config` says, until the end of input, then
 /// lets running calls finish (up to its

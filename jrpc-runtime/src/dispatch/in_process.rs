@@ -7,8 +7,8 @@ use serde_json::value::RawValue;
 use super::Methods;
 use crate::caller::BatchResults;
 use crate::caller::{BatchCall, Caller};
-use crate::dispatch::Transport;
 use crate::error::ClientError;
+use crate::transport::Transport;
 use crate::wire::write;
 use crate::wire::{Id, Message};
 
@@ -16,7 +16,7 @@ use crate::wire::{Id, Message};
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
 
 /// In-process calls: the request goes through [`Methods::handle`] as text, exactly as it would
-/// arrive over a transport, and handlers see [`Transport::InProcess`](crate::dispatch::Transport::InProcess).
+/// arrive over a transport, and handlers see [`Transport::InProcess`](crate::transport::Transport::InProcess).
 impl Caller for Methods {
     async fn call_raw(
         &self,

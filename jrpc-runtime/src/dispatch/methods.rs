@@ -15,10 +15,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::params::ParamsSeed;
-use super::{
-    Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo, Transport,
-};
+use super::{Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo};
 use crate::error::RegisterError;
+use crate::transport::Transport;
 use crate::wire::{Id, RpcError};
 use crate::wire::{RawId, incoming, write};
 

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::Transport;
+use crate::transport::Transport;
 use crate::wire::{ErrorCode, Id};
 
 /// A failure that was answered `-32603 Internal error` (or not answered, for a notification),

@@ -16,11 +16,11 @@ use serde_json::value::RawValue;
 
 use crate::caller::BatchResults;
 use crate::caller::{BatchCall, Caller};
-use crate::dispatch::Transport;
 use crate::error::check;
 use crate::error::{ClientError, ConfigError};
 #[cfg(feature = "tls")]
 use crate::tls::ClientTls;
+use crate::transport::Transport;
 use crate::wire::write::call_text;
 use crate::wire::{Id, Message};
 

@@ -23,13 +23,13 @@ use super::service::{ResponseFuture, RpcService};
 use crate::dispatch::Methods;
 #[cfg(feature = "ws")]
 use crate::dispatch::RequestTag;
-#[cfg(feature = "ws")]
-use crate::dispatch::Transport;
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
 use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
+#[cfg(feature = "ws")]
+use crate::transport::Transport;
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 

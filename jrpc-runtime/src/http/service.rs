@@ -22,9 +22,10 @@ use super::reply::{self, ResponseBody};
 use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::RequestTag;
-use crate::dispatch::{Context, Methods, Transport};
+use crate::dispatch::{Context, Methods};
 use crate::peer::PeerConfig;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
+use crate::transport::Transport;
 use crate::wire::{id_of, incoming, is_batch};
 
 /// The error type request bodies may fail with.

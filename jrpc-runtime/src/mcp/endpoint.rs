@@ -13,8 +13,8 @@ use serde_json::value::RawValue;
 
 use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
+use crate::dispatch::Methods;
 use crate::dispatch::RequestTag;
-use crate::dispatch::{Methods, Transport};
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
@@ -22,6 +22,7 @@ use crate::http::service::{BoxError, read_post, unread_reply};
 use crate::http::sse::{self, Replies};
 use crate::server::Shutdown;
 use crate::server::reply::{envelope, refusal};
+use crate::transport::Transport;
 use crate::wire::{ErrorCode, RpcError};
 use crate::wire::{Incoming, incoming};
 

@@ -20,9 +20,10 @@ use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection, Input, OutgoingCall};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
 use crate::caller::Caller;
-use crate::dispatch::{Context, Methods, Transport};
+use crate::dispatch::{Context, Methods};
 use crate::error::ClientError;
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
+use crate::transport::Transport;
 use crate::wire::Id;
 use crate::wire::write;
 
