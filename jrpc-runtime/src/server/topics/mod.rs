@@ -371,33 +371,3 @@ impl Context {
     }
 }
 
-/// The topic methods of [`Context`] as a trait, for code written when they needed an import;
-/// `Context`'s own methods (which this calls) need none.
-pub trait ContextExt {
-    /// [`Context::topics`].
-    fn topics(&self) -> Option<&Topics>;
-
-    /// [`Context::subscribe`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Context::subscribe`].
-    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError>;
-
-    /// [`Context::unsubscribe`].
-    fn unsubscribe(&self, topic: &str) -> bool;
-}
-
-impl ContextExt for Context {
-    fn topics(&self) -> Option<&Topics> {
-        Context::topics(self)
-    }
-
-    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError> {
-        Context::subscribe(self, topic)
-    }
-
-    fn unsubscribe(&self, topic: &str) -> bool {
-        Context::unsubscribe(self, topic)
-    }
-}
