@@ -9,15 +9,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use crate::caller::{BatchCall, Caller};
 use crate::caller::{decode_result, encode_params};
-use crate::{BatchCall, Caller, ClientError};
+use crate::error::ClientError;
 
 /// Calls and notifications to send together, each call's answer typed by the [`Slot`] it
 /// returns. A generated stub's `batch()` fills one through methods named as the service's
 /// (`batch.add(1, 2)`); by hand, [`call`](Self::call) and [`notify`](Self::notify) do.
 ///
 /// [`send`](Self::send) goes through [`Caller::batch_raw`]: one JSON-RPC batch over HTTP and
-/// in-process, separate messages in one write over a [`Peer`](crate::Peer) (WebSocket, Unix
+/// in-process, separate messages in one write over a [`Peer`](crate::peer::Peer) (WebSocket, Unix
 /// socket, stdio).
 ///
 /// ```

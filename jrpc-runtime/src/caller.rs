@@ -10,8 +10,10 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tracing::Instrument as _;
 
+use crate::error::ClientError;
+use crate::transport::Transport;
 use crate::wire::write::call_text;
-use crate::{ClientError, Id, Message, Transport};
+use crate::wire::{Id, Message};
 
 /// The results of a batch: one per call, in the order the calls were given.
 pub type BatchResults = Vec<Result<Box<RawValue>, ClientError>>;
@@ -28,7 +30,7 @@ pub enum ParamEncoding {
 }
 
 /// Something that sends calls and notifications to a JSON-RPC server: the HTTP and WebSocket
-/// clients, a [`Peer`](crate::Peer), or a [`Methods`](crate::Methods) table in-process.
+/// clients, a [`Peer`](crate::peer::Peer), or a [`Methods`](crate::dispatch::Methods) table in-process.
 /// Generated stubs (`FooClient<C: Caller>`) work over any of them.
 ///
 /// An implementation provides the two raw methods; [`call`](Caller::call) and
@@ -112,10 +114,10 @@ pub trait Caller: Send + Sync {
 
     /// Sends several calls and notifications together, and returns one result per **call**
     /// (notifications have none), in the order the calls were given. Typed batches
-    /// ([`Batch`](crate::Batch), and a generated stub's `client.batch()`) send through it.
+    /// ([`Batch`](crate::batch::Batch), and a generated stub's `client.batch()`) send through it.
     ///
     /// The HTTP client sends one JSON-RPC batch (one request); in-process, the table answers
-    /// one batch. This provided version, which a [`Peer`](crate::Peer) (and so a WebSocket or
+    /// one batch. This provided version, which a [`Peer`](crate::peer::Peer) (and so a WebSocket or
     /// Unix socket client) uses, sends the elements as separate messages, queued together so
     /// they leave in one write, and waits for every answer: the other side need not take
     /// batches (MCP and ACP servers refuse them), and each call keeps its own timeout.
@@ -378,6 +380,24 @@ pub(crate) fn batch_body(
     (body, ids)
 }
 
+/// A received answer as a client takes it: this sits with the caller, above the wire, because
+/// its errors are a client's.
+impl Message {
+    /// The answer's outcome, for a response or an error response.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Failed`] for an error response, [`ClientError::Malformed`] for a message that
+    /// is not an answer.
+    pub fn into_result(self) -> Result<Box<RawValue>, ClientError> {
+        match self {
+            Self::Response { result, .. } => Ok(result),
+            Self::ErrorResponse { error, .. } => Err(ClientError::Failed(error)),
+            _ => Err(ClientError::Malformed("expected a response".into())),
+        }
+    }
+}
+
 /// Matches a batch's answer to its calls by id: one result per call, in the calls' order.
 ///
 /// # Errors
@@ -396,7 +416,7 @@ pub(crate) fn match_answers(ids: Vec<Id>, text: &str) -> Result<BatchResults, Cl
             Err(_) if text.trim().is_empty() => {
                 ClientError::Malformed(format!("no answer to a batch of {} calls", ids.len()))
             }
-            Err(err) => err,
+            Err(err) => err.into(),
         });
     }
     let mut answers: std::collections::HashMap<Id, Message> = std::collections::HashMap::new();

@@ -2,15 +2,20 @@
 
 use serde_json::value::RawValue;
 
-#[cfg(feature = "tls")]
-use crate::ClientTls;
+use crate::caller::{BatchCall, Caller};
+#[cfg(unix)]
+use crate::dispatch::Context;
+use crate::dispatch::Methods;
+use crate::error::ClientError;
 #[cfg(feature = "http")]
 use crate::http::HttpClient;
+use crate::peer::Framing;
+use crate::peer::{Lifetime, Peer, PeerConfig};
+#[cfg(feature = "tls")]
+use crate::tls::ClientTls;
+use crate::transport::Transport;
 #[cfg(feature = "ws")]
 use crate::ws::WsClient;
-use crate::{BatchCall, Caller, ClientError, Framing, Methods};
-#[cfg(unix)]
-use crate::{Context, Lifetime, Peer, PeerConfig, Transport};
 
 /// A client chosen by the URL's scheme: HTTP, WebSocket or a Unix socket; a [`Caller`], so every
 /// generated stub runs over it. Each kind is there with what it needs (the `http` and `ws` cargo
@@ -20,7 +25,7 @@ use crate::{Context, Lifetime, Peer, PeerConfig, Transport};
 /// | --- | --- |
 /// | `http://host:port/path`, `https://...` | [`HttpClient`](crate::http::HttpClient) |
 /// | `ws://host:port/path`, `wss://...` | [`WsClient`](crate::ws::WsClient): the server's calls and notifications are served by [`ClientBuilder::methods`] |
-/// | `unix:/path/to.sock` | a [`Peer`](crate::Peer) on the socket, newline-delimited (or [`ClientBuilder::framing`]), as [`SocketServer`](crate::server::SocketServer) serves |
+/// | `unix:/path/to.sock` | a [`Peer`](crate::peer::Peer) on the socket, newline-delimited (or [`ClientBuilder::framing`]), as [`SocketServer`](crate::server::SocketServer) serves |
 ///
 /// ```no_run
 /// use jrpc_runtime::{Caller as _, Client};

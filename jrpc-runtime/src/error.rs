@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::RpcError;
+use crate::wire::{MessageError, RpcError};
 
 /// A method name registered twice or reserved, or a description of a method that is not there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -83,9 +83,16 @@ impl From<RpcError> for ClientError {
     }
 }
 
+/// An answer that is not a JSON-RPC message is a malformed answer, with the same reason.
+impl From<MessageError> for ClientError {
+    fn from(err: MessageError) -> Self {
+        Self::Malformed(err.into_reason())
+    }
+}
+
 /// A setting that a builder refused, naming it.
 ///
-/// Every builder of this crate ([`PeerConfig`](crate::PeerConfig)'s and the servers' and
+/// Every builder of this crate ([`PeerConfig`](crate::peer::PeerConfig)'s and the servers' and
 /// clients') checks each value when it builds, and names the first one out of range by the
 /// method that sets it; none clamps a value silently.
 ///

@@ -112,6 +112,7 @@ pub mod stdio;
 mod time;
 #[cfg(feature = "tls")]
 mod tls;
+mod transport;
 mod wire;
 mod woken;
 #[cfg(feature = "ws")]
@@ -152,7 +153,7 @@ pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEnc
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{
     Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Notifications, Observation,
-    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, Transport, Whole,
+    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{
@@ -161,7 +162,8 @@ pub use peer::{
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use tls::ClientTls;
-pub use wire::{ErrorCode, Id, Message, RpcError};
+pub use transport::Transport;
+pub use wire::{ErrorCode, Id, Message, MessageError, RpcError};
 
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]

@@ -18,9 +18,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::{
-    ClientError, Context, Methods, ParamEncoding, RegisterError, RpcError, SchemaDoc, Whole,
-};
+use crate::caller::ParamEncoding;
+use crate::dispatch::{Context, Methods, SchemaDoc, Whole};
+use crate::error::{ClientError, RegisterError};
+use crate::wire::RpcError;
 
 /// Registration results of generated code: names were checked when the macro ran (and
 /// duplicates under different `#[cfg]`s when the crate was compiled).

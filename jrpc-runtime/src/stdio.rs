@@ -4,11 +4,13 @@ use std::process::Stdio;
 
 use tokio::process::Command;
 
-use crate::{Lifetime, Methods, Peer, PeerConfig, Transport};
+use crate::dispatch::Methods;
+use crate::peer::{Lifetime, Peer, PeerConfig};
+use crate::transport::Transport;
 
 /// Serves `methods` on stdin and stdout, framed as `config` says, until the end of input, then
 /// lets running calls finish (up to its
-/// [`drain_timeout`](crate::PeerConfigBuilder::drain_timeout)) and returns. Handlers see
+/// [`drain_timeout`](crate::peer::PeerConfigBuilder::drain_timeout)) and returns. Handlers see
 /// [`Transport::Stdio`]. Logs belong on stderr: stdout carries the protocol.
 ///
 /// ```no_run

@@ -10,7 +10,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::{CertificateError, ClientConfig, RootCertStore};
 
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// What a client trusts for `https://` and `wss://` URLs: the system's root certificates (by
 /// default), plus CA certificates of your own; or a [`rustls::ClientConfig`] of your own.

@@ -5,49 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::extensions::Extensions;
-use crate::Id;
-
-/// The kind of transport a request arrived on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Transport {
-    /// Standard input and output, or a child process's pipes.
-    Stdio,
-    /// HTTP `POST`.
-    Http,
-    /// A WebSocket connection.
-    WebSocket,
-    /// A direct call of [`Methods::handle`](crate::Methods::handle) or a stub over `Methods`.
-    InProcess,
-    /// Any other byte stream served as a peer.
-    Stream,
-    /// A Unix socket (`server::SocketServer::serve_unix`, `unix:` client URLs).
-    Unix,
-    /// A TCP connection served as a two-way peer (`server::SocketServer::serve_tcp`).
-    Tcp,
-}
-
-impl Transport {
-    /// The transport's short name: `"stdio"`, `"http"`, `"ws"`, `"in-process"`, `"stream"`,
-    /// `"unix"` or `"tcp"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Stdio => "stdio",
-            Self::Http => "http",
-            Self::WebSocket => "ws",
-            Self::InProcess => "in-process",
-            Self::Stream => "stream",
-            Self::Unix => "unix",
-            Self::Tcp => "tcp",
-        }
-    }
-}
-
-impl fmt::Display for Transport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::transport::Transport;
+use crate::wire::Id;
 
 /// What a handler knows about its request: the transport, the request id, the peer's address,
 /// HTTP headers, per-connection extensions, and the connection's peer handle where the transport

@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 
 use super::Methods;
 use super::schema::Renderer;
-use crate::{RegisterError, SchemaDoc};
+use crate::dispatch::SchemaDoc;
+use crate::error::RegisterError;
 
 /// The description of one method, as an OpenRPC document gives it.
 ///

@@ -11,7 +11,8 @@ use super::{Batches, Context, ErrorReport, Methods, Observation, Outcome, Params
 use crate::wire::write::WriteId;
 use crate::wire::{RawId, Rejection, Request, id_of, incoming, write};
 
-use crate::{FromParams as _, Id, RpcError};
+use crate::dispatch::FromParams as _;
+use crate::wire::{Id, RpcError};
 
 impl Methods {
     /// Answers one body (a request, a notification or a batch) as an in-process call: the

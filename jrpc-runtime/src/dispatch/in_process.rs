@@ -6,14 +6,17 @@ use serde_json::value::RawValue;
 
 use super::Methods;
 use crate::caller::BatchResults;
+use crate::caller::{BatchCall, Caller};
+use crate::error::ClientError;
+use crate::transport::Transport;
 use crate::wire::write;
-use crate::{BatchCall, Caller, ClientError, Id, Message, Transport};
+use crate::wire::{Id, Message};
 
 /// Ids for in-process calls; they only need to be distinct while a call runs.
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
 
 /// In-process calls: the request goes through [`Methods::handle`] as text, exactly as it would
-/// arrive over a transport, and handlers see [`Transport::InProcess`](crate::Transport::InProcess).
+/// arrive over a transport, and handlers see [`Transport::InProcess`](crate::transport::Transport::InProcess).
 impl Caller for Methods {
     async fn call_raw(
         &self,

@@ -15,11 +15,11 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::params::ParamsSeed;
-use super::{
-    Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo, Transport,
-};
+use super::{Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo};
+use crate::error::RegisterError;
+use crate::transport::Transport;
+use crate::wire::{Id, RpcError};
 use crate::wire::{RawId, incoming, write};
-use crate::{Id, RegisterError, RpcError};
 
 /// A handler's work, started: polled until it is done, its result then written where the answer
 /// goes (so that a batch's answers are written into the batch's buffer, none in a buffer of its
@@ -260,7 +260,7 @@ impl Default for Batches {
 /// Registration methods are named for what they add: [`register`](Methods::register) (params
 /// decoded into a tuple of Rust types), [`register_raw`](Methods::register_raw) (the raw
 /// [`Params`]) and [`register_notification`](Methods::register_notification) (a handler that
-/// answers nothing). Sending is the [`Caller`](crate::Caller)'s business, never a `Methods` method's.
+/// answers nothing). Sending is the [`Caller`](crate::caller::Caller)'s business, never a `Methods` method's.
 ///
 /// `Methods` is cheap to clone: clones share the table (a registration after cloning copies it).
 ///
@@ -531,7 +531,7 @@ impl Methods {
     pub(crate) fn observe_overflow(
         &self,
         method: &str,
-        id: Option<&crate::Id>,
+        id: Option<&crate::wire::Id>,
         transport: Transport,
     ) {
         if let Some(observer) = &self.inner.observer {

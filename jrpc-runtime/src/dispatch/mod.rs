@@ -18,11 +18,11 @@ mod openrpc;
 mod params;
 mod schema;
 
+pub use context::Context;
 #[cfg(feature = "http")]
 pub(crate) use context::RequestTag;
 #[cfg(all(feature = "http", feature = "ws"))]
 pub(crate) use context::copied;
-pub use context::{Context, Transport};
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{AtOnce, Begun};
 pub use methods::{Batches, Methods};

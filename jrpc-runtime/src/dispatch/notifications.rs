@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
 use super::{Methods, Whole};
-use crate::RegisterError;
+use crate::error::RegisterError;
 
 /// The notifications of one method a server sends, each decoded into `T`: a `Stream` (and
 /// [`next`](Self::next)) that ends when the connection does. Made by

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::Transport;
-use crate::{ErrorCode, Id};
+use crate::transport::Transport;
+use crate::wire::{ErrorCode, Id};
 
 /// A failure that was answered `-32603 Internal error` (or not answered, for a notification),
 /// given to the [`Methods::on_error`](super::Methods::on_error) hook with the reason the client does not see.

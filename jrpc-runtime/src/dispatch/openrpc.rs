@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use super::methods::BoxCall;
 use super::schema::Renderer;
 use super::{MethodDoc, Methods, ParamStructure};
-use crate::{FromParams as _, RpcError};
+use crate::dispatch::FromParams as _;
+use crate::wire::RpcError;
 
 /// The version of OpenRPC the documents follow.
 const OPENRPC: &str = "1.3.2";

@@ -21,7 +21,8 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
-use crate::{MethodDoc, ParamDoc, RpcError, SchemaDoc};
+use crate::dispatch::{MethodDoc, ParamDoc, SchemaDoc};
+use crate::wire::RpcError;
 
 /// A parameter list that can be decoded from a request's `params`.
 ///

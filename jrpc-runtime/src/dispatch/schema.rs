@@ -6,14 +6,14 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 /// The JSON Schema of one parameter, a whole `params` value or a result, in a method's
-/// [`MethodDoc`](crate::MethodDoc).
+/// [`MethodDoc`](crate::dispatch::MethodDoc).
 ///
 /// [`any`](SchemaDoc::any) (`{}`, what every value matches) is what a method gets when nothing
 /// says more; [`json`](SchemaDoc::json) is a schema written out; with the `schema` feature,
 /// [`of`](SchemaDoc::of) generates it from a type that implements `schemars::JsonSchema`.
 /// Generated schemas are made when a document is built: in an OpenRPC document the types they
 /// name go once into `components/schemas`, and a schema on its own
-/// ([`MethodDoc::params_schema`](crate::MethodDoc::params_schema)) carries them in `$defs`.
+/// ([`MethodDoc::params_schema`](crate::dispatch::MethodDoc::params_schema)) carries them in `$defs`.
 #[derive(Clone, Debug, Default)]
 pub struct SchemaDoc(Repr);
 

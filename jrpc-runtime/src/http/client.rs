@@ -14,12 +14,15 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde_json::value::RawValue;
 
-#[cfg(feature = "tls")]
-use crate::ClientTls;
 use crate::caller::BatchResults;
+use crate::caller::{BatchCall, Caller};
 use crate::error::check;
+use crate::error::{ClientError, ConfigError};
+#[cfg(feature = "tls")]
+use crate::tls::ClientTls;
+use crate::transport::Transport;
 use crate::wire::write::call_text;
-use crate::{BatchCall, Caller, ClientError, ConfigError, Id, Message, Transport};
+use crate::wire::{Id, Message};
 
 /// What opens connections: plain TCP, or (with `tls`) TCP with TLS for `https://` URLs, whose
 /// ALPN choice (HTTP/2 or HTTP/1.1) the pool follows.

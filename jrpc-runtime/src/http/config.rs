@@ -8,7 +8,10 @@ use std::time::Duration;
 use super::server::HttpServer;
 use super::service::RpcService;
 use super::sse::stream_config;
+use crate::dispatch::{Batches, Context, Methods};
+use crate::error::ConfigError;
 use crate::error::check;
+use crate::peer::PeerConfig;
 #[cfg(feature = "tls")]
 use crate::server::ServerTls;
 #[cfg(feature = "ws")]
@@ -18,7 +21,6 @@ use crate::server::Topics;
 use crate::server::{Shutdown, Slots};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
-use crate::{Batches, ConfigError, Context, Methods, PeerConfig};
 
 /// How long the headers and the body of a request may each take by default: see
 /// [`HttpServerBuilder::header_read_timeout`].

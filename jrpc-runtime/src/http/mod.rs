@@ -78,6 +78,12 @@
 //!
 //! # WebSocket
 //!
+//! `http` is the one transport module that uses another: the HTTP server hands its upgrades to a
+//! WebSocket server and takes its settings, so `http` sits above `ws`, and no code in `ws` names
+//! `http`. The hand-off is one public call, so `ws` stays whole alone (its own listener, or
+//! mounted by anyone's hyper server); moving the upgrade below both would add a module that only
+//! this server uses.
+//!
 //! With the `ws` feature, [`HttpServer`] answers `GET` upgrades on its `ws_path` (default `/ws`)
 //! on the same listener: it hands each upgrade to the public
 //! [`WsServer::upgrade_with`](crate::ws::WsServer::upgrade_with) of a WebSocket server it builds
@@ -162,7 +168,7 @@ mod server;
 pub(crate) mod service;
 pub(crate) mod sse;
 
-pub use crate::BatchCall;
+pub use crate::caller::BatchCall;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
 #[cfg(feature = "mcp")]

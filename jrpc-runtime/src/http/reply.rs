@@ -5,9 +5,9 @@ use ::http::header::ALLOW;
 use ::http::{HeaderValue, Method, Response, StatusCode};
 use hyper::body::Bytes;
 
-use crate::RpcError;
 pub(crate) use crate::server::reply::{Body as ResponseBody, closing, unavailable};
 use crate::server::reply::{envelope, json, json_type, refusal};
+use crate::wire::RpcError;
 
 /// `200` with a JSON-RPC answer, as the dispatcher wrote it.
 pub(crate) fn answer(body: Vec<u8>) -> Response<ResponseBody> {

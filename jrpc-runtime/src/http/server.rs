@@ -20,9 +20,7 @@ use super::reply::{self, ResponseBody};
 #[cfg(feature = "ws")]
 use super::request_id::kept;
 use super::service::{ResponseFuture, RpcService};
-use crate::Methods;
-#[cfg(feature = "ws")]
-use crate::Transport;
+use crate::dispatch::Methods;
 #[cfg(feature = "ws")]
 use crate::dispatch::RequestTag;
 #[cfg(feature = "tls")]
@@ -30,6 +28,8 @@ use crate::server::Acceptor;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
 use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
+#[cfg(feature = "ws")]
+use crate::transport::Transport;
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 

@@ -22,9 +22,11 @@ use super::reply::{self, ResponseBody};
 use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::RequestTag;
+use crate::dispatch::{Context, Methods};
+use crate::peer::PeerConfig;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
+use crate::transport::Transport;
 use crate::wire::{id_of, incoming, is_batch};
-use crate::{Context, Methods, PeerConfig, Transport};
 
 /// The error type request bodies may fail with.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -561,7 +563,7 @@ mod tests {
     use tower_service::Service as _;
 
     use super::*;
-    use crate::RpcError;
+    use crate::wire::RpcError;
 
     fn service(max_message_size: usize) -> RpcService {
         let mut methods = Methods::new();

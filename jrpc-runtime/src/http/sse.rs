@@ -24,11 +24,13 @@ use hyper::body::Bytes;
 use tokio::sync::mpsc;
 
 use super::events::{EventLog, First};
+use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
 use crate::peer::{Budget, Room, one_line};
+use crate::peer::{Peer, PeerConfig};
 use crate::server::reply::{Body, closing, envelope, json};
+use crate::wire::RpcError;
 use crate::wire::{Incoming, id_of, incoming};
-use crate::{Context, Methods, Peer, PeerConfig, RpcError};
 
 /// Whether `Accept` asks for an event stream: it names `text/event-stream` (with a `q` above
 /// zero). `*/*` and `text/*` do not: curl, `fetch` and `requests` send `*/*` by default and

@@ -4,10 +4,12 @@ use std::time::Duration;
 
 use super::endpoint::McpService;
 use super::server::McpServer;
+use crate::dispatch::Methods;
+use crate::error::ConfigError;
 use crate::error::check;
 use crate::http::{HttpServer, HttpServerBuilder};
+use crate::peer::PeerConfig;
 use crate::server::{Shutdown, Slots};
-use crate::{ConfigError, Methods, PeerConfig};
 
 /// The protocol revisions whose Streamable HTTP this transport follows.
 const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];

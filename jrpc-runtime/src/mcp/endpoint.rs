@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 
 use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
+use crate::dispatch::Methods;
 use crate::dispatch::RequestTag;
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
@@ -21,8 +22,9 @@ use crate::http::service::{BoxError, read_post, unread_reply};
 use crate::http::sse::{self, Replies};
 use crate::server::Shutdown;
 use crate::server::reply::{envelope, refusal};
+use crate::transport::Transport;
+use crate::wire::{ErrorCode, RpcError};
 use crate::wire::{Incoming, incoming};
-use crate::{ErrorCode, Methods, RpcError, Transport};
 
 /// `Mcp-Session-Id`.
 fn session_header() -> HeaderName {

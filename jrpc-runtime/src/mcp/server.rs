@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 
 use super::config::{McpServerBuilder, Settings};
 use super::endpoint::McpService;
-use crate::Methods;
+use crate::dispatch::Methods;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
 use crate::http::{Protocols, drive};

@@ -10,10 +10,12 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::dispatch::Context;
 use crate::framing::Frame;
 use crate::http::events::EventLog;
 use crate::http::sse::{self, Replies};
-use crate::{Context, Peer, PeerConfig, Transport};
+use crate::peer::{Peer, PeerConfig};
+use crate::transport::Transport;
 
 /// The stream number of a session's GET stream; its requests' streams count from 1.
 pub(crate) const GET_STREAM: u64 = 0;

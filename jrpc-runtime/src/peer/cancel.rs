@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::wire::write;
-use crate::{ErrorCode, Id, RpcError};
+use crate::wire::{ErrorCode, Id, RpcError};
 
 /// Which cancellation notices a connection speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,8 +5,10 @@ use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use super::Cancellation;
+use crate::dispatch::Context;
+use crate::error::ConfigError;
 use crate::error::check;
-use crate::{ConfigError, Context, Transport};
+use crate::transport::Transport;
 
 /// How messages are framed on a byte stream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //!
 //! | # | source | what it does |
 //! | --- | --- | --- |
-//! | 1 | an overflow signal | closes the connection with an error: a text found no room (a full queue or a spent budget under [`Overflow::Close`](super::Overflow::Close), or an answer that does not fit the [`max_buffered`](super::PeerConfigBuilder::max_buffered) budget); the observer sees it as [`Outcome::Overflowed`](crate::Outcome::Overflowed) |
+//! | 1 | an overflow signal | closes the connection with an error: a text found no room (a full queue or a spent budget under [`Overflow::Close`](super::Overflow::Close), or an answer that does not fit the [`max_buffered`](super::PeerConfigBuilder::max_buffered) budget); the observer sees it as [`Outcome::Overflowed`](crate::dispatch::Outcome::Overflowed) |
 //! | 2 | the writer, while messages wait | hands them to the stream as the other side reads them, then gives their room in the budget back; a failed write (or one that waited [`write_timeout`](super::PeerConfigBuilder::write_timeout) for the other side to take a byte) closes the connection |
 //! | 3 | commands from handles and finished calls | queues calls, notifications and answers in the order they came; forgets given-up calls. Paused while [`queue`](super::PeerConfigBuilder::queue) messages wait to be written |
 //! | 4 | the running notification handler | when it ends, reading resumes |
@@ -61,10 +61,12 @@ use super::Room;
 use super::handle::{Overflowed, Shared};
 use super::{Cancellation, PeerConfig};
 use crate::dispatch::{AtOnce, Begun};
+use crate::dispatch::{Context, Methods};
+use crate::error::ClientError;
 use crate::framing::Frame;
+use crate::wire::{ErrorCode, Id, RpcError};
 use crate::wire::{Incoming, Rejection, incoming, write};
 use crate::woken::Woken;
-use crate::{ClientError, Context, ErrorCode, Id, Methods, RpcError};
 
 /// Where an outgoing call's answer goes.
 type Reply = oneshot::Sender<Result<Box<RawValue>, ClientError>>;

@@ -27,8 +27,8 @@ use super::connection::{Command, Started, admit};
 use super::handle::Shared;
 use super::{PeerConfig, Room};
 use crate::dispatch::AtOnce;
+use crate::dispatch::{Context, Methods};
 use crate::wire::write;
-use crate::{Context, Methods};
 
 #[cfg(doc)]
 use super::connection::Input;

@@ -19,9 +19,13 @@ use super::Direct;
 use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection, Input, OutgoingCall};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
+use crate::caller::Caller;
+use crate::dispatch::{Context, Methods};
+use crate::error::ClientError;
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
+use crate::transport::Transport;
+use crate::wire::Id;
 use crate::wire::write;
-use crate::{Caller, ClientError, Context, Id, Methods, Transport};
 
 /// What handles and the loop share.
 pub(super) struct Shared {
@@ -157,8 +161,8 @@ impl fmt::Debug for Peer {
 /// The loop of a connection: spawn it (or await it). It ends `Ok` when input ended and what ran
 /// has drained, or when every handle is gone under [`Lifetime::UntilUnused`]; `Err` when the
 /// connection broke (an unreadable header, a failed write, a write that waited
-/// [`write_timeout`](crate::PeerConfigBuilder::write_timeout)), when the other side did not read
-/// what it asked for (past [`max_buffered`](crate::PeerConfigBuilder::max_buffered): kind
+/// [`write_timeout`](crate::peer::PeerConfigBuilder::write_timeout)), when the other side did not read
+/// what it asked for (past [`max_buffered`](crate::peer::PeerConfigBuilder::max_buffered): kind
 /// [`QuotaExceeded`](std::io::ErrorKind::QuotaExceeded)), or when the drain time ran out with
 /// calls unanswered (kind [`TimedOut`](std::io::ErrorKind::TimedOut)): a server exits non-zero
 /// then.

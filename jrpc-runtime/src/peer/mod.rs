@@ -1,13 +1,13 @@
 //! The two-way connection: both sides call.
 //!
 //! A [`Peer`] is a handle on a connection whose loop ([`Driver`]) one task runs; the loop serves
-//! a [`Methods`](crate::Methods) table to the other side, and the handle calls the other side
-//! (it is a [`Caller`](crate::Caller)). The pieces:
+//! a [`Methods`](crate::dispatch::Methods) table to the other side, and the handle calls the other side
+//! (it is a [`Caller`](crate::caller::Caller)). The pieces:
 //!
 //! | file | what |
 //! | --- | --- |
 //! | `config` | [`PeerConfig`] and its checking builder, [`Framing`], [`Overflow`], [`Lifetime`] |
-//! | `handle` | [`Peer`]: the constructors, the `Caller` impl, [`Context::peer`](crate::Context::peer) |
+//! | `handle` | [`Peer`]: the constructors, the `Caller` impl, [`Context::peer`](crate::dispatch::Context::peer) |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
 //! | `direct` | calls answered where a transport reads them, for a reader in a task of its own |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |

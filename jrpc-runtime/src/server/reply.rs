@@ -13,7 +13,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Bytes, Frame, SizeHint};
 
 use crate::wire::write;
-use crate::{ErrorCode, Id, RpcError};
+use crate::wire::{ErrorCode, Id, RpcError};
 
 /// The body of every response the HTTP and WebSocket servers write: whole, in memory, or (an
 /// event stream) sent as it is made. It is an [`http_body::Body`](hyper::body::Body) of

@@ -16,8 +16,11 @@ use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::accept::{Listener, Slot, Slots, accept_loop};
 use super::{Io, Shutdown, ShutdownHandle};
+use crate::dispatch::Methods;
+use crate::error::ConfigError;
 use crate::error::check;
-use crate::{ConfigError, Lifetime, Methods, Peer, PeerConfig, Transport};
+use crate::peer::{Lifetime, Peer, PeerConfig};
+use crate::transport::Transport;
 
 /// A JSON-RPC server on Unix sockets ([`serve_unix`](Self::serve_unix)) or TCP
 /// ([`serve_tcp`](Self::serve_tcp)): each connection is a [`Peer`], so both sides call, framed as

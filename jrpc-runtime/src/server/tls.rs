@@ -13,7 +13,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
 use super::Io;
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// The protocols a server offers by ALPN when the configuration names none: HTTP/2 first, as
 /// clients that speak it prefer it.

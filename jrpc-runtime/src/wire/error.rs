@@ -89,7 +89,7 @@ impl fmt::Display for ErrorCode {
 /// The `error` member of a JSON-RPC response: a code, a message and optional data.
 ///
 /// Handlers return it (or any `E: Into<RpcError>`) to answer an application error; clients see it
-/// in [`ClientError::Failed`](crate::ClientError::Failed).
+/// in [`ClientError::Failed`](crate::error::ClientError::Failed).
 ///
 /// ```
 /// use jrpc_runtime::RpcError;

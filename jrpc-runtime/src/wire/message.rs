@@ -4,7 +4,6 @@ use serde_json::value::RawValue;
 
 use super::incoming::{Members, Text};
 use super::{Id, RpcError, write};
-use crate::ClientError;
 
 /// One JSON-RPC message, owned.
 ///
@@ -57,11 +56,10 @@ impl Message {
     ///
     /// # Errors
     ///
-    /// [`ClientError::Malformed`] when the text is not a JSON-RPC message.
-    pub fn parse(text: &str) -> Result<Self, ClientError> {
-        let mut members =
-            Members::read(text).map_err(|err| ClientError::Malformed(err.to_string()))?;
-        let malformed = ClientError::Malformed;
+    /// [`MessageError`] when the text is not a JSON-RPC message.
+    pub fn parse(text: &str) -> Result<Self, MessageError> {
+        let mut members = Members::read(text).map_err(|err| MessageError(err.to_string()))?;
+        let malformed = MessageError;
         if let Some(method) = members.method.take() {
             if let Some(key) = members.repeated {
                 return Err(malformed(format!("`{}` is written twice", key.name())));
@@ -95,11 +93,11 @@ impl Message {
     ///
     /// # Errors
     ///
-    /// [`ClientError::Malformed`] when the text or an element is not a JSON-RPC message.
-    pub fn parse_many(text: &str) -> Result<Vec<Self>, ClientError> {
+    /// [`MessageError`] when the text or an element is not a JSON-RPC message.
+    pub fn parse_many(text: &str) -> Result<Vec<Self>, MessageError> {
         if super::is_batch(text) {
-            let elements: Vec<&RawValue> = serde_json::from_str(text)
-                .map_err(|err| ClientError::Malformed(err.to_string()))?;
+            let elements: Vec<&RawValue> =
+                serde_json::from_str(text).map_err(|err| MessageError(err.to_string()))?;
             elements
                 .into_iter()
                 .map(|raw| Self::parse(raw.get()))
@@ -128,19 +126,24 @@ impl Message {
             Self::ErrorResponse { id, error } => write::error(out, error, id),
         }
     }
+}
 
-    /// The answer's outcome, for a response or an error response.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Failed`] for an error response, [`ClientError::Malformed`] for a message that
-    /// is not an answer.
-    pub fn into_result(self) -> Result<Box<RawValue>, ClientError> {
-        match self {
-            Self::Response { result, .. } => Ok(result),
-            Self::ErrorResponse { error, .. } => Err(ClientError::Failed(error)),
-            _ => Err(ClientError::Malformed("expected a response".into())),
-        }
+/// Text that is not a JSON-RPC message, and what is wrong with it.
+///
+/// A client meets it as [`ClientError::Malformed`](crate::error::ClientError::Malformed), which
+/// carries the same text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MessageError(String);
+
+impl MessageError {
+    /// What is wrong with the text.
+    pub fn reason(&self) -> &str {
+        &self.0
+    }
+
+    pub(crate) fn into_reason(self) -> String {
+        self.0
     }
 }
 

@@ -15,4 +15,4 @@ pub use error::{ErrorCode, RpcError};
 pub use id::Id;
 pub(crate) use id::RawId;
 pub(crate) use incoming::{Incoming, Rejection, Request, id_of, is_batch};
-pub use message::Message;
+pub use message::{Message, MessageError};

@@ -11,9 +11,13 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
 use super::connection::{self, Settings};
 use super::settings::WsSettings;
+use crate::caller::Caller;
+use crate::dispatch::{Context, Methods};
+use crate::error::ClientError;
+use crate::peer::Peer;
 #[cfg(feature = "tls")]
-use crate::ClientTls;
-use crate::{Caller, ClientError, Context, Methods, Peer, Transport};
+use crate::tls::ClientTls;
+use crate::transport::Transport;
 
 /// The error of a failed connect.
 #[cfg(feature = "tls")]

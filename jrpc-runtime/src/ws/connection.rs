@@ -72,10 +72,11 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 
+use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
 use crate::peer::{Budget, Direct, Driver, Input, Read};
+use crate::peer::{Peer, PeerConfig};
 use crate::woken::Woken;
-use crate::{Context, Methods, Peer, PeerConfig};
 
 /// A signal future: shutdown begun, or the drain budget spent.
 pub(crate) type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;

@@ -18,11 +18,13 @@ use tokio_tungstenite::tungstenite::handshake::server::{
 use super::connection::{self, Settings, Signal};
 use super::settings::WsSettings;
 use super::upgrade;
+use crate::dispatch::{Context, Methods};
+use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::WriteDeadline;
 use crate::server::reply::{self, Body};
 use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
-use crate::{ConfigError, Context, Methods, Transport};
+use crate::transport::Transport;
 
 /// How long a client may take over the opening handshake on a raw socket
 /// ([`WsServer::serve`]); the same bound as HTTP's header read timeout.

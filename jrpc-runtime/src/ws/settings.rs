@@ -5,8 +5,10 @@ use std::time::Duration;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use super::connection::Settings;
+use crate::error::ConfigError;
 use crate::error::check;
-use crate::{ConfigError, Lifetime, Overflow, PeerConfig, Transport};
+use crate::peer::{Lifetime, Overflow, PeerConfig};
+use crate::transport::Transport;
 
 /// The settings of each WebSocket connection: limits and keepalive. One value configures a
 /// [`WsServer`](super::WsServer) ([`WsServerBuilder::settings`](super::WsServerBuilder::settings))

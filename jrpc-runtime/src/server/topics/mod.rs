@@ -15,7 +15,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::{Caller as _, ClientError, Context, Peer};
+use crate::caller::Caller as _;
+use crate::dispatch::Context;
+use crate::error::ClientError;
+use crate::peer::Peer;
 
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
@@ -30,7 +33,7 @@ pub use self::redis::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
 /// Where handlers find it: a `ws::WsServer` (or `http::HttpServer`) holds one (its own, or one
 /// given with `topics`) and puts it in every WebSocket connection's [`Context`], where
 /// [`Context::subscribe`] finds it. Over stdio, put it in the context yourself
-/// ([`PeerConfigBuilder::context`](crate::PeerConfigBuilder::context) with
+/// ([`PeerConfigBuilder::context`](crate::peer::PeerConfigBuilder::context) with
 /// [`Context::with_extension`]), or let the service hold it and call [`Topics::subscribe`].
 ///
 /// [`Topics::new`] makes a registry local to the process; [`Topics::redis`] (feature `redis`)
@@ -201,10 +204,10 @@ pub enum SubscribeError {
     NoRegistry,
 }
 
-impl From<SubscribeError> for crate::RpcError {
+impl From<SubscribeError> for crate::wire::RpcError {
     /// `-32000` with the reason in `data`: the server cannot do what was asked on this transport.
     fn from(err: SubscribeError) -> Self {
-        crate::RpcError::new(crate::ErrorCode::SERVER_ERROR, "Subscription failed")
+        crate::wire::RpcError::new(crate::wire::ErrorCode::SERVER_ERROR, "Subscription failed")
             .with_data(&err.to_string())
     }
 }
@@ -273,8 +276,8 @@ impl Topics {
     /// encoded once.
     ///
     /// Queuing never waits: a WebSocket connection whose outgoing queue is full is closed
-    /// (WebSocket servers use [`Overflow::Close`](crate::Overflow::Close)), and a connection
-    /// that would wait for room ([`Overflow::Wait`](crate::Overflow::Wait)) is skipped; neither
+    /// (WebSocket servers use [`Overflow::Close`](crate::peer::Overflow::Close)), and a connection
+    /// that would wait for room ([`Overflow::Wait`](crate::peer::Overflow::Wait)) is skipped; neither
     /// is counted.
     ///
     /// On a registry shared through Redis this process's subscribers get the notification at
@@ -368,33 +371,3 @@ impl Context {
     }
 }
 
-/// The topic methods of [`Context`] as a trait, for code written when they needed an import;
-/// `Context`'s own methods (which this calls) need none.
-pub trait ContextExt {
-    /// [`Context::topics`].
-    fn topics(&self) -> Option<&Topics>;
-
-    /// [`Context::subscribe`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Context::subscribe`].
-    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError>;
-
-    /// [`Context::unsubscribe`].
-    fn unsubscribe(&self, topic: &str) -> bool;
-}
-
-impl ContextExt for Context {
-    fn topics(&self) -> Option<&Topics> {
-        Context::topics(self)
-    }
-
-    fn subscribe(&self, topic: &str) -> Result<bool, SubscribeError> {
-        Context::subscribe(self, topic)
-    }
-
-    fn unsubscribe(&self, topic: &str) -> bool {
-        Context::unsubscribe(self, topic)
-    }
-}

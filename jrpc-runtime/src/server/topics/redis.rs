@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Registry, State, Topics};
 use crate::error::check;
-use crate::{ClientError, ConfigError};
+use crate::error::{ClientError, ConfigError};
 
 /// The first wait before connecting again after the link is lost; it doubles with each failure.
 const FIRST_RECONNECT_DELAY: Duration = Duration::from_millis(50);
