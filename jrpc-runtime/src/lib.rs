@@ -153,7 +153,8 @@ pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEnc
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{
     Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Notifications, Observation,
-    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, Whole,
+    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, SpanId, TraceContext,
+    TraceId, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{

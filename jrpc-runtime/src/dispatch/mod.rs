@@ -17,6 +17,7 @@ mod observe;
 mod openrpc;
 mod params;
 mod schema;
+mod trace;
 
 pub use context::Context;
 #[cfg(feature = "http")]
@@ -31,3 +32,4 @@ pub use observe::{ErrorReport, Observation, Outcome};
 pub use openrpc::ServiceInfo;
 pub use params::{FromParams, Params, Whole};
 pub use schema::SchemaDoc;
+pub use trace::{SpanId, TraceContext, TraceId};
