@@ -7,28 +7,21 @@
 //! around that: limits, timeouts, tags, spans, hooks, shutdown.
 
 mod answer;
+pub mod http;
 mod websocket;
 
-use std::convert::Infallible;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::Incoming;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
-use hyper::server::conn::{http1, http2};
-use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
 use jrpc_bench::BoxError;
+
+use self::http::serve_http;
 
 /// A TLS acceptor for the certificate and key in PEM files, offering `h2` and `http/1.1`.
 pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, BoxError> {
@@ -61,7 +54,7 @@ pub async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>) {
                 Some(tls) => match tls.accept(stream).await {
                     Ok(stream) => {
                         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                        serve_http(stream, h2).await
+                        serve_http(stream, h2).await.map_err(Into::into)
                     }
                     Err(err) => Err(err.into()),
                 },
@@ -88,49 +81,7 @@ async fn plain(stream: TcpStream) -> Result<(), BoxError> {
     }
     match &first {
         b"GET " => websocket::serve(stream).await,
-        b"PRI " => serve_http(stream, true).await,
-        _ => serve_http(stream, false).await,
+        b"PRI " => Ok(serve_http(stream, true).await?),
+        _ => Ok(serve_http(stream, false).await?),
     }
-}
-
-async fn serve_http<T>(io: T, h2: bool) -> Result<(), BoxError>
-where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let io = TokioIo::new(io);
-    if h2 {
-        http2::Builder::new(TokioExecutor::new())
-            .serve_connection(io, service_fn(rpc))
-            .await?;
-    } else {
-        http1::Builder::new()
-            .serve_connection(io, service_fn(rpc))
-            .await?;
-    }
-    Ok(())
-}
-
-/// `POST /rpc`: the answer with `200`, or `204` when there is none (notifications).
-async fn rpc(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let status = |status| {
-        let mut res = Response::new(Full::default());
-        *res.status_mut() = status;
-        Ok(res)
-    };
-    if req.uri().path() != "/rpc" {
-        return status(StatusCode::NOT_FOUND);
-    }
-    if req.method() != Method::POST {
-        return status(StatusCode::METHOD_NOT_ALLOWED);
-    }
-    let Ok(body) = req.into_body().collect().await else {
-        return status(StatusCode::BAD_REQUEST);
-    };
-    let Some(answer) = answer::answer(&body.to_bytes()) else {
-        return status(StatusCode::NO_CONTENT);
-    };
-    let mut res = Response::new(Full::new(Bytes::from(answer)));
-    res.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    Ok(res)
 }

@@ -1,0 +1,164 @@
+//! The instruction gate's binary, run under callgrind by `bench/gate/run`:
+//!
+//! - `count N CASE jrpc|floor`: one in-process case of the dispatch bench
+//!   (`jrpc-runtime/benches/cases/`) N times: `Methods::handle`, or the bare typed serde_json
+//!   work that answers the same body;
+//! - `serve jrpc|floor`: an HTTP/1.1 server on 127.0.0.1 (jrpc's `HttpServer` with its defaults,
+//!   or the floor of `bench/src/floor/`, hyper 1 and typed serde_json) on a tokio runtime with one
+//!   worker thread; prints `listening PORT` and serves until its standard input closes;
+//! - `client PORT N`: N calls of `add`, one at a time, on one keep-alive connection (run natively,
+//!   not under callgrind), each answer checked.
+
+use std::hint::black_box;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt as _;
+use tokio::net::TcpListener;
+
+#[path = "../../../jrpc-runtime/benches/cases/mod.rs"]
+mod cases;
+
+// The floor's HTTP service and its JSON-RPC, as `bench/` builds them (the floor's TLS and
+// WebSocket parts left out).
+#[path = "../../src/floor/answer.rs"]
+mod answer;
+#[path = "../../src/floor/http.rs"]
+mod floor_http;
+
+type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
+
+/// The call the client sends, and the answer it expects (the id is written back as sent).
+const BODY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"add","params":[7,1]}"#;
+const RESULT: &str = r#""result":8"#;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args[..] {
+        ["count", n, case, side] => count(n.parse()?, case, side),
+        ["serve", side] => serve(side),
+        ["client", port, n] => client(port.parse()?, n.parse()?, 0),
+        ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?),
+        _ => Err(
+            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|floor | client PORT N".into(),
+        ),
+    }
+}
+
+/// Runs one side of one in-process case `n` times, after checking both sides answer alike.
+fn count(n: usize, case: &str, side: &str) -> Result<()> {
+    let (name, body, baseline) = cases::cases()
+        .into_iter()
+        .find(|(name, _, _)| *name == case)
+        .ok_or_else(|| format!("unknown case {case:?}"))?;
+    let methods = cases::table(name);
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let ours: serde_json::Value =
+        serde_json::from_str(&rt.block_on(methods.handle(&body)).ok_or("no answer")?)?;
+    let theirs: serde_json::Value = serde_json::from_str(&baseline(&body))?;
+    if ours != theirs {
+        return Err(format!("{case}: jrpc answers {ours}, the floor {theirs}").into());
+    }
+    match side {
+        "jrpc" => rt.block_on(async {
+            for _ in 0..n {
+                black_box(methods.handle(black_box(&body)).await);
+            }
+        }),
+        "floor" => {
+            for _ in 0..n {
+                black_box(baseline(black_box(&body)));
+            }
+        }
+        other => return Err(format!("unknown side {other:?}").into()),
+    }
+    Ok(())
+}
+
+/// Serves HTTP/1.1 on a free port of 127.0.0.1 until standard input closes.
+fn serve(side: &str) -> Result<()> {
+    // One worker: a second one would take some of the wake-ups, which ones by timing.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let port = listener.local_addr()?.port();
+        match side {
+            "jrpc" => {
+                use cases::Calc as _;
+                let server =
+                    jrpc_runtime::http::HttpServer::builder(cases::Impl.into_methods()).build()?;
+                tokio::spawn(async move { server.serve(listener).await });
+            }
+            "floor" => {
+                tokio::spawn(async move {
+                    while let Ok((stream, _)) = listener.accept().await {
+                        let _ = stream.set_nodelay(true);
+                        tokio::spawn(floor_http::serve_http(stream, false));
+                    }
+                });
+            }
+            other => return Err(format!("unknown side {other:?}").into()),
+        }
+        println!("listening {port}");
+        std::io::stdout().flush()?;
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 64];
+        while stdin.read(&mut buf).await? > 0 {}
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    })?;
+    // The runtime's blocking stdin reader would keep a graceful shutdown waiting.
+    std::process::exit(0)
+}
+
+/// Makes `n` calls one at a time on one keep-alive connection, checking each answer.
+fn client(port: u16, n: usize, pause_us: u64) -> Result<()> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_nodelay(true)?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let request = format!(
+        "POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    let mut body = Vec::new();
+    for _ in 0..n {
+        if pause_us > 0 {
+            std::thread::sleep(Duration::from_micros(pause_us));
+        }
+        stream.write_all(request.as_bytes())?;
+        let mut length = None;
+        line.clear();
+        reader.read_line(&mut line)?;
+        if !line.starts_with("HTTP/1.1 200") {
+            return Err(format!("status line {line:?}").into());
+        }
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Err("the server closed the connection".into());
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = Some(value.trim().parse::<usize>()?);
+            }
+        }
+        body.resize(length.ok_or("no content-length")?, 0);
+        reader.read_exact(&mut body)?;
+        if !std::str::from_utf8(&body)?.contains(RESULT) {
+            return Err(format!("answer {:?}", String::from_utf8_lossy(&body)).into());
+        }
+    }
+    Ok(())
+}
