@@ -6,6 +6,7 @@
 //! and writes the answer with the [`wire`](crate::wire) writers. It knows nothing of
 //! connections: every transport above hands it text and a [`Context`].
 
+mod batch;
 mod context;
 mod describe;
 mod extensions;

@@ -241,24 +241,12 @@ impl Connection {
                     biased;
                     () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
                     written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox, &mut self.in_sink)), if self.unflushed => match written {
-                        Ok(()) => {
-                            self.unflushed = false;
-                            if !self.config.sink_gives_back {
-                                budget.give_back(std::mem::take(&mut self.in_sink));
-                            }
-                        }
+                        Ok(()) => self.flushed(),
                         Err(err) => break Err((ErrorKind::Other, format!("write failed: {err}"))),
                     },
                     command = commands.recv(), if handles_open && outbox < command_room => match command {
                         None => handles_open = false,
-                        Some(command) => {
-                            self.command(command, reading);
-                            // Take what else waits, so that one flush carries many messages.
-                            while self.outbox.len() < command_room {
-                                let Ok(command) = commands.try_recv() else { break };
-                                self.command(command, reading);
-                            }
-                        }
+                        Some(command) => self.commands(command, &mut commands, command_room, reading),
                     },
                     () = join(&mut notification), if notification.is_some() => {
                         notification = None;
@@ -271,22 +259,10 @@ impl Connection {
                         }
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
                         Some(Ok(Input::Frame(frame))) => notification = self.incoming(frame, &answer_tx, &commands),
-                        Some(Ok(Input::Started(Started { begun, span }))) => {
-                            if begun.id().is_some() {
-                                self.spawn_call(begun, span, &answer_tx);
-                            } else {
-                                notification = Some(self.notification(begun, span));
-                            }
-                        }
+                        Some(Ok(Input::Started(started))) => notification = self.started(started, &answer_tx),
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
-                    () = sleep_until(drain_until), if drain_until.is_some() => {
-                        let (calls, bytes) = (self.running.len(), budget.held());
-                        break Err((ErrorKind::TimedOut, format!(
-                            "the drain time ({:?}) ran out with {calls} calls unanswered and {bytes} bytes unwritten; they were dropped",
-                            self.config.drain_timeout
-                        )));
-                    }
+                    () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
                 }
             };
             // Refuse new commands before failing what is pending, so that a caller told `Closed`
@@ -306,6 +282,60 @@ impl Connection {
                 std::io::Error::new(kind, why)
             })
         }
+    }
+
+    /// What the sink took is written: its room goes back, unless the sink gives it back itself.
+    fn flushed(&mut self) {
+        self.unflushed = false;
+        if !self.config.sink_gives_back {
+            self.shared
+                .budget
+                .give_back(std::mem::take(&mut self.in_sink));
+        }
+    }
+
+    /// Takes `command`, and what else waits (up to `room` queued), so that one flush carries
+    /// many messages.
+    fn commands(
+        &mut self,
+        command: Command,
+        commands: &mut mpsc::Receiver<Command>,
+        room: usize,
+        reading: bool,
+    ) {
+        self.command(command, reading);
+        while self.outbox.len() < room {
+            let Ok(command) = commands.try_recv() else {
+                break;
+            };
+            self.command(command, reading);
+        }
+    }
+
+    /// A call the transport began: a call goes on in a task of its own; a notification is what
+    /// the loop now waits for.
+    fn started(
+        &mut self,
+        started: Started,
+        answer_tx: &mpsc::WeakSender<Command>,
+    ) -> Option<Running> {
+        let Started { begun, span } = started;
+        if begun.id().is_some() {
+            self.spawn_call(begun, span, answer_tx);
+            return None;
+        }
+        Some(self.notification(begun, span))
+    }
+
+    /// The connection's error when the drain time ran out.
+    #[cold]
+    fn drain_ran_out(&self) -> (ErrorKind, String) {
+        let (calls, bytes) = (self.running.len(), self.shared.budget.held());
+        let why = format!(
+            "the drain time ({:?}) ran out with {calls} calls unanswered and {bytes} bytes unwritten; they were dropped",
+            self.config.drain_timeout
+        );
+        (ErrorKind::TimedOut, why)
     }
 
     /// Why a text found no room, logged and told to the observer; the connection's error.

@@ -370,4 +370,3 @@ impl Context {
             .is_some_and(|topics| topics.unsubscribe(self, topic))
     }
 }
-
