@@ -28,7 +28,7 @@ use crate::wire::Id;
 use crate::wire::write;
 
 /// What handles and the loop share.
-pub(super) struct Shared {
+pub(crate) struct Shared {
     next_id: Arc<AtomicI64>,
     overflow: Overflow,
     /// What the connection runs over, for the client's `call` span.
@@ -38,7 +38,7 @@ pub(super) struct Shared {
     /// Why, and for which message; the first reason is kept.
     overflow_reason: Mutex<Option<Overflowed>>,
     /// The room outgoing texts take (see `budget`).
-    pub(super) budget: Arc<Budget>,
+    pub(crate) budget: Arc<Budget>,
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
     /// answer only waits to be written is not counted.
     pub(super) handling: AtomicUsize,
@@ -129,7 +129,7 @@ impl Drop for RunOnClose {
 #[derive(Clone)]
 pub struct Peer {
     tx: Sender,
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     timeout: Option<Duration>,
 }
 
@@ -299,7 +299,7 @@ impl Peer {
         };
         // Moved out and back rather than cloned: a clone would be a second copy of the context
         // (its headers, its extensions) kept as long as the connection.
-        let ctx = config.context.with_extension(Own(handle.clone()));
+        let ctx = handle.own_context(config.context);
         config.context = ctx.clone();
         // A server keeps its own strong sender so that handlers can push after the caller dropped
         // the handle it was given; a client lets the loop end with its last handle.
@@ -338,10 +338,10 @@ impl Peer {
         self.tx.get().is_none_or(|tx| tx.is_closed())
     }
 
-    /// `ctx` with this connection's handle as its [`Context::peer`]: for requests a transport
-    /// dispatches itself while the connection carries what their handlers send (an HTTP
-    /// request answered as an event stream). The handle is weak, as handlers' own are.
-    #[cfg(feature = "http")]
+    /// `ctx` with this connection's handle as its [`Context::peer`], held weakly: the context of
+    /// the connection's own handlers, and of requests a transport dispatches itself while the
+    /// connection carries what their handlers send (an HTTP request answered as an event
+    /// stream).
     pub(crate) fn own_context(&self, ctx: Context) -> Context {
         let weak = match &self.tx {
             Sender::Strong(tx) => Sender::Weak(tx.downgrade()),
@@ -353,24 +353,17 @@ impl Peer {
         }))
     }
 
-    /// Queues `text`, a message written elsewhere (an answer the transport's dispatch made),
+    /// Queues `text`, a written message (a notification, or an answer a transport's dispatch
+    /// made),
     /// behind everything sent so far, taking its room in the budget as a push does.
     ///
     /// # Errors
     ///
     /// As a notification's: the connection is closed, or (under [`Overflow::Close`]) the text
     /// found no room.
-    #[cfg(feature = "http")]
     pub(crate) async fn send_text(&self, what: &str, text: String) -> Result<(), ClientError> {
         let bytes = text.len();
         self.send(what, Command::Notify { text }, bytes).await
-    }
-
-    /// The connection's byte budget: for a sink that gives back its room itself (a WebSocket's
-    /// pump, once the socket took a text).
-    #[cfg(any(feature = "http", feature = "ws"))]
-    pub(crate) fn budget(&self) -> Arc<Budget> {
-        Arc::clone(&self.shared.budget)
     }
 
     /// A number that tells this connection from every other in the process (its handles share
@@ -487,8 +480,7 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
         let text = write::call_text(None::<&Id>, method, params.as_deref());
-        let bytes = text.len();
-        self.send(method, Command::Notify { text }, bytes).await
+        self.send_text(method, text).await
     }
 
     async fn call_raw(

@@ -23,23 +23,15 @@
 //! So a notification handler must not await a call on its own connection: the answer would never
 //! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 
-mod budget;
+pub(crate) mod budget;
 mod cancel;
 mod config;
-mod connection;
-mod direct;
-mod handle;
+pub(crate) mod connection;
+pub(crate) mod direct;
+pub(crate) mod handle;
 
 pub(crate) use budget::Room;
-#[cfg(any(feature = "http", feature = "ws"))]
-pub(crate) use budget::{Budget, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
-#[cfg(feature = "ws")]
-pub(crate) use connection::Input;
 pub(crate) use direct::Direct;
-#[cfg(feature = "ws")]
-pub(crate) use direct::Read;
-#[cfg(feature = "http")]
-pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};

@@ -74,7 +74,10 @@ use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 
 use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
-use crate::peer::{Budget, Direct, Driver, Input, Read};
+use crate::peer::budget::Budget;
+use crate::peer::connection::Input;
+use crate::peer::direct::Read;
+use crate::peer::{Direct, Driver};
 use crate::peer::{Peer, PeerConfig};
 use crate::woken::Woken;
 
@@ -172,7 +175,7 @@ where
         },
         out: out_rx,
         outbox: Outbox::default(),
-        budget: peer.budget(),
+        budget: Arc::clone(&peer.shared.budget),
         ping_interval: settings.ping_interval,
         idle_timeout: settings.idle_timeout,
         close_timeout: settings.close_timeout,
