@@ -330,6 +330,7 @@
 mod batch;
 mod caller;
 mod client;
+mod context;
 mod dispatch;
 mod error;
 pub mod framing;

@@ -182,19 +182,15 @@ impl fmt::Debug for Driver {
     }
 }
 
-/// The connection's own handle in its handlers' contexts; a type of this module, so that no
-/// one else can put one there.
+/// The connection's own handle in its handlers' contexts ([`Context::peer`] finds it); its
+/// field is this module's, so that no one else can put one there.
 #[derive(Clone)]
-struct Own(Peer);
+pub(crate) struct Own(Peer);
 
-impl Context {
-    /// The other side of the connection, to notify or call it from inside a handler; `None` on
-    /// transports that do not stay open (HTTP, in-process).
-    ///
-    /// A notification handler must not await a call on its own connection: incoming messages are
-    /// read only after it finishes, so the answer would never be read. Spawn the call instead.
-    pub fn peer(&self) -> Option<&Peer> {
-        self.extension::<Own>().map(|own| &own.0)
+impl Own {
+    /// The handle.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.0
     }
 }
 

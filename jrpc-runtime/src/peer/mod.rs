@@ -7,7 +7,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `config` | [`PeerConfig`] and its checking builder, [`Framing`], [`Overflow`], [`Lifetime`] |
-//! | `handle` | [`Peer`]: the constructors, the `Caller` impl, [`Context::peer`](crate::dispatch::Context::peer) |
+//! | `handle` | [`Peer`]: the constructors, the `Caller` impl, the handle [`Context::peer`](crate::dispatch::Context::peer) finds |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
 //! | `direct` | calls answered where a transport reads them, for a reader in a task of its own |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
