@@ -31,7 +31,7 @@
 //! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
 //! answered without a task switch, a copy of the request or a box for it, which is where a
 //! connection's throughput goes. A transport that reads in a task of its own (a WebSocket's
-//! pump) answers such calls itself, by the same rules ([`Direct`](super::Direct)); those that
+//! pump) answers such calls itself, by the same rules (`ws/direct.rs`); those that
 //! wait reach the loop begun ([`Input::Started`]). (While a subscriber records the request's DEBUG span, the call
 //! starts in its task instead, so that all of it runs in the span.) The price is
 //! that a handler computing for long before its first `.await` holds up its connection for that
@@ -71,7 +71,7 @@ use crate::woken::Woken;
 /// Where an outgoing call's answer goes.
 type Reply = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
 
-pub(super) enum Command {
+pub(crate) enum Command {
     /// Boxed: every slot of the command channel is as large as its largest variant, and the
     /// channel allocates its first block of slots with the connection, idle or not.
     Call(Box<OutgoingCall>),
@@ -91,7 +91,7 @@ pub(super) enum Command {
 }
 
 /// An outgoing call, for the loop to write and to wait for its answer.
-pub(super) struct OutgoingCall {
+pub(crate) struct OutgoingCall {
     pub(super) id: i64,
     pub(super) method: String,
     pub(super) text: String,
@@ -110,18 +110,20 @@ impl Command {
     }
 }
 
-/// What the loop reads: a frame, or a call the transport began already (see [`Direct`]).
-///
-/// [`Direct`]: super::Direct
+/// What the loop reads: a frame, or a call the transport began already (a reader in a task of
+/// its own answers calls that finish at once itself, and hands over those that wait).
 pub(crate) enum Input {
     Frame(Frame),
     /// A call whose handler did not finish in the poll that began it: it goes on in a task of
     /// its own, as any call that waits.
-    #[cfg_attr(
-        not(feature = "ws"),
-        allow(dead_code, reason = "only the WebSocket's pump begins calls")
-    )]
     Started(Started),
+}
+
+/// A call a transport began where it read it, its handler waiting (see [`Input`]).
+impl From<(Begun<'static>, Option<tracing::Span>)> for Input {
+    fn from((begun, span): (Begun<'static>, Option<tracing::Span>)) -> Self {
+        Self::Started(Started { begun, span })
+    }
 }
 
 /// A call begun and polled once where it was read, its handler waiting.
@@ -702,7 +704,7 @@ impl Connection {
 
 /// Takes room in the budget for a finished call's answer (`method`, `None` for a batch); when
 /// there is none, records why (the loop then closes the connection) and drops the answer.
-pub(super) fn admit(
+pub(crate) fn admit(
     shared: &Shared,
     text: Option<String>,
     method: Option<&str>,

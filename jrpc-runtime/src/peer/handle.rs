@@ -15,7 +15,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
-use super::Direct;
 use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection, Input, OutgoingCall};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
@@ -41,10 +40,10 @@ pub(crate) struct Shared {
     pub(crate) budget: Arc<Budget>,
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
     /// answer only waits to be written is not counted.
-    pub(super) handling: AtomicUsize,
-    /// Messages handles have begun to send: a call answered where it was read (see
-    /// [`Direct`](super::Direct)) whose handler sent one meanwhile queues its answer behind it.
-    pub(super) pushes: AtomicU64,
+    pub(crate) handling: AtomicUsize,
+    /// Messages handles have begun to send: a call answered where it was read (by the
+    /// WebSocket's reader) whose handler sent one meanwhile queues its answer behind it.
+    pub(crate) pushes: AtomicU64,
     /// Tells this connection from every other in the process.
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
@@ -128,19 +127,27 @@ impl Drop for RunOnClose {
 /// ```
 #[derive(Clone)]
 pub struct Peer {
-    tx: Sender,
+    pub(crate) tx: Sender,
     pub(crate) shared: Arc<Shared>,
     timeout: Option<Duration>,
 }
 
 /// Handlers hold weak senders, so a connection whose users dropped every handle can end.
 #[derive(Clone)]
-enum Sender {
+pub(crate) enum Sender {
     Strong(mpsc::Sender<Command>),
     Weak(mpsc::WeakSender<Command>),
 }
 
 impl Sender {
+    /// A weak sender on the same queue.
+    pub(crate) fn weak(&self) -> mpsc::WeakSender<Command> {
+        match self {
+            Self::Strong(tx) => tx.downgrade(),
+            Self::Weak(tx) => tx.clone(),
+        }
+    }
+
     fn get(&self) -> Option<mpsc::Sender<Command>> {
         match self {
             Self::Strong(tx) => Some(tx.clone()),
@@ -256,13 +263,13 @@ impl Peer {
     }
 
     /// [`start`](Self::start) over a stream of inputs, some of them calls the transport began
-    /// itself; with what it answers such calls with.
+    /// itself; with the context the loop serves with, which such calls are begun in.
     pub(crate) fn start_inputs<R, W, RE, WE>(
         reader: R,
         writer: W,
         methods: Methods,
         mut config: PeerConfig,
-    ) -> (Peer, Driver, Direct)
+    ) -> (Peer, Driver, Context)
     where
         R: Stream<Item = Result<Input, RE>> + Send + 'static,
         W: Sink<String, Error = WE> + Send + 'static,
@@ -301,8 +308,7 @@ impl Peer {
         // the handle it was given; a client lets the loop end with its last handle.
         let keepalive = (config.lifetime == Lifetime::UntilInputEnds).then(|| tx.clone());
         let closed = RunOnClose(Arc::clone(&shared));
-        let direct = Direct::new(&methods, &ctx, &config, &shared, tx.downgrade());
-        let conn = Connection::new(methods, ctx, config, shared, tx.downgrade());
+        let conn = Connection::new(methods, ctx.clone(), config, shared, tx.downgrade());
         let run = conn.run(Box::pin(reader), Box::pin(writer), rx, keepalive);
         // `map`, not an `async` block awaiting `run`: the block would hold the loop's future
         // twice (the capture, and the future awaited).
@@ -316,7 +322,7 @@ impl Peer {
                 ..handle
             },
             driver,
-            direct,
+            ctx,
         )
     }
 
@@ -339,12 +345,8 @@ impl Peer {
     /// connection carries what their handlers send (an HTTP request answered as an event
     /// stream).
     pub(crate) fn own_context(&self, ctx: Context) -> Context {
-        let weak = match &self.tx {
-            Sender::Strong(tx) => Sender::Weak(tx.downgrade()),
-            Sender::Weak(tx) => Sender::Weak(tx.clone()),
-        };
         ctx.with_extension(Own(Peer {
-            tx: weak,
+            tx: Sender::Weak(self.tx.weak()),
             ..self.clone()
         }))
     }

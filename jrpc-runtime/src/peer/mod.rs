@@ -9,7 +9,6 @@
 //! | `config` | [`PeerConfig`] and its checking builder, [`Framing`], [`Overflow`], [`Lifetime`] |
 //! | `handle` | [`Peer`]: the constructors, the `Caller` impl, the handle [`Context::peer`](crate::dispatch::Context::peer) finds |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
-//! | `direct` | calls answered where a transport reads them, for a reader in a task of its own |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
 //! | `budget` | the bytes a connection holds for its peer, and the write deadline on a byte stream |
 //!
@@ -27,11 +26,9 @@ pub(crate) mod budget;
 mod cancel;
 mod config;
 pub(crate) mod connection;
-pub(crate) mod direct;
 pub(crate) mod handle;
 
 pub(crate) use budget::Room;
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
-pub(crate) use direct::Direct;
 pub use handle::{Driver, Peer};
