@@ -30,9 +30,6 @@ use crate::peer::connection::{Command, Input, admit};
 use crate::peer::handle::Shared;
 use crate::wire::write;
 
-#[cfg(doc)]
-use super::connection::Input;
-
 /// What answers calls where they are read, for one connection.
 #[cfg_attr(
     not(feature = "ws"),
