@@ -4,7 +4,7 @@
 
 use futures_util::StreamExt as _;
 
-use super::handle::{AtOnce, Begun};
+use super::handle::{Begun, FirstPoll};
 use super::methods::Element;
 use super::{Batches, Context, Methods};
 use crate::wire::{Id, Rejection, Request, RpcError, incoming, write};
@@ -68,7 +68,7 @@ impl Methods {
         let handler = &*self.inner.table.get(method)?.handler;
         let max = max.min(self.inner.batch_concurrency.get());
         let deadline = self.deadline();
-        let mut run = AllAtOnce::default();
+        let mut run = BatchRun::default();
         let taken = std::future::poll_fn(|cx| {
             let mut each = |element, count| {
                 run.count = count;
@@ -92,9 +92,9 @@ impl Methods {
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
-        let mut run = AllAtOnce {
+        let mut run = BatchRun {
             count: elements.len(),
-            ..AllAtOnce::default()
+            ..BatchRun::default()
         };
         let mut elements = elements.into_iter();
         std::future::poll_fn(|cx| {
@@ -115,7 +115,7 @@ impl Methods {
         element: Element<'a>,
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
-        run: &mut AllAtOnce<'a>,
+        run: &mut BatchRun<'a>,
     ) {
         let begun = match element {
             Element::Started(read) => self.begun(read),
@@ -128,8 +128,8 @@ impl Methods {
         if !run.waiting.is_empty() {
             // After one that waits, each answer is kept apart, to be written in order.
             match self.answer_apart(begun, ctx, cx) {
-                AtOnce::Answered(answer) => run.rest.push(answer),
-                AtOnce::Waiting(begun, span) => run.wait(begun, span),
+                FirstPoll::Answered(answer) => run.rest.push(answer),
+                FirstPoll::Waiting(begun, span) => run.wait(begun, span),
             }
             return;
         }
@@ -139,9 +139,9 @@ impl Methods {
         }
         let mark = write::open_element(&mut run.out);
         match self.answer_if_ready(begun, ctx, cx, &mut run.out) {
-            AtOnce::Answered(()) if run.out.len() > mark + 1 => {}
-            AtOnce::Answered(()) => run.out.truncate(mark),
-            AtOnce::Waiting(begun, span) => {
+            FirstPoll::Answered(()) if run.out.len() > mark + 1 => {}
+            FirstPoll::Answered(()) => run.out.truncate(mark),
+            FirstPoll::Waiting(begun, span) => {
                 run.out.truncate(mark);
                 run.wait(begun, span);
             }
@@ -151,11 +151,11 @@ impl Methods {
     /// The answer to a batch run all at once, those that waited joined under the deadline.
     async fn join(
         &self,
-        run: AllAtOnce<'_>,
+        run: BatchRun<'_>,
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
-        let AllAtOnce {
+        let BatchRun {
             mut out,
             mut rest,
             waiting,
@@ -204,7 +204,7 @@ impl Methods {
 
 /// A batch run all at once: its answer so far, and the requests that wait.
 #[derive(Default)]
-struct AllAtOnce<'a> {
+struct BatchRun<'a> {
     /// The answers, each written straight into it as it comes, until one waits.
     out: Vec<u8>,
     /// The answers from the first that waits on, in order (`None` for those not answered yet).
@@ -215,7 +215,7 @@ struct AllAtOnce<'a> {
     count: usize,
 }
 
-impl<'a> AllAtOnce<'a> {
+impl<'a> BatchRun<'a> {
     /// An element whose handler waits, its answer's place kept.
     fn wait(&mut self, begun: Begun<'a>, span: Option<tracing::Span>) {
         self.waiting.push((self.rest.len(), begun, span));

@@ -216,7 +216,7 @@ impl Methods {
     /// Answers a request begun at once when its handler finishes in its first poll and nothing
     /// is to be logged in its span: what a peer's loop tries before it gives a call a task of
     /// its own. The request comes back, its handler polled once, when it has to wait.
-    pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> AtOnce<'a> {
+    pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> FirstPoll<'a> {
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
         self.answer_apart(begun, ctx, &mut noop)
     }
@@ -228,11 +228,11 @@ impl Methods {
         begun: Begun<'a>,
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
-    ) -> AtOnce<'a> {
+    ) -> FirstPoll<'a> {
         let mut out = Vec::new();
         match self.answer_if_ready(begun, ctx, cx, &mut out) {
-            AtOnce::Answered(()) => AtOnce::Answered((!out.is_empty()).then_some(out)),
-            AtOnce::Waiting(begun, span) => AtOnce::Waiting(begun, span),
+            FirstPoll::Answered(()) => FirstPoll::Answered((!out.is_empty()).then_some(out)),
+            FirstPoll::Waiting(begun, span) => FirstPoll::Waiting(begun, span),
         }
     }
 
@@ -246,10 +246,10 @@ impl Methods {
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
-    ) -> AtOnce<'a, ()> {
+    ) -> FirstPoll<'a, ()> {
         let span = begun.span(ctx);
         if !span.is_disabled() {
-            return AtOnce::Waiting(begun, Some(span));
+            return FirstPoll::Waiting(begun, Some(span));
         }
         let outcome = match &mut begun.state {
             Start::Done(answer, outcome) => {
@@ -266,13 +266,13 @@ impl Methods {
                 let start = out.len();
                 let output = match begun.state.poll_once(cx, out) {
                     std::task::Poll::Ready(output) => output,
-                    std::task::Poll::Pending => return AtOnce::Waiting(begun, None),
+                    std::task::Poll::Pending => return FirstPoll::Waiting(begun, None),
                 };
                 self.written(output, out, start, &begun)
             }
         };
         self.settle(&begun, &span, ctx, outcome);
-        AtOnce::Answered(())
+        FirstPoll::Answered(())
     }
 
     /// Records in its span, logs and tells the observer how a request begun went: the one exit
@@ -426,8 +426,9 @@ impl<'a> Begun<'a> {
     }
 }
 
-/// What [`Methods::answer_at_once`] did with a request begun.
-pub(crate) enum AtOnce<'a, A = Option<Vec<u8>>> {
+/// A request begun, after its handler's first poll ([`Methods::answer_at_once`]): answered, or
+/// waiting.
+pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     /// It is answered (with nothing, for a notification).
     Answered(A),
     /// Its handler waits, or its span is recorded (and all of it is to run in that span): the

@@ -25,7 +25,7 @@ pub(crate) use context::RequestTag;
 #[cfg(all(feature = "http", feature = "ws"))]
 pub(crate) use context::copied;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
-pub(crate) use handle::{AtOnce, Begun};
+pub(crate) use handle::{Begun, FirstPoll};
 pub use methods::{Batches, Methods};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};

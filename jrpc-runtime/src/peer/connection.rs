@@ -60,7 +60,7 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use super::Room;
 use super::handle::{Overflowed, Shared};
 use super::{Cancellation, PeerConfig};
-use crate::dispatch::{AtOnce, Begun};
+use crate::dispatch::{Begun, FirstPoll};
 use crate::dispatch::{Context, Methods};
 use crate::error::ClientError;
 use crate::framing::Frame;
@@ -544,14 +544,14 @@ impl Connection {
     ) {
         let (id, method) = (begun.id().cloned(), begun.method());
         let (begun, span) = match self.methods.answer_at_once(begun, &self.ctx) {
-            AtOnce::Answered(text) => {
+            FirstPoll::Answered(text) => {
                 let slot = self.next_slot;
                 self.next_slot += 1;
                 let text = text.map(write::text);
                 self.answered(slot, id, text, Some(&method), answers, commands);
                 return;
             }
-            AtOnce::Waiting(begun, span) => (begun.into_owned(), span),
+            FirstPoll::Waiting(begun, span) => (begun.into_owned(), span),
         };
         self.spawn_call(begun, span, answers);
     }

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::mpsc;
 
-use crate::dispatch::{AtOnce, Context, Methods};
+use crate::dispatch::{Context, FirstPoll, Methods};
 use crate::peer::Peer;
 use crate::peer::budget::Room;
 use crate::peer::connection::{Command, Input, admit};
@@ -117,8 +117,8 @@ impl Direct {
         };
         let (id, method) = (begun.id().cloned(), begun.method());
         let answer = match self.methods.answer_at_once(begun, &self.ctx) {
-            AtOnce::Answered(answer) => answer.map(write::text),
-            AtOnce::Waiting(begun, span) => {
+            FirstPoll::Answered(answer) => answer.map(write::text),
+            FirstPoll::Waiting(begun, span) => {
                 return Read::Started(Input::from((begun.into_owned(), span)));
             }
         };

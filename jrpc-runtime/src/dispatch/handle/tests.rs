@@ -161,8 +161,8 @@ async fn a_future_that_panics_in_its_drop_is_answered_internal_error() {
     };
     let begun = methods.begin(req, ctx);
     match methods.answer_at_once(begun, ctx) {
-        AtOnce::Answered(answer) => assert_eq!(answer.as_deref(), Some(internal.as_bytes())),
-        AtOnce::Waiting(..) => panic!("it finished in its first poll"),
+        FirstPoll::Answered(answer) => assert_eq!(answer.as_deref(), Some(internal.as_bytes())),
+        FirstPoll::Waiting(..) => panic!("it finished in its first poll"),
     }
 }
 
