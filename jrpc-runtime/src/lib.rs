@@ -97,6 +97,7 @@
 mod batch;
 mod caller;
 mod client;
+mod context;
 mod dispatch;
 mod error;
 pub mod framing;

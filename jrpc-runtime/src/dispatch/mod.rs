@@ -6,6 +6,7 @@
 //! and writes the answer with the [`wire`](crate::wire) writers. It knows nothing of
 //! connections: every transport above hands it text and a [`Context`].
 
+mod batch;
 mod context;
 mod describe;
 mod extensions;
@@ -25,7 +26,7 @@ pub(crate) use context::RequestTag;
 #[cfg(all(feature = "http", feature = "ws"))]
 pub(crate) use context::copied;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
-pub(crate) use handle::{AtOnce, Begun};
+pub(crate) use handle::{Begun, FirstPoll};
 pub use methods::{Batches, Methods};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};

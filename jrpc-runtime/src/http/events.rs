@@ -292,7 +292,7 @@ mod tests {
     use http_body_util::BodyExt as _;
 
     use super::*;
-    use crate::peer::Budget;
+    use crate::peer::budget::Budget;
 
     fn room(budget: &Arc<Budget>, bytes: usize) -> Room {
         assert!(budget.try_take(bytes));

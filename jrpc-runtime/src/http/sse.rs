@@ -26,7 +26,8 @@ use tokio::sync::mpsc;
 use super::events::{EventLog, First};
 use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
-use crate::peer::{Budget, Room, one_line};
+use crate::peer::budget::{Budget, Room};
+use crate::peer::handle::one_line;
 use crate::peer::{Peer, PeerConfig};
 use crate::server::reply::{Body, closing, envelope, json};
 use crate::wire::RpcError;
@@ -176,7 +177,7 @@ pub(crate) fn open(
         .with_context(ctx)
         .with_ids(Arc::clone(&replies.ids));
     let (peer, driver) = Peer::start(reader, writer, Methods::new(), config);
-    let _ = budget.set(peer.budget());
+    let _ = budget.set(Arc::clone(&peer.shared.budget));
     tokio::spawn(async move {
         // Its errors (a client that did not read, past the budget) are logged by the loop.
         let _ = driver.await;

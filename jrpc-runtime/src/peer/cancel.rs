@@ -32,7 +32,7 @@ struct CancelParams<'a> {
 
 impl Cancellation {
     /// The method of the notice, `None` when off.
-    pub(super) fn method(self) -> Option<&'static str> {
+    pub(crate) fn method(self) -> Option<&'static str> {
         match self {
             Self::Off => None,
             Self::Lsp => Some("$/cancelRequest"),

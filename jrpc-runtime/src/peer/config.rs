@@ -78,7 +78,7 @@ pub struct PeerConfig {
     /// Whether the sink gives back the budget's room itself, once a text has left the process
     /// (a WebSocket's pump, which knows when the socket took it), rather than the loop on flush.
     pub(super) sink_gives_back: bool,
-    pub(super) cancellation: Cancellation,
+    pub(crate) cancellation: Cancellation,
     pub(super) drain_timeout: Duration,
     pub(super) overflow: Overflow,
     pub(super) lifetime: Lifetime,

@@ -31,7 +31,7 @@
 //! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
 //! answered without a task switch, a copy of the request or a box for it, which is where a
 //! connection's throughput goes. A transport that reads in a task of its own (a WebSocket's
-//! pump) answers such calls itself, by the same rules ([`Direct`](super::Direct)); those that
+//! pump) answers such calls itself, by the same rules (`ws/direct.rs`); those that
 //! wait reach the loop begun ([`Input::Started`]). (While a subscriber records the request's DEBUG span, the call
 //! starts in its task instead, so that all of it runs in the span.) The price is
 //! that a handler computing for long before its first `.await` holds up its connection for that
@@ -60,7 +60,7 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use super::Room;
 use super::handle::{Overflowed, Shared};
 use super::{Cancellation, PeerConfig};
-use crate::dispatch::{AtOnce, Begun};
+use crate::dispatch::{Begun, FirstPoll};
 use crate::dispatch::{Context, Methods};
 use crate::error::ClientError;
 use crate::framing::Frame;
@@ -71,7 +71,7 @@ use crate::woken::Woken;
 /// Where an outgoing call's answer goes.
 type Reply = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
 
-pub(super) enum Command {
+pub(crate) enum Command {
     /// Boxed: every slot of the command channel is as large as its largest variant, and the
     /// channel allocates its first block of slots with the connection, idle or not.
     Call(Box<OutgoingCall>),
@@ -91,7 +91,7 @@ pub(super) enum Command {
 }
 
 /// An outgoing call, for the loop to write and to wait for its answer.
-pub(super) struct OutgoingCall {
+pub(crate) struct OutgoingCall {
     pub(super) id: i64,
     pub(super) method: String,
     pub(super) text: String,
@@ -110,18 +110,20 @@ impl Command {
     }
 }
 
-/// What the loop reads: a frame, or a call the transport began already (see [`Direct`]).
-///
-/// [`Direct`]: super::Direct
+/// What the loop reads: a frame, or a call the transport began already (a reader in a task of
+/// its own answers calls that finish at once itself, and hands over those that wait).
 pub(crate) enum Input {
     Frame(Frame),
     /// A call whose handler did not finish in the poll that began it: it goes on in a task of
     /// its own, as any call that waits.
-    #[cfg_attr(
-        not(feature = "ws"),
-        allow(dead_code, reason = "only the WebSocket's pump begins calls")
-    )]
     Started(Started),
+}
+
+/// A call a transport began where it read it, its handler waiting (see [`Input`]).
+impl From<(Begun<'static>, Option<tracing::Span>)> for Input {
+    fn from((begun, span): (Begun<'static>, Option<tracing::Span>)) -> Self {
+        Self::Started(Started { begun, span })
+    }
 }
 
 /// A call begun and polled once where it was read, its handler waiting.
@@ -241,24 +243,12 @@ impl Connection {
                     biased;
                     () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
                     written = poll_fn(|cx| flush(cx, &mut writer, &mut self.outbox, &mut self.in_sink)), if self.unflushed => match written {
-                        Ok(()) => {
-                            self.unflushed = false;
-                            if !self.config.sink_gives_back {
-                                budget.give_back(std::mem::take(&mut self.in_sink));
-                            }
-                        }
+                        Ok(()) => self.flushed(),
                         Err(err) => break Err((ErrorKind::Other, format!("write failed: {err}"))),
                     },
                     command = commands.recv(), if handles_open && outbox < command_room => match command {
                         None => handles_open = false,
-                        Some(command) => {
-                            self.command(command, reading);
-                            // Take what else waits, so that one flush carries many messages.
-                            while self.outbox.len() < command_room {
-                                let Ok(command) = commands.try_recv() else { break };
-                                self.command(command, reading);
-                            }
-                        }
+                        Some(command) => self.commands(command, &mut commands, command_room, reading),
                     },
                     () = join(&mut notification), if notification.is_some() => {
                         notification = None;
@@ -271,22 +261,10 @@ impl Connection {
                         }
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
                         Some(Ok(Input::Frame(frame))) => notification = self.incoming(frame, &answer_tx, &commands),
-                        Some(Ok(Input::Started(Started { begun, span }))) => {
-                            if begun.id().is_some() {
-                                self.spawn_call(begun, span, &answer_tx);
-                            } else {
-                                notification = Some(self.notification(begun, span));
-                            }
-                        }
+                        Some(Ok(Input::Started(started))) => notification = self.started(started, &answer_tx),
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
-                    () = sleep_until(drain_until), if drain_until.is_some() => {
-                        let (calls, bytes) = (self.running.len(), budget.held());
-                        break Err((ErrorKind::TimedOut, format!(
-                            "the drain time ({:?}) ran out with {calls} calls unanswered and {bytes} bytes unwritten; they were dropped",
-                            self.config.drain_timeout
-                        )));
-                    }
+                    () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
                 }
             };
             // Refuse new commands before failing what is pending, so that a caller told `Closed`
@@ -306,6 +284,60 @@ impl Connection {
                 std::io::Error::new(kind, why)
             })
         }
+    }
+
+    /// What the sink took is written: its room goes back, unless the sink gives it back itself.
+    fn flushed(&mut self) {
+        self.unflushed = false;
+        if !self.config.sink_gives_back {
+            self.shared
+                .budget
+                .give_back(std::mem::take(&mut self.in_sink));
+        }
+    }
+
+    /// Takes `command`, and what else waits (up to `room` queued), so that one flush carries
+    /// many messages.
+    fn commands(
+        &mut self,
+        command: Command,
+        commands: &mut mpsc::Receiver<Command>,
+        room: usize,
+        reading: bool,
+    ) {
+        self.command(command, reading);
+        while self.outbox.len() < room {
+            let Ok(command) = commands.try_recv() else {
+                break;
+            };
+            self.command(command, reading);
+        }
+    }
+
+    /// A call the transport began: a call goes on in a task of its own; a notification is what
+    /// the loop now waits for.
+    fn started(
+        &mut self,
+        started: Started,
+        answer_tx: &mpsc::WeakSender<Command>,
+    ) -> Option<Running> {
+        let Started { begun, span } = started;
+        if begun.id().is_some() {
+            self.spawn_call(begun, span, answer_tx);
+            return None;
+        }
+        Some(self.notification(begun, span))
+    }
+
+    /// The connection's error when the drain time ran out.
+    #[cold]
+    fn drain_ran_out(&self) -> (ErrorKind, String) {
+        let (calls, bytes) = (self.running.len(), self.shared.budget.held());
+        let why = format!(
+            "the drain time ({:?}) ran out with {calls} calls unanswered and {bytes} bytes unwritten; they were dropped",
+            self.config.drain_timeout
+        );
+        (ErrorKind::TimedOut, why)
     }
 
     /// Why a text found no room, logged and told to the observer; the connection's error.
@@ -512,14 +544,14 @@ impl Connection {
     ) {
         let (id, method) = (begun.id().cloned(), begun.method());
         let (begun, span) = match self.methods.answer_at_once(begun, &self.ctx) {
-            AtOnce::Answered(text) => {
+            FirstPoll::Answered(text) => {
                 let slot = self.next_slot;
                 self.next_slot += 1;
                 let text = text.map(write::text);
                 self.answered(slot, id, text, Some(&method), answers, commands);
                 return;
             }
-            AtOnce::Waiting(begun, span) => (begun.into_owned(), span),
+            FirstPoll::Waiting(begun, span) => (begun.into_owned(), span),
         };
         self.spawn_call(begun, span, answers);
     }
@@ -672,7 +704,7 @@ impl Connection {
 
 /// Takes room in the budget for a finished call's answer (`method`, `None` for a batch); when
 /// there is none, records why (the loop then closes the connection) and drops the answer.
-pub(super) fn admit(
+pub(crate) fn admit(
     shared: &Shared,
     text: Option<String>,
     method: Option<&str>,

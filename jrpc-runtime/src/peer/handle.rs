@@ -15,7 +15,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
-use super::Direct;
 use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection, Input, OutgoingCall};
 use super::{Framing, Lifetime, Overflow, PeerConfig};
@@ -28,7 +27,7 @@ use crate::wire::Id;
 use crate::wire::write;
 
 /// What handles and the loop share.
-pub(super) struct Shared {
+pub(crate) struct Shared {
     next_id: Arc<AtomicI64>,
     overflow: Overflow,
     /// What the connection runs over, for the client's `call` span.
@@ -38,13 +37,13 @@ pub(super) struct Shared {
     /// Why, and for which message; the first reason is kept.
     overflow_reason: Mutex<Option<Overflowed>>,
     /// The room outgoing texts take (see `budget`).
-    pub(super) budget: Arc<Budget>,
+    pub(crate) budget: Arc<Budget>,
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
     /// answer only waits to be written is not counted.
-    pub(super) handling: AtomicUsize,
-    /// Messages handles have begun to send: a call answered where it was read (see
-    /// [`Direct`](super::Direct)) whose handler sent one meanwhile queues its answer behind it.
-    pub(super) pushes: AtomicU64,
+    pub(crate) handling: AtomicUsize,
+    /// Messages handles have begun to send: a call answered where it was read (by the
+    /// WebSocket's reader) whose handler sent one meanwhile queues its answer behind it.
+    pub(crate) pushes: AtomicU64,
     /// Tells this connection from every other in the process.
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
@@ -128,19 +127,27 @@ impl Drop for RunOnClose {
 /// ```
 #[derive(Clone)]
 pub struct Peer {
-    tx: Sender,
-    shared: Arc<Shared>,
+    pub(crate) tx: Sender,
+    pub(crate) shared: Arc<Shared>,
     timeout: Option<Duration>,
 }
 
 /// Handlers hold weak senders, so a connection whose users dropped every handle can end.
 #[derive(Clone)]
-enum Sender {
+pub(crate) enum Sender {
     Strong(mpsc::Sender<Command>),
     Weak(mpsc::WeakSender<Command>),
 }
 
 impl Sender {
+    /// A weak sender on the same queue.
+    pub(crate) fn weak(&self) -> mpsc::WeakSender<Command> {
+        match self {
+            Self::Strong(tx) => tx.downgrade(),
+            Self::Weak(tx) => tx.clone(),
+        }
+    }
+
     fn get(&self) -> Option<mpsc::Sender<Command>> {
         match self {
             Self::Strong(tx) => Some(tx.clone()),
@@ -182,19 +189,15 @@ impl fmt::Debug for Driver {
     }
 }
 
-/// The connection's own handle in its handlers' contexts; a type of this module, so that no
-/// one else can put one there.
+/// The connection's own handle in its handlers' contexts ([`Context::peer`] finds it); its
+/// field is this module's, so that no one else can put one there.
 #[derive(Clone)]
-struct Own(Peer);
+pub(crate) struct Own(Peer);
 
-impl Context {
-    /// The other side of the connection, to notify or call it from inside a handler; `None` on
-    /// transports that do not stay open (HTTP, in-process).
-    ///
-    /// A notification handler must not await a call on its own connection: incoming messages are
-    /// read only after it finishes, so the answer would never be read. Spawn the call instead.
-    pub fn peer(&self) -> Option<&Peer> {
-        self.extension::<Own>().map(|own| &own.0)
+impl Own {
+    /// The handle.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.0
     }
 }
 
@@ -260,13 +263,13 @@ impl Peer {
     }
 
     /// [`start`](Self::start) over a stream of inputs, some of them calls the transport began
-    /// itself; with what it answers such calls with.
+    /// itself; with the context the loop serves with, which such calls are begun in.
     pub(crate) fn start_inputs<R, W, RE, WE>(
         reader: R,
         writer: W,
         methods: Methods,
         mut config: PeerConfig,
-    ) -> (Peer, Driver, Direct)
+    ) -> (Peer, Driver, Context)
     where
         R: Stream<Item = Result<Input, RE>> + Send + 'static,
         W: Sink<String, Error = WE> + Send + 'static,
@@ -299,14 +302,13 @@ impl Peer {
         };
         // Moved out and back rather than cloned: a clone would be a second copy of the context
         // (its headers, its extensions) kept as long as the connection.
-        let ctx = config.context.with_extension(Own(handle.clone()));
+        let ctx = handle.own_context(config.context);
         config.context = ctx.clone();
         // A server keeps its own strong sender so that handlers can push after the caller dropped
         // the handle it was given; a client lets the loop end with its last handle.
         let keepalive = (config.lifetime == Lifetime::UntilInputEnds).then(|| tx.clone());
         let closed = RunOnClose(Arc::clone(&shared));
-        let direct = Direct::new(&methods, &ctx, &config, &shared, tx.downgrade());
-        let conn = Connection::new(methods, ctx, config, shared, tx.downgrade());
+        let conn = Connection::new(methods, ctx.clone(), config, shared, tx.downgrade());
         let run = conn.run(Box::pin(reader), Box::pin(writer), rx, keepalive);
         // `map`, not an `async` block awaiting `run`: the block would hold the loop's future
         // twice (the capture, and the future awaited).
@@ -320,7 +322,7 @@ impl Peer {
                 ..handle
             },
             driver,
-            direct,
+            ctx,
         )
     }
 
@@ -338,39 +340,28 @@ impl Peer {
         self.tx.get().is_none_or(|tx| tx.is_closed())
     }
 
-    /// `ctx` with this connection's handle as its [`Context::peer`]: for requests a transport
-    /// dispatches itself while the connection carries what their handlers send (an HTTP
-    /// request answered as an event stream). The handle is weak, as handlers' own are.
-    #[cfg(feature = "http")]
+    /// `ctx` with this connection's handle as its [`Context::peer`], held weakly: the context of
+    /// the connection's own handlers, and of requests a transport dispatches itself while the
+    /// connection carries what their handlers send (an HTTP request answered as an event
+    /// stream).
     pub(crate) fn own_context(&self, ctx: Context) -> Context {
-        let weak = match &self.tx {
-            Sender::Strong(tx) => Sender::Weak(tx.downgrade()),
-            Sender::Weak(tx) => Sender::Weak(tx.clone()),
-        };
         ctx.with_extension(Own(Peer {
-            tx: weak,
+            tx: Sender::Weak(self.tx.weak()),
             ..self.clone()
         }))
     }
 
-    /// Queues `text`, a message written elsewhere (an answer the transport's dispatch made),
+    /// Queues `text`, a written message (a notification, or an answer a transport's dispatch
+    /// made),
     /// behind everything sent so far, taking its room in the budget as a push does.
     ///
     /// # Errors
     ///
     /// As a notification's: the connection is closed, or (under [`Overflow::Close`]) the text
     /// found no room.
-    #[cfg(feature = "http")]
     pub(crate) async fn send_text(&self, what: &str, text: String) -> Result<(), ClientError> {
         let bytes = text.len();
         self.send(what, Command::Notify { text }, bytes).await
-    }
-
-    /// The connection's byte budget: for a sink that gives back its room itself (a WebSocket's
-    /// pump, once the socket took a text).
-    #[cfg(any(feature = "http", feature = "ws"))]
-    pub(crate) fn budget(&self) -> Arc<Budget> {
-        Arc::clone(&self.shared.budget)
     }
 
     /// A number that tells this connection from every other in the process (its handles share
@@ -487,8 +478,7 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
         let text = write::call_text(None::<&Id>, method, params.as_deref());
-        let bytes = text.len();
-        self.send(method, Command::Notify { text }, bytes).await
+        self.send_text(method, text).await
     }
 
     async fn call_raw(

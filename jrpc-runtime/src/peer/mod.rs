@@ -7,9 +7,8 @@
 //! | file | what |
 //! | --- | --- |
 //! | `config` | [`PeerConfig`] and its checking builder, [`Framing`], [`Overflow`], [`Lifetime`] |
-//! | `handle` | [`Peer`]: the constructors, the `Caller` impl, [`Context::peer`](crate::dispatch::Context::peer) |
+//! | `handle` | [`Peer`]: the constructors, the `Caller` impl, the handle [`Context::peer`](crate::dispatch::Context::peer) finds |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
-//! | `direct` | calls answered where a transport reads them, for a reader in a task of its own |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
 //! | `budget` | the bytes a connection holds for its peer, and the write deadline on a byte stream |
 //!
@@ -23,23 +22,13 @@
 //! So a notification handler must not await a call on its own connection: the answer would never
 //! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 
-mod budget;
+pub(crate) mod budget;
 mod cancel;
 mod config;
-mod connection;
-mod direct;
-mod handle;
+pub(crate) mod connection;
+pub(crate) mod handle;
 
 pub(crate) use budget::Room;
-#[cfg(any(feature = "http", feature = "ws"))]
-pub(crate) use budget::{Budget, WriteDeadline};
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
-#[cfg(feature = "ws")]
-pub(crate) use connection::Input;
-pub(crate) use direct::Direct;
-#[cfg(feature = "ws")]
-pub(crate) use direct::Read;
-#[cfg(feature = "http")]
-pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};

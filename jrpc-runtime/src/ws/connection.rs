@@ -72,9 +72,12 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 
+use super::direct::{Direct, Read};
 use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
-use crate::peer::{Budget, Direct, Driver, Input, Read};
+use crate::peer::Driver;
+use crate::peer::budget::Budget;
+use crate::peer::connection::Input;
 use crate::peer::{Peer, PeerConfig};
 use crate::woken::Woken;
 
@@ -160,7 +163,10 @@ where
         run: Vec::new(),
     };
     let config = settings.peer.clone().with_context(ctx);
-    let (peer, driver, direct) = Peer::start_inputs(reader, writer, methods, config);
+    let (in_flight, notice) = (config.max_in_flight(), config.cancellation.method());
+    let direct_methods = methods.clone();
+    let (peer, driver, loop_ctx) = Peer::start_inputs(reader, writer, methods, config);
+    let direct = Direct::new(direct_methods, loop_ctx, &peer, in_flight, notice);
     let pump = Pump {
         inlet: Inlet {
             frames: Some(frames_tx),
@@ -172,7 +178,7 @@ where
         },
         out: out_rx,
         outbox: Outbox::default(),
-        budget: peer.budget(),
+        budget: Arc::clone(&peer.shared.budget),
         ping_interval: settings.ping_interval,
         idle_timeout: settings.idle_timeout,
         close_timeout: settings.close_timeout,
@@ -765,7 +771,7 @@ impl Inlet {
                     }
                     Read::Started(call) => {
                         // What follows waits behind it.
-                        run.push(Input::Started(call));
+                        run.push(call);
                         direct = None;
                         continue;
                     }

@@ -68,6 +68,7 @@
 
 mod client;
 mod connection;
+mod direct;
 mod server;
 mod settings;
 mod upgrade;

@@ -21,7 +21,7 @@ use super::upgrade;
 use crate::dispatch::{Context, Methods};
 use crate::error::ConfigError;
 use crate::error::check;
-use crate::peer::WriteDeadline;
+use crate::peer::budget::WriteDeadline;
 use crate::server::reply::{self, Body};
 use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
 use crate::transport::Transport;

@@ -15,7 +15,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use crate::peer::WriteDeadline;
+use crate::peer::budget::WriteDeadline;
 use crate::server::reply::{self, Body};
 
 /// An upgraded socket, cut when the client takes no byte for the write timeout.

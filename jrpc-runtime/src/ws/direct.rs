@@ -23,15 +23,12 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::mpsc;
 
-use super::connection::{Command, Started, admit};
-use super::handle::Shared;
-use super::{PeerConfig, Room};
-use crate::dispatch::AtOnce;
-use crate::dispatch::{Context, Methods};
+use crate::dispatch::{Context, FirstPoll, Methods};
+use crate::peer::Peer;
+use crate::peer::budget::Room;
+use crate::peer::connection::{Command, Input, admit};
+use crate::peer::handle::Shared;
 use crate::wire::write;
-
-#[cfg(doc)]
-use super::connection::Input;
 
 /// What answers calls where they are read, for one connection.
 #[cfg_attr(
@@ -65,7 +62,7 @@ pub(crate) enum Read {
     /// behind that, through the loop; what follows must go through the loop too.
     Queued,
     /// Its handler waits: the call, for the loop.
-    Started(Started),
+    Started(Input),
     /// Not read here (a batch, an answer, a method not in the table, the cancellation notice):
     /// the text goes to the loop as it is.
     Other,
@@ -76,20 +73,23 @@ pub(crate) enum Read {
     allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
 )]
 impl Direct {
+    /// What answers where it reads for the connection of `peer`, begun on the loop's `ctx`,
+    /// under the connection's in-flight cap and past its cancellation notice's method (which
+    /// only the loop honours).
     pub(super) fn new(
-        methods: &Methods,
-        ctx: &Context,
-        config: &PeerConfig,
-        shared: &Arc<Shared>,
-        commands: mpsc::WeakSender<Command>,
+        methods: Methods,
+        ctx: Context,
+        peer: &Peer,
+        max_in_flight: usize,
+        notice: Option<&'static str>,
     ) -> Self {
         Self {
-            methods: methods.clone(),
-            ctx: ctx.clone(),
-            shared: Arc::clone(shared),
-            commands,
-            max_in_flight: config.max_in_flight,
-            notice: config.cancellation.method(),
+            methods,
+            ctx,
+            shared: Arc::clone(&peer.shared),
+            commands: peer.tx.weak(),
+            max_in_flight,
+            notice,
         }
     }
 
@@ -117,12 +117,9 @@ impl Direct {
         };
         let (id, method) = (begun.id().cloned(), begun.method());
         let answer = match self.methods.answer_at_once(begun, &self.ctx) {
-            AtOnce::Answered(answer) => answer.map(write::text),
-            AtOnce::Waiting(begun, span) => {
-                return Read::Started(Started {
-                    begun: begun.into_owned(),
-                    span,
-                });
+            FirstPoll::Answered(answer) => answer.map(write::text),
+            FirstPoll::Waiting(begun, span) => {
+                return Read::Started(Input::from((begun.into_owned(), span)));
             }
         };
         let pushed = self.shared.pushes.load(Ordering::Acquire) != pushes;
