@@ -61,3 +61,43 @@ impl Context {
             .is_some_and(|topics| topics.unsubscribe(self, topic))
     }
 }
+
+/// A request's headers, kept on its `Context` by the transports that have them.
+#[cfg(any(feature = "http", feature = "ws"))]
+impl Context {
+    /// Sets the HTTP headers of the request (or of the WebSocket upgrade).
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
+    #[must_use]
+    pub fn with_headers(self, headers: http::HeaderMap) -> Self {
+        self.with_header_slot(headers)
+    }
+
+    /// Sets the headers of a request that the context outlives (a WebSocket upgrade), each value
+    /// copied: hyper's values share the buffer the request was read into, and a copy of a few
+    /// hundred bytes is cheaper than keeping that buffer (8 KiB or more) as long as the socket.
+    #[cfg(feature = "ws")]
+    #[must_use]
+    pub(crate) fn with_headers_copied(self, headers: &http::HeaderMap) -> Self {
+        self.with_headers(copied(headers))
+    }
+
+    /// The HTTP headers of the request (or of the WebSocket upgrade).
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        self.header_slot()
+    }
+}
+
+/// `headers`, each value copied (see [`Context::with_headers_copied`]).
+#[cfg(feature = "ws")]
+pub(crate) fn copied(headers: &http::HeaderMap) -> http::HeaderMap {
+    let mut copied = http::HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        // `from_bytes` copies, and takes every value hyper took.
+        if let Ok(mut copy) = http::HeaderValue::from_bytes(value.as_bytes()) {
+            copy.set_sensitive(value.is_sensitive());
+            copied.append(name.clone(), copy);
+        }
+    }
+    copied
+}

@@ -1,7 +1,10 @@
 //! The kind of transport a call travels over: a label that a handler's context and a caller's
-//! spans carry, below both the dispatcher and the callers so that each can name it.
+//! spans carry, below both the dispatcher and the callers so that each can name it; and what
+//! transports hand the dispatcher's `Context` to keep for them (a request's headers, its tag),
+//! as types the dispatcher holds without knowing which transport made them.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// The kind of transport a request arrived on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -42,5 +45,38 @@ impl Transport {
 impl fmt::Display for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The headers of a request (or of a WebSocket's upgrade), as `Context` keeps them: HTTP's
+/// header map where a transport that has headers is built, else a type with no value.
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) type Headers = http::HeaderMap;
+/// The headers of a request: no transport built has any.
+#[cfg(not(any(feature = "http", feature = "ws")))]
+pub(crate) type Headers = std::convert::Infallible;
+
+/// A request tag: the application's text, or an HTTP request's `x-request-id`, taken from the
+/// request (its value shares the buffer the request was read into) or made up (16 hex digits,
+/// held in place).
+#[derive(Clone, Debug)]
+pub(crate) enum RequestTag {
+    Text(Arc<str>),
+    #[cfg(feature = "http")]
+    Header(http::HeaderValue),
+    #[cfg(feature = "http")]
+    Hex([u8; 16]),
+}
+
+impl RequestTag {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Self::Text(text) => text,
+            // A tag taken is checked to be plain ASCII; one made up is hex digits.
+            #[cfg(feature = "http")]
+            Self::Header(value) => value.to_str().unwrap_or_default(),
+            #[cfg(feature = "http")]
+            Self::Hex(hex) => std::str::from_utf8(hex).unwrap_or_default(),
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::extensions::Extensions;
-use crate::transport::Transport;
+use crate::transport::{Headers, RequestTag, Transport};
 use crate::wire::Id;
 
 /// What a handler knows about its request: the transport, the request id, the peer's address,
@@ -36,71 +36,40 @@ pub struct Context {
 struct Shared {
     transport: Transport,
     peer_addr: Option<SocketAddr>,
-    #[cfg(any(feature = "http", feature = "ws"))]
-    headers: Option<http::HeaderMap>,
+    /// The request's (or the upgrade's) HTTP headers, where the transport has them.
+    headers: Option<Headers>,
     request_tag: Option<RequestTag>,
     extensions: Extensions,
-}
-
-/// A request tag: the application's text, or an HTTP request's `x-request-id`, taken from the
-/// request (its value shares the buffer the request was read into) or made up (16 hex digits,
-/// held in place).
-#[derive(Clone, Debug)]
-pub(crate) enum RequestTag {
-    Text(Arc<str>),
-    #[cfg(feature = "http")]
-    Header(http::HeaderValue),
-    #[cfg(feature = "http")]
-    Hex([u8; 16]),
-}
-
-impl RequestTag {
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            Self::Text(text) => text,
-            // A tag taken is checked to be plain ASCII; one made up is hex digits.
-            #[cfg(feature = "http")]
-            Self::Header(value) => value.to_str().unwrap_or_default(),
-            #[cfg(feature = "http")]
-            Self::Hex(hex) => std::str::from_utf8(hex).unwrap_or_default(),
-        }
-    }
 }
 
 impl Context {
     /// A context for requests arriving on `transport`.
     pub fn new(transport: Transport) -> Self {
-        Self {
-            id: None,
-            shared: Arc::new(Shared {
-                transport,
-                peer_addr: None,
-                #[cfg(any(feature = "http", feature = "ws"))]
-                headers: None,
-                request_tag: None,
-                extensions: Extensions::default(),
-            }),
-        }
+        Self::of_request(transport, None, None, None)
     }
 
     /// A context made whole at once (one allocation, and nothing to make unique after): what a
     /// transport builds for each HTTP request.
-    #[cfg(feature = "http")]
     pub(crate) fn of_request(
         transport: Transport,
         peer_addr: Option<SocketAddr>,
-        request_tag: RequestTag,
-        headers: Option<http::HeaderMap>,
+        request_tag: Option<RequestTag>,
+        headers: Option<Headers>,
     ) -> Self {
-        Self {
+        let ctx = Self {
             id: None,
             shared: Arc::new(Shared {
                 transport,
                 peer_addr,
-                headers,
-                request_tag: Some(request_tag),
+                headers: None,
+                request_tag,
                 extensions: Extensions::default(),
             }),
+        };
+        // Set through the one setter (the Arc is not shared yet: nothing is copied).
+        match headers {
+            Some(headers) => ctx.with_header_slot(headers),
+            None => ctx,
         }
     }
 
@@ -111,33 +80,20 @@ impl Context {
         self
     }
 
-    /// Sets the HTTP headers of the request (or of the WebSocket upgrade).
-    #[cfg(any(feature = "http", feature = "ws"))]
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
+    /// Sets the headers of the request (or of the WebSocket upgrade).
     #[must_use]
-    pub fn with_headers(mut self, headers: http::HeaderMap) -> Self {
+    pub(crate) fn with_header_slot(mut self, headers: Headers) -> Self {
         Arc::make_mut(&mut self.shared).headers = Some(headers);
         self
     }
 
-    /// Sets the headers of a request that the context outlives (a WebSocket upgrade), each value
-    /// copied: hyper's values share the buffer the request was read into, and a copy of a few
-    /// hundred bytes is cheaper than keeping that buffer (8 KiB or more) as long as the socket.
-    #[cfg(feature = "ws")]
-    #[must_use]
-    pub(crate) fn with_headers_copied(self, headers: &http::HeaderMap) -> Self {
-        self.with_headers(copied(headers))
-    }
-
     /// Sets the request tag (HTTP `x-request-id`) that logs and replies carry.
     #[must_use]
-    pub fn with_request_tag(mut self, tag: impl Into<Arc<str>>) -> Self {
-        Arc::make_mut(&mut self.shared).request_tag = Some(RequestTag::Text(tag.into()));
-        self
+    pub fn with_request_tag(self, tag: impl Into<Arc<str>>) -> Self {
+        self.with_tag(RequestTag::Text(tag.into()))
     }
 
-    /// Sets the request tag to an HTTP request's.
-    #[cfg(feature = "mcp")]
+    /// Sets the request tag to one a transport made.
     #[must_use]
     pub(crate) fn with_tag(mut self, tag: RequestTag) -> Self {
         Arc::make_mut(&mut self.shared).request_tag = Some(tag);
@@ -181,10 +137,8 @@ impl Context {
         self.shared.peer_addr
     }
 
-    /// The HTTP headers of the request (or of the WebSocket upgrade).
-    #[cfg(any(feature = "http", feature = "ws"))]
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
-    pub fn headers(&self) -> Option<&http::HeaderMap> {
+    /// The headers of the request (or of the WebSocket upgrade), where the transport has them.
+    pub(crate) fn header_slot(&self) -> Option<&Headers> {
         self.shared.headers.as_ref()
     }
 
@@ -199,20 +153,6 @@ impl Context {
     }
 }
 
-/// `headers`, each value copied (see [`Context::with_headers_copied`]).
-#[cfg(feature = "ws")]
-pub(crate) fn copied(headers: &http::HeaderMap) -> http::HeaderMap {
-    let mut copied = http::HeaderMap::with_capacity(headers.len());
-    for (name, value) in headers {
-        // `from_bytes` copies, and takes every value hyper took.
-        if let Ok(mut copy) = http::HeaderValue::from_bytes(value.as_bytes()) {
-            copy.set_sensitive(value.is_sensitive());
-            copied.append(name.clone(), copy);
-        }
-    }
-    copied
-}
-
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
@@ -220,6 +160,7 @@ impl fmt::Debug for Context {
             .field("id", &self.id)
             .field("peer_addr", &self.shared.peer_addr)
             .field("request_tag", &self.request_tag())
+            .field("headers", &self.header_slot().is_some())
             .field("extensions", &self.shared.extensions.len())
             .finish_non_exhaustive()
     }

@@ -21,10 +21,6 @@ mod schema;
 mod trace;
 
 pub use context::Context;
-#[cfg(feature = "http")]
-pub(crate) use context::RequestTag;
-#[cfg(all(feature = "http", feature = "ws"))]
-pub(crate) use context::copied;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{Begun, FirstPoll};
 pub use methods::{Batches, Methods};

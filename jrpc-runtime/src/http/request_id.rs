@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ::http::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::dispatch::RequestTag;
+use crate::transport::RequestTag;
 
 /// The header's name.
 pub(crate) fn x_request_id() -> HeaderName {

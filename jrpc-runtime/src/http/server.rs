@@ -21,13 +21,13 @@ use super::reply::{self, ResponseBody};
 use super::request_id::kept;
 use super::service::{ResponseFuture, RpcService};
 use crate::dispatch::Methods;
-#[cfg(feature = "ws")]
-use crate::dispatch::RequestTag;
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
 use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
+#[cfg(feature = "ws")]
+use crate::transport::RequestTag;
 #[cfg(feature = "ws")]
 use crate::transport::Transport;
 #[cfg(feature = "ws")]
@@ -245,7 +245,7 @@ impl Router {
     #[cfg(feature = "ws")]
     fn websocket(&self, req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
         let (mut parts, body) = req.into_parts();
-        let copied = |headers: &mut ::http::HeaderMap| crate::dispatch::copied(headers);
+        let copied = |headers: &mut ::http::HeaderMap| crate::context::copied(headers);
         let ctx = self
             .endpoint
             .context(Transport::WebSocket, &mut parts, kept(tag), copied);

@@ -21,10 +21,10 @@ use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
-use crate::dispatch::RequestTag;
 use crate::dispatch::{Context, Methods};
 use crate::peer::PeerConfig;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
+use crate::transport::RequestTag;
 use crate::transport::Transport;
 use crate::wire::{id_of, incoming, is_batch};
 
@@ -162,9 +162,14 @@ impl RpcService {
     ) -> Context {
         let peer = self.peer_addr;
         match &self.endpoint.context_hook {
-            None => Context::of_request(transport, peer, tag, Some(headers(&mut parts.headers))),
+            None => Context::of_request(
+                transport,
+                peer,
+                Some(tag),
+                Some(headers(&mut parts.headers)),
+            ),
             Some(hook) => {
-                let ctx = (hook.0)(parts, Context::of_request(transport, peer, tag, None));
+                let ctx = (hook.0)(parts, Context::of_request(transport, peer, Some(tag), None));
                 ctx.with_headers(headers(&mut parts.headers))
             }
         }
