@@ -79,18 +79,6 @@ pub(crate) fn body_timed_out() -> Response<ResponseBody> {
     ))
 }
 
-/// `500`, `-32603`, `Connection: close`: the answer is larger than what the connection may hold
-/// for its client.
-pub(crate) fn answer_too_large(bytes: usize, room: usize) -> Response<ResponseBody> {
-    let why = format!(
-        "the answer of {bytes} bytes exceeds the {room} bytes a connection may hold for its client (`max_buffered` less `max_message_size`)"
-    );
-    closing(envelope(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        &RpcError::internal().with_data(&why),
-    ))
-}
-
 /// `200`, `-32700`: the body is not UTF-8, so it cannot be JSON.
 pub(crate) fn not_utf8() -> Response<ResponseBody> {
     envelope(StatusCode::OK, &RpcError::parse_error())

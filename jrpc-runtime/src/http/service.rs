@@ -82,8 +82,6 @@ pub struct RpcService {
 struct Endpoint {
     methods: Methods,
     max_message_size: usize,
-    /// The largest answer held for a client: `max_buffered` less `max_message_size`.
-    max_answer: usize,
     body_read_timeout: Duration,
     shutdown: Arc<Shutdown>,
     tags: Tags,
@@ -101,7 +99,6 @@ impl RpcService {
     pub(crate) fn new(
         methods: Methods,
         max_message_size: usize,
-        max_answer: usize,
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
         context_hook: Option<ContextHook>,
@@ -111,7 +108,6 @@ impl RpcService {
             endpoint: Arc::new(Endpoint {
                 methods,
                 max_message_size,
-                max_answer,
                 body_read_timeout,
                 shutdown,
                 tags: Tags::default(),
@@ -229,35 +225,28 @@ impl RpcService {
             let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
                 return reply::no_content();
             };
-            if answer.len() > endpoint.max_answer {
-                return self.too_large_to_hold(text, answer.len());
-            }
+            let answer = if answer.len() > endpoint.max_message_size {
+                self.too_large(text, answer.len())
+            } else {
+                answer
+            };
             // Held to here, so that a shutdown waits for the answer.
             drop(in_flight);
             reply::answer(answer)
         })
     }
 
-    /// The reply to a request whose answer is larger than a connection may hold: logged, told
-    /// to the observer, and answered `500`.
+    /// The answer that replaces one of `bytes`, larger than `max_message_size`, to the request
+    /// `text`: an error answer to its call, with its id (`null` for a batch), logged.
     #[cold]
-    fn too_large_to_hold(&self, text: &str, bytes: usize) -> Response<ResponseBody> {
-        let endpoint = &*self.endpoint;
+    fn too_large(&self, text: &str, bytes: usize) -> Vec<u8> {
         let request = (!is_batch(text))
             .then(|| incoming::parse_request(text).ok())
             .flatten();
-        let method = request.as_ref().map_or("", |req| &*req.method);
+        let method = request.as_ref().map(|req| &*req.method);
         let id = request.as_ref().and_then(|req| req.id).map(id_of);
-        tracing::warn!(
-            method,
-            bytes,
-            limit = endpoint.max_answer,
-            "answer too large to hold"
-        );
-        endpoint
-            .methods
-            .observe_overflow(method, id.as_ref(), Transport::Http);
-        reply::answer_too_large(bytes, endpoint.max_answer)
+        let limit = self.endpoint.max_message_size;
+        crate::peer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
     }
 }
 
@@ -573,11 +562,16 @@ mod tests {
         RpcService::new(
             methods,
             max_message_size,
-            max_message_size,
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
             None,
-            sse::stream_config(max_message_size, 2 * max_message_size, 16, None).unwrap(),
+            sse::stream_config(
+                crate::server::Limits::new()
+                    .max_message_size(max_message_size)
+                    .queue(16)
+                    .call_timeout(None),
+            )
+            .unwrap(),
         )
     }
 

@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use super::events::{EventLog, First};
 use crate::framing::Frame;
 use crate::peer::{Budget, Room, one_line};
+use crate::server::Limits;
 use crate::server::reply::{Body, closing, envelope, json};
 use crate::wire::{Incoming, id_of, incoming};
 use crate::{Context, Methods, Peer, PeerConfig, RpcError};
@@ -122,17 +123,10 @@ impl Replies {
 /// The settings an event stream's connection runs with: a server's pushes never wait for room
 /// ([`Overflow::Close`](crate::Overflow::Close)), and the room of an event comes back once the
 /// body has sent it.
-pub(crate) fn stream_config(
-    max_message_size: usize,
-    max_buffered: usize,
-    queue: usize,
-    call_timeout: Option<std::time::Duration>,
-) -> Result<PeerConfig, crate::ConfigError> {
+pub(crate) fn stream_config(limits: Limits) -> Result<PeerConfig, crate::ConfigError> {
     Ok(PeerConfig::builder()
-        .max_message_size(max_message_size)
-        .max_buffered(max_buffered)
-        .queue(queue)
-        .call_timeout(call_timeout)
+        .limits(limits)
+        .max_buffered(limits.get_max_buffered())
         .overflow(crate::Overflow::Close)
         .build()?
         .sink_gives_back())

@@ -1,16 +1,19 @@
-//! What a connection may hold for its peer, in bytes, and the write deadline on a byte stream.
+//! What a connection holds for its peer, in bytes, and the write deadline on a byte stream.
 //!
-//! Every outgoing text takes room in the connection's [`Budget`] before it is queued (an answer
-//! when its handler finishes, a push or a call when a handle sends it) and gives it back once it
+//! Every outgoing text is counted in the connection's [`Budget`] before it is queued (an answer
+//! when its handler finishes, a push or a call when a handle sends it) and given back once it
 //! has left the process: written and flushed to the stream, or (on a WebSocket) to the socket.
-//! The room is `max_buffered` less `max_message_size`, which is kept for the message being read.
+//! The budget's limit is the watermark `max_buffered`: the loop reads while less than half of it
+//! is taken, so a peer that does not read stops being read, rather than being refused.
 //!
-//! | who | when there is no room |
+//! | who | past the watermark |
 //! | --- | --- |
-//! | a finished answer | the connection closes: the answer exists already, and waiting would hold it anyway |
-//! | a push or call under [`Overflow::Close`](super::Overflow::Close) | the connection closes |
-//! | a push or call under [`Overflow::Wait`](super::Overflow::Wait) | it waits for room (one larger than all the room fails with [`ClientError::TooLong`](crate::ClientError::TooLong)) |
-//! | the loop's own replies (refusals, `-32000`) | counted, never refused: they are small, and reading (which makes them) pauses while half the room is taken |
+//! | a finished answer | counted, never refused: the answer exists already, and reading has paused |
+//! | a push or call under [`Overflow::Close`](super::Overflow::Close) | the connection closes: its peer does not keep up |
+//! | a push or call under [`Overflow::Wait`](super::Overflow::Wait) | it waits for room |
+//! | the loop's own replies (refusals, `-32000`) | counted, never refused: they are small |
+//!
+//! A text larger than the whole watermark is taken alone, once nothing else is held.
 
 use std::future::Future;
 use std::io;
@@ -56,11 +59,12 @@ impl Budget {
         self.held.load(Ordering::Acquire)
     }
 
-    /// Takes room for `bytes`, if there is that much.
+    /// Takes room for `bytes`, if there is that much, or if nothing is held: one message larger
+    /// than the watermark goes alone.
     pub(crate) fn try_take(&self, bytes: usize) -> bool {
         let mut held = self.held.load(Ordering::Acquire);
         loop {
-            if held.saturating_add(bytes) > self.limit {
+            if held != 0 && held.saturating_add(bytes) > self.limit {
                 return false;
             }
             match self.held.compare_exchange_weak(
@@ -80,11 +84,9 @@ impl Budget {
         self.held.fetch_add(bytes, Ordering::AcqRel);
     }
 
-    /// Waits for room for `bytes`; `false` when they are more than all the room.
+    /// Waits for room for `bytes` (for a message larger than all the room, until nothing else
+    /// is held); always `true` once it has it.
     pub(crate) async fn take(&self, bytes: usize) -> bool {
-        if bytes > self.limit {
-            return false;
-        }
         loop {
             let freed = self.room.notified();
             tokio::pin!(freed);
@@ -258,12 +260,17 @@ mod tests {
         budget.give_back(11);
         assert!(budget.try_take(10));
         assert_eq!(budget.held(), 10);
+        budget.give_back(10);
+        // Alone, a message larger than the watermark is taken whole.
+        assert!(budget.try_take(25));
+        assert!(!budget.try_take(1));
     }
 
     #[tokio::test]
-    async fn a_waiting_taker_gets_room_given_back_and_too_much_is_refused() {
+    async fn a_waiting_taker_gets_room_given_back() {
         let budget = std::sync::Arc::new(Budget::new(10));
-        assert!(!budget.take(11).await);
+        assert!(budget.take(11).await);
+        budget.give_back(11);
         assert!(budget.try_take(8));
         let waiter = tokio::spawn({
             let budget = std::sync::Arc::clone(&budget);

@@ -35,6 +35,8 @@ pub(super) struct Shared {
     overflow_reason: Mutex<Option<Overflowed>>,
     /// The room outgoing texts take (see `budget`).
     pub(super) budget: Arc<Budget>,
+    /// The largest answer sent: a larger one is replaced by an error answer to its call.
+    pub(super) max_message_size: usize,
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
     /// answer only waits to be written is not counted.
     pub(super) handling: AtomicUsize,
@@ -271,8 +273,6 @@ impl Peer {
     {
         static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = mpsc::channel(config.queue);
-        // The message being read takes up to `max_message_size`; the rest is for outgoing texts.
-        let room = config.max_buffered.saturating_sub(config.max_message_size);
         let shared = Arc::new(Shared {
             next_id: config
                 .ids
@@ -282,7 +282,8 @@ impl Peer {
             transport: config.context.transport(),
             overflowed: Notify::new(),
             overflow_reason: Mutex::new(None),
-            budget: Arc::new(Budget::new(room)),
+            budget: Arc::new(Budget::new(config.max_buffered)),
+            max_message_size: config.max_message_size,
             handling: AtomicUsize::new(0),
             pushes: AtomicU64::new(0),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),

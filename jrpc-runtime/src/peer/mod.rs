@@ -37,6 +37,8 @@ pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
 #[cfg(feature = "ws")]
 pub(crate) use connection::Input;
+#[cfg(feature = "http")]
+pub(crate) use connection::too_large;
 pub(crate) use direct::Direct;
 #[cfg(feature = "ws")]
 pub(crate) use direct::Read;

@@ -9,6 +9,7 @@
 //!
 //! | piece | what it is |
 //! | --- | --- |
+//! | [`Limits`] | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
 //! | [`ShutdownHandle`] | starts a graceful shutdown of any server and waits for it ([`Drained`]) |
 //! | [`SocketServer`] | JSON-RPC on Unix or TCP sockets, one two-way [`Peer`](crate::Peer) per connection, either framing |
 //! | [`ServerTls`] (with `tls`) | how the HTTP server terminates TLS: a rustls configuration, or PEM files checked at build time |
@@ -26,6 +27,7 @@
 
 mod accept;
 mod io;
+mod limits;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod reply;
 mod shutdown;
@@ -36,6 +38,8 @@ mod topics;
 
 pub(crate) use accept::{Slot, Slots, accept_loop, serve_each};
 pub use io::Io;
+pub use limits::Limits;
+pub(crate) use limits::limit_setters;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use reply::ResponseBody;
 pub use shutdown::{Drained, ShutdownHandle};

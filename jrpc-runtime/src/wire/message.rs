@@ -138,7 +138,7 @@ impl Message {
     pub fn into_result(self) -> Result<Box<RawValue>, ClientError> {
         match self {
             Self::Response { result, .. } => Ok(result),
-            Self::ErrorResponse { error, .. } => Err(ClientError::Failed(error)),
+            Self::ErrorResponse { error, .. } => Err(ClientError::from(error)),
             _ => Err(ClientError::Malformed("expected a response".into())),
         }
     }

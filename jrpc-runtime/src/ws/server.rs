@@ -21,7 +21,7 @@ use super::upgrade;
 use crate::error::check;
 use crate::peer::WriteDeadline;
 use crate::server::reply::{self, Body};
-use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
+use crate::server::{Io, Limits, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
 use crate::{ConfigError, Context, Methods, Transport};
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -106,6 +106,9 @@ pub struct WsServerBuilder {
     drain_timeout: Duration,
     max_connections: usize,
     shutdown: Option<ShutdownHandle>,
+    /// Where the limits `settings` leaves unset come from: the defaults, or the HTTP server's
+    /// on its WebSocket path.
+    base: Limits,
 }
 
 impl WsServerBuilder {
@@ -117,7 +120,19 @@ impl WsServerBuilder {
             drain_timeout: Duration::from_secs(30),
             max_connections: 10_000,
             shutdown: None,
+            base: Limits::DEFAULT,
         }
+    }
+
+    /// Takes the limits `settings` leaves unset from `base` (an HTTP server's, for its
+    /// WebSocket path).
+    #[cfg_attr(
+        not(feature = "http"),
+        allow(dead_code, reason = "the HTTP server's path uses it")
+    )]
+    pub(crate) fn base_limits(mut self, base: Limits) -> Self {
+        self.base = base;
+        self
     }
 
     /// The settings of each connection (default: [`WsSettings::default`]).
@@ -170,7 +185,7 @@ impl WsServerBuilder {
             Some(handle) => Arc::clone(handle.state()),
             None => Shutdown::new(self.drain_timeout),
         };
-        let settings = self.settings.check(shutdown.budget())?;
+        let settings = self.settings.check(shutdown.budget(), self.base)?;
         Ok(WsServer {
             inner: Arc::new(Inner {
                 methods: self.methods,
