@@ -15,7 +15,7 @@ use crate::server::ServerTls;
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Limits, Shutdown, Slots, limit_setters};
+use crate::server::{Limits, ServerBudget, Shutdown, Slots, default_budget, limit_setters};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 use crate::{Batches, ConfigError, Context, Methods, PeerConfig};
@@ -55,6 +55,8 @@ pub struct HttpServerBuilder {
     ws_path: String,
     /// The limits of each connection: its `POST`s, SSE answers and WebSocket path.
     limits: Limits,
+    /// The server's byte budget, in bytes (`None`: the default).
+    server_budget: Option<usize>,
     max_connections: usize,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
@@ -108,6 +110,7 @@ impl HttpServerBuilder {
             #[cfg(feature = "ws")]
             ws_path: "/ws".to_owned(),
             limits: Limits::DEFAULT,
+            server_budget: None,
             max_connections: 10_000,
             header_read_timeout: READ_TIMEOUT,
             body_read_timeout: READ_TIMEOUT,
@@ -147,6 +150,18 @@ impl HttpServerBuilder {
     }
 
     limit_setters!(limits);
+
+    /// The bytes the server may hold for all its clients together (default: a quarter of the
+    /// machine's memory, at least 64 MiB and at most 1 GiB): request bodies being read, and
+    /// answers and pushes not yet written, on every connection. When it is spent, new bodies
+    /// and messages wait (their sockets are not read) until clients take what waits for them or
+    /// are cut at `write_timeout`; nothing is refused for it. Calls already running finish, so
+    /// the server holds at most this plus their answers. Its WebSocket path shares it. See the
+    /// [`server`](crate::server) module docs, "Memory".
+    pub fn server_budget(mut self, bytes: usize) -> Self {
+        self.server_budget = Some(bytes);
+        self
+    }
 
     /// How many connections are served at once (default 10 000). At the cap the server stops
     /// accepting until a connection closes; new clients wait in the kernel's backlog rather
@@ -344,12 +359,14 @@ impl HttpServerBuilder {
         let ws = WsServer::builder(methods.clone())
             .settings(builder.websocket)
             .base_limits(builder.limits)
+            .budget_with(Arc::clone(&parts.budget))
             .topics(builder.topics.unwrap_or_default())
             .shutdown_with(&ShutdownHandle::new(Arc::clone(&shutdown)))
             .build()?;
         let endpoint = RpcService::new(
             methods,
             parts.max_message_size,
+            parts.budget,
             parts.body_read_timeout,
             shutdown,
             builder.context_hook,
@@ -381,6 +398,8 @@ pub(crate) struct Checked {
     pub(crate) methods: Methods,
     pub(crate) max_message_size: usize,
     pub(crate) write_timeout: Option<Duration>,
+    /// The byte budget the server's connections share.
+    pub(crate) budget: Arc<ServerBudget>,
     /// The connection settings of an SSE answer.
     pub(crate) streams: PeerConfig,
     pub(crate) max_connections: usize,
@@ -398,7 +417,10 @@ impl HttpServerBuilder {
     pub(crate) fn checked(mut self) -> Result<Checked, ConfigError> {
         let limits = self.limits;
         limits.check()?;
-        let streams = stream_config(limits)?;
+        let budget_bytes = self.server_budget.unwrap_or_else(default_budget);
+        check::at_least_one("server_budget", budget_bytes)?;
+        let budget = ServerBudget::new(budget_bytes);
+        let streams = stream_config(limits)?.with_server_budget(Arc::clone(&budget));
         check::permits("max_connections", self.max_connections)?;
         check::limit("header_read_timeout", self.header_read_timeout)?;
         check::limit("body_read_timeout", self.body_read_timeout)?;
@@ -427,6 +449,7 @@ impl HttpServerBuilder {
             methods,
             max_message_size: limits.get_max_message_size(),
             write_timeout: limits.get_write_timeout(),
+            budget,
             streams,
             max_connections: self.max_connections,
             header_read_timeout: self.header_read_timeout,

@@ -22,7 +22,7 @@ use super::reply::{self, ResponseBody};
 use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::RequestTag;
-use crate::server::{Shutdown, ShutdownHandle, Tracked};
+use crate::server::{Held, ServerBudget, Shutdown, ShutdownHandle, Tracked};
 use crate::wire::{id_of, incoming, is_batch};
 use crate::{Context, Methods, PeerConfig, Transport};
 
@@ -82,6 +82,8 @@ pub struct RpcService {
 struct Endpoint {
     methods: Methods,
     max_message_size: usize,
+    /// The byte budget the server's connections share: bodies wait for it, answers count in it.
+    budget: Arc<ServerBudget>,
     body_read_timeout: Duration,
     shutdown: Arc<Shutdown>,
     tags: Tags,
@@ -99,6 +101,7 @@ impl RpcService {
     pub(crate) fn new(
         methods: Methods,
         max_message_size: usize,
+        budget: Arc<ServerBudget>,
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
         context_hook: Option<ContextHook>,
@@ -108,6 +111,7 @@ impl RpcService {
             endpoint: Arc::new(Endpoint {
                 methods,
                 max_message_size,
+                budget,
                 body_read_timeout,
                 shutdown,
                 tags: Tags::default(),
@@ -191,7 +195,13 @@ impl RpcService {
         Either::Right(async move {
             let endpoint = &*self.endpoint;
             let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
-            let body = match read_body(body, limit, timeout).await {
+            // The body waits for room in the server's budget before it is read (its socket is
+            // not read meanwhile); the wait is not the client's, so the read timeout starts after.
+            let hint = body.size_hint();
+            let declared = hint.exact().unwrap_or(hint.lower());
+            let declared = usize::try_from(declared).unwrap_or(usize::MAX).min(limit);
+            let mut held = endpoint.budget.take(declared).await;
+            let body = match read_body(body, limit, timeout, Some(&mut held)).await {
                 Ok(body) => body,
                 Err(res) => return res,
             };
@@ -230,9 +240,10 @@ impl RpcService {
             } else {
                 answer
             };
+            drop(held);
             // Held to here, so that a shutdown waits for the answer.
             drop(in_flight);
-            reply::answer(answer)
+            reply::answer_counted(answer, &endpoint.budget)
         })
     }
 
@@ -299,7 +310,7 @@ where
     B::Error: Into<BoxError>,
 {
     let (parts, body, _) = post_body(req, limit)?;
-    Ok((parts, read_body(body, limit, timeout).await?))
+    Ok((parts, read_body(body, limit, timeout, None).await?))
 }
 
 /// A `POST`'s parts and body, when its headers allow the body to be read: a JSON content type
@@ -344,13 +355,14 @@ async fn read_body<B>(
     body: B,
     limit: usize,
     timeout: Duration,
+    held: Option<&mut Held>,
 ) -> Result<hyper::body::Bytes, Response<ResponseBody>>
 where
     B: Body + Send,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let reading = whole(body, limit);
+    let reading = whole(body, limit, held);
     tokio::pin!(reading);
     // A small body has mostly arrived with the headers: read it without arming a timer.
     let read = match futures_util::poll!(reading.as_mut()) {
@@ -361,10 +373,16 @@ where
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(Unread::TooLarge)) => Err(reply::too_large(limit)),
         Ok(Err(Unread::Broken(err))) => {
-            tracing::debug!(error = %err, "request body unreadable");
+            tracing::warn!(error = %err, "request body unreadable: answered 400");
             Err(reply::unreadable_body())
         }
-        Err(_) => Err(reply::body_timed_out()),
+        Err(_) => {
+            tracing::warn!(
+                limit = ?timeout,
+                "request body too slow: answered 408 (raise `body_read_timeout` to wait longer)"
+            );
+            Err(reply::body_timed_out())
+        }
     }
 }
 
@@ -379,13 +397,19 @@ enum Unread {
 /// A body's bytes, at most `limit` of them (every frame counted, so a chunked body stops at the
 /// cap too). A body of one frame, as nearly every request's is, is that frame's bytes as they
 /// are; the frames of a longer one are copied together.
-async fn whole<B>(body: B, limit: usize) -> Result<hyper::body::Bytes, Unread>
+async fn whole<B>(
+    body: B,
+    limit: usize,
+    mut held: Option<&mut Held>,
+) -> Result<hyper::body::Bytes, Unread>
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
     let mut body = std::pin::pin!(body);
     let (mut first, mut joined, mut len) = (hyper::body::Bytes::new(), Vec::new(), 0usize);
+    // What `held` counts already: the length the body announced.
+    let mut counted = held.as_ref().map_or(0, |held| held.bytes());
     // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not asked
     // for one more frame.
     while !body.is_end_stream() {
@@ -399,6 +423,12 @@ where
         len = len.saturating_add(data.remaining());
         if len > limit {
             return Err(Unread::TooLarge);
+        }
+        if let Some(held) = held.as_deref_mut()
+            && len > counted
+        {
+            held.grow(len - counted);
+            counted = len;
         }
         if first.is_empty() && joined.is_empty() {
             first = data.copy_to_bytes(data.remaining());
@@ -562,6 +592,7 @@ mod tests {
         RpcService::new(
             methods,
             max_message_size,
+            ServerBudget::new(1 << 20),
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
             None,

@@ -27,6 +27,8 @@ use tokio::io::AsyncWrite;
 use tokio::sync::Notify;
 use tokio::time::Sleep;
 
+use crate::server::ServerBudget;
+
 /// The room a connection's outgoing texts take, in bytes.
 #[derive(Debug)]
 pub(crate) struct Budget {
@@ -36,17 +38,26 @@ pub(crate) struct Budget {
     room: Notify,
     /// Woken (with a stored permit) when room is given back: the loop, to resume reading.
     resume: Notify,
+    /// The budget of the server the connection belongs to, which counts its bytes too.
+    server: Option<Arc<ServerBudget>>,
 }
 
 impl Budget {
-    /// Room for `limit` bytes.
-    pub(crate) fn new(limit: usize) -> Self {
+    /// Room for `limit` bytes, counted in `server`'s budget too.
+    pub(crate) fn new(limit: usize, server: Option<Arc<ServerBudget>>) -> Self {
         Self {
             limit,
             held: AtomicUsize::new(0),
             room: Notify::new(),
             resume: Notify::new(),
+            server,
         }
+    }
+
+    /// Whether the connection may read more: less than half its watermark is taken (the rest
+    /// is for the answers of calls running), and its server's budget is not full.
+    pub(crate) fn may_read(&self) -> bool {
+        self.held() <= self.limit / 2 && !self.server.as_ref().is_some_and(|s| s.is_full())
     }
 
     /// The room in all, in bytes.
@@ -73,15 +84,23 @@ impl Budget {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => {
+                    if let Some(server) = &self.server {
+                        server.force(bytes);
+                    }
+                    return true;
+                }
                 Err(now) => held = now,
             }
         }
     }
 
-    /// Counts `bytes` whether or not there is room: the loop's own small replies.
+    /// Counts `bytes` whether or not there is room: answers, and the loop's own small replies.
     pub(crate) fn force(&self, bytes: usize) {
         self.held.fetch_add(bytes, Ordering::AcqRel);
+        if let Some(server) = &self.server {
+            server.force(bytes);
+        }
     }
 
     /// Waits for room for `bytes` (for a message larger than all the room, until nothing else
@@ -105,13 +124,23 @@ impl Budget {
             return;
         }
         self.held.fetch_sub(bytes, Ordering::AcqRel);
+        if let Some(server) = &self.server {
+            server.give_back(bytes);
+        }
         self.room.notify_waiters();
         self.resume.notify_one();
     }
 
-    /// Resolves after room was given back (at once if some was since the last call).
+    /// Resolves after room was given back here (at once if some was since the last call), or in
+    /// the server's budget, or at once if the connection [may read](Self::may_read).
     pub(crate) async fn given_back(&self) {
-        self.resume.notified().await;
+        let Some(server) = &self.server else {
+            return self.resume.notified().await;
+        };
+        tokio::select! {
+            () = self.resume.notified() => {}
+            () = server.given_back(|| self.may_read()) => {}
+        }
     }
 }
 
@@ -252,7 +281,7 @@ mod tests {
 
     #[test]
     fn room_is_taken_and_given_back() {
-        let budget = Budget::new(10);
+        let budget = Budget::new(10, None);
         assert!(budget.try_take(6));
         assert!(!budget.try_take(5));
         budget.force(5);
@@ -268,7 +297,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_taker_gets_room_given_back() {
-        let budget = std::sync::Arc::new(Budget::new(10));
+        let budget = std::sync::Arc::new(Budget::new(10, None));
         assert!(budget.take(11).await);
         budget.give_back(11);
         assert!(budget.try_take(8));

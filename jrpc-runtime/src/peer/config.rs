@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use super::Cancellation;
-use crate::server::{Limits, limit_setters};
+use crate::server::{Limits, ServerBudget, limit_setters};
 use crate::{ConfigError, Context, Transport};
 
 /// How messages are framed on a byte stream.
@@ -84,6 +84,8 @@ pub struct PeerConfig {
     /// Where outgoing call ids come from: the connection's own counter, or one shared by the
     /// connections whose answers arrive through one router (an HTTP endpoint's event streams).
     pub(super) ids: Option<Arc<AtomicI64>>,
+    /// The byte budget of the server the connection belongs to, which counts its bytes too.
+    pub(super) server_budget: Option<Arc<ServerBudget>>,
 }
 
 impl Default for PeerConfig {
@@ -104,6 +106,7 @@ impl Default for PeerConfig {
             lifetime: Lifetime::UntilInputEnds,
             context: Context::new(Transport::Stream),
             ids: None,
+            server_budget: None,
         }
     }
 }
@@ -195,6 +198,13 @@ impl PeerConfig {
     #[cfg(feature = "http")]
     pub(crate) fn with_ids(mut self, ids: Arc<AtomicI64>) -> Self {
         self.ids = Some(ids);
+        self
+    }
+
+    /// This configuration counting its connections' bytes in `budget`, a server's.
+    #[cfg(any(feature = "http", feature = "ws"))]
+    pub(crate) fn with_server_budget(mut self, budget: Arc<ServerBudget>) -> Self {
+        self.server_budget = Some(budget);
         self
     }
 

@@ -219,7 +219,6 @@ impl Connection {
             // Reading makes answers: it pauses while half the budget is taken, keeping the other half
             // for the answers of calls already running.
             let budget = Arc::clone(&shared.budget);
-            let read_budget = budget.limit() / 2;
             let mut overflowed = Woken::new(shared.overflowed.notified());
             // An error's kind tells the layer above what happened: `QuotaExceeded` for a peer that
             // does not read (its budget or queue overflowed), `TimedOut` for a drain that ran out.
@@ -234,7 +233,7 @@ impl Connection {
                     break Ok(());
                 }
                 let outbox = self.outbox.len();
-                let room_to_read = budget.held() <= read_budget;
+                let room_to_read = budget.may_read();
                 tokio::select! {
                     biased;
                     () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),

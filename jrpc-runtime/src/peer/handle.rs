@@ -282,7 +282,10 @@ impl Peer {
             transport: config.context.transport(),
             overflowed: Notify::new(),
             overflow_reason: Mutex::new(None),
-            budget: Arc::new(Budget::new(config.max_buffered)),
+            budget: Arc::new(Budget::new(
+                config.max_buffered,
+                config.server_budget.clone(),
+            )),
             max_message_size: config.max_message_size,
             handling: AtomicUsize::new(0),
             pushes: AtomicU64::new(0),
