@@ -354,16 +354,28 @@ impl Peer {
     }
 
     /// Queues `text`, a message written elsewhere (an answer the transport's dispatch made),
-    /// behind everything sent so far, taking its room in the budget as a push does.
+    /// behind everything sent so far. It is an answer: counted in the budget, never refused for
+    /// room (it waits for room in a full queue).
     ///
     /// # Errors
     ///
-    /// As a notification's: the connection is closed, or (under [`Overflow::Close`]) the text
-    /// found no room.
+    /// [`ClientError::Closed`] when the connection is closed.
     #[cfg(feature = "http")]
     pub(crate) async fn send_text(&self, what: &str, text: String) -> Result<(), ClientError> {
+        let closed = || ClientError::Closed {
+            method: what.to_owned(),
+        };
+        let tx = self.tx.get().ok_or_else(closed)?;
+        self.shared.pushes.fetch_add(1, Ordering::AcqRel);
         let bytes = text.len();
-        self.send(what, Command::Notify { text }, bytes).await
+        self.shared.budget.force(bytes);
+        // Given back if the text is dropped on the way.
+        let room = Room::taken(&self.shared.budget, bytes);
+        tx.send(Command::Notify { text })
+            .await
+            .map_err(|_| closed())?;
+        room.keep();
+        Ok(())
     }
 
     /// The connection's byte budget: for a sink that gives back its room itself (a WebSocket's
