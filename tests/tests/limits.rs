@@ -225,15 +225,67 @@ async fn large_bodies_at_once_are_held_to_the_budget_and_all_answered() {
     assert!((1..=4).contains(&most), "{most} bodies were held at once");
 }
 
-/// 200 clients that ask for 4 MiB answers and never read: the server holds at most its budget
-/// (plus a stated allowance), a well-behaved client is still answered, and each non-reader is
-/// cut once a write has waited `write_timeout`.
+/// A masked text frame, as a client sends it.
+fn text_frame(payload: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0x81, 0x80 | 127];
+    frame.extend_from_slice(&(payload.len() as u64).to_be_bytes());
+    let mask = [0x12, 0x34, 0x56, 0x78];
+    frame.extend_from_slice(&mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    frame
+}
+
+/// A client with a small receive window (so that the kernel does not take whole answers for it)
+/// that asks for three 4 MiB answers, over HTTP or WebSocket, and never reads one; it returns
+/// once the server has dropped it (a write fails).
+async fn non_reader(addr: std::net::SocketAddr, websocket: bool) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(16 * 1024).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let call = r#"{"jsonrpc":"2.0","method":"big","params":[4194304],"id":1}"#;
+    let (request, probe) = if websocket {
+        let upgrade = format!(
+            "GET /ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        );
+        stream.write_all(upgrade.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            head.push(tokio::io::AsyncReadExt::read_u8(&mut stream).await.unwrap());
+        }
+        assert!(head.starts_with(b"HTTP/1.1 101"));
+        let probe = text_frame(br#"{"jsonrpc":"2.0","method":"nothing"}"#);
+        (text_frame(call.as_bytes()), probe)
+    } else {
+        (post_json(call), b"\r\n".to_vec())
+    };
+    for _ in 0..3 {
+        if stream.write_all(&request).await.is_err() {
+            return;
+        }
+    }
+    // Never read; probe until the server has dropped the connection.
+    while stream.write_all(&probe).await.is_ok() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// 200 clients that ask for 4 MiB answers and never read, over HTTP and over WebSocket: the
+/// server holds at most its budget (plus a stated allowance), a well-behaved client is still
+/// answered, and each non-reader is cut once a write has waited `write_timeout`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_readers_are_held_to_the_budget_and_cut_at_the_write_timeout() {
     let _alone = ONE_AT_A_TIME.lock().await;
+    for websocket in [false, true] {
+        non_readers_over(websocket).await;
+    }
+}
+
+async fn non_readers_over(websocket: bool) {
     const BUDGET: usize = 64 * MIB;
     // What the budget does not count: an answer being made (its string, then its text), the
-    // answers of the calls running when the budget filled, and the allocator's free pages.
+    // answers of the calls running when the budget filled, a WebSocket message read while the
+    // budget had room, and the allocator's free pages.
     const ALLOWANCE: usize = 96 * MIB;
     const CLIENTS: usize = 200;
     let mut methods = Methods::new();
@@ -259,43 +311,24 @@ async fn non_readers_are_held_to_the_budget_and_cut_at_the_write_timeout() {
             }
         }
     });
-    let request = post_json(r#"{"jsonrpc":"2.0","method":"big","params":[4194304],"id":1}"#);
-    let mut readers_cut = Vec::new();
-    for _ in 0..CLIENTS {
-        let socket = tokio::net::TcpSocket::new_v4().unwrap();
-        // A small window, so that the kernel does not take a whole answer for the client.
-        socket.set_recv_buffer_size(16 * 1024).unwrap();
-        let mut stream = socket.connect(addr).await.unwrap();
-        let request = request.clone();
-        readers_cut.push(tokio::spawn(async move {
-            // Two calls each: answers that wait, and a next request behind them.
-            for _ in 0..2 {
-                if stream.write_all(&request).await.is_err() {
-                    return;
-                }
-            }
-            // Never read; wait for the server to drop the connection.
-            loop {
-                let probe = stream.write_all(b"\r\n").await;
-                if probe.is_err() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }));
-    }
+    let readers: Vec<_> = (0..CLIENTS)
+        .map(|_| tokio::spawn(non_reader(addr, websocket)))
+        .collect();
     // A well-behaved client is still answered.
     let client = HttpClient::new(&format!("http://{addr}/rpc")).unwrap();
     let sum: i64 = bounded(client.call("add", [2, 3])).await.unwrap();
     assert_eq!(sum, 5);
-    for cut in readers_cut {
-        bounded(cut).await.unwrap();
+    for reader in readers {
+        bounded(reader).await.unwrap();
     }
     sampling.abort();
     if let Some(before) = before {
         let before = usize::try_from(before).unwrap_or(0);
         let grown = peak.load(Ordering::SeqCst).saturating_sub(before);
-        eprintln!("{CLIENTS} non-readers: peak RSS growth {} MiB", grown / MIB);
+        eprintln!(
+            "{CLIENTS} non-readers (websocket: {websocket}): peak RSS growth {} MiB",
+            grown / MIB
+        );
         assert!(
             grown < BUDGET + ALLOWANCE,
             "grew by {} MiB against a budget of {} MiB",

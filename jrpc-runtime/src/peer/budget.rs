@@ -144,6 +144,16 @@ impl Budget {
     }
 }
 
+impl Drop for Budget {
+    /// What the connection still held when it ended (texts never written) leaves the server's
+    /// budget with it.
+    fn drop(&mut self) {
+        if let Some(server) = &self.server {
+            server.give_back(*self.held.get_mut());
+        }
+    }
+}
+
 /// Room taken in a budget for a text on its way to the loop: given back if the text is dropped
 /// on the way (a call given up while it waits for the queue, a cancelled call's answer), unless
 /// [`keep`](Room::keep) says the loop has it.

@@ -201,6 +201,12 @@ impl PeerConfig {
         self
     }
 
+    /// The byte budget of the server the connection belongs to.
+    #[cfg(feature = "ws")]
+    pub(crate) fn server_budget(&self) -> Option<&Arc<ServerBudget>> {
+        self.server_budget.as_ref()
+    }
+
     /// This configuration counting its connections' bytes in `budget`, a server's.
     #[cfg(any(feature = "http", feature = "ws"))]
     pub(crate) fn with_server_budget(mut self, budget: Arc<ServerBudget>) -> Self {

@@ -13,8 +13,9 @@
     allow(dead_code, reason = "each server uses its part")
 )]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use tokio::sync::Notify;
 
@@ -50,6 +51,8 @@ pub(crate) struct ServerBudget {
     /// How many wait for bytes: only then does giving back wake anyone (a lock, which every
     /// request would otherwise take).
     waiting: AtomicUsize,
+    /// Tasks polling for room ([`poll_room`](Self::poll_room)): a WebSocket's pump.
+    wakers: Mutex<Vec<Waker>>,
 }
 
 impl ServerBudget {
@@ -60,6 +63,7 @@ impl ServerBudget {
             held: AtomicUsize::new(0),
             freed: Notify::new(),
             waiting: AtomicUsize::new(0),
+            wakers: Mutex::new(Vec::new()),
         })
     }
 
@@ -88,6 +92,31 @@ impl ServerBudget {
         self.held.fetch_sub(bytes, Ordering::SeqCst);
         if self.waiting.load(Ordering::SeqCst) > 0 {
             self.freed.notify_waiters();
+            let wakers = std::mem::take(&mut *self.wakers());
+            self.waiting.fetch_sub(wakers.len(), Ordering::SeqCst);
+            for waker in wakers {
+                waker.wake();
+            }
+        }
+    }
+
+    fn wakers(&self) -> MutexGuard<'_, Vec<Waker>> {
+        self.wakers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ready while the budget is not full; else this task is woken when bytes are given back.
+    pub(crate) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<()> {
+        if !self.is_full() {
+            return Poll::Ready(());
+        }
+        self.wakers().push(cx.waker().clone());
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Looked at again once counted: bytes given back in between are not missed (the waker
+        // left behind is woken for nothing, once).
+        if self.is_full() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
         }
     }
 

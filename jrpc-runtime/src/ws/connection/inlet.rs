@@ -95,9 +95,18 @@ impl Inlet {
                     break None;
                 }
                 self.link.bytes.fetch_add(text.len(), Ordering::AcqRel);
+                if let Some(server) = &self.link.server {
+                    server.force(text.len());
+                }
                 run.push(Input::Frame(Frame::Message(text)));
             }
             if run.len() + answered == RUN {
+                break None;
+            }
+            // While the server's budget is spent, the socket is not read.
+            if let Some(server) = &self.link.server
+                && server.poll_room(cx).is_pending()
+            {
                 break None;
             }
             let Poll::Ready(message) = ws.poll_next_unpin(cx) else {
@@ -222,7 +231,7 @@ mod tests {
         }
         client.flush().await.unwrap();
         let server = WebSocketStream::from_raw_socket(server, Role::Server, None).await;
-        let link = Link::new();
+        let link = Link::new(None);
         let (frames_tx, frames_rx) = ends(&link, Link::inbound);
         let reader = Reader {
             frames: frames_rx,

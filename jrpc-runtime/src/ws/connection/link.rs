@@ -12,6 +12,7 @@ use futures_util::task::AtomicWaker;
 
 use crate::framing::Frame;
 use crate::peer::Input;
+use crate::server::ServerBudget;
 
 /// Messages that cross at most in one go, either way: a run of messages read (or written)
 /// together crosses with one wake-up of the other task.
@@ -34,15 +35,18 @@ pub(super) struct Link {
     pub(super) bytes: AtomicUsize,
     /// The pump, waiting while a message would pass the room.
     pub(super) taken: AtomicWaker,
+    /// The server's byte budget, which counts the messages handed across until taken.
+    pub(super) server: Option<Arc<ServerBudget>>,
 }
 
 impl Link {
-    pub(super) fn new() -> Arc<Self> {
+    pub(super) fn new(server: Option<Arc<ServerBudget>>) -> Arc<Self> {
         Arc::new(Self {
             inbound: Lane::default(),
             outbound: Lane::default(),
             bytes: AtomicUsize::new(0),
             taken: AtomicWaker::new(),
+            server,
         })
     }
 
@@ -52,6 +56,15 @@ impl Link {
 
     pub(super) fn outbound(&self) -> &Lane<String> {
         &self.outbound
+    }
+}
+
+impl Drop for Link {
+    /// What was handed across and never taken (the connection ended) leaves the server's budget.
+    fn drop(&mut self) {
+        if let Some(server) = &self.server {
+            server.give_back(*self.bytes.get_mut());
+        }
     }
 }
 
@@ -317,6 +330,9 @@ impl futures_util::Stream for Reader {
                 if let Input::Frame(Frame::Message(text)) = &frame {
                     let link = &self.frames.link;
                     link.bytes.fetch_sub(text.len(), Ordering::AcqRel);
+                    if let Some(server) = &link.server {
+                        server.give_back(text.len());
+                    }
                     link.taken.wake();
                 }
                 return Poll::Ready(Some(Ok(frame)));
@@ -338,7 +354,7 @@ mod tests {
     #[test]
     fn a_lane_holds_at_most_its_runs_and_ends_after_them() {
         let cx = TaskContext::from_waker(Waker::noop());
-        let link = Link::new();
+        let link = Link::new(None);
         let (tx, rx) = ends(&link, Link::outbound);
         for text in ["a", "b"] {
             assert!(matches!(tx.lane().poll_room(&cx), Poll::Ready(Ok(()))));
@@ -357,7 +373,7 @@ mod tests {
     #[test]
     fn a_lane_whose_taker_ended_takes_nothing_more() {
         let cx = TaskContext::from_waker(Waker::noop());
-        let link = Link::new();
+        let link = Link::new(None);
         let (tx, rx) = ends(&link, Link::inbound);
         assert!(
             tx.lane()
@@ -383,7 +399,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_lane_wakes_its_taker_and_its_sender() {
-        let link = Link::new();
+        let link = Link::new(None);
         let (tx, rx) = ends(&link, Link::outbound);
         let taker = tokio::spawn(async move {
             let mut taken = Vec::new();
