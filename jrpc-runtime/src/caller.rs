@@ -392,7 +392,7 @@ impl Message {
     pub fn into_result(self) -> Result<Box<RawValue>, ClientError> {
         match self {
             Self::Response { result, .. } => Ok(result),
-            Self::ErrorResponse { error, .. } => Err(ClientError::Failed(error)),
+            Self::ErrorResponse { error, .. } => Err(ClientError::from(error)),
             _ => Err(ClientError::Malformed("expected a response".into())),
         }
     }
@@ -411,7 +411,7 @@ pub(crate) fn match_answers(ids: Vec<Id>, text: &str) -> Result<BatchResults, Cl
     }
     if !text.trim_start().starts_with('[') {
         return Err(match Message::parse(text) {
-            Ok(Message::ErrorResponse { error, .. }) => ClientError::Failed(error),
+            Ok(Message::ErrorResponse { error, .. }) => ClientError::from(error),
             Ok(_) => ClientError::Malformed("a batch was answered with one response".into()),
             Err(_) if text.trim().is_empty() => {
                 ClientError::Malformed(format!("no answer to a batch of {} calls", ids.len()))

@@ -62,6 +62,12 @@ pub enum ClientError {
     /// `Serialize` impl that failed); nothing was sent.
     #[error("params could not be encoded: {0}")]
     Encode(String),
+    /// The server ran the call, but its answer was larger than the server's
+    /// `max_message_size`, so it answered this error instead
+    /// ([`ErrorCode::RESPONSE_TOO_LARGE`](crate::ErrorCode::RESPONSE_TOO_LARGE)): ask for less, or
+    /// raise the server's limit.
+    #[error("the answer was too large to send: {0}")]
+    AnswerTooLarge(RpcError),
     /// The transport failed (I/O, HTTP status, connection refused, ...).
     #[error("transport: {0}")]
     Transport(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -71,15 +77,21 @@ impl ClientError {
     /// The server's error object, when the call failed with one.
     pub fn rpc_error(&self) -> Option<&RpcError> {
         match self {
-            Self::Failed(err) => Some(err),
+            Self::Failed(err) | Self::AnswerTooLarge(err) => Some(err),
             _ => None,
         }
     }
 }
 
 impl From<RpcError> for ClientError {
+    /// [`AnswerTooLarge`](Self::AnswerTooLarge) for the server's "answer too large" code, else
+    /// [`Failed`](Self::Failed).
     fn from(err: RpcError) -> Self {
-        Self::Failed(err)
+        if err.code() == crate::wire::ErrorCode::RESPONSE_TOO_LARGE {
+            Self::AnswerTooLarge(err)
+        } else {
+            Self::Failed(err)
+        }
     }
 }
 
@@ -168,25 +180,6 @@ pub(crate) mod check {
             return Err(ConfigError::new(
                 key,
                 "must be above zero; use `None` to turn it off",
-            ));
-        }
-        Ok(())
-    }
-
-    /// A byte budget that holds the message being read and one going out: anything less would
-    /// close a connection on its first message of the allowed size.
-    pub(crate) fn budget(
-        key: &'static str,
-        budget: usize,
-        max_message_size: usize,
-    ) -> Result<(), ConfigError> {
-        let least = max_message_size.saturating_mul(2);
-        if budget < least {
-            return Err(ConfigError::new(
-                key,
-                format!(
-                    "must be at least twice `max_message_size` ({least} bytes): room for the message being read and one going out"
-                ),
             ));
         }
         Ok(())

@@ -195,6 +195,7 @@ fn big_server(b: HttpServerBuilder) -> HttpServerBuilder {
     b.free_idle_after(Some(Duration::from_millis(20)))
         .header_read_timeout(Duration::from_millis(200))
         .max_buffered(64 * 1024 * 1024)
+        .max_message_size(32 * 1024 * 1024)
 }
 
 #[test]

@@ -378,8 +378,10 @@ async fn a_get_without_upgrade_headers_is_refused() {
     assert_eq!(envelope["id"], Value::Null);
 }
 
+/// An answer over the cap is not sent: the call is answered `-32008` with its id, and the
+/// connection goes on.
 #[tokio::test]
-async fn an_answer_over_the_cap_closes_with_1011() {
+async fn an_answer_over_the_cap_is_an_error_answer_to_its_call() {
     let mut methods = Methods::new();
     big(&mut methods);
     let server = WsServer::builder(methods)
@@ -393,7 +395,12 @@ async fn an_answer_over_the_cap_closes_with_1011() {
     assert_eq!(ws.next_json().await["result"], "xxxxxxxxxx");
     ws.send_text(r#"{"jsonrpc":"2.0","method":"big","params":[100000],"id":2}"#)
         .await;
-    assert_eq!(ws.close_code().await, 1011);
+    let refused = ws.next_json().await;
+    assert_eq!(refused["error"]["code"], -32008, "{refused}");
+    assert_eq!(refused["id"], 2, "{refused}");
+    ws.send_text(r#"{"jsonrpc":"2.0","method":"big","params":[3],"id":3}"#)
+        .await;
+    assert_eq!(ws.next_json().await["result"], "xxx");
 }
 
 #[tokio::test]

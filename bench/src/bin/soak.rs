@@ -1,11 +1,14 @@
 //! Soak run: starts the `calculator` example and drives it, over 127.0.0.1 only, with a mix of
 //! well-behaved and hostile clients for a bounded time; reports the server's peak RSS, its RSS at
 //! the end, the calls answered and the calls lost. Before the mix it measures, each on a fresh
-//! server, what one WebSocket and one HTTP client that never read make the server hold.
+//! server, what one WebSocket and one HTTP client that never read make the server hold. With
+//! `--only defaults` it measures instead, at the calculator's defaults, 1, 100 and 1 000
+//! clients that ask for 4 MiB answers and never read: the server's peak RSS against its byte
+//! budget, when each is cut, and whether a well-behaved client was refused meanwhile.
 //!
 //! ```text
-//! cargo run --release --bin soak -- [--seconds N] [--calculator PATH] [--only nonreaders|mix]
-//!                                    [--message-bytes B]
+//! cargo run --release --bin soak -- [--seconds N] [--calculator PATH]
+//!                                    [--only nonreaders|mix|defaults] [--message-bytes B]
 //! ```
 
 use std::error::Error;
@@ -246,7 +249,7 @@ fn measure_nonreader(
     let lasted = std::thread::scope(|scope| {
         let sampler = scope.spawn(|| sample_peak(&server, &stop));
         let lasted = runtime.block_on(async {
-            // `bytes` a message (100 KB by default: under the 128 KiB cap), answers for 1 000.
+            // `bytes` a message (100 KB by default), answers for 1 000.
             let mut stream = if websocket {
                 raw_ws(&addr).await?
             } else {
@@ -291,6 +294,199 @@ fn measure_nonreader(
     let (peak, lasted) = lasted?;
     let end = server.rss_kib();
     Ok((before, peak, end, lasted))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Many clients that never read, at the defaults
+// ---------------------------------------------------------------------------------------------
+
+/// The calculator's default byte budget on this machine: a quarter of its memory, 64 MiB to
+/// 1 GiB (what `jrpc_runtime` computes), in MiB.
+fn default_budget_mib() -> u64 {
+    let total_kib: u64 = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(4 << 20);
+    (total_kib / 4 / 1024).clamp(64, 1024)
+}
+
+/// What [`measure_many`] saw.
+struct Many {
+    before: u64,
+    peak: u64,
+    /// Seconds from the start until each non-reader was dropped, in order.
+    cuts: Vec<f64>,
+    answered: u64,
+    failed: u64,
+}
+
+/// One client with a small receive window (so that the kernel does not take whole answers for
+/// it) that sends `calls` twice and never reads; returns when the server dropped it (a write
+/// failed), with the time since `start`.
+async fn never_reads(
+    addr: String,
+    websocket: bool,
+    call: Arc<Vec<u8>>,
+    start: Instant,
+) -> Option<f64> {
+    let socket = tokio::net::TcpSocket::new_v4().ok()?;
+    socket.set_recv_buffer_size(16 * 1024).ok()?;
+    let mut stream = socket.connect(addr.parse().ok()?).await.ok()?;
+    let probe = if websocket {
+        let request = format!(
+            "GET /ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            head.push(stream.read_u8().await.ok()?);
+        }
+        text_frame(br#"{"jsonrpc":"2.0","method":"update","params":[1]}"#)
+    } else {
+        b"\r\n".to_vec()
+    };
+    let deadline = start + Duration::from_secs(600);
+    for _ in 0..2 {
+        if stream.write_all(&call).await.is_err() {
+            return Some(start.elapsed().as_secs_f64());
+        }
+    }
+    while Instant::now() < deadline {
+        if let Ok(Err(_)) =
+            tokio::time::timeout(Duration::from_secs(1), stream.write_all(&probe)).await
+        {
+            return Some(start.elapsed().as_secs_f64());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+/// Starts a fresh calculator at its defaults; `clients` clients each ask for two echoes of
+/// `bytes` and never read, while one well-behaved HTTP and one WebSocket client call `add` in a
+/// loop (each call may wait up to 60 s) until every non-reader is dropped.
+fn measure_many(exe: &Path, websocket: bool, clients: usize, bytes: usize) -> Result<Many> {
+    let server = Calculator::start(exe)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let addr = server.addr.clone();
+    runtime.block_on(async {
+        let mut stream = TcpStream::connect(&addr).await?;
+        stream
+            .write_all(&post(
+                r#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#,
+            ))
+            .await?;
+        read_reply(&mut stream).await.map(drop)
+    })?;
+    std::thread::sleep(Duration::from_millis(300));
+    let before = server.rss_kib();
+    let stop = Arc::new(AtomicBool::new(false));
+    let body = echo_call(1, bytes);
+    let call = Arc::new(if websocket {
+        text_frame(body.as_bytes())
+    } else {
+        post(&body)
+    });
+    let counts = Arc::new(Counts::default());
+    let (peak, cuts) = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| sample_peak(&server, &stop));
+        let cuts = runtime.block_on(async {
+            let start = Instant::now();
+            let done = Arc::new(AtomicBool::new(false));
+            let mut served = Vec::new();
+            for ws in [false, true] {
+                let (addr, counts, done) = (addr.clone(), Arc::clone(&counts), Arc::clone(&done));
+                served.push(tokio::spawn(async move {
+                    let mut n = 0u64;
+                    let mut socket = if ws { ws_connect(&addr).await.ok() } else { None };
+                    let client = TcpStream::connect(&addr).await.ok();
+                    let mut http = client;
+                    while !done.load(Ordering::Relaxed) {
+                        n += 1;
+                        let (call, want) = one_of(n * 4);
+                        let ok = match (ws, socket.as_mut(), http.as_mut()) {
+                            (true, Some(socket), _) => {
+                                matches!(tokio::time::timeout(Duration::from_secs(60), ws_call(socket, &call)).await,
+                                    Ok(Ok(answer)) if answer["result"] == want)
+                            }
+                            (false, _, Some(stream)) => {
+                                let exchange = async {
+                                    stream.write_all(&post(&call.to_string())).await?;
+                                    read_reply(stream).await
+                                };
+                                matches!(tokio::time::timeout(Duration::from_secs(60), exchange).await,
+                                    Ok(Ok((200, body))) if serde_json::from_str::<Value>(&body).is_ok_and(|a| a["result"] == want))
+                            }
+                            _ => false,
+                        };
+                        counts.tally(ok);
+                        if !ok {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }));
+            }
+            let readers: Vec<_> = (0..clients)
+                .map(|_| tokio::spawn(never_reads(addr.clone(), websocket, Arc::clone(&call), start)))
+                .collect();
+            let mut cuts = Vec::new();
+            for reader in readers {
+                if let Ok(Some(at)) = reader.await {
+                    cuts.push(at);
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+            for task in served {
+                let _ = tokio::time::timeout(Duration::from_secs(70), task).await;
+            }
+            cuts
+        });
+        stop.store(true, Ordering::Relaxed);
+        (sampler.join().unwrap_or(0), cuts)
+    });
+    let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    let mut cuts = cuts;
+    cuts.sort_by(f64::total_cmp);
+    Ok(Many {
+        before,
+        peak: peak.max(server.status_kib("VmHWM:")),
+        cuts,
+        answered: get(&counts.answered),
+        failed: get(&counts.lost),
+    })
+}
+
+fn defaults(exe: &Path) -> Result<()> {
+    let bytes = 4 * 1024 * 1024;
+    println!(
+        "clients asking for two 4 MiB echoes each and never reading, at the defaults (budget {} MiB, write_timeout 30 s):",
+        default_budget_mib()
+    );
+    for (name, websocket) in [("WebSocket", true), ("HTTP", false)] {
+        for clients in [1, 100, 1000] {
+            let many = measure_many(exe, websocket, clients, bytes)?;
+            let (first, last) = (
+                many.cuts.first().copied().unwrap_or(f64::NAN),
+                many.cuts.last().copied().unwrap_or(f64::NAN),
+            );
+            println!(
+                "  {name}, {clients}: RSS {} MiB before, peak {} MiB (+{} MiB); {} of {clients} cut, the first after {first:.1} s, the last after {last:.1} s; well-behaved calls answered {}, refused or lost {}",
+                many.before / 1024,
+                many.peak / 1024,
+                many.peak.saturating_sub(many.before) / 1024,
+                many.cuts.len(),
+                many.answered,
+                many.failed
+            );
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -484,10 +680,10 @@ async fn non_reader(addr: String, until: Instant, counts: Arc<Counts>, websocket
     }
 }
 
-/// Messages over the cap (a 200 KB WebSocket frame: close 1009; a 200 KB body: `413`) and
+/// Messages over the cap (an 11 MB WebSocket frame: close 1009; an 11 MB body: `413`) and
 /// malformed ones (not JSON: `-32700`; not a request: `-32600`), each refused as documented.
 async fn hostile_messages(addr: String, until: Instant, counts: Arc<Counts>) {
-    let oversize = echo_call(1, 200_000);
+    let oversize = echo_call(1, 11_000_000);
     while Instant::now() < until {
         let refused = async {
             let mut ws = ws_connect(&addr).await?;
@@ -530,7 +726,7 @@ async fn hostile_messages(addr: String, until: Instant, counts: Arc<Counts>) {
             // A refusal that did not come as documented counts as a lost call.
             _ => counts.tally(false),
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
@@ -675,9 +871,12 @@ fn main() -> Result<()> {
         None => build_calculator()?,
     };
     let only = value("--only");
+    if only.as_deref() == Some("defaults") {
+        return defaults(&exe);
+    }
     let bytes: usize = value("--message-bytes").map_or(Ok(100_000), |s| s.parse())?;
-    if bytes > 130_000 {
-        return Err("--message-bytes must stay under the default cap of 128 KiB".into());
+    if bytes > 10_000_000 {
+        return Err("--message-bytes must stay under the default cap of 10 MiB".into());
     }
     if only.as_deref() != Some("mix") {
         for (name, websocket) in [("WebSocket", true), ("HTTP", false)] {

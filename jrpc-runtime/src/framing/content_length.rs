@@ -127,7 +127,7 @@ impl ContentLength {
 }
 
 impl Default for ContentLength {
-    /// A codec with the [`DEFAULT_MAX_LEN`] body cap (4 MiB).
+    /// A codec with the [`DEFAULT_MAX_LEN`] body cap (10 MiB).
     fn default() -> Self {
         Self::new(DEFAULT_MAX_LEN)
     }
@@ -572,7 +572,7 @@ mod tests {
 
     #[test]
     fn default_caps() {
-        assert_eq!(ContentLength::default().max_len(), 4 * 1024 * 1024);
+        assert_eq!(ContentLength::default().max_len(), 10 * 1024 * 1024);
         assert_eq!(MAX_HEADER_LEN, 8192);
     }
 

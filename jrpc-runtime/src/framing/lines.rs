@@ -111,7 +111,7 @@ impl Lines {
 }
 
 impl Default for Lines {
-    /// A codec with the [`DEFAULT_MAX_LEN`] cap (4 MiB).
+    /// A codec with the [`DEFAULT_MAX_LEN`] cap (10 MiB).
     fn default() -> Self {
         Self::new(DEFAULT_MAX_LEN)
     }
@@ -334,7 +334,7 @@ mod tests {
 
     #[test]
     fn default_cap_is_four_mib() {
-        assert_eq!(Lines::default().max_len(), 4 * 1024 * 1024);
+        assert_eq!(Lines::default().max_len(), 10 * 1024 * 1024);
     }
 
     #[test]

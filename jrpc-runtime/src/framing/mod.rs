@@ -12,7 +12,7 @@
 //! # Size caps
 //!
 //! Both codecs take a mandatory maximum message length (default
-//! [`DEFAULT_MAX_LEN`], 4 MiB). A decoder never buffers more than that cap
+//! [`DEFAULT_MAX_LEN`], 10 MiB). A decoder never buffers more than that cap
 //! (plus a few bytes of framing and whatever the reader handed over in its
 //! last read): an oversize message is skipped as it arrives, never stored.
 //! [`ContentLength`] also caps its header block at [`MAX_HEADER_LEN`].
@@ -83,14 +83,15 @@ pub use lines::Lines;
 
 use std::io;
 
-/// The default maximum message length of both codecs: 4 MiB.
+/// The default maximum message length of both codecs: 10 MiB, the message cap of every
+/// transport (`max_message_size`), as jsonrpsee's.
 ///
 /// Typical JSON-RPC messages are well under a kilobyte; the large ones are an
 /// LSP `textDocument/didOpen` carrying a whole source file or an MCP result
-/// carrying an encoded image, and 4 MiB leaves room for both while bounding
+/// carrying encoded images, and 10 MiB leaves room for both while bounding
 /// what one connection can make the reader hold. Raise it with
 /// [`Lines::new`] / [`ContentLength::new`] where bigger messages are expected.
-pub const DEFAULT_MAX_LEN: usize = 4 * 1024 * 1024;
+pub const DEFAULT_MAX_LEN: usize = 10 * 1024 * 1024;
 
 /// One decoded item: a message, or a message that was skipped.
 ///

@@ -478,7 +478,7 @@ impl HttpClient {
 fn status_failure(status: StatusCode, body: &[u8]) -> ClientError {
     let text = String::from_utf8_lossy(body);
     if let Ok(Message::ErrorResponse { error, .. }) = Message::parse(&text) {
-        return ClientError::Failed(error);
+        return ClientError::from(error);
     }
     let mut end = text.len().min(256);
     while !text.is_char_boundary(end) {
@@ -549,7 +549,7 @@ impl HttpClient {
         match Message::parse(text)? {
             Message::Response { id: got, result } if got == id => Ok(result),
             Message::ErrorResponse { id: got, error } if got == id || got.is_null() => {
-                Err(ClientError::Failed(error))
+                Err(ClientError::from(error))
             }
             Message::Response { id: got, .. } | Message::ErrorResponse { id: got, .. } => Err(
                 ClientError::Malformed(format!("an answer for id {got}, not {id}")),

@@ -18,7 +18,7 @@ use crate::server::ServerTls;
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Shutdown, Slots};
+use crate::server::{Limits, ServerBudget, Shutdown, Slots, default_budget, limit_setters};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 
@@ -28,9 +28,6 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// See [`HttpServerBuilder::free_idle_after`].
 const FREE_IDLE_AFTER: Duration = Duration::from_millis(50);
-
-/// 256 KiB: see [`HttpServerBuilder::max_buffered`].
-const BUDGET: usize = 256 * 1024;
 
 /// Builds an [`HttpServer`]: paths, limits, the drain budget, and the WebSocket path's settings
 /// and topics registry, checked by [`build`](Self::build).
@@ -58,11 +55,10 @@ pub struct HttpServerBuilder {
     rpc_path: String,
     #[cfg(feature = "ws")]
     ws_path: String,
-    max_message_size: usize,
-    max_buffered: usize,
-    write_timeout: Option<Duration>,
-    queue: usize,
-    call_timeout: Option<Duration>,
+    /// The limits of each connection: its `POST`s, SSE answers and WebSocket path.
+    limits: Limits,
+    /// The server's byte budget, in bytes (`None`: the default).
+    server_budget: Option<usize>,
     max_connections: usize,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
@@ -115,11 +111,8 @@ impl HttpServerBuilder {
             rpc_path: "/rpc".to_owned(),
             #[cfg(feature = "ws")]
             ws_path: "/ws".to_owned(),
-            max_message_size: BUDGET / 2,
-            max_buffered: BUDGET,
-            write_timeout: Some(Duration::from_secs(30)),
-            queue: 1024,
-            call_timeout: Some(Duration::from_secs(60)),
+            limits: Limits::DEFAULT,
+            server_budget: None,
             max_connections: 10_000,
             header_read_timeout: READ_TIMEOUT,
             body_read_timeout: READ_TIMEOUT,
@@ -158,12 +151,17 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The largest message taken: a request body, a batch included (default 128 KiB, half of
-    /// [`max_buffered`](Self::max_buffered)); a larger one is answered `413`. The cap is checked
-    /// against `Content-Length` before anything is read, and counted while a chunked body
-    /// arrives, so a body is never held past it. Raise `max_buffered` with it.
-    pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.max_message_size = bytes;
+    limit_setters!(limits);
+
+    /// The bytes the server may hold for all its clients together (default: a quarter of the
+    /// machine's memory, at least 64 MiB and at most 1 GiB): request bodies being read, and
+    /// answers and pushes not yet written, on every connection. When it is spent, new bodies
+    /// and messages wait (their sockets are not read) until clients take what waits for them or
+    /// are cut at `write_timeout`; nothing is refused for it. Calls already running finish, so
+    /// the server holds at most this plus their answers. Its WebSocket path shares it. See the
+    /// [`server`](crate::server) module docs, "Memory".
+    pub fn server_budget(mut self, bytes: usize) -> Self {
+        self.server_budget = Some(bytes);
         self
     }
 
@@ -179,23 +177,6 @@ impl HttpServerBuilder {
     /// the process's descriptor limit (`ulimit -n`) above the cap.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
-        self
-    }
-
-    /// What a connection may hold for its client, in bytes (default 256 KiB; at the
-    /// `max_connections` default that is 2.5 GiB at most, whatever clients do). It covers the body
-    /// being read, counted at [`max_message_size`](Self::max_message_size), and the reply not yet
-    /// written; so it must be at least twice `max_message_size`.
-    ///
-    /// Besides it, [`HttpServer`] reads at most 64 KiB ahead of the request it serves (pipelined
-    /// requests), which is also the largest request head it takes.
-    ///
-    /// An answer larger than what is left (`max_buffered` less `max_message_size`) is not held:
-    /// the request is answered `500` with `-32603` saying so, and `Connection: close`. A
-    /// WebSocket on [`ws_path`](Self::ws_path) has its own budget, in
-    /// [`WsSettings::max_buffered`](crate::ws::WsSettings::max_buffered).
-    pub fn max_buffered(mut self, bytes: usize) -> Self {
-        self.max_buffered = bytes;
         self
     }
 
@@ -226,32 +207,6 @@ impl HttpServerBuilder {
     /// slot (and delay a shutdown's drain) for as long as they trickle.
     pub fn body_read_timeout(mut self, limit: Duration) -> Self {
         self.body_read_timeout = limit;
-        self
-    }
-
-    /// The longest a reply's write may go without the client taking a single byte (default
-    /// 30 s). Then the connection is dropped, so that a client that sends and never reads holds
-    /// neither its answer nor its connection slot for good; `None` never drops it. One upgraded
-    /// to WebSocket
-    /// keeps this deadline besides its own ([`WsSettings::write_timeout`](crate::ws::WsSettings::write_timeout)):
-    /// the shorter one applies.
-    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.write_timeout = limit;
-        self
-    }
-
-    /// How many messages a handler may have waiting to be sent on its request's SSE answer
-    /// (default 1 024): its notifications and calls, then its answer. Past it, or past
-    /// [`max_buffered`](Self::max_buffered) bytes, the stream ends (the client is not reading).
-    pub fn queue(mut self, messages: usize) -> Self {
-        self.queue = messages;
-        self
-    }
-
-    /// How long a call from a handler to its client, during an SSE answer, waits for the client
-    /// to post its answer back (default 60 s); `None` waits forever.
-    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.call_timeout = limit;
         self
     }
 
@@ -405,13 +360,15 @@ impl HttpServerBuilder {
         #[cfg(feature = "ws")]
         let ws = WsServer::builder(methods.clone())
             .settings(builder.websocket)
+            .base_limits(builder.limits)
+            .budget_with(Arc::clone(&parts.budget))
             .topics(builder.topics.unwrap_or_default())
             .shutdown_with(&ShutdownHandle::new(Arc::clone(&shutdown)))
             .build()?;
         let endpoint = RpcService::new(
             methods,
             parts.max_message_size,
-            parts.max_buffered - parts.max_message_size,
+            parts.budget,
             parts.body_read_timeout,
             shutdown,
             builder.context_hook,
@@ -442,8 +399,9 @@ pub(crate) struct Checked {
     /// The table, its handler timeout and batch policy set.
     pub(crate) methods: Methods,
     pub(crate) max_message_size: usize,
-    pub(crate) max_buffered: usize,
     pub(crate) write_timeout: Option<Duration>,
+    /// The byte budget the server's connections share.
+    pub(crate) budget: Arc<ServerBudget>,
     /// The connection settings of an SSE answer.
     pub(crate) streams: PeerConfig,
     pub(crate) max_connections: usize,
@@ -459,15 +417,12 @@ impl HttpServerBuilder {
     /// Checks every setting but the paths and the WebSocket's (those [`build`](Self::build)
     /// checks), naming the first out of range as `build` does.
     pub(crate) fn checked(mut self) -> Result<Checked, ConfigError> {
-        check::at_least_one("max_message_size", self.max_message_size)?;
-        check::budget("max_buffered", self.max_buffered, self.max_message_size)?;
-        check::optional_limit("write_timeout", self.write_timeout)?;
-        let streams = stream_config(
-            self.max_message_size,
-            self.max_buffered,
-            self.queue,
-            self.call_timeout,
-        )?;
+        let limits = self.limits;
+        limits.check()?;
+        let budget_bytes = self.server_budget.unwrap_or_else(default_budget);
+        check::at_least_one("server_budget", budget_bytes)?;
+        let budget = ServerBudget::new(budget_bytes);
+        let streams = stream_config(limits)?.with_server_budget(Arc::clone(&budget));
         check::permits("max_connections", self.max_connections)?;
         check::limit("header_read_timeout", self.header_read_timeout)?;
         check::limit("body_read_timeout", self.body_read_timeout)?;
@@ -494,9 +449,9 @@ impl HttpServerBuilder {
         }
         Ok(Checked {
             methods,
-            max_message_size: self.max_message_size,
-            max_buffered: self.max_buffered,
-            write_timeout: self.write_timeout,
+            max_message_size: limits.get_max_message_size(),
+            write_timeout: limits.get_write_timeout(),
+            budget,
             streams,
             max_connections: self.max_connections,
             header_read_timeout: self.header_read_timeout,
@@ -539,7 +494,7 @@ mod tests {
         assert_eq!(key_of(b().rpc_path("rpc")), "rpc_path");
         assert_eq!(key_of(b().ws_path("/ws?x")), "ws_path");
         assert_eq!(key_of(b().max_message_size(0)), "max_message_size");
-        assert_eq!(key_of(b().max_message_size(1 << 20)), "max_buffered");
+        assert_eq!(key_of(b().max_buffered(0)), "max_buffered");
         assert_eq!(
             key_of(b().write_timeout(Some(Duration::ZERO))),
             "write_timeout"

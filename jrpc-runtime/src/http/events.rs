@@ -306,7 +306,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_sends_its_streams_events_in_order_and_gives_their_room_back() {
-        let budget = Arc::new(Budget::new(1000));
+        let budget = Arc::new(Budget::new(1000, None));
         let log = EventLog::new(0);
         log.open(1);
         log.open(2);
@@ -327,7 +327,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_kept_stream_replays_after_an_event_id_until_pushed_out() {
-        let budget = Arc::new(Budget::new(1000));
+        let budget = Arc::new(Budget::new(1000, None));
         let log = EventLog::new(20);
         log.open(0);
         for n in 0..3 {

@@ -18,18 +18,20 @@
 //! | the same with notifications only | `204` | none |
 //! | another method on the RPC path | `405`, `Allow: POST` | `-32600` |
 //! | a body over `max_message_size` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
-//! | an answer larger than the connection may hold (`max_buffered` less `max_message_size`) | `500`, `Connection: close` | `-32603`, the sizes in `data` |
+//! | a call whose answer is over `max_message_size` | `200` | `-32008` with the call's id (`null` for a batch), the sizes in `data`; the client sees [`ClientError::AnswerTooLarge`](crate::ClientError::AnswerTooLarge) |
 //! | a `content-type` that is not JSON | `415` | `-32600` |
 //! | a body that breaks off (bad chunking, a client gone mid-body) | `400` | `-32600` |
 //! | a body slower than `body_read_timeout` | `408` | `-32600` |
 //! | another path | `404` | `-32600` |
 //! | anything, once a shutdown has begun | `503`, `Connection: close` | `-32000` |
 //!
-//! A client that sends and never reads is dropped once a reply has waited
-//! [`write_timeout`](HttpServerBuilder::write_timeout) (default 30 s) for it to take a byte; what
-//! it can make a connection hold meanwhile is bounded by
-//! [`max_buffered`](HttpServerBuilder::max_buffered) (default 256 KiB). Answers are made whole by
-//! the dispatcher and handed to hyper as one buffer, which it writes without copying.
+//! Bodies and answers up to [`max_message_size`](HttpServerBuilder::max_message_size) (default
+//! 10 MiB) are served, over HTTP/1.1 and HTTP/2 alike. A refusal (`413`, `408`, `400`, `415`) is
+//! logged at WARN with the limit and the setting to raise. A client that sends and never reads
+//! is dropped once a reply has waited [`write_timeout`](HttpServerBuilder::write_timeout)
+//! (default 30 s) for it to take a byte; an HTTP/1.1 connection reads no further request while
+//! its answer waits. Answers are made whole by the dispatcher and handed to hyper as one buffer,
+//! which it writes without copying.
 //!
 //! # Idle connections
 //!
@@ -57,12 +59,13 @@
 //! | --- | --- |
 //! | sends nothing | `200 application/json`, as without the header |
 //! | sends something | `200 text/event-stream`: the events, the answer last |
-//! | sends more than the connection may hold before anything went out | `500`, `-32603`: the answer is lost |
+//! | pushes past the watermark before anything went out | `500`, `-32603`: the answer is lost |
 //!
-//! Events wait for the client within [`max_buffered`](HttpServerBuilder::max_buffered) bytes
-//! and [`queue`](HttpServerBuilder::queue) messages, and their writes keep the
-//! [`write_timeout`](HttpServerBuilder::write_timeout); past either bound the stream's
-//! connection closes (the handler's pushes then fail) and the stream ends after what it holds. A
+//! Events wait for the client below the watermark [`max_buffered`](HttpServerBuilder::max_buffered)
+//! and within [`queue`](HttpServerBuilder::queue) messages, and their writes keep the
+//! [`write_timeout`](HttpServerBuilder::write_timeout); a push past either bound closes the
+//! stream's connection (the handler's pushes then fail) and the stream ends after what it holds;
+//! the answer itself is never refused for room. A
 //! client that goes away before the answer cancels the handler. A handler that pushes in a loop
 //! that never waits should yield (`tokio::task::yield_now`) now and then, so that events go out
 //! as it makes them. A handler's calls wait [`call_timeout`](HttpServerBuilder::call_timeout)
@@ -92,7 +95,7 @@
 //!
 //! | concern | decision |
 //! | --- | --- |
-//! | settings | [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, so one set of limits configures either; `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...), as those names are not used by the HTTP settings. The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
+//! | settings | the limits ([`Limits`](crate::server::Limits): `max_message_size`, `max_buffered`, `max_in_flight`, `queue`, `write_timeout`, `call_timeout`) set on the HTTP builder apply to the WebSocket path too; [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, for what only WebSocket has (pings, idle timeout, buffers) and for limits that differ on `/ws` (a limit it sets wins); `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...). The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
 //! | topics | the server holds a [`Topics`](crate::server::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::Context::subscribe), and [`publish`](crate::server::Topics::publish) on [`HttpServer::topics`] reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
 //! | context | [`map_context`](HttpServerBuilder::map_context) runs once per WebSocket, on the upgrade request, and its context is the base of every call on the connection: an authentication layer in front sees WebSocket clients as it sees HTTP ones. The context also has the upgrade's headers, its `x-request-id` tag and the peer's address. |
 //! | limits | a connection counts against [`max_connections`](HttpServerBuilder::max_connections) from its accept until it closes, as HTTP or as the WebSocket it was upgraded to; it counts once, not once per side. A shutdown waits for it the same way. |

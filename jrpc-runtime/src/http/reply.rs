@@ -5,13 +5,45 @@ use ::http::header::ALLOW;
 use ::http::{HeaderValue, Method, Response, StatusCode};
 use hyper::body::Bytes;
 
+use std::sync::Arc;
+
 pub(crate) use crate::server::reply::{Body as ResponseBody, closing, unavailable};
 use crate::server::reply::{envelope, json, json_type, refusal};
+use crate::server::{Held, ServerBudget};
 use crate::wire::RpcError;
 
 /// `200` with a JSON-RPC answer, as the dispatcher wrote it.
 pub(crate) fn answer(body: Vec<u8>) -> Response<ResponseBody> {
     json(StatusCode::OK, Bytes::from(body))
+}
+
+/// Answers smaller than this are not counted in the server's budget: hyper copies them into its
+/// own buffer as it writes, and counting would cost every request for nothing.
+const COUNTED_FROM: usize = 16 * 1024;
+
+/// `200` with a JSON-RPC answer, counted in the server's `budget` until hyper has written it
+/// (the buffer is freed).
+pub(crate) fn answer_counted(body: Vec<u8>, budget: &Arc<ServerBudget>) -> Response<ResponseBody> {
+    if body.len() < COUNTED_FROM {
+        return answer(body);
+    }
+    let held = budget.hold(body.len());
+    json(
+        StatusCode::OK,
+        Bytes::from_owner(Counted { body, _held: held }),
+    )
+}
+
+/// An answer's bytes, and their count in the server's budget, dropped together.
+struct Counted {
+    body: Vec<u8>,
+    _held: Held,
+}
+
+impl AsRef<[u8]> for Counted {
+    fn as_ref(&self) -> &[u8] {
+        &self.body
+    }
 }
 
 /// `204`: the body held only notifications.
@@ -43,6 +75,10 @@ pub(crate) fn method_not_allowed(method: &Method) -> Response<ResponseBody> {
 
 /// `413`, `-32600`, with the limit in `data`.
 pub(crate) fn too_large(limit: usize) -> Response<ResponseBody> {
+    tracing::warn!(
+        limit,
+        "request body too large: answered 413 (raise `max_message_size` to take it)"
+    );
     closing(refusal(
         StatusCode::PAYLOAD_TOO_LARGE,
         &format!("the body exceeds the limit of {limit} bytes"),
@@ -76,18 +112,6 @@ pub(crate) fn body_timed_out() -> Response<ResponseBody> {
     closing(refusal(
         StatusCode::REQUEST_TIMEOUT,
         "the request body did not arrive in time",
-    ))
-}
-
-/// `500`, `-32603`, `Connection: close`: the answer is larger than what the connection may hold
-/// for its client.
-pub(crate) fn answer_too_large(bytes: usize, room: usize) -> Response<ResponseBody> {
-    let why = format!(
-        "the answer of {bytes} bytes exceeds the {room} bytes a connection may hold for its client (`max_buffered` less `max_message_size`)"
-    );
-    closing(envelope(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        &RpcError::internal().with_data(&why),
     ))
 }
 

@@ -23,7 +23,7 @@ use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::{Context, Methods};
 use crate::peer::PeerConfig;
-use crate::server::{Shutdown, ShutdownHandle, Tracked};
+use crate::server::{Held, ServerBudget, Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
 use crate::wire::{id_of, incoming, is_batch};
@@ -84,8 +84,8 @@ pub struct RpcService {
 struct Endpoint {
     methods: Methods,
     max_message_size: usize,
-    /// The largest answer held for a client: `max_buffered` less `max_message_size`.
-    max_answer: usize,
+    /// The byte budget the server's connections share: bodies wait for it, answers count in it.
+    budget: Arc<ServerBudget>,
     body_read_timeout: Duration,
     shutdown: Arc<Shutdown>,
     tags: Tags,
@@ -103,7 +103,7 @@ impl RpcService {
     pub(crate) fn new(
         methods: Methods,
         max_message_size: usize,
-        max_answer: usize,
+        budget: Arc<ServerBudget>,
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
         context_hook: Option<ContextHook>,
@@ -113,7 +113,7 @@ impl RpcService {
             endpoint: Arc::new(Endpoint {
                 methods,
                 max_message_size,
-                max_answer,
+                budget,
                 body_read_timeout,
                 shutdown,
                 tags: Tags::default(),
@@ -202,7 +202,13 @@ impl RpcService {
         Either::Right(async move {
             let endpoint = &*self.endpoint;
             let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
-            let body = match read_body(body, limit, timeout).await {
+            // The body waits for room in the server's budget before it is read (its socket is
+            // not read meanwhile); the wait is not the client's, so the read timeout starts after.
+            let hint = body.size_hint();
+            let declared = hint.exact().unwrap_or(hint.lower());
+            let declared = usize::try_from(declared).unwrap_or(usize::MAX).min(limit);
+            let mut held = endpoint.budget.take(declared).await;
+            let body = match read_body(body, limit, timeout, Some(&mut held)).await {
                 Ok(body) => body,
                 Err(res) => return res,
             };
@@ -236,35 +242,29 @@ impl RpcService {
             let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
                 return reply::no_content();
             };
-            if answer.len() > endpoint.max_answer {
-                return self.too_large_to_hold(text, answer.len());
-            }
+            let answer = if answer.len() > endpoint.max_message_size {
+                self.too_large(text, answer.len())
+            } else {
+                answer
+            };
+            drop(held);
             // Held to here, so that a shutdown waits for the answer.
             drop(in_flight);
-            reply::answer(answer)
+            reply::answer_counted(answer, &endpoint.budget)
         })
     }
 
-    /// The reply to a request whose answer is larger than a connection may hold: logged, told
-    /// to the observer, and answered `500`.
+    /// The answer that replaces one of `bytes`, larger than `max_message_size`, to the request
+    /// `text`: an error answer to its call, with its id (`null` for a batch), logged.
     #[cold]
-    fn too_large_to_hold(&self, text: &str, bytes: usize) -> Response<ResponseBody> {
-        let endpoint = &*self.endpoint;
+    fn too_large(&self, text: &str, bytes: usize) -> Vec<u8> {
         let request = (!is_batch(text))
             .then(|| incoming::parse_request(text).ok())
             .flatten();
-        let method = request.as_ref().map_or("", |req| &*req.method);
+        let method = request.as_ref().map(|req| &*req.method);
         let id = request.as_ref().and_then(|req| req.id).map(id_of);
-        tracing::warn!(
-            method,
-            bytes,
-            limit = endpoint.max_answer,
-            "answer too large to hold"
-        );
-        endpoint
-            .methods
-            .observe_overflow(method, id.as_ref(), Transport::Http);
-        reply::answer_too_large(bytes, endpoint.max_answer)
+        let limit = self.endpoint.max_message_size;
+        crate::peer::connection::too_large(bytes, limit, method, id.as_ref()).into_bytes()
     }
 }
 
@@ -317,7 +317,7 @@ where
     B::Error: Into<BoxError>,
 {
     let (parts, body, _) = post_body(req, limit)?;
-    Ok((parts, read_body(body, limit, timeout).await?))
+    Ok((parts, read_body(body, limit, timeout, None).await?))
 }
 
 /// A `POST`'s parts and body, when its headers allow the body to be read: a JSON content type
@@ -362,13 +362,14 @@ async fn read_body<B>(
     body: B,
     limit: usize,
     timeout: Duration,
+    held: Option<&mut Held>,
 ) -> Result<hyper::body::Bytes, Response<ResponseBody>>
 where
     B: Body + Send,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let reading = whole(body, limit);
+    let reading = whole(body, limit, held);
     tokio::pin!(reading);
     // A small body has mostly arrived with the headers: read it without arming a timer.
     let read = match futures_util::poll!(reading.as_mut()) {
@@ -379,10 +380,16 @@ where
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(Unread::TooLarge)) => Err(reply::too_large(limit)),
         Ok(Err(Unread::Broken(err))) => {
-            tracing::debug!(error = %err, "request body unreadable");
+            tracing::warn!(error = %err, "request body unreadable: answered 400");
             Err(reply::unreadable_body())
         }
-        Err(_) => Err(reply::body_timed_out()),
+        Err(_) => {
+            tracing::warn!(
+                limit = ?timeout,
+                "request body too slow: answered 408 (raise `body_read_timeout` to wait longer)"
+            );
+            Err(reply::body_timed_out())
+        }
     }
 }
 
@@ -397,13 +404,19 @@ enum Unread {
 /// A body's bytes, at most `limit` of them (every frame counted, so a chunked body stops at the
 /// cap too). A body of one frame, as nearly every request's is, is that frame's bytes as they
 /// are; the frames of a longer one are copied together.
-async fn whole<B>(body: B, limit: usize) -> Result<hyper::body::Bytes, Unread>
+async fn whole<B>(
+    body: B,
+    limit: usize,
+    mut held: Option<&mut Held>,
+) -> Result<hyper::body::Bytes, Unread>
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
     let mut body = std::pin::pin!(body);
     let (mut first, mut joined, mut len) = (hyper::body::Bytes::new(), Vec::new(), 0usize);
+    // What `held` counts already: the length the body announced.
+    let mut counted = held.as_ref().map_or(0, |held| held.bytes());
     // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not asked
     // for one more frame.
     while !body.is_end_stream() {
@@ -417,6 +430,12 @@ where
         len = len.saturating_add(data.remaining());
         if len > limit {
             return Err(Unread::TooLarge);
+        }
+        if let Some(held) = held.as_deref_mut()
+            && len > counted
+        {
+            held.grow(len - counted);
+            counted = len;
         }
         if first.is_empty() && joined.is_empty() {
             first = data.copy_to_bytes(data.remaining());
@@ -580,11 +599,17 @@ mod tests {
         RpcService::new(
             methods,
             max_message_size,
-            max_message_size,
+            ServerBudget::new(1 << 20),
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
             None,
-            sse::stream_config(max_message_size, 2 * max_message_size, 16, None).unwrap(),
+            sse::stream_config(
+                crate::server::Limits::new()
+                    .max_message_size(max_message_size)
+                    .queue(16)
+                    .call_timeout(None),
+            )
+            .unwrap(),
         )
     }
 

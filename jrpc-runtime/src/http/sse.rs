@@ -29,6 +29,7 @@ use crate::framing::Frame;
 use crate::peer::budget::{Budget, Room};
 use crate::peer::handle::one_line;
 use crate::peer::{Peer, PeerConfig};
+use crate::server::Limits;
 use crate::server::reply::{Body, closing, envelope, json};
 use crate::wire::RpcError;
 use crate::wire::{Incoming, id_of, incoming};
@@ -125,17 +126,10 @@ impl Replies {
 /// The settings an event stream's connection runs with: a server's pushes never wait for room
 /// ([`Overflow::Close`](crate::Overflow::Close)), and the room of an event comes back once the
 /// body has sent it.
-pub(crate) fn stream_config(
-    max_message_size: usize,
-    max_buffered: usize,
-    queue: usize,
-    call_timeout: Option<std::time::Duration>,
-) -> Result<PeerConfig, crate::ConfigError> {
+pub(crate) fn stream_config(limits: Limits) -> Result<PeerConfig, crate::ConfigError> {
     Ok(PeerConfig::builder()
-        .max_message_size(max_message_size)
-        .max_buffered(max_buffered)
-        .queue(queue)
-        .call_timeout(call_timeout)
+        .limits(limits)
+        .max_buffered(limits.get_max_buffered())
         .overflow(crate::Overflow::Close)
         .build()?
         .sink_gives_back())
@@ -280,7 +274,7 @@ pub(crate) async fn answer(
             let answer = one_line(answer);
             let _ = answer_slot.set(Bytes::from(answer.clone()));
             // Queued behind what the handler sent; a text that finds no room closes the stream.
-            let _ = peer.send_text("(answer)", answer).await;
+            let _ = peer.send_text("(answer)", answer, true).await;
         }
         // The end of input: the loop writes what is queued, then ends, finishing the stream.
         drop(input);

@@ -127,10 +127,9 @@ impl McpServerBuilder {
     }
 
     /// How many bytes of sent events a session keeps to replay to a client that reconnects with
-    /// `Last-Event-ID` (default 128 KiB, one message of the default size; at the `max_sessions` default, 125 MiB
-    /// in all). Older
-    /// events are dropped; a replay asked from before them ends at once. Zero keeps none (and
-    /// events carry no ids). It must hold a message (`max_message_size`) unless it is zero.
+    /// `Last-Event-ID` (default 128 KiB; at the `max_sessions` default, 125 MiB in all). Older
+    /// events are dropped; a replay asked from before them ends at once, and an event larger
+    /// than the buffer is not kept. Zero keeps none (and events carry no ids).
     pub fn replay_buffer(mut self, bytes: usize) -> Self {
         self.replay_buffer = bytes;
         self
@@ -146,9 +145,10 @@ impl McpServerBuilder {
 
     /// Sets what the endpoint shares with [`HttpServer`]'s, each as
     /// [`HttpServerBuilder`] has it (its default, its check): the largest message
-    /// (`max_message_size`, default 128 KiB); what one stream (a request's SSE answer, or a
-    /// session's GET stream) may hold for its client, `max_buffered` bytes (default 256 KiB) and
-    /// `queue` messages (default 1 024), past which the stream's connection closes; the
+    /// (`max_message_size`, default 10 MiB); what one stream (a request's SSE answer, or a
+    /// session's GET stream) may hold for its client, the watermark `max_buffered` (default
+    /// 256 KiB) and `queue` messages (default 1 024), past which a push closes the stream's
+    /// connection; the
     /// `write_timeout` (default 30 s); `call_timeout`, how long a handler's call to its client
     /// waits (default 60 s); `max_connections` (default 10 000); the header and body read
     /// timeouts; `handler_timeout` and `batches` of the table; `drain_timeout` (default 30 s),
@@ -160,7 +160,7 @@ impl McpServerBuilder {
     /// use jrpc_runtime::mcp::McpServer;
     ///
     /// let err = McpServer::builder(Methods::new())
-    ///     .http(|http| http.max_message_size(1 << 20).max_buffered(1 << 20))
+    ///     .http(|http| http.max_buffered(0))
     ///     .build()
     ///     .unwrap_err();
     /// assert_eq!(err.key(), "max_buffered");
@@ -177,8 +177,7 @@ impl McpServerBuilder {
     /// [`ConfigError`] naming the first setting that is out of range: a `path` not starting with
     /// `/` or holding `?`, `#` or whitespace; an origin that is empty; a zero `max_sessions`,
     /// `session_idle_timeout` or `max_in_flight`; an [`http`](Self::http) setting, for the
-    /// reasons [`HttpServerBuilder::build`] gives; a `replay_buffer` neither zero nor at least
-    /// `max_message_size`.
+    /// reasons [`HttpServerBuilder::build`] gives.
     pub fn build(self) -> Result<McpServer, ConfigError> {
         crate::http::check_path("path", &self.path)?;
         if self.allowed_origins.iter().any(|o| o.trim().is_empty()) {
@@ -188,15 +187,6 @@ impl McpServerBuilder {
         check::limit("session_idle_timeout", self.session_idle_timeout)?;
         check::at_least_one("max_in_flight", self.max_in_flight)?;
         let http = self.http.checked()?;
-        if self.replay_buffer != 0 && self.replay_buffer < http.max_message_size {
-            return Err(ConfigError::new(
-                "replay_buffer",
-                format!(
-                    "must be zero or hold a message of `max_message_size` ({} bytes)",
-                    http.max_message_size
-                ),
-            ));
-        }
         let settings = Settings {
             path: self.path.into(),
             allowed_origins: self.allowed_origins,
@@ -239,14 +229,9 @@ mod tests {
             "session_idle_timeout"
         );
         assert_eq!(key_of(b().max_in_flight(0)), "max_in_flight");
-        assert_eq!(key_of(b().replay_buffer(10)), "replay_buffer");
-        let big = |http: HttpServerBuilder| http.max_message_size(1 << 20).max_buffered(2 << 20);
-        assert_eq!(key_of(b().http(big)), "replay_buffer");
-        assert!(b().http(big).replay_buffer(1 << 20).build().is_ok());
-        assert_eq!(
-            key_of(b().http(|h| h.max_message_size(1 << 20))),
-            "max_buffered"
-        );
+        assert!(b().replay_buffer(10).build().is_ok());
+        assert!(b().build().is_ok());
+        assert_eq!(key_of(b().http(|h| h.max_buffered(0))), "max_buffered");
         assert_eq!(key_of(b().http(|h| h.queue(0))), "queue");
         assert_eq!(
             key_of(b().http(|h| h.call_timeout(Some(Duration::ZERO)))),

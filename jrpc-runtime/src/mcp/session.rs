@@ -269,7 +269,12 @@ mod tests {
     use super::*;
 
     fn sessions(max: usize, idle: Duration) -> Sessions {
-        let streams = sse::stream_config(1024, 4096, 16, None).unwrap();
+        let limits = crate::server::Limits::new()
+            .max_message_size(1024)
+            .max_buffered(4096)
+            .queue(16)
+            .call_timeout(None);
+        let streams = sse::stream_config(limits).unwrap();
         Sessions::new(max, idle, 1024, streams)
     }
 

@@ -1,16 +1,19 @@
-//! What a connection may hold for its peer, in bytes, and the write deadline on a byte stream.
+//! What a connection holds for its peer, in bytes, and the write deadline on a byte stream.
 //!
-//! Every outgoing text takes room in the connection's [`Budget`] before it is queued (an answer
-//! when its handler finishes, a push or a call when a handle sends it) and gives it back once it
+//! Every outgoing text is counted in the connection's [`Budget`] before it is queued (an answer
+//! when its handler finishes, a push or a call when a handle sends it) and given back once it
 //! has left the process: written and flushed to the stream, or (on a WebSocket) to the socket.
-//! The room is `max_buffered` less `max_message_size`, which is kept for the message being read.
+//! The budget's limit is the watermark `max_buffered`: the loop reads while less than half of it
+//! is taken, so a peer that does not read stops being read, rather than being refused.
 //!
-//! | who | when there is no room |
+//! | who | past the watermark |
 //! | --- | --- |
-//! | a finished answer | the connection closes: the answer exists already, and waiting would hold it anyway |
-//! | a push or call under [`Overflow::Close`](super::Overflow::Close) | the connection closes |
-//! | a push or call under [`Overflow::Wait`](super::Overflow::Wait) | it waits for room (one larger than all the room fails with [`ClientError::TooLong`](crate::ClientError::TooLong)) |
-//! | the loop's own replies (refusals, `-32000`) | counted, never refused: they are small, and reading (which makes them) pauses while half the room is taken |
+//! | a finished answer | counted, never refused: the answer exists already, and reading has paused |
+//! | a push or call under [`Overflow::Close`](super::Overflow::Close) | the connection closes: its peer does not keep up |
+//! | a push or call under [`Overflow::Wait`](super::Overflow::Wait) | it waits for room |
+//! | the loop's own replies (refusals, `-32000`) | counted, never refused: they are small |
+//!
+//! A text larger than the whole watermark is taken alone, once nothing else is held.
 
 use std::future::Future;
 use std::io;
@@ -24,6 +27,8 @@ use tokio::io::AsyncWrite;
 use tokio::sync::Notify;
 use tokio::time::Sleep;
 
+use crate::server::ServerBudget;
+
 /// The room a connection's outgoing texts take, in bytes.
 #[derive(Debug)]
 pub(crate) struct Budget {
@@ -33,17 +38,26 @@ pub(crate) struct Budget {
     room: Notify,
     /// Woken (with a stored permit) when room is given back: the loop, to resume reading.
     resume: Notify,
+    /// The budget of the server the connection belongs to, which counts its bytes too.
+    server: Option<Arc<ServerBudget>>,
 }
 
 impl Budget {
-    /// Room for `limit` bytes.
-    pub(crate) fn new(limit: usize) -> Self {
+    /// Room for `limit` bytes, counted in `server`'s budget too.
+    pub(crate) fn new(limit: usize, server: Option<Arc<ServerBudget>>) -> Self {
         Self {
             limit,
             held: AtomicUsize::new(0),
             room: Notify::new(),
             resume: Notify::new(),
+            server,
         }
+    }
+
+    /// Whether the connection may read more: less than half its watermark is taken (the rest
+    /// is for the answers of calls running), and its server's budget is not full.
+    pub(crate) fn may_read(&self) -> bool {
+        self.held() <= self.limit / 2 && !self.server.as_ref().is_some_and(|s| s.is_full())
     }
 
     /// The room in all, in bytes.
@@ -56,11 +70,12 @@ impl Budget {
         self.held.load(Ordering::Acquire)
     }
 
-    /// Takes room for `bytes`, if there is that much.
+    /// Takes room for `bytes`, if there is that much, or if nothing is held: one message larger
+    /// than the watermark goes alone.
     pub(crate) fn try_take(&self, bytes: usize) -> bool {
         let mut held = self.held.load(Ordering::Acquire);
         loop {
-            if held.saturating_add(bytes) > self.limit {
+            if held != 0 && held.saturating_add(bytes) > self.limit {
                 return false;
             }
             match self.held.compare_exchange_weak(
@@ -69,22 +84,28 @@ impl Budget {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => {
+                    if let Some(server) = &self.server {
+                        server.force(bytes);
+                    }
+                    return true;
+                }
                 Err(now) => held = now,
             }
         }
     }
 
-    /// Counts `bytes` whether or not there is room: the loop's own small replies.
+    /// Counts `bytes` whether or not there is room: answers, and the loop's own small replies.
     pub(crate) fn force(&self, bytes: usize) {
         self.held.fetch_add(bytes, Ordering::AcqRel);
+        if let Some(server) = &self.server {
+            server.force(bytes);
+        }
     }
 
-    /// Waits for room for `bytes`; `false` when they are more than all the room.
+    /// Waits for room for `bytes` (for a message larger than all the room, until nothing else
+    /// is held); always `true` once it has it.
     pub(crate) async fn take(&self, bytes: usize) -> bool {
-        if bytes > self.limit {
-            return false;
-        }
         loop {
             let freed = self.room.notified();
             tokio::pin!(freed);
@@ -103,13 +124,33 @@ impl Budget {
             return;
         }
         self.held.fetch_sub(bytes, Ordering::AcqRel);
+        if let Some(server) = &self.server {
+            server.give_back(bytes);
+        }
         self.room.notify_waiters();
         self.resume.notify_one();
     }
 
-    /// Resolves after room was given back (at once if some was since the last call).
+    /// Resolves after room was given back here (at once if some was since the last call), or in
+    /// the server's budget, or at once if the connection [may read](Self::may_read).
     pub(crate) async fn given_back(&self) {
-        self.resume.notified().await;
+        let Some(server) = &self.server else {
+            return self.resume.notified().await;
+        };
+        tokio::select! {
+            () = self.resume.notified() => {}
+            () = server.given_back(|| self.may_read()) => {}
+        }
+    }
+}
+
+impl Drop for Budget {
+    /// What the connection still held when it ended (texts never written) leaves the server's
+    /// budget with it.
+    fn drop(&mut self) {
+        if let Some(server) = &self.server {
+            server.give_back(*self.held.get_mut());
+        }
     }
 }
 
@@ -250,7 +291,7 @@ mod tests {
 
     #[test]
     fn room_is_taken_and_given_back() {
-        let budget = Budget::new(10);
+        let budget = Budget::new(10, None);
         assert!(budget.try_take(6));
         assert!(!budget.try_take(5));
         budget.force(5);
@@ -258,12 +299,17 @@ mod tests {
         budget.give_back(11);
         assert!(budget.try_take(10));
         assert_eq!(budget.held(), 10);
+        budget.give_back(10);
+        // Alone, a message larger than the watermark is taken whole.
+        assert!(budget.try_take(25));
+        assert!(!budget.try_take(1));
     }
 
     #[tokio::test]
-    async fn a_waiting_taker_gets_room_given_back_and_too_much_is_refused() {
-        let budget = std::sync::Arc::new(Budget::new(10));
-        assert!(!budget.take(11).await);
+    async fn a_waiting_taker_gets_room_given_back() {
+        let budget = std::sync::Arc::new(Budget::new(10, None));
+        assert!(budget.take(11).await);
+        budget.give_back(11);
         assert!(budget.try_take(8));
         let waiter = tokio::spawn({
             let budget = std::sync::Arc::clone(&budget);

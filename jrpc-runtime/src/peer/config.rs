@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::Cancellation;
 use crate::dispatch::Context;
 use crate::error::ConfigError;
-use crate::error::check;
+use crate::server::{Limits, ServerBudget, limit_setters};
 use crate::transport::Transport;
 
 /// How messages are framed on a byte stream.
@@ -86,6 +86,8 @@ pub struct PeerConfig {
     /// Where outgoing call ids come from: the connection's own counter, or one shared by the
     /// connections whose answers arrive through one router (an HTTP endpoint's event streams).
     pub(super) ids: Option<Arc<AtomicI64>>,
+    /// The byte budget of the server the connection belongs to, which counts its bytes too.
+    pub(super) server_budget: Option<Arc<ServerBudget>>,
 }
 
 impl Default for PeerConfig {
@@ -93,12 +95,12 @@ impl Default for PeerConfig {
     fn default() -> Self {
         Self {
             framing: Framing::Lines,
-            call_timeout: Some(Duration::from_secs(60)),
-            max_in_flight: 128,
-            queue: 1024,
-            max_message_size: crate::framing::DEFAULT_MAX_LEN,
-            max_buffered: 4 * crate::framing::DEFAULT_MAX_LEN,
-            write_timeout: Some(Duration::from_secs(30)),
+            call_timeout: LIMITS.get_call_timeout(),
+            max_in_flight: LIMITS.get_max_in_flight(),
+            queue: LIMITS.get_queue(),
+            max_message_size: LIMITS.get_max_message_size(),
+            max_buffered: PEER_WATERMARK,
+            write_timeout: LIMITS.get_write_timeout(),
             sink_gives_back: false,
             cancellation: Cancellation::Off,
             drain_timeout: Duration::from_secs(10),
@@ -106,15 +108,25 @@ impl Default for PeerConfig {
             lifetime: Lifetime::UntilInputEnds,
             context: Context::new(Transport::Stream),
             ids: None,
+            server_budget: None,
         }
     }
 }
+
+/// The limits at their defaults.
+const LIMITS: Limits = Limits::DEFAULT;
+
+/// A peer's watermark by default, 16 MiB, above the servers' 256 KiB: both sides of a peer call,
+/// and outgoing calls count against the watermark too, so two sides that call each other hard
+/// must not both stop reading while the other's calls wait.
+const PEER_WATERMARK: usize = 16 * 1024 * 1024;
 
 impl PeerConfig {
     /// A builder with every setting at its default.
     pub fn builder() -> PeerConfigBuilder {
         PeerConfigBuilder {
             config: Self::default(),
+            limits: Limits::DEFAULT,
         }
     }
 
@@ -191,6 +203,19 @@ impl PeerConfig {
         self
     }
 
+    /// The byte budget of the server the connection belongs to.
+    #[cfg(feature = "ws")]
+    pub(crate) fn server_budget(&self) -> Option<&Arc<ServerBudget>> {
+        self.server_budget.as_ref()
+    }
+
+    /// This configuration counting its connections' bytes in `budget`, a server's.
+    #[cfg(any(feature = "http", feature = "ws"))]
+    pub(crate) fn with_server_budget(mut self, budget: Arc<ServerBudget>) -> Self {
+        self.server_budget = Some(budget);
+        self
+    }
+
     /// This configuration for a sink that gives back the budget's room itself (see
     /// [`Peer::budget`](super::Peer::budget)) and keeps its own write deadline.
     #[cfg(any(feature = "http", feature = "ws"))]
@@ -207,6 +232,7 @@ impl PeerConfig {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct PeerConfigBuilder {
     config: PeerConfig,
+    limits: Limits,
 }
 
 impl PeerConfigBuilder {
@@ -219,58 +245,7 @@ impl PeerConfigBuilder {
         self
     }
 
-    /// How long an outgoing call may take, from queueing it to its answer (default 60 s);
-    /// `None` waits forever.
-    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.config.call_timeout = limit;
-        self
-    }
-
-    /// How many incoming calls may run at once (default 128; a batch counts as one); past it a
-    /// call or a batch is answered `-32000` at once (a batch with one error, id `null`).
-    pub fn max_in_flight(mut self, calls: usize) -> Self {
-        self.config.max_in_flight = calls;
-        self
-    }
-
-    /// How many outgoing messages may wait to be written (default 1 024). While this many wait,
-    /// handles and handlers feel backpressure (or, under [`Overflow::Close`], the connection
-    /// closes); reading goes on up to twice as many, for the answers reading itself writes.
-    pub fn queue(mut self, messages: usize) -> Self {
-        self.config.queue = messages;
-        self
-    }
-
-    /// The largest incoming message, in bytes, for the framings this crate builds (default
-    /// 4 MiB). A larger one is skipped and answered `-32600`, id `null`; the connection goes on.
-    pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.config.max_message_size = bytes;
-        self
-    }
-
-    /// The most bytes the connection holds for its peer (default 16 MiB, four messages of the
-    /// default size): the message being read (counted at
-    /// [`max_message_size`](Self::max_message_size)) and every outgoing text not yet written
-    /// (answers, notifications and calls, queued or finished and waiting for room). It must be
-    /// at least twice `max_message_size`, room for one message each way.
-    ///
-    /// Reading pauses while half of what is left for outgoing texts is taken, so a peer that
-    /// reads never comes near it. Past it the connection closes with an error: an answer that
-    /// does not fit, or a push under [`Overflow::Close`], means a peer that does not read what
-    /// it asked for; under [`Overflow::Wait`] a push or call waits for room instead.
-    pub fn max_buffered(mut self, bytes: usize) -> Self {
-        self.config.max_buffered = bytes;
-        self
-    }
-
-    /// How long a write may wait for the other side to take a byte (default 30 s); past it the
-    /// connection closes with an error, as if the other side were gone. `None` waits forever.
-    /// Only the constructors over bytes ([`Peer::connect`](super::Peer::connect),
-    /// [`Peer::connect_split`](super::Peer::connect_split)) watch it.
-    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.config.write_timeout = limit;
-        self
-    }
+    limit_setters!(limits);
 
     /// Which cancellation notices to send and honour (default [`Cancellation::Off`]).
     pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
@@ -308,20 +283,21 @@ impl PeerConfigBuilder {
     ///
     /// # Errors
     ///
-    /// [`ConfigError`] naming the first setting out of range: a zero `max_in_flight` or
-    /// `max_message_size`; a `queue` of zero or above
+    /// [`ConfigError`] naming the first setting out of range: a zero `max_in_flight`,
+    /// `max_message_size` or `max_buffered`; a `queue` of zero or above
     /// [`Semaphore::MAX_PERMITS`](tokio::sync::Semaphore::MAX_PERMITS) (the most a Tokio channel
-    /// holds); a `max_buffered` below twice `max_message_size`; a zero `call_timeout` or
-    /// `write_timeout` (use `None` for no limit).
+    /// holds); a zero `call_timeout` or `write_timeout` (use `None` for no limit).
     pub fn build(self) -> Result<PeerConfig, ConfigError> {
-        let config = &self.config;
-        check::at_least_one("max_in_flight", config.max_in_flight)?;
-        check::permits("queue", config.queue)?;
-        check::at_least_one("max_message_size", config.max_message_size)?;
-        check::budget("max_buffered", config.max_buffered, config.max_message_size)?;
-        check::optional_limit("call_timeout", config.call_timeout)?;
-        check::optional_limit("write_timeout", config.write_timeout)?;
-        Ok(self.config)
+        let limits = self.limits;
+        limits.check()?;
+        let mut config = self.config;
+        config.max_in_flight = limits.get_max_in_flight();
+        config.queue = limits.get_queue();
+        config.max_message_size = limits.get_max_message_size();
+        config.max_buffered = limits.max_buffered_or(PEER_WATERMARK);
+        config.call_timeout = limits.get_call_timeout();
+        config.write_timeout = limits.get_write_timeout();
+        Ok(config)
     }
 }
 
@@ -340,11 +316,7 @@ mod tests {
         assert_eq!(key_of(b().queue(0)), "queue");
         assert_eq!(key_of(b().queue(usize::MAX)), "queue");
         assert_eq!(key_of(b().max_message_size(0)), "max_message_size");
-        assert_eq!(key_of(b().max_buffered((8 << 20) - 1)), "max_buffered");
-        assert_eq!(
-            key_of(b().max_message_size(1000).max_buffered(1999)),
-            "max_buffered"
-        );
+        assert_eq!(key_of(b().max_buffered(0)), "max_buffered");
         assert_eq!(
             key_of(b().write_timeout(Some(Duration::ZERO))),
             "write_timeout"
@@ -365,6 +337,7 @@ mod tests {
         assert_eq!(config.max_in_flight(), 128);
         assert_eq!(config.max_buffered(), 2000);
         assert_eq!(PeerConfig::default().max_buffered(), 16 << 20);
+        assert_eq!(PeerConfig::default().max_message_size(), 10 << 20);
         assert!(PeerConfig::builder().build().is_ok());
     }
 }

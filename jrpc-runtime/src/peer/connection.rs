@@ -58,7 +58,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use super::Room;
-use super::handle::{Overflowed, Shared};
+use super::handle::Shared;
 use super::{Cancellation, PeerConfig};
 use crate::dispatch::{Begun, FirstPoll};
 use crate::dispatch::{Context, Methods};
@@ -223,7 +223,6 @@ impl Connection {
             // Reading makes answers: it pauses while half the budget is taken, keeping the other half
             // for the answers of calls already running.
             let budget = Arc::clone(&shared.budget);
-            let read_budget = budget.limit() / 2;
             let mut overflowed = Woken::new(shared.overflowed.notified());
             // An error's kind tells the layer above what happened: `QuotaExceeded` for a peer that
             // does not read (its budget or queue overflowed), `TimedOut` for a drain that ran out.
@@ -238,7 +237,7 @@ impl Connection {
                     break Ok(());
                 }
                 let outbox = self.outbox.len();
-                let room_to_read = budget.held() <= read_budget;
+                let room_to_read = budget.may_read();
                 tokio::select! {
                     biased;
                     () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
@@ -480,7 +479,7 @@ impl Connection {
             Incoming::Response(res) => {
                 match res.read() {
                     Ok((id, outcome)) => {
-                        let result = outcome.map(ToOwned::to_owned).map_err(ClientError::Failed);
+                        let result = outcome.map(ToOwned::to_owned).map_err(ClientError::from);
                         self.wake(&id, result);
                     }
                     Err(why) => tracing::warn!(%why, "ignored a malformed answer"),
@@ -702,30 +701,45 @@ impl Connection {
     }
 }
 
-/// Takes room in the budget for a finished call's answer (`method`, `None` for a batch); when
-/// there is none, records why (the loop then closes the connection) and drops the answer.
+/// Counts a finished call's answer (`method`, `None` for a batch) in the budget: an answer is
+/// never refused for room (past the watermark, reading pauses instead). One larger than
+/// `max_message_size` is replaced by an error answer to its call, which keeps its id.
 pub(crate) fn admit(
     shared: &Shared,
     text: Option<String>,
     method: Option<&str>,
     id: Option<&Id>,
 ) -> Result<Option<String>, ()> {
-    let Some(text) = text else {
+    let Some(mut text) = text else {
         return Ok(None);
     };
-    if shared.budget.try_take(text.len()) {
-        return Ok(Some(text));
+    if text.len() > shared.max_message_size {
+        text = too_large(text.len(), shared.max_message_size, method, id);
     }
-    let what = match method {
-        Some(method) => format!("the answer to `{method}`"),
-        None => "a batch's answer".to_owned(),
-    };
-    shared.overflow(Overflowed {
-        reason: shared.no_room(&what, text.len()),
-        method: method.map(ToOwned::to_owned),
-        id: id.cloned(),
-    });
-    Err(())
+    shared.budget.force(text.len());
+    Ok(Some(text))
+}
+
+/// The error answer that replaces an answer of `bytes`, larger than `limit`: logged at WARN
+/// with the setting to raise.
+#[cold]
+pub(crate) fn too_large(
+    bytes: usize,
+    limit: usize,
+    method: Option<&str>,
+    id: Option<&Id>,
+) -> String {
+    tracing::warn!(
+        method,
+        bytes,
+        limit,
+        "answer too large: replaced by an error answer (raise `max_message_size` to send it)"
+    );
+    let why = format!(
+        "the answer of {bytes} bytes exceeds the limit of {limit} bytes (`max_message_size`)"
+    );
+    let err = RpcError::new(ErrorCode::RESPONSE_TOO_LARGE, "Response too large").with_data(&why);
+    write::text(write::error_bytes(&err, &id))
 }
 
 /// Sends a call's answer, which took its room in the budget, to the loop; the room is given

@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     overflow_reason: Mutex<Option<Overflowed>>,
     /// The room outgoing texts take (see `budget`).
     pub(crate) budget: Arc<Budget>,
+    /// The largest answer sent: a larger one is replaced by an error answer to its call.
+    pub(super) max_message_size: usize,
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
     /// answer only waits to be written is not counted.
     pub(crate) handling: AtomicUsize,
@@ -278,8 +280,6 @@ impl Peer {
     {
         static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = mpsc::channel(config.queue);
-        // The message being read takes up to `max_message_size`; the rest is for outgoing texts.
-        let room = config.max_buffered.saturating_sub(config.max_message_size);
         let shared = Arc::new(Shared {
             next_id: config
                 .ids
@@ -289,7 +289,11 @@ impl Peer {
             transport: config.context.transport(),
             overflowed: Notify::new(),
             overflow_reason: Mutex::new(None),
-            budget: Arc::new(Budget::new(room)),
+            budget: Arc::new(Budget::new(
+                config.max_buffered,
+                config.server_budget.clone(),
+            )),
+            max_message_size: config.max_message_size,
             handling: AtomicUsize::new(0),
             pushes: AtomicU64::new(0),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
@@ -351,17 +355,38 @@ impl Peer {
         }))
     }
 
-    /// Queues `text`, a written message (a notification, or an answer a transport's dispatch
-    /// made),
-    /// behind everything sent so far, taking its room in the budget as a push does.
+    /// Queues `text`, a message written elsewhere, behind everything sent so far: a push (a
+    /// notification, `answer` false) takes its room in the budget as [`notify`](Caller::notify) does; an answer
+    /// (one a transport's dispatch made) is counted, never refused for room, and waits only for
+    /// room in a full queue.
     ///
     /// # Errors
     ///
-    /// As a notification's: the connection is closed, or (under [`Overflow::Close`]) the text
-    /// found no room.
-    pub(crate) async fn send_text(&self, what: &str, text: String) -> Result<(), ClientError> {
+    /// [`ClientError::Closed`] when the connection is closed; for a push, as a notification's
+    /// (under [`Overflow::Close`], the text found no room).
+    pub(crate) async fn send_text(
+        &self,
+        what: &str,
+        text: String,
+        answer: bool,
+    ) -> Result<(), ClientError> {
         let bytes = text.len();
-        self.send(what, Command::Notify { text }, bytes).await
+        if !answer {
+            return self.send(what, Command::Notify { text }, bytes).await;
+        }
+        let closed = || ClientError::Closed {
+            method: what.to_owned(),
+        };
+        let tx = self.tx.get().ok_or_else(closed)?;
+        self.shared.pushes.fetch_add(1, Ordering::AcqRel);
+        self.shared.budget.force(bytes);
+        // Given back if the text is dropped on the way.
+        let room = Room::taken(&self.shared.budget, bytes);
+        tx.send(Command::Notify { text })
+            .await
+            .map_err(|_| closed())?;
+        room.keep();
+        Ok(())
     }
 
     /// A number that tells this connection from every other in the process (its handles share
@@ -478,7 +503,7 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
         let text = write::call_text(None::<&Id>, method, params.as_deref());
-        self.send_text(method, text).await
+        self.send_text(method, text, false).await
     }
 
     async fn call_raw(

@@ -35,6 +35,9 @@ impl ErrorCode {
     pub const SERVER_ERROR: Self = Self(-32000);
     /// A call cancelled by the client (the LSP `RequestCancelled` code).
     pub const REQUEST_CANCELLED: Self = Self(-32800);
+    /// An answer larger than the server's `max_message_size` (in the server range, the code
+    /// jsonrpsee answers too): the call ran, but its answer was not sent.
+    pub const RESPONSE_TOO_LARGE: Self = Self(-32008);
 
     /// Wraps a raw code.
     pub const fn new(code: i32) -> Self {

@@ -103,9 +103,8 @@ impl Direct {
     /// Whether the connection lets calls be answered here now: under the in-flight cap, with
     /// less than half the budget taken.
     pub(crate) fn open(&self) -> bool {
-        let budget = &self.shared.budget;
         self.shared.handling.load(Ordering::Acquire) < self.max_in_flight
-            && budget.held() <= budget.limit() / 2
+            && self.shared.budget.may_read()
     }
 
     /// Reads `text` and answers it here if it is a request for a method of the table whose

@@ -34,9 +34,10 @@
 //! | nothing received (pongs included) for [`idle_timeout`](WsSettings::idle_timeout) | close 1000 |
 //! | a shutdown | reading stops, running calls finish and are answered, then close 1001 (going away) |
 //! | the drain budget spent | dropped |
-//! | what waits for the client past [`max_buffered`](WsSettings::max_buffered) bytes or [`queue`](WsSettings::queue) messages (it does not read) | what was queued is dropped at once; close 1008 (policy) with a reason, which gets through if the socket takes it within `close_timeout` |
+//! | a push (a notification or call from the server) that finds the connection past its watermark ([`max_buffered`](WsSettings::max_buffered)) or [`queue`](WsSettings::queue) messages waiting (the client does not keep up) | what was queued is dropped at once; close 1008 (policy) with a reason, which gets through if the socket takes it within `close_timeout` |
 //! | a write that waited [`write_timeout`](WsSettings::write_timeout) for the client to take a byte | dropped |
-//! | an outgoing message over `max_message_size` | close 1011 (the message is not sent) |
+//! | an answer over `max_message_size` | not sent: the call is answered `-32008` (its id kept) instead, and the connection goes on |
+//! | a push over `max_message_size` | close 1011 (the message is not sent) |
 //! | the client closes | the close is answered; running calls are cancelled |
 //!
 //! Past [`max_in_flight`](WsSettings::max_in_flight) calls running on one connection, a
@@ -55,16 +56,18 @@
 //!
 //! # Memory
 //!
-//! An idle connection holds about 12 KiB (the bench measures it): a 4 KiB read buffer, two
-//! small tasks (the peer's loop and the socket pump), the peer's command channel and the link
-//! between the two tasks; tungstenite's 128 KiB buffers are brought down to
-//! 4 KiB ([`read_buffer_size`](WsSettings::read_buffer_size)). What a connection may hold for
-//! a client that does not read is [`max_buffered`](WsSettings::max_buffered) bytes (default
-//! 256 KiB): the message being read, and every outgoing message until the socket has taken it
-//! (in the queue, finished and waiting, in the hand-off to the pump or in tungstenite's write
-//! buffer); the kernel's socket buffers come on top, outside the process. So 10 000 connections
-//! hold at most 2.5 GiB for their clients, whatever the clients do, and a client that stops
-//! reading is cut after [`write_timeout`](WsSettings::write_timeout).
+//! An idle connection holds a 4 KiB read buffer, two small tasks (the peer's loop and the socket
+//! pump), the peer's command channel and the link between the two tasks; tungstenite's 128 KiB
+//! buffers are brought down to 4 KiB ([`read_buffer_size`](WsSettings::read_buffer_size)).
+//!
+//! Messages up to [`max_message_size`](WsSettings::max_message_size) (10 MiB) are taken and
+//! answered. What waits for a client (answers, pushes, calls, until the socket has taken them) is
+//! bounded without refusing messages: past the connection's watermark
+//! ([`max_buffered`](WsSettings::max_buffered), 256 KiB) the connection stops reading, so a client
+//! that sends and does not read fills its own socket, not the server; an answer larger than the
+//! watermark is held whole. A client that takes nothing for
+//! [`write_timeout`](WsSettings::write_timeout) (30 s) is cut. The kernel's socket buffers come on
+//! top, outside the process.
 
 mod client;
 mod connection;

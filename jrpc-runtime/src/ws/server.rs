@@ -23,7 +23,10 @@ use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::budget::WriteDeadline;
 use crate::server::reply::{self, Body};
-use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
+use crate::server::{
+    Io, Limits, ServerBudget, Shutdown, ShutdownHandle, Slots, Topics, Tracked, default_budget,
+    serve_each,
+};
 use crate::transport::Transport;
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -108,6 +111,13 @@ pub struct WsServerBuilder {
     drain_timeout: Duration,
     max_connections: usize,
     shutdown: Option<ShutdownHandle>,
+    /// The server's byte budget, in bytes (`None`: the default).
+    server_budget: Option<usize>,
+    /// The budget shared with another server (an HTTP server's, for its WebSocket path).
+    shared_budget: Option<Arc<ServerBudget>>,
+    /// Where the limits `settings` leaves unset come from: the defaults, or the HTTP server's
+    /// on its WebSocket path.
+    base: Limits,
 }
 
 impl WsServerBuilder {
@@ -119,7 +129,43 @@ impl WsServerBuilder {
             drain_timeout: Duration::from_secs(30),
             max_connections: 10_000,
             shutdown: None,
+            base: Limits::DEFAULT,
+            server_budget: None,
+            shared_budget: None,
         }
+    }
+
+    /// The bytes the server may hold for all its clients together (default: a quarter of the
+    /// machine's memory, at least 64 MiB and at most 1 GiB): request bodies being read, and
+    /// answers and pushes not yet written, on every connection. When it is spent, new bodies
+    /// and messages wait (their sockets are not read) until clients take what waits for them or
+    /// are cut at `write_timeout`; nothing is refused for it. Calls already running finish, so
+    /// the server holds at most this plus their answers. See the [`server`](crate::server)
+    /// module docs, "Memory".
+    pub fn server_budget(mut self, bytes: usize) -> Self {
+        self.server_budget = Some(bytes);
+        self
+    }
+
+    /// Counts this server's connections in `budget`, another server's.
+    #[cfg_attr(
+        not(feature = "http"),
+        allow(dead_code, reason = "the HTTP server's path uses it")
+    )]
+    pub(crate) fn budget_with(mut self, budget: Arc<ServerBudget>) -> Self {
+        self.shared_budget = Some(budget);
+        self
+    }
+
+    /// Takes the limits `settings` leaves unset from `base` (an HTTP server's, for its
+    /// WebSocket path).
+    #[cfg_attr(
+        not(feature = "http"),
+        allow(dead_code, reason = "the HTTP server's path uses it")
+    )]
+    pub(crate) fn base_limits(mut self, base: Limits) -> Self {
+        self.base = base;
+        self
     }
 
     /// The settings of each connection (default: [`WsSettings::default`]).
@@ -172,7 +218,16 @@ impl WsServerBuilder {
             Some(handle) => Arc::clone(handle.state()),
             None => Shutdown::new(self.drain_timeout),
         };
-        let settings = self.settings.check(shutdown.budget())?;
+        let mut settings = self.settings.check(shutdown.budget(), self.base)?;
+        let budget = match self.shared_budget {
+            Some(budget) => budget,
+            None => {
+                let bytes = self.server_budget.unwrap_or_else(default_budget);
+                check::at_least_one("server_budget", bytes)?;
+                ServerBudget::new(bytes)
+            }
+        };
+        settings.peer = settings.peer.with_server_budget(budget);
         Ok(WsServer {
             inner: Arc::new(Inner {
                 methods: self.methods,

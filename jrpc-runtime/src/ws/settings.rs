@@ -8,6 +8,7 @@ use super::connection::Settings;
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::{Lifetime, Overflow, PeerConfig};
+use crate::server::{Limits, limit_setters};
 use crate::transport::Transport;
 
 /// The settings of each WebSocket connection: limits and keepalive. One value configures a
@@ -15,6 +16,10 @@ use crate::transport::Transport;
 /// or the WebSocket path of an `http::HttpServer`
 /// (`http::HttpServerBuilder::websocket`); the server's
 /// `build` checks it and names a bad setting by its method here.
+///
+/// The limits ([`Limits`]: message size, watermark, calls in flight, queue, write and call
+/// timeouts) are those every transport shares. On an HTTP server's WebSocket path, a limit not
+/// set here is the HTTP server's: raising the HTTP limits raises those of `/ws` too.
 ///
 /// ```
 /// use std::time::Duration;
@@ -35,39 +40,26 @@ use crate::transport::Transport;
 #[derive(Clone, Debug)]
 #[must_use = "settings do nothing until a server builder takes them"]
 pub struct WsSettings {
-    max_in_flight: usize,
-    queue: usize,
-    max_message_size: usize,
-    max_buffered: usize,
-    write_timeout: Option<Duration>,
+    limits: Limits,
     read_buffer_size: usize,
     write_buffer_size: usize,
     ping_interval: Option<Duration>,
     idle_timeout: Option<Duration>,
-    call_timeout: Option<Duration>,
     close_timeout: Duration,
 }
 
 /// 4 KiB: see [`WsSettings::read_buffer_size`].
 const BUFFER_SIZE: usize = 4 * 1024;
 
-/// 256 KiB: see [`WsSettings::max_buffered`].
-const BUDGET: usize = 256 * 1024;
-
 impl Default for WsSettings {
     /// Every setting at the default its method gives.
     fn default() -> Self {
         Self {
-            max_in_flight: 64,
-            queue: 256,
-            max_message_size: BUDGET / 2,
-            max_buffered: BUDGET,
-            write_timeout: Some(Duration::from_secs(30)),
+            limits: Limits::DEFAULT,
             read_buffer_size: BUFFER_SIZE,
             write_buffer_size: BUFFER_SIZE,
             ping_interval: Some(Duration::from_secs(30)),
             idle_timeout: Some(Duration::from_secs(75)),
-            call_timeout: Some(Duration::from_secs(60)),
             close_timeout: Duration::from_secs(5),
         }
     }
@@ -79,54 +71,7 @@ impl WsSettings {
         Self::default()
     }
 
-    /// How many calls of one connection may run at once (default 64); past it a call is
-    /// answered `-32000` at once. One client rarely has more than a handful of calls
-    /// outstanding; 64 leaves room for bursts while one connection cannot keep more than 64
-    /// handlers busy.
-    pub fn max_in_flight(mut self, calls: usize) -> Self {
-        self.max_in_flight = calls;
-        self
-    }
-
-    /// How many outgoing messages (answers, notifications, calls) may wait to be written on one
-    /// connection (default 256), a second bound beside [`max_buffered`](Self::max_buffered).
-    /// When a push finds the queue full, the client is not reading: the connection is closed
-    /// (1008) rather than letting its backlog grow.
-    pub fn queue(mut self, messages: usize) -> Self {
-        self.queue = messages;
-        self
-    }
-
-    /// The largest message, in bytes, either way (default 128 KiB, half of
-    /// [`max_buffered`](Self::max_buffered)). A larger incoming message closes the connection
-    /// with 1009; a larger outgoing one may not fit the write buffer, and then closes it with
-    /// 1011. Raise `max_buffered` with it: the budget must hold one message each way.
-    pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.max_message_size = bytes;
-        self
-    }
-
-    /// The most bytes one connection holds for its client (default 256 KiB, so that 10 000
-    /// connections fit in 2.5 GiB however their clients behave): the message being read
-    /// (counted at [`max_message_size`](Self::max_message_size)) and every outgoing message not
-    /// yet taken by the socket (answers, pushes and calls, in the queue, finished and waiting for
-    /// room, or in the write buffer). It must be at least twice `max_message_size`.
-    ///
-    /// Reading pauses while half of the room for outgoing messages is taken, so a client that
-    /// reads never comes near it. Past it the connection is closed with 1008 (policy violation)
-    /// and a reason: the client asks for more than it reads.
-    pub fn max_buffered(mut self, bytes: usize) -> Self {
-        self.max_buffered = bytes;
-        self
-    }
-
-    /// How long a write may wait for the client to take a byte (default 30 s); past it the
-    /// connection is dropped: a client that stopped reading cannot hold what waits for it.
-    /// `None` waits forever (the budget still bounds what is held).
-    pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.write_timeout = limit;
-        self
-    }
+    limit_setters!(limits);
 
     /// The read buffer each connection allocates up front (default 4 KiB). tungstenite's own
     /// default is 128 KiB each way, allocated up front: 256 KiB for an idle connection.
@@ -160,13 +105,6 @@ impl WsSettings {
         self
     }
 
-    /// How long a call from a handler to its client ([`Context::peer`](crate::Context::peer))
-    /// waits for the answer (default 60 s, as [`PeerConfig`]'s); `None` waits forever.
-    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
-        self.call_timeout = limit;
-        self
-    }
-
     /// How long to wait for the client's answer to a close frame before the socket is dropped
     /// anyway (default 5 s).
     pub fn close_timeout(mut self, limit: Duration) -> Self {
@@ -176,21 +114,25 @@ impl WsSettings {
 
     /// Checks the settings (each rule says why) and turns them into a connection's: a server's,
     /// whose calls may run for `drain_timeout` once a shutdown begins and whose pushes never wait
-    /// for room ([`Overflow::Close`]).
+    /// for room ([`Overflow::Close`]); a limit not set here is `base`'s.
     ///
     /// # Errors
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a zero `max_in_flight`,
-    /// `queue`, `max_message_size`, `read_buffer_size` or `close_timeout`; a `queue` above what a
-    /// Tokio channel holds; a `max_buffered` below twice `max_message_size`; a zero
-    /// `ping_interval`, `idle_timeout`, `call_timeout` or `write_timeout` (use `None`); an
-    /// `idle_timeout` not longer than the `ping_interval` (a client answering every ping would
-    /// still be cut).
-    pub(crate) fn check(&self, drain_timeout: Duration) -> Result<Settings, ConfigError> {
+    /// `queue`, `max_message_size`, `max_buffered`, `read_buffer_size` or `close_timeout`; a
+    /// `queue` above what a Tokio channel holds; a zero `ping_interval`, `idle_timeout`,
+    /// `call_timeout` or `write_timeout` (use `None`); an `idle_timeout` not longer than the
+    /// `ping_interval` (a client answering every ping would still be cut).
+    pub(crate) fn check(
+        &self,
+        drain_timeout: Duration,
+        base: Limits,
+    ) -> Result<Settings, ConfigError> {
         self.check_as(
             PeerConfig::builder()
                 .overflow(Overflow::Close)
                 .drain_timeout(drain_timeout),
+            base,
         )
     }
 
@@ -201,18 +143,21 @@ impl WsSettings {
             PeerConfig::builder()
                 .overflow(Overflow::Wait)
                 .lifetime(Lifetime::UntilUnused),
+            Limits::DEFAULT,
         )
     }
 
-    fn check_as(&self, peer: crate::PeerConfigBuilder) -> Result<Settings, ConfigError> {
+    fn check_as(
+        &self,
+        peer: crate::PeerConfigBuilder,
+        base: Limits,
+    ) -> Result<Settings, ConfigError> {
+        let limits = self.limits.or(base);
+        let max_message_size = limits.get_max_message_size();
         let peer = peer
             .context(crate::Context::new(Transport::WebSocket))
-            .max_in_flight(self.max_in_flight)
-            .queue(self.queue)
-            .max_message_size(self.max_message_size)
-            .max_buffered(self.max_buffered)
-            .call_timeout(self.call_timeout)
-            .write_timeout(self.write_timeout)
+            .limits(limits)
+            .max_buffered(limits.get_max_buffered())
             .build()?
             // The pump gives back the room of what the socket took, and keeps the deadline.
             .sink_gives_back();
@@ -234,21 +179,21 @@ impl WsSettings {
         // 14 bytes); the cap makes a larger outgoing message an error rather than a silent growth.
         let max_write = self
             .write_buffer_size
-            .saturating_add(self.max_message_size)
+            .saturating_add(max_message_size)
             .saturating_add(14);
         let ws = WebSocketConfig::default()
             .read_buffer_size(self.read_buffer_size)
             .write_buffer_size(self.write_buffer_size)
             .max_write_buffer_size(max_write)
-            .max_message_size(Some(self.max_message_size))
-            .max_frame_size(Some(self.max_message_size));
+            .max_message_size(Some(max_message_size))
+            .max_frame_size(Some(max_message_size));
         Ok(Settings {
             ws,
             peer,
             ping_interval: self.ping_interval,
             idle_timeout: self.idle_timeout,
             close_timeout: self.close_timeout,
-            write_timeout: self.write_timeout,
+            write_timeout: limits.get_write_timeout(),
         })
     }
 }
@@ -258,12 +203,20 @@ mod tests {
     use super::*;
 
     fn key_of(settings: WsSettings) -> &'static str {
-        settings.check(Duration::ZERO).map(drop).unwrap_err().key()
+        settings
+            .check(Duration::ZERO, Limits::DEFAULT)
+            .map(drop)
+            .unwrap_err()
+            .key()
     }
 
     #[test]
     fn the_defaults_pass() {
-        assert!(WsSettings::default().check(Duration::ZERO).is_ok());
+        assert!(
+            WsSettings::default()
+                .check(Duration::ZERO, Limits::DEFAULT)
+                .is_ok()
+        );
         assert!(WsSettings::default().check_client().is_ok());
     }
 
@@ -274,8 +227,7 @@ mod tests {
         assert_eq!(key_of(s().queue(0)), "queue");
         assert_eq!(key_of(s().queue(usize::MAX)), "queue");
         assert_eq!(key_of(s().max_message_size(0)), "max_message_size");
-        assert_eq!(key_of(s().max_message_size(1 << 20)), "max_buffered");
-        assert_eq!(key_of(s().max_buffered(1000)), "max_buffered");
+        assert_eq!(key_of(s().max_buffered(0)), "max_buffered");
         assert_eq!(
             key_of(s().write_timeout(Some(Duration::ZERO))),
             "write_timeout"
@@ -298,7 +250,7 @@ mod tests {
             s().ping_interval(None)
                 .idle_timeout(Some(Duration::from_secs(1)))
                 .write_buffer_size(0)
-                .check(Duration::ZERO)
+                .check(Duration::ZERO, Limits::DEFAULT)
                 .is_ok()
         );
     }

@@ -1,0 +1,302 @@
+//! The pump's reading side: messages off the socket, answered where they are read or handed
+//! across to the peer's loop.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context as TaskContext, Poll};
+
+use futures_util::StreamExt as _;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Error as WsError;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+
+use super::link::{Link, RUN, Sending};
+use super::pump::End;
+use crate::framing::Frame;
+use super::super::direct::{Direct, Read};
+use crate::peer::connection::Input;
+
+/// The pump's reading side: messages off the socket and across to the peer's loop.
+///
+/// What waits for the peer is bounded as before runs crossed together: the messages handed
+/// across and not taken hold at most `room` bytes together (or one message, however large),
+/// and one more, read while they did not fit, waits here; the socket is not read past it. A
+/// call begun here crosses beside them, uncounted: at most one is on its way, since nothing is
+/// answered here again until the loop has taken it.
+pub(super) struct Inlet {
+    /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
+    /// ended).
+    pub(super) frames: Option<Sending<Input>>,
+    /// A message read while the peer had no room for it.
+    pub(super) pending: Option<String>,
+    /// What answers calls here, while the peer's loop waits for more; `None` hands every
+    /// message over.
+    pub(super) direct: Option<Direct>,
+    pub(super) link: Arc<Link>,
+    /// The peer's room for a message being read: its `max_message_size`.
+    pub(super) room: usize,
+    pub(super) max_message_size: Option<usize>,
+}
+
+impl Inlet {
+    /// Whether the peer still takes messages.
+    pub(super) fn is_open(&self) -> bool {
+        self.frames.is_some()
+    }
+
+    /// Whether the socket is being read: the peer takes messages and none waits for room.
+    pub(super) fn reads(&self) -> bool {
+        self.frames.is_some() && self.pending.is_none()
+    }
+
+    /// Stops reading: what waits is dropped, and the peer's loop sees the end of its input.
+    pub(super) fn close(&mut self) {
+        self.pending = None;
+        self.frames = None;
+    }
+
+    /// Reads what the socket has, up to [`RUN`] messages: answers the calls that finish at once
+    /// into `answers` while the peer's loop waits for more and the outbox has room for them
+    /// (`Some`), and hands the rest across as one run. Ready once something moved (`Ok`), or
+    /// when the connection must end.
+    pub(super) fn poll<S>(
+        &mut self,
+        ws: &mut WebSocketStream<S>,
+        answers: Option<&mut VecDeque<String>>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<(), End>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let Some(frames) = self.frames.as_ref() else {
+            return Poll::Pending;
+        };
+        match frames.lane().poll_room(cx) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(_)) => {
+                // The peer's loop ended; the outbox reports it once flushed.
+                self.close();
+                return Poll::Ready(Ok(()));
+            }
+            Poll::Pending => return Poll::Pending,
+        }
+        // Answered here only while the loop has dealt with all it was handed: so in order.
+        let mut direct = self.direct.as_ref().zip(answers).filter(|(direct, _)| {
+            self.pending.is_none() && frames.lane().taker_waits() && direct.caught_up()
+        });
+        let mut run = Vec::new();
+        let mut read = false;
+        let mut answered = 0;
+        let end = loop {
+            if let Some(text) = self.pending.take() {
+                if !self.fits(text.len(), cx) {
+                    self.pending = Some(text);
+                    break None;
+                }
+                self.link.bytes.fetch_add(text.len(), Ordering::AcqRel);
+                if let Some(server) = &self.link.server {
+                    server.force(text.len());
+                }
+                run.push(Input::Frame(Frame::Message(text)));
+            }
+            if run.len() + answered == RUN {
+                break None;
+            }
+            // While the server's budget is spent, the socket is not read.
+            if let Some(server) = &self.link.server
+                && server.poll_room(cx).is_pending()
+            {
+                break None;
+            }
+            let Poll::Ready(message) = ws.poll_next_unpin(cx) else {
+                break None;
+            };
+            read = true;
+            let text = match self.received(message) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(end) => break Some(end),
+            };
+            // Past the in-flight cap or half the budget, the loop waits, or refuses.
+            if let Some((answering, answers)) = direct.as_mut().filter(|(d, _)| d.open()) {
+                match answering.read(text.as_str()) {
+                    Read::Answered(answer) => {
+                        answers.push_back(answer);
+                        answered += 1;
+                        continue;
+                    }
+                    Read::Done => {
+                        answered += 1;
+                        continue;
+                    }
+                    Read::Queued => {
+                        // What its handler sent goes first: what follows goes behind it.
+                        answered += 1;
+                        direct = None;
+                        continue;
+                    }
+                    Read::Started(call) => {
+                        // What follows waits behind it.
+                        run.push(call);
+                        direct = None;
+                        continue;
+                    }
+                    Read::Other => {}
+                }
+            }
+            direct = None;
+            self.pending = Some(text.as_str().to_owned());
+        };
+        if let Some(end) = end {
+            return Poll::Ready(Err(end));
+        }
+        // A message that waited for room also counts: the idle clock stood while it waited.
+        let moved = read || !run.is_empty();
+        if !run.is_empty()
+            && let Some(frames) = self.frames.as_ref()
+            && frames.lane().send(run).is_err()
+        {
+            self.close();
+        }
+        if moved {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// Whether a message of `bytes` may join those waiting for the peer; if not, this task is
+    /// woken when the peer takes one.
+    fn fits(&self, bytes: usize, cx: &mut TaskContext<'_>) -> bool {
+        let fits = |waiting: usize| waiting == 0 || waiting.saturating_add(bytes) <= self.room;
+        if fits(self.link.bytes.load(Ordering::Acquire)) {
+            return true;
+        }
+        // Registered before the count is read again: a message taken in between is not missed.
+        self.link.taken.register(cx.waker());
+        fits(self.link.bytes.load(Ordering::Acquire))
+    }
+
+    /// Takes one message off the socket: a text for the peer, nothing (control frames), or the
+    /// end of the connection.
+    fn received(
+        &self,
+        message: Option<Result<Message, WsError>>,
+    ) -> Result<Option<Utf8Bytes>, End> {
+        match message {
+            None => Err(End::Gone("the socket ended".into())),
+            Some(Ok(Message::Text(text))) => Ok(Some(text)),
+            Some(Ok(Message::Binary(_))) => Err(End::Binary),
+            // tungstenite answers pings itself; a pong only shows the other side is alive.
+            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => Ok(None),
+            Some(Ok(Message::Close(_))) => Err(End::ClosedByOther),
+            Some(Err(WsError::Capacity(err))) => {
+                let limit = self.max_message_size.unwrap_or(usize::MAX);
+                tracing::warn!(%err, "WebSocket message over the cap");
+                Err(End::TooBig(format!(
+                    "message exceeds the limit of {limit} bytes"
+                )))
+            }
+            Some(Err(WsError::Utf8(_))) => Err(End::NotUtf8),
+            Some(Err(WsError::Protocol(err))) => Err(End::Protocol(err.to_string())),
+            Some(Err(err)) => Err(End::Gone(format!("read failed: {err}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::future::poll_fn;
+
+    use futures_util::SinkExt as _;
+    use tokio_tungstenite::tungstenite::protocol::Role;
+
+    use super::super::link::{Reader, ends};
+    use super::*;
+
+    type Duplex = WebSocketStream<tokio::io::DuplexStream>;
+
+    /// The inlet, the socket it reads, the peer's end, and the client (kept, so that the
+    /// server side does not see the socket end).
+    type Test = (Inlet, Duplex, Reader, Duplex);
+
+    /// A server-side socket whose client has sent `texts`, and the inlet reading it.
+    async fn inlet_after(texts: &[&str], room: usize) -> Test {
+        let (server, client) = tokio::io::duplex(1 << 16);
+        let mut client = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
+        for text in texts {
+            client.feed(Message::text(*text)).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        let server = WebSocketStream::from_raw_socket(server, Role::Server, None).await;
+        let link = Link::new(None);
+        let (frames_tx, frames_rx) = ends(&link, Link::inbound);
+        let reader = Reader {
+            frames: frames_rx,
+            run: Vec::new().into_iter(),
+        };
+        let inlet = Inlet {
+            frames: Some(frames_tx),
+            pending: None,
+            direct: None,
+            link,
+            room,
+            max_message_size: None,
+        };
+        (inlet, server, reader, client)
+    }
+
+    fn text(input: Option<Result<Input, Infallible>>) -> String {
+        match input {
+            Some(Ok(Input::Frame(Frame::Message(text)))) => text,
+            Some(Ok(Input::Frame(other))) => panic!("expected a message, got {other:?}"),
+            Some(Ok(Input::Started(_))) => panic!("expected a message, got a call begun"),
+            None => panic!("expected a message, got the end"),
+        }
+    }
+
+    #[tokio::test]
+    async fn what_waits_for_the_peer_holds_at_most_its_room() {
+        let texts = [
+            "a".repeat(100),
+            "b".repeat(100),
+            "c".repeat(100),
+            "d".repeat(100),
+        ];
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (mut inlet, mut source, mut reader, _open) = inlet_after(&texts, 250).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
+        assert!(read.is_ok());
+        // Two fit in 250 bytes; the third waits in the pump, and the socket is read no further.
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 200);
+        assert_eq!(inlet.pending.as_deref(), Some(texts[2]));
+        assert!(!inlet.reads());
+        assert_eq!(text(reader.next().await), texts[0]);
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 100);
+        // Room for one more: the waiting message goes, and the next is read.
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
+        assert!(read.is_ok());
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 200);
+        assert_eq!(inlet.pending.as_deref(), Some(texts[3]));
+        for expected in &texts[1..3] {
+            assert_eq!(text(reader.next().await), *expected);
+        }
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 0);
+    }
+    #[tokio::test]
+    async fn one_message_larger_than_the_room_still_crosses_alone() {
+        let big = "x".repeat(300);
+        let (mut inlet, mut source, mut reader, _open) = inlet_after(&[&big, "{}"], 250).await;
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
+        assert!(read.is_ok());
+        assert_eq!(inlet.link.bytes.load(Ordering::Acquire), 300);
+        assert_eq!(inlet.pending.as_deref(), Some("{}"));
+        assert_eq!(text(reader.next().await), big);
+        let read = poll_fn(|cx| inlet.poll(&mut source, None, cx)).await;
+        assert!(read.is_ok());
+        assert_eq!(text(reader.next().await), "{}");
+    }
+}

@@ -1,0 +1,109 @@
+//! The pump's writing side: the peer's texts, the pump's own answers and pings, to the socket.
+
+use std::collections::VecDeque;
+use std::task::{Context as TaskContext, Poll, ready};
+
+use futures_util::SinkExt as _;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Error as WsError;
+use tokio_tungstenite::tungstenite::{Bytes, Message};
+
+use super::link::Taking;
+use crate::peer::budget::Budget;
+
+/// What waits to be written: the peer's next text, a ping, whether a flush is owed.
+#[derive(Default)]
+pub(super) struct Outbox {
+    /// The run of texts being written.
+    run: std::vec::IntoIter<String>,
+    /// Answers the pump made itself, to write after the run.
+    answers: VecDeque<String>,
+    next: Option<Message>,
+    pub(super) ping: bool,
+    unflushed: bool,
+    /// Bytes of the peer's texts taken since the last flush: their room in the budget is given
+    /// back once the flush has handed them to the socket.
+    taken: usize,
+    /// A run was taken (or a ping queued): flush once nothing more waits.
+    flush: bool,
+    /// The peer's loop has dropped its writer.
+    ended: bool,
+}
+
+impl Outbox {
+    /// Where the pump's own answers go, while nothing waits to be written or flushed; `None`
+    /// while something does, so that they wait for the socket as the peer's loop's do.
+    pub(super) fn answers(&mut self) -> Option<&mut VecDeque<String>> {
+        let idle = self.next.is_none() && !self.unflushed && self.run.as_slice().is_empty();
+        (idle && self.answers.is_empty()).then_some(&mut self.answers)
+    }
+
+    /// Moves texts from the peer to the socket, a ping first when one is due; flushes when no
+    /// more is waiting. Ready (`Ok`) once the peer's loop has ended and all is flushed.
+    ///
+    /// All state lives in `self`, so the future built on this may be dropped at any await.
+    pub(super) fn poll<S>(
+        &mut self,
+        ws: &mut WebSocketStream<S>,
+        out: &Taking<String>,
+        budget: &Budget,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<(), WsError>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        loop {
+            if self.next.is_none() {
+                if self.ping {
+                    self.ping = false;
+                    self.flush = true;
+                    self.next = Some(Message::Ping(Bytes::new()));
+                } else if let Some(text) = self.run.next() {
+                    self.taken += text.len();
+                    self.next = Some(Message::Text(text.into()));
+                } else if let Some(text) = self.answers.pop_front() {
+                    self.taken += text.len();
+                    self.flush = true;
+                    self.next = Some(Message::Text(text.into()));
+                } else if !self.ended {
+                    match out.lane().poll_take(cx) {
+                        Poll::Ready(Some(run)) => {
+                            // Take what else waits first: it goes out in the same write.
+                            self.run = run.into_iter();
+                            self.flush = true;
+                            continue;
+                        }
+                        Poll::Ready(None) => self.ended = true,
+                        Poll::Pending => {}
+                    }
+                }
+            }
+            if let Some(message) = self.next.take() {
+                match ws.poll_ready_unpin(cx) {
+                    Poll::Ready(Ok(())) => {
+                        ws.start_send_unpin(message)?;
+                        self.unflushed = true;
+                        continue;
+                    }
+                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                    Poll::Pending => {
+                        self.next = Some(message);
+                        return Poll::Pending;
+                    }
+                }
+            }
+            if self.unflushed && (self.flush || self.ended) {
+                ready!(ws.poll_flush_unpin(cx))?;
+                self.unflushed = false;
+                self.flush = false;
+                budget.give_back(std::mem::take(&mut self.taken));
+            }
+            return if self.ended {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            };
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The pump's loop: what it waits on, in which order, and the close it ends with.
+
+use std::future::{Future, poll_fn};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{Interval, MissedTickBehavior};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Error as WsError;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+use super::Signal;
+use super::inlet::Inlet;
+use super::link::Taking;
+use super::outbox::Outbox;
+use crate::peer::Driver;
+use crate::peer::budget::Budget;
+use crate::woken::Woken;
+
+/// What the socket's branch of the pump's loop did.
+enum Io {
+    /// The outbox wrote: the peer's loop has ended and all is flushed, or a write failed.
+    Written(Result<(), WsError>),
+    /// The inlet moved messages across, or found the connection's end.
+    Read(Result<(), End>),
+}
+
+/// What ends a connection's pump, and so which close frame (if any) it sends.
+#[derive(Debug)]
+pub(super) enum End {
+    /// The drain budget is spent: dropped without a word.
+    Stopped,
+    /// The peer's loop ended and everything it wrote is flushed.
+    PeerEnded,
+    /// What waits for the client passed the peer's budget or queue: close 1008.
+    Overflowed(String),
+    /// The client took no byte for the write timeout: dropped.
+    WriteTimedOut(String),
+    /// A binary frame: close 1003.
+    Binary,
+    /// A message over the size cap: close 1009.
+    TooBig(String),
+    /// An outgoing message over the size cap: close 1011.
+    TooBigToSend,
+    /// A text frame that is not UTF-8: close 1007.
+    NotUtf8,
+    /// A protocol violation: close 1002.
+    Protocol(String),
+    /// Nothing came in for the idle timeout: close 1000.
+    Idle,
+    /// The other side sent a close frame: tungstenite queued the answer; flush it.
+    ClosedByOther,
+    /// The socket ended or failed: nothing can be sent any more.
+    Gone(String),
+}
+
+/// What is left to do on the socket once the pump's loop has ended.
+enum Farewell {
+    /// Nothing: the socket is dropped.
+    Drop,
+    /// The client sent a close frame: flush the answer tungstenite queued.
+    Answer,
+    /// Send this close frame, and wait for the client's answer.
+    Close(CloseCode, String),
+}
+
+/// The pump: moves messages between the socket and the peer's loop (see the module docs).
+pub(super) struct Pump {
+    pub(super) inlet: Inlet,
+    /// Runs of texts from the peer's loop.
+    pub(super) out: Taking<String>,
+    pub(super) outbox: Outbox,
+    /// The peer's byte budget: the room of what the socket took is given back here.
+    pub(super) budget: Arc<Budget>,
+    pub(super) ping_interval: Option<Duration>,
+    pub(super) idle_timeout: Option<Duration>,
+    pub(super) close_timeout: Duration,
+    pub(super) max_message_size: Option<usize>,
+}
+
+impl Pump {
+    /// The pump's loop, then the close it ends with. A block using its captures in place: an
+    /// `async fn` would hold its arguments twice (as arguments, and as the locals they move
+    /// into), and this future sits in every open connection.
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an `async fn` would hold its arguments twice"
+    )]
+    pub(super) fn run<S>(
+        mut self,
+        mut ws: WebSocketStream<S>,
+        driver: Driver,
+        closing: Signal,
+        stop: Signal,
+    ) -> impl Future<Output = ()> + Send + 'static
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        async move {
+            let mut driver = tokio::spawn(driver);
+            let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
+            let mut draining = false;
+            let mut peer_done = false;
+            let mut ping = self.ping_interval.map(|period| {
+                let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
+                ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+                ticks
+            });
+            let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
+            tokio::pin!(idle);
+            let end = loop {
+                tokio::select! {
+                    biased;
+                    () = &mut stop => break End::Stopped,
+                    ended = &mut driver, if !peer_done => match ended {
+                        // What waits for the client passed the budget or the queue.
+                        Ok(Err(err)) if err.kind() == std::io::ErrorKind::QuotaExceeded => {
+                            break End::Overflowed(err.to_string())
+                        }
+                        // The outbox reports the end once all that was written is flushed.
+                        _ => peer_done = true,
+                    },
+                    () = &mut closing, if !draining => {
+                        // Ending the peer's input lets running calls finish and be answered.
+                        draining = true;
+                        self.inlet.close();
+                    }
+                    // One branch polls both ways, writing first: they share the socket.
+                    io = poll_fn(|cx| {
+                        let written = self.outbox.poll(&mut ws, &self.out, &self.budget, cx);
+                        if let Poll::Ready(written) = written {
+                            return Poll::Ready(Io::Written(written));
+                        }
+                        let answers = self.outbox.answers();
+                        if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, answers, cx) {
+                            return Poll::Ready(Io::Read(read));
+                        }
+                        Poll::Pending
+                    }) => match io.ended() {
+                        Some(end) => break end,
+                        None => {
+                            if let Some(idle_timeout) = self.idle_timeout {
+                                idle.as_mut().reset(crate::time::after(idle_timeout));
+                            }
+                        }
+                    },
+                    () = tick(ping.as_mut()) => self.outbox.ping = true,
+                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
+                }
+            };
+            self.inlet.close();
+            let farewell = self.farewell(end, draining);
+            // What was queued goes at once; at most the close frame is left to send.
+            driver.abort();
+            match farewell {
+                Farewell::Drop => {}
+                Farewell::Answer => {
+                    // The sink's close flushes the answer tungstenite queued (`WebSocketStream::close`
+                    // would try a second close frame, and fail). Boxed, as below: the closing steps
+                    // stay out of a live connection's future.
+                    let _ = Box::pin(tokio::time::timeout(
+                        self.close_timeout,
+                        futures_util::SinkExt::close(&mut ws),
+                    ))
+                    .await;
+                }
+                Farewell::Close(code, reason) => {
+                    tracing::debug!(code = u16::from(code), %reason, "closing WebSocket");
+                    // Boxed: the closing handshake's future would otherwise take room in every
+                    // open connection's.
+                    Box::pin(close(ws, code, reason, self.close_timeout)).await;
+                }
+            }
+        }
+    }
+
+    /// What the connection's `end` leaves to send (logged where it concerns the operator);
+    /// `draining` when a shutdown has begun.
+    fn farewell(&self, end: End, draining: bool) -> Farewell {
+        let (code, reason): (CloseCode, String) = match end {
+            End::Stopped => {
+                tracing::debug!("WebSocket dropped: the drain budget is spent");
+                return Farewell::Drop;
+            }
+            End::Overflowed(why) => {
+                tracing::warn!(reason = %why, "closing WebSocket: the client does not read");
+                (
+                    CloseCode::Policy,
+                    "the client does not read: more waits for it than the server holds (`max_buffered`)".into(),
+                )
+            }
+            End::WriteTimedOut(why) => {
+                tracing::warn!(reason = %why, "WebSocket dropped: the client does not read");
+                return Farewell::Drop;
+            }
+            End::PeerEnded if draining => (CloseCode::Away, "the server is shutting down".into()),
+            End::PeerEnded => (CloseCode::Normal, String::new()),
+            End::Binary => (
+                CloseCode::Unsupported,
+                "binary frames are not accepted; send JSON-RPC messages as text".into(),
+            ),
+            End::TooBig(why) => (CloseCode::Size, why),
+            End::TooBigToSend => {
+                let limit = self.max_message_size.unwrap_or(usize::MAX);
+                let why = format!("an outgoing message exceeds the limit of {limit} bytes");
+                tracing::warn!(%why, "closing WebSocket");
+                (CloseCode::Error, why)
+            }
+            End::NotUtf8 => (CloseCode::Invalid, "text frame is not UTF-8".into()),
+            End::Protocol(why) => (CloseCode::Protocol, why),
+            End::Idle => (CloseCode::Normal, "idle timeout".into()),
+            End::ClosedByOther => return Farewell::Answer,
+            End::Gone(why) => {
+                tracing::debug!(reason = %why, "WebSocket ended");
+                return Farewell::Drop;
+            }
+        };
+        Farewell::Close(code, reason)
+    }
+}
+
+impl Io {
+    /// The connection's end this says, if any: `None` when messages moved and it goes on.
+    fn ended(self) -> Option<End> {
+        match self {
+            Self::Written(Ok(())) => Some(End::PeerEnded),
+            // Nothing was queued: the socket is fine, but the message is lost.
+            Self::Written(Err(WsError::WriteBufferFull(_))) => Some(End::TooBigToSend),
+            Self::Written(Err(WsError::Io(err))) if err.kind() == std::io::ErrorKind::TimedOut => {
+                Some(End::WriteTimedOut(err.to_string()))
+            }
+            Self::Written(Err(err)) => Some(End::Gone(format!("write failed: {err}"))),
+            Self::Read(Ok(())) => None,
+            Self::Read(Err(end)) => Some(end),
+        }
+    }
+}
+
+/// Sends a close frame, then waits (within `limit`) for the other side's answer, so that the
+/// frame is read before the socket goes.
+async fn close<S>(mut ws: WebSocketStream<S>, code: CloseCode, reason: String, limit: Duration)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let deadline = crate::time::after(limit);
+    let frame = CloseFrame {
+        code,
+        reason: reason.into(),
+    };
+    let sent = tokio::time::timeout_at(deadline, ws.send(Message::Close(Some(frame)))).await;
+    if !matches!(sent, Ok(Ok(()))) {
+        return;
+    }
+    let _ = tokio::time::timeout_at(deadline, async {
+        while let Some(Ok(message)) = ws.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+async fn tick(ping: Option<&mut Interval>) {
+    match ping {
+        Some(ticks) => {
+            ticks.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
