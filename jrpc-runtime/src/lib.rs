@@ -159,7 +159,7 @@ pub use dispatch::{
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{
-    Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder,
+    Cancellation, Driver, Framing, Lifetime, Limits, Overflow, Peer, PeerConfig, PeerConfigBuilder,
 };
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]

@@ -12,13 +12,15 @@ use crate::dispatch::{Batches, Context, Methods};
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::PeerConfig;
+use crate::peer::limits::{Limits, limit_setters};
+use crate::peer::shared_budget::{ServerBudget, default_budget};
 #[cfg(feature = "tls")]
 use crate::server::ServerTls;
 #[cfg(feature = "ws")]
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Limits, ServerBudget, Shutdown, Slots, default_budget, limit_setters};
+use crate::server::{Shutdown, Slots};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 

@@ -7,9 +7,9 @@ use hyper::body::Bytes;
 
 use std::sync::Arc;
 
+use crate::peer::shared_budget::{Held, ServerBudget};
 pub(crate) use crate::server::reply::{Body as ResponseBody, closing, unavailable};
 use crate::server::reply::{envelope, json, json_type, refusal};
-use crate::server::{Held, ServerBudget};
 use crate::wire::RpcError;
 
 /// `200` with a JSON-RPC answer, as the dispatcher wrote it.

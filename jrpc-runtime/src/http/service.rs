@@ -23,7 +23,8 @@ use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::{Context, Methods};
 use crate::peer::PeerConfig;
-use crate::server::{Held, ServerBudget, Shutdown, ShutdownHandle, Tracked};
+use crate::peer::shared_budget::{Held, ServerBudget};
+use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
 use crate::wire::{id_of, incoming, is_batch};
@@ -604,7 +605,7 @@ mod tests {
             Shutdown::new(Duration::from_secs(1)),
             None,
             sse::stream_config(
-                crate::server::Limits::new()
+                crate::peer::limits::Limits::new()
                     .max_message_size(max_message_size)
                     .queue(16)
                     .call_timeout(None),

@@ -27,7 +27,7 @@ use tokio::io::AsyncWrite;
 use tokio::sync::Notify;
 use tokio::time::Sleep;
 
-use crate::server::ServerBudget;
+use crate::peer::shared_budget::ServerBudget;
 
 /// The room a connection's outgoing texts take, in bytes.
 #[derive(Debug)]

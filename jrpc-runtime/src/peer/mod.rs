@@ -27,8 +27,11 @@ mod cancel;
 mod config;
 pub(crate) mod connection;
 pub(crate) mod handle;
+pub(crate) mod limits;
+pub(crate) mod shared_budget;
 
 pub(crate) use budget::Room;
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
 pub use handle::{Driver, Peer};
+pub use limits::Limits;

@@ -9,7 +9,7 @@
 //!
 //! | piece | what it is |
 //! | --- | --- |
-//! | [`Limits`] | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
+//! | [`Limits`](crate::Limits) | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
 //! | [`ShutdownHandle`] | starts a graceful shutdown of any server and waits for it ([`Drained`]) |
 //! | [`SocketServer`] | JSON-RPC on Unix or TCP sockets, one two-way [`Peer`](crate::Peer) per connection, either framing |
 //! | [`ServerTls`] (with `tls`) | how the HTTP server terminates TLS: a rustls configuration, or PEM files checked at build time |
@@ -25,9 +25,9 @@
 //!
 //! | bound | default | what it does |
 //! | --- | --- | --- |
-//! | per connection: the watermark [`max_buffered`](Limits::max_buffered) | 256 KiB (16 MiB on a [`PeerConfig`](crate::PeerConfig)) | past half of it unsent, the connection stops reading; an answer larger than it is held whole |
+//! | per connection: the watermark [`max_buffered`](crate::Limits::max_buffered) | 256 KiB (16 MiB on a [`PeerConfig`](crate::PeerConfig)) | past half of it unsent, the connection stops reading; an answer larger than it is held whole |
 //! | per server: `server_budget` ([`HttpServerBuilder`](crate::http::HttpServerBuilder), [`WsServerBuilder`](crate::ws::WsServerBuilder)) | a quarter of the machine's memory, at least 64 MiB and at most 1 GiB (1 GiB where `/proc/meminfo` cannot be read) | counts request bodies being read and answers and pushes not yet written, on all connections (HTTP answers under 16 KiB, which hyper copies at once, are not counted); when spent, new bodies and messages wait, their sockets unread |
-//! | per client that takes nothing: [`write_timeout`](Limits::write_timeout) | 30 s | the connection is dropped, and what it held given back |
+//! | per client that takes nothing: [`write_timeout`](crate::Limits::write_timeout) | 30 s | the connection is dropped, and what it held given back |
 //!
 //! So clients that send and never read make the server hold at most its budget, plus the answers
 //! of the calls running when it filled and the per-connection buffers (a WebSocket's incoming
@@ -52,9 +52,7 @@
 )]
 
 mod accept;
-mod budget;
 mod io;
-mod limits;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod reply;
 mod shutdown;
@@ -64,10 +62,7 @@ mod tls;
 mod topics;
 
 pub(crate) use accept::{Slot, Slots, accept_loop, serve_each};
-pub(crate) use budget::{Held, ServerBudget, default_budget};
 pub use io::Io;
-pub use limits::Limits;
-pub(crate) use limits::limit_setters;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use reply::ResponseBody;
 pub use shutdown::{Drained, ShutdownHandle};

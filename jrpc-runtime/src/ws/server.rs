@@ -22,11 +22,10 @@ use crate::dispatch::{Context, Methods};
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::budget::WriteDeadline;
+use crate::peer::limits::Limits;
+use crate::peer::shared_budget::{ServerBudget, default_budget};
 use crate::server::reply::{self, Body};
-use crate::server::{
-    Io, Limits, ServerBudget, Shutdown, ShutdownHandle, Slots, Topics, Tracked, default_budget,
-    serve_each,
-};
+use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
 use crate::transport::Transport;
 
 /// How long a client may take over the opening handshake on a raw socket

@@ -7,8 +7,8 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use super::connection::Settings;
 use crate::error::ConfigError;
 use crate::error::check;
+use crate::peer::limits::{Limits, limit_setters};
 use crate::peer::{Lifetime, Overflow, PeerConfig};
-use crate::server::{Limits, limit_setters};
 use crate::transport::Transport;
 
 /// The settings of each WebSocket connection: limits and keepalive. One value configures a

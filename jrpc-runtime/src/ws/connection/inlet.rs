@@ -12,10 +12,10 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
+use super::super::direct::{Direct, Read};
 use super::link::{Link, RUN, Sending};
 use super::pump::End;
 use crate::framing::Frame;
-use super::super::direct::{Direct, Read};
 use crate::peer::connection::Input;
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.

@@ -12,7 +12,7 @@ use futures_util::task::AtomicWaker;
 
 use crate::framing::Frame;
 use crate::peer::connection::Input;
-use crate::server::ServerBudget;
+use crate::peer::shared_budget::ServerBudget;
 
 /// Messages that cross at most in one go, either way: a run of messages read (or written)
 /// together crosses with one wake-up of the other task.
