@@ -16,31 +16,8 @@
 //! | [`Topics`] | named groups of connections that get the same notifications; [`Context::subscribe`](crate::Context::subscribe) subscribes from a handler |
 //! | [`Topics::redis`] (with `redis`) | a registry shared by every replica of a service through Redis pub/sub |
 //!
-//! # Memory
-//!
-//! Messages up to `max_message_size` (default 10 MiB, as jsonrpsee) are served on every
-//! transport, requests and answers alike; a larger request is refused (HTTP `413`, WebSocket
-//! 1009, a stream's line `-32600`), a larger answer replaced by `-32008` for its call, each logged
-//! at WARN with the setting to raise. Memory is bounded without refusing messages, at two levels:
-//!
-//! | bound | default | what it does |
-//! | --- | --- | --- |
-//! | per connection: the watermark [`max_buffered`](crate::Limits::max_buffered) | 256 KiB (16 MiB on a [`PeerConfig`](crate::PeerConfig)) | past half of it unsent, the connection stops reading; an answer larger than it is held whole |
-//! | per server: `server_budget` ([`HttpServerBuilder`](crate::http::HttpServerBuilder), [`WsServerBuilder`](crate::ws::WsServerBuilder)) | a quarter of the machine's memory, at least 64 MiB and at most 1 GiB (1 GiB where `/proc/meminfo` cannot be read) | counts request bodies being read and answers and pushes not yet written, on all connections (HTTP answers under 16 KiB, which hyper copies at once, are not counted); when spent, new bodies and messages wait, their sockets unread |
-//! | per client that takes nothing: [`write_timeout`](crate::Limits::write_timeout) | 30 s | the connection is dropped, and what it held given back |
-//!
-//! So clients that send and never read make the server hold at most its budget, plus the answers
-//! of the calls running when it filled and the per-connection buffers (a WebSocket's incoming
-//! messages wait within `max_message_size` in its hand-off; hyper reads at most 64 KiB ahead),
-//! until `write_timeout` cuts them. Meanwhile a well-behaved client's call waits while the
-//! budget is spent; it is never refused for it.
-//!
-//! Sizing: the budget is what the server may spend on its clients' backlog; keep it below the
-//! memory the process may use, less what the handlers need. With 10 000 connections that may
-//! each ask for large answers, the budget still bounds them: what 10 000 idle connections cost
-//! comes on top (`bench/README.md` measures it). Lower `max_buffered` (say to 64 KiB) to make each slow client pause
-//! sooner, and `write_timeout` (say to 10 s) to give back a non-reader's bytes sooner; raise
-//! `server_budget` only with the memory to back it.
+//! How the limits bound memory, and how to size them for many connections:
+//! [`guide::limits`](crate::guide::limits).
 //!
 //! Topics need nothing from a transport but a connection that stays open ([`Context::peer`](crate::Context::peer)),
 //! so they are built without `http` and `ws` too: a stdio server (one process per client, an MCP
