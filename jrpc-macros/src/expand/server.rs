@@ -9,7 +9,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use super::{at, call_over, krate_at, local, local_at};
-use crate::ast::{Kind, Method, Output, ParamKind, Service, is_context};
+use crate::ast::{Kind, Method, Output, Param, ParamKind, Service, is_context};
 use crate::attr::ServiceArgs;
 use crate::ty::range;
 
@@ -139,42 +139,12 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let cfgs = &method.cfgs;
     let doc = &method.doc_text;
     let deprecated = method.deprecated;
-    // With `schema`, each witness also carries its type's JSON Schema (and asks for one).
-    let (param_fn, result_fn) = if args.schema.is_some() {
-        ("described", "at_described")
-    } else {
-        ("param", "at")
-    };
 
     // The decoded value: a tuple of the parameters read from `params`, or
     // the one parameter wrapped in `Whole`.
     let values: Vec<_> = method.values().collect();
     let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
-    // One witness per parameter type, spanned over the type: the helper's
-    // `RpcParam` bound is reported there.
-    let witnesses: Vec<_> = values
-        .iter()
-        .map(|param| {
-            let (start, end) = range(&param.ty);
-            let start = at(start);
-            let krate = krate_at(args, start);
-            let ty = &param.ty;
-            let param_fn = Ident::new(param_fn, start);
-            if is_context(ty) {
-                // Maybe the runtime's context, taken by value: decided by
-                // the type, which then gets its own message.
-                let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
-                head.extend(quote!(#ty));
-                head.extend(quote_spanned!(start=> >::NEW));
-                head.extend(quote_spanned!(at(end)=> .#param_fn));
-                return call_over(head, TokenStream::new(), end);
-            }
-            let mut head = quote_spanned!(start=> #krate::__private::#param_fn::<);
-            head.extend(quote!(#ty));
-            head.extend(quote_spanned!(start=> >));
-            call_over(head, TokenStream::new(), end)
-        })
-        .collect();
+    let witnesses = param_witnesses(&values, args);
     let names: Vec<&str> = values
         .iter()
         .map(|param| param.wire_name.as_str())
@@ -184,28 +154,7 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     } else {
         quote_spanned!(span=> (#(#idents,)*))
     };
-
-    // The call, arguments in the user's order, the context injected (as the
-    // type the parameter names, which must be the runtime's `Context`).
-    let call_args = method.params.iter().map(|param| match param.kind {
-        ParamKind::Context => {
-            let (start, end) = range(&param.ty);
-            let krate = krate_at(args, at(start));
-            call_over(
-                quote_spanned!(at(start)=> #krate::__private::context),
-                quote_spanned!(span=> &#ctx),
-                end,
-            )
-        }
-        ParamKind::Value => {
-            let ident = param.ident();
-            quote_spanned!(span=> #ident)
-        }
-    });
-    let mut call = quote_spanned!(span=> Self::#ident(&#this, #(#call_args),*));
-    if method.is_async {
-        call = quote_spanned!(span=> #call.await);
-    }
+    let call = method_call(method, args, span, &this, &ctx);
 
     if method.is_notification() {
         return quote_spanned! {span=>
@@ -227,6 +176,101 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let kind = local_at("__jrpc_kind", span);
     let unit = quote_spanned!(span=> ());
     let returned = method.output_ty.as_deref().map_or(unit, |ty| quote!(#ty));
+    let (ok, err) = result_witnesses(method, args, span);
+    quote_spanned! {span=>
+        #(#cfgs)*
+        {
+            let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
+            #krate::__private::#helper(
+                &mut #table,
+                &#this,
+                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
+                #(#witnesses,)*
+                #ok,
+                #err,
+                move |#this, #pat, #ctx_pat| async move { #kind.split(#call) },
+            );
+        }
+    }
+}
+
+/// One witness per parameter type, spanned over the type: the helper's
+/// `RpcParam` bound is reported there. With `schema`, each witness also
+/// carries its type's JSON Schema (and asks for one).
+fn param_witnesses(values: &[&Param], args: &ServiceArgs) -> Vec<TokenStream> {
+    let param_fn = if args.schema.is_some() {
+        "described"
+    } else {
+        "param"
+    };
+    values
+        .iter()
+        .map(|param| {
+            let (start, end) = range(&param.ty);
+            let start = at(start);
+            let krate = krate_at(args, start);
+            let ty = &param.ty;
+            let param_fn = Ident::new(param_fn, start);
+            if is_context(ty) {
+                // Maybe the runtime's context, taken by value: decided by
+                // the type, which then gets its own message.
+                let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
+                head.extend(quote!(#ty));
+                head.extend(quote_spanned!(start=> >::NEW));
+                head.extend(quote_spanned!(at(end)=> .#param_fn));
+                return call_over(head, TokenStream::new(), end);
+            }
+            let mut head = quote_spanned!(start=> #krate::__private::#param_fn::<);
+            head.extend(quote!(#ty));
+            head.extend(quote_spanned!(start=> >));
+            call_over(head, TokenStream::new(), end)
+        })
+        .collect()
+}
+
+/// The call of the method, arguments in the user's order, the context
+/// injected (as the type the parameter names, which must be the runtime's
+/// `Context`), awaited when the method gives a future.
+fn method_call(
+    method: &Method,
+    args: &ServiceArgs,
+    span: Span,
+    this: &Ident,
+    ctx: &Ident,
+) -> TokenStream {
+    let ident = &method.sig.ident;
+    let call_args = method.params.iter().map(|param| match param.kind {
+        ParamKind::Context => {
+            let (start, end) = range(&param.ty);
+            let krate = krate_at(args, at(start));
+            call_over(
+                quote_spanned!(at(start)=> #krate::__private::context),
+                quote_spanned!(span=> &#ctx),
+                end,
+            )
+        }
+        ParamKind::Value => {
+            let ident = param.ident();
+            quote_spanned!(span=> #ident)
+        }
+    });
+    let call = quote_spanned!(span=> Self::#ident(&#this, #(#call_args),*));
+    if method.is_async {
+        quote_spanned!(span=> #call.await)
+    } else {
+        call
+    }
+}
+
+/// The probe's kind as the success and as the error witness, each spanned
+/// at its type as written (the whole return type for an error type that is
+/// not written out).
+fn result_witnesses(method: &Method, args: &ServiceArgs, span: Span) -> (TokenStream, TokenStream) {
+    let result_fn = if args.schema.is_some() {
+        "at_described"
+    } else {
+        "at"
+    };
     let whole = method.output_ty.as_deref().map(range);
     let (ok_range, err_range) = match &method.output {
         Output::Unit => ((span, span), (span, span)),
@@ -247,22 +291,5 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             end,
         )
     };
-    let ok = witness(ok_range, result_fn);
-    let err = witness(err_range, "at");
-
-    quote_spanned! {span=>
-        #(#cfgs)*
-        {
-            let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
-            #krate::__private::#helper(
-                &mut #table,
-                &#this,
-                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
-                #(#witnesses,)*
-                #ok,
-                #err,
-                move |#this, #pat, #ctx_pat| async move { #kind.split(#call) },
-            );
-        }
-    }
+    (witness(ok_range, result_fn), witness(err_range, "at"))
 }
