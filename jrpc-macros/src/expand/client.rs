@@ -273,10 +273,19 @@ fn stub_method(
             let ident = param.ident();
             let ty = &param.ty;
             let lints = &param.lints;
-            quote!(#(#lints)* #ident: #ty)
+            let cfgs = &param.cfgs;
+            quote!(#(#cfgs)* #(#lints)* #ident: #ty)
         })
         .collect();
-    let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
+    // The arguments, each under its parameter's `#[cfg]`s.
+    let idents: Vec<_> = values
+        .iter()
+        .filter_map(|param| {
+            let ident = param.ident()?;
+            let cfgs = &param.cfgs;
+            Some(quote!(#(#cfgs)* #ident))
+        })
+        .collect();
     let encode = Ident::new(
         &format!("__jrpc_params_{}", ident.unraw()),
         Span::mixed_site(),
@@ -353,11 +362,22 @@ fn build_params(
             let #params = #krate::__private::ParamsBuilder::whole::<#(#types)*>(&#(#idents)*)?;
         };
     }
-    let count = values.len();
+    // The number of parameters of this build: an array of one `()` per
+    // parameter, each under its parameter's `#[cfg]`s.
+    let count = if values.iter().all(|param| param.cfgs.is_empty()) {
+        values.len().to_token_stream()
+    } else {
+        let units = values.iter().map(|param| {
+            let cfgs = &param.cfgs;
+            quote!(#(#cfgs)* ())
+        });
+        quote!(<[()]>::len(&[#(#units),*]))
+    };
     let pushes = values.iter().filter_map(|param| {
         let name = &param.wire_name;
         let ident = param.ident()?;
         let ty = &param.ty;
+        let cfgs = &param.cfgs;
         // A type named `Context` may be the runtime's, taken by value by
         // mistake: the method table reports that, and the stub does not
         // add a second error about it.
@@ -371,14 +391,16 @@ fn build_params(
             );
             arg.extend(quote_spanned!(at(end)=> .push));
             let push = call_over(arg, quote!(&mut #builder, #name), end);
-            return Some(quote!(#push?;));
+            return Some(quote!(#(#cfgs)* #push?;));
         }
-        Some(quote!(#builder.push::<#ty>(#name, &#ident)?;))
+        Some(quote!(#(#cfgs)* #builder.push::<#ty>(#name, &#ident)?;))
     });
+    let counted = local("__jrpc_count");
     quote! {
-        let mut #builder = #krate::__private::ParamsBuilder::new(#encoding, #count);
+        let #counted = #count;
+        let mut #builder = #krate::__private::ParamsBuilder::new(#encoding, #counted);
         #(#pushes)*
-        let #params = #builder.finish(#count);
+        let #params = #builder.finish(#counted);
     }
 }
 
@@ -560,10 +582,11 @@ pub(super) fn stand_in(
             .values()
             .map(|param| {
                 let ty = &param.ty;
+                let cfgs = &param.cfgs;
                 if plain(ty) {
-                    quote!(_: #ty)
+                    quote!(#(#cfgs)* _: #ty)
                 } else {
-                    quote!(_: impl ::core::marker::Sized)
+                    quote!(#(#cfgs)* _: impl ::core::marker::Sized)
                 }
             })
             .collect();
