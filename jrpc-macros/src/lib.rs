@@ -163,7 +163,9 @@
 //! The attribute applied twice, `#[async_trait]` left on the trait (above or
 //! below `#[rpc_service]`), `#[rpc]` on the trait itself or on an item that
 //! is not a method, and `#[rpc_service]` on a method are each one error
-//! saying what to do.
+//! saying what to do. With `#[async_trait]`, the trait is emitted as
+//! `#[async_trait]` makes it, so impls that carry it too add no error of
+//! their own: the one error says to remove it from the trait and the impls.
 //!
 //! # Decisions
 //!
