@@ -89,6 +89,9 @@ pub(crate) struct Method {
     pub(crate) is_async: bool,
     /// The type the method (or its future) gives back, as written.
     pub(crate) output_ty: Option<Box<Type>>,
+    /// `dyn Future<Output = T> ...` of a return type written
+    /// `Pin<Box<dyn Future<Output = T> ...>>`.
+    pub(crate) boxed_future: Option<syn::TypeTraitObject>,
     pub(crate) output: Output,
     /// The name on the wire, namespace included.
     pub(crate) wire_name: String,
@@ -98,6 +101,9 @@ pub(crate) struct Param {
     pub(crate) attrs: ParamAttrs,
     /// `allow` lints, copied onto the stub's parameter.
     pub(crate) lints: Vec<Attribute>,
+    /// `#[cfg]` attributes: the parameter is left out of decoding and of
+    /// the stub in builds where they are false.
+    pub(crate) cfgs: Vec<Attribute>,
     pub(crate) pat: Box<Pat>,
     pub(crate) ty: Box<Type>,
     pub(crate) kind: ParamKind,
@@ -354,6 +360,12 @@ impl Method {
                     params.push(Param {
                         attrs,
                         lints: attr::lint_attrs(&arg.attrs),
+                        cfgs: arg
+                            .attrs
+                            .iter()
+                            .filter(|a| a.path().is_ident("cfg"))
+                            .cloned()
+                            .collect(),
                         pat: arg.pat.clone(),
                         ty: arg.ty.clone(),
                         kind,
@@ -368,8 +380,17 @@ impl Method {
             (Some(_), ReturnType::Type(_, ty)) => (true, Some(ty.clone())),
             (None, ReturnType::Type(_, ty)) => match future_output(ty) {
                 Some(inner) => (true, Some(Box::new(inner.clone()))),
-                None => (false, Some(ty.clone())),
+                None => match boxed_future(ty).and_then(|dyn_| bounds_output(&dyn_.bounds)) {
+                    Some(inner) => (true, Some(Box::new(inner.clone()))),
+                    None => (false, Some(ty.clone())),
+                },
             },
+        };
+        let boxed_future = match (&sig.asyncness, &sig.output) {
+            (None, ReturnType::Type(_, ty)) => boxed_future(ty)
+                .filter(|dyn_| bounds_output(&dyn_.bounds).is_some())
+                .cloned(),
+            _ => None,
         };
         let output = output_ty.as_deref().map_or(Output::Unit, Output::of);
 
@@ -400,6 +421,7 @@ impl Method {
             params,
             is_async,
             output_ty,
+            boxed_future,
             output,
             wire_name,
         }
@@ -533,7 +555,38 @@ fn future_output(ty: &Type) -> Option<&Type> {
     let Type::ImplTrait(imp) = ty else {
         return None;
     };
-    imp.bounds.iter().find_map(|bound| {
+    bounds_output(&imp.bounds)
+}
+
+/// `dyn ...` in `Pin<Box<dyn ...>>` (any paths ending in `Pin` and `Box`).
+fn boxed_future(ty: &Type) -> Option<&syn::TypeTraitObject> {
+    fn only_arg<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
+        let Type::Path(path) = ty else {
+            return None;
+        };
+        let last = path.path.segments.last()?;
+        if path.qself.is_some() || last.ident != name {
+            return None;
+        }
+        let PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        match args.args.first() {
+            Some(GenericArgument::Type(ty)) if args.args.len() == 1 => Some(ty),
+            _ => None,
+        }
+    }
+    match only_arg(only_arg(ty, "Pin")?, "Box")? {
+        Type::TraitObject(dyn_) => Some(dyn_),
+        _ => None,
+    }
+}
+
+/// `T` in bounds `Future<Output = T> (+ ...)`.
+fn bounds_output(
+    bounds: &syn::punctuated::Punctuated<TypeParamBound, syn::Token![+]>,
+) -> Option<&Type> {
+    bounds.iter().find_map(|bound| {
         let TypeParamBound::Trait(bound) = bound else {
             return None;
         };

@@ -73,7 +73,13 @@ pub(crate) fn fallback(item: Item, service: Option<&Service>, args: &ServiceArgs
                 },
             )),
         ) => {
-            make_futures_send(&mut item);
+            match &service.stray.async_trait {
+                // The impls were written for `#[async_trait]`: the trait
+                // keeps it, so that they still match and the one error is
+                // the one at the attribute.
+                Some(attr) => item.attrs.push(attr.clone()),
+                None => make_futures_send(&mut item),
+            }
             if !has_into_methods {
                 item.items.push(TraitItem::Verbatim(quote! {
                     #[doc(hidden)]

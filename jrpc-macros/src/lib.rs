@@ -110,7 +110,11 @@
 //! `Result` out, or leave the stub out with `client = false`.
 //!
 //! Methods may be sync (`fn`): they run as plain calls inside the handler's
-//! future.
+//! future. A method gives a future when it is an `async fn`, or a `fn`
+//! returning `impl Future<Output = T>` or `Pin<Box<dyn Future<Output = T> +
+//! Send>>` (a boxed future keeps the trait dyn-compatible): the future is
+//! awaited, `T` answers, and the stub returns `T`. A boxed future without
+//! `Send` is one error at its `dyn`.
 //!
 //! # The client stub's name
 //!
@@ -159,10 +163,21 @@
 //! The attribute applied twice, `#[async_trait]` left on the trait (above or
 //! below `#[rpc_service]`), `#[rpc]` on the trait itself or on an item that
 //! is not a method, and `#[rpc_service]` on a method are each one error
-//! saying what to do.
+//! saying what to do. With `#[async_trait]`, the trait is emitted as
+//! `#[async_trait]` makes it, so impls that carry it too add no error of
+//! their own: the one error says to remove it from the trait and the impls.
 //!
 //! # Decisions
 //!
+//! - `#[cfg]` on a parameter is honoured, as rustc honours it on any
+//!   function: in a build where it is false the parameter is not decoded,
+//!   not described, and not on the stub's method, so a parameter that exists
+//!   on one platform only needs no second method. The macro cannot evaluate
+//!   `cfg`, so such a method is registered once per combination of its
+//!   parameters' distinct `#[cfg]` predicates, each registration under the
+//!   `#[cfg]` that selects it (the compiler keeps exactly one); the stub
+//!   carries the `#[cfg]`s on its parameters. `params = whole` decodes into
+//!   its parameter in every build, so a `#[cfg]` there is one error at it.
 //! - `#[cfg]` on a method is honoured: its registration and its stub method
 //!   carry the same `#[cfg]`. Two methods may share a wire name under
 //!   `#[cfg]`s that exclude each other: the macro cannot evaluate `cfg`, so
@@ -193,7 +208,10 @@
 //!   parameters), whose bounds are the runtime's `RpcParam`, `RpcResult` and
 //!   `IntoRpcError`. Each type is inferred from an argument spanned at the
 //!   user's type, so rustc reports an unmet bound there, once; a future
-//!   that is not `Send` is blamed on the method's name.
+//!   that is not `Send` is blamed on the method's name. A parameter's type
+//!   is not repeated in `into_methods` (it is inferred from the handler's
+//!   call of the method), so a type that does not resolve is one error, at
+//!   the signature.
 //! - On an inherent `impl` block, `into_methods` requires
 //!   `Self: Send + Sync + 'static` (written `for<'jrpc> Self: Service<'jrpc>`
 //!   so that rustc checks it where `into_methods` is called, once, rather

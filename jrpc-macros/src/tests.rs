@@ -358,3 +358,42 @@ fn batch_is_the_stubs_method() {
         0
     );
 }
+
+#[test]
+fn cfg_on_params_registers_once_per_combination() {
+    // Two distinct predicates (the third parameter repeats the first's):
+    // four registrations, each under the `cfg` that selects it.
+    let out = expand(
+        "",
+        "trait T { fn f(&self, #[cfg(a)] x: u8, #[cfg(b)] y: u8, #[cfg(a)] z: u8) -> u8; }",
+    );
+    assert_eq!(errors(&out), 0, "{out}");
+    for helper in ["call_0 (", "call_1 (", "call_2 (", "call_3 ("] {
+        assert_eq!(out.matches(helper).count(), 1, "{helper}: {out}");
+    }
+    assert_eq!(out.matches("# [cfg (all (").count(), 4, "{out}");
+}
+
+#[test]
+fn cfg_on_a_whole_param_is_one_error() {
+    let out = expand(
+        "",
+        "trait T { #[rpc(params = whole)] fn f(&self, #[cfg(a)] x: u8); }",
+    );
+    assert_eq!(errors(&out), 1, "{out}");
+}
+
+#[test]
+fn boxed_futures_are_awaited_and_must_be_send() {
+    let ok = expand(
+        "",
+        "trait T { fn f(&self) -> Pin<Box<dyn Future<Output = u8> + Send>>; }",
+    );
+    assert_eq!(errors(&ok), 0, "{ok}");
+    assert!(ok.contains(". await"), "{ok}");
+    let not_send = expand(
+        "",
+        "trait T { fn f(&self) -> Pin<Box<dyn Future<Output = u8>>>; }",
+    );
+    assert_eq!(errors(&not_send), 1, "{not_send}");
+}

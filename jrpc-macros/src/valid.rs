@@ -194,6 +194,20 @@ fn check_method(method: &Method, service: &Service, namespace_reserved: bool, cx
         cx.error_spanned(abi, "jrpc methods cannot have an `extern` ABI: remove it");
     }
 
+    // Handlers run on a multi-threaded runtime: a boxed future must say
+    // it is `Send` (an `async fn` is made `Send` by the macro).
+    if let Some(dyn_) = &method.boxed_future
+        && !dyn_.bounds.iter().any(|bound| {
+            matches!(bound, syn::TypeParamBound::Trait(t)
+                if t.path.segments.last().is_some_and(|s| s.ident == "Send"))
+        })
+    {
+        cx.error_spanned(
+            dyn_,
+            "the future of a jrpc method must be `Send`: handlers run on a multi-threaded \
+             runtime; write `dyn Future<Output = ...> + Send`",
+        );
+    }
     check_reserved_ident(method, service, cx);
     check_output(method, service, cx);
     check_params(method, service, cx);
@@ -444,6 +458,16 @@ fn check_params(method: &Method, service: &Service, cx: &mut Ctxt) {
     }
 
     let count = method.values().count();
+    // `params = whole` decodes into one parameter in every build.
+    if method.attrs.whole.is_some()
+        && let Some(cfg) = method.values().find_map(|param| param.cfgs.first())
+    {
+        cx.error_spanned(
+            cfg,
+            "`params = whole` decodes `params` into its one parameter in every build: remove \
+             this `#[cfg]`, or put the `#[cfg]` on the method",
+        );
+    }
     if let Some(whole) = &method.attrs.whole {
         let found = match count {
             1 => return,

@@ -7,7 +7,8 @@
 //! Every bound a user's type must meet is a trait of this module with its own
 //! `#[diagnostic::on_unimplemented]` message, checked where the expansion names the type (an
 //! explicit type argument, or an argument spanned at the type), so rustc reports it once, at the
-//! type, in jrpc's words.
+//! type, in jrpc's words. Their blanket impls are `#[diagnostic::do_not_recommend]`, so the
+//! error names the jrpc trait rather than serde's, without a list of serde's implementors.
 
 use std::io::Write as _;
 use std::marker::PhantomData;
@@ -33,10 +34,11 @@ fn discard(result: Result<&mut Methods, RegisterError>) {
 /// Types a method parameter may have.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method parameter",
-    label = "this type does not implement `serde::Deserialize` (owned)",
+    label = "this type does not implement `serde::Deserialize` (owned), or is not `Send`",
     note = "parameters are decoded from the request: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields"
 )]
 pub trait RpcParam: DeserializeOwned + Send + 'static {}
+#[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + Send + 'static> RpcParam for T {}
 
 /// Types a service with `schema` describes: the JSON Schema of each parameter and result is
@@ -85,10 +87,11 @@ pub fn schema_feature<T: SchemaFeature>() {}
 /// Types a method may answer with.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method result",
-    label = "this type does not implement `serde::Serialize`",
+    label = "this type does not implement `serde::Serialize`, or is not `Send`",
     note = "results are encoded into the response: derive `serde::Serialize` for `{Self}`"
 )]
 pub trait RpcResult: Serialize + Send + 'static {}
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + Send + 'static> RpcResult for T {}
 
 /// Error types a method may fail with.
@@ -109,6 +112,7 @@ impl<E: Into<RpcError> + 'static> IntoRpcError for E {}
     note = "the client stub encodes parameters into the request: derive `serde::Serialize` for `{Self}`, or leave the stub out with `#[rpc_service(client = false)]`"
 )]
 pub trait StubParam: Serialize {}
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + ?Sized> StubParam for T {}
 
 /// Success types of a client stub.
@@ -118,6 +122,7 @@ impl<T: Serialize + ?Sized> StubParam for T {}
     note = "the client stub decodes the result from the response: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields, or leave the stub out with `#[rpc_service(client = false)]`"
 )]
 pub trait StubResult: DeserializeOwned {}
+#[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned> StubResult for T {}
 
 /// What a served value must be: calls run concurrently, on any thread, sharing one value.
@@ -750,6 +755,7 @@ pub fn batch_notify(batch: &mut crate::Batch, method: &str, params: StubParams) 
     note = "the stub's methods return `Result<T, {Self}>`: implement `From<jrpc_runtime::ClientError>` for `{Self}`, mapping the server's codes (`ClientError::rpc_error`) to your variants and keeping the rest in one"
 )]
 pub trait StubError: From<ClientError> {}
+#[diagnostic::do_not_recommend]
 impl<E: From<ClientError>> StubError for E {}
 
 /// Converts a stub's failure into the error type of `client_error = E`.

@@ -15,7 +15,7 @@ use syn::spanned::Spanned as _;
 use syn::{Generics, Path, Visibility};
 
 use super::{at, call_over, krate_at, local};
-use crate::ast::{Method, Output, Service, is_context};
+use crate::ast::{Method, Output, Param, Service, is_context};
 use crate::attr::ServiceArgs;
 use crate::ty::{Scan, range};
 use crate::valid::CLIENT_METHODS;
@@ -70,7 +70,23 @@ fn shell(
     vis: &Visibility,
     caller: &Ident,
 ) -> TokenStream {
-    let krate = &args.krate;
+    let name_check = name_check(args, client, at(client.span()));
+    let mut out = structs(service, args, client, trait_ident, vis, caller);
+    out.extend(constructors(service, args, client, caller));
+    out.extend(name_check);
+    out
+}
+
+/// The stub's struct and its batch's, each in a module of its own, and the
+/// glob imports that bring them into the service's module.
+fn structs(
+    service: &Service,
+    args: &ServiceArgs,
+    client: &Ident,
+    trait_ident: &Ident,
+    vis: &Visibility,
+    caller: &Ident,
+) -> TokenStream {
     let inner = inner_path(&args.krate);
     let module = Service::stub_module(client);
     let lints = &service.lints;
@@ -79,8 +95,6 @@ fn shell(
         "A typed client of [`{trait_name}`]: each method sends one JSON-RPC request \
          through a `Caller` and decodes the answer."
     );
-    let name_span = at(client.span());
-    let name_check = name_check(args, client, name_span);
     let batch = batch_ident(client);
     let batch_module = Service::stub_module(&batch);
     let batch_doc = format!(
@@ -126,7 +140,23 @@ fn shell(
         #vis use #module::*;
         #[allow(unused_imports, clippy::wildcard_imports)]
         #vis use #batch_module::*;
+    }
+}
 
+/// The stub's own methods (`new`, `with_encoding`, `caller`, `into_caller`,
+/// `batch`) and the batch's `IntoFuture`.
+fn constructors(
+    service: &Service,
+    args: &ServiceArgs,
+    client: &Ident,
+    caller: &Ident,
+) -> TokenStream {
+    let krate = &args.krate;
+    let module = Service::stub_module(client);
+    let lints = &service.lints;
+    let batch = batch_ident(client);
+    let batch_module = Service::stub_module(&batch);
+    quote! {
         #[allow(dead_code)]
         #(#lints)*
         impl<#caller> #module::#client<#caller> {
@@ -182,8 +212,6 @@ fn shell(
                 ::std::boxed::Box::pin(self.batch.send(self.caller))
             }
         }
-
-        #name_check
     }
 }
 
@@ -245,142 +273,32 @@ fn stub_method(
             let ident = param.ident();
             let ty = &param.ty;
             let lints = &param.lints;
-            quote!(#(#lints)* #ident: #ty)
+            let cfgs = &param.cfgs;
+            quote!(#(#cfgs)* #(#lints)* #ident: #ty)
         })
         .collect();
-    let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
+    // The arguments, each under its parameter's `#[cfg]`s.
+    let idents: Vec<_> = values
+        .iter()
+        .filter_map(|param| {
+            let ident = param.ident()?;
+            let cfgs = &param.cfgs;
+            Some(quote!(#(#cfgs)* #ident))
+        })
+        .collect();
     let encode = Ident::new(
         &format!("__jrpc_params_{}", ident.unraw()),
         Span::mixed_site(),
     );
-
-    // The params: none, the one value as a whole, or one entry per value.
-    // Each value is given with its type, where "`Foo` is not `Serialize`"
-    // then lands.
     let params = local("__jrpc_params");
-    let builder = local("__jrpc_builder");
     let encoding = local("__jrpc_encoding");
-    let build = if values.is_empty() {
-        quote!(let #params = ::core::option::Option::None;)
-    } else if method.attrs.whole.is_some() {
-        let idents = values.iter().filter_map(|param| param.ident());
-        let types = values.iter().map(|param| &param.ty);
-        quote! {
-            let #params = #krate::__private::ParamsBuilder::whole::<#(#types)*>(&#(#idents)*)?;
-        }
-    } else {
-        let count = values.len();
-        let pushes = values.iter().filter_map(|param| {
-            let name = &param.wire_name;
-            let ident = param.ident()?;
-            let ty = &param.ty;
-            // A type named `Context` may be the runtime's, taken by value by
-            // mistake: the method table reports that, and the stub does not
-            // add a second error about it.
-            if is_context(ty) {
-                let (start, end) = range(ty);
-                let krate = krate_at(args, at(start));
-                let mut arg = call_over(
-                    quote_spanned!(at(start)=> #krate::__private::ContextArg::new),
-                    quote!(&#ident),
-                    end,
-                );
-                arg.extend(quote_spanned!(at(end)=> .push));
-                let push = call_over(arg, quote!(&mut #builder, #name), end);
-                return Some(quote!(#push?;));
-            }
-            Some(quote!(#builder.push::<#ty>(#name, &#ident)?;))
-        });
-        quote! {
-            let mut #builder = #krate::__private::ParamsBuilder::new(#encoding, #count);
-            #(#pushes)*
-            let #params = #builder.finish(#count);
-        }
-    };
-
-    let (ok, send, batched) = if method.is_notification() {
-        (
-            quote!(()),
-            quote!(#krate::Caller::notify_raw(&self.caller, #wire, #params).await),
-            quote!(#krate::__private::batch_notify(&mut self.batch, #wire, #params)),
-        )
-    } else {
-        let raw = local("__jrpc_raw");
-        let ok = match method.output.ok_type() {
-            Some(ty) => ty.to_token_stream(),
-            None => quote!(()),
-        };
-        // The probe of the return type confirms the success type as
-        // written, and is spanned at it: "`Foo` is not `Deserialize`" lands
-        // there.
-        let returned = match &method.output_ty {
-            Some(ty) => ty.to_token_stream(),
-            None => quote!(()),
-        };
-        let (start, end) = match method.output.ok_type() {
-            Some(ty) => range(ty),
-            None => (ident.span(), ident.span()),
-        };
-        let start = at(start);
-        let krate_start = krate_at(args, start);
-        let spanned = call_over(
-            quote_spanned!(start=> #krate_start::__private::at),
-            quote!(#krate::__private::Probe::<#returned>::NEW.kind()),
-            end,
-        );
-        let mut ok_head = quote_spanned!(start=> #krate_start::__private::param::<);
-        ok_head.extend(ok.clone());
-        ok_head.extend(quote_spanned!(start=> >));
-        let ok_witness = call_over(ok_head, TokenStream::new(), end);
-        (
-            ok.clone(),
-            quote! {
-                let #raw = #krate::Caller::call_raw(&self.caller, #wire, #params).await?;
-                #krate::__private::decode_answer(
-                    #spanned,
-                    #ok_witness,
-                    &#raw,
-                )
-            },
-            quote!(#krate::__private::batch_call::<#ok>(&mut self.batch, #wire, #params)),
-        )
-    };
-
-    // With `client_error = E`, the body runs as written (failing with
-    // `ClientError`) and its failure is converted once, at the end.
-    let (err, body) = match &args.client_error {
-        None => (
-            quote!(#krate::ClientError),
-            quote! {
-                let #params = Self::#encode(self.encoding, #(#idents),*)?;
-                #send
-            },
-        ),
-        Some(ty) => {
-            let span = at(ty.span());
-            let krate_span = krate_at(args, span);
-            let result = local("__jrpc_result");
-            // Spanned at the type, so that a missing `From<ClientError>` is
-            // reported there, once.
-            let convert = quote_spanned! {span=>
-                ::core::result::Result::map_err(
-                    #result,
-                    #krate_span::__private::stub_error::<#ty>,
-                )
-            };
-            (
-                ty.to_token_stream(),
-                quote! {
-                    let #result = async move {
-                        let #params = Self::#encode(self.encoding, #(#idents),*)?;
-                        #send
-                    }
-                    .await;
-                    #convert
-                },
-            )
-        }
-    };
+    let build = build_params(method, args, &values, &params, &encoding);
+    let Send { ok, send, batched } = send(method, args, &params);
+    let (err, body) = error_wrap(
+        args,
+        &send,
+        quote!(Self::#encode(self.encoding, #(#idents),*)?),
+    );
     let slot = if method.is_notification() {
         quote!(())
     } else {
@@ -420,6 +338,175 @@ fn stub_method(
         }
     };
     (stub, batch)
+}
+
+/// The statements of a stub's encoding function that set `params`: none,
+/// the one value as a whole, or one entry per value. Each value is given
+/// with its type, where "`Foo` is not `Serialize`" then lands.
+fn build_params(
+    method: &Method,
+    args: &ServiceArgs,
+    values: &[&Param],
+    params: &Ident,
+    encoding: &Ident,
+) -> TokenStream {
+    let krate = &args.krate;
+    let builder = local("__jrpc_builder");
+    if values.is_empty() {
+        return quote!(let #params = ::core::option::Option::None;);
+    }
+    if method.attrs.whole.is_some() {
+        let idents = values.iter().filter_map(|param| param.ident());
+        let types = values.iter().map(|param| &param.ty);
+        return quote! {
+            let #params = #krate::__private::ParamsBuilder::whole::<#(#types)*>(&#(#idents)*)?;
+        };
+    }
+    // The number of parameters of this build: an array of one `()` per
+    // parameter, each under its parameter's `#[cfg]`s.
+    let count = if values.iter().all(|param| param.cfgs.is_empty()) {
+        values.len().to_token_stream()
+    } else {
+        let units = values.iter().map(|param| {
+            let cfgs = &param.cfgs;
+            quote!(#(#cfgs)* ())
+        });
+        quote!(<[()]>::len(&[#(#units),*]))
+    };
+    let pushes = values.iter().filter_map(|param| {
+        let name = &param.wire_name;
+        let ident = param.ident()?;
+        let ty = &param.ty;
+        let cfgs = &param.cfgs;
+        // A type named `Context` may be the runtime's, taken by value by
+        // mistake: the method table reports that, and the stub does not
+        // add a second error about it.
+        if is_context(ty) {
+            let (start, end) = range(ty);
+            let krate = krate_at(args, at(start));
+            let mut arg = call_over(
+                quote_spanned!(at(start)=> #krate::__private::ContextArg::new),
+                quote!(&#ident),
+                end,
+            );
+            arg.extend(quote_spanned!(at(end)=> .push));
+            let push = call_over(arg, quote!(&mut #builder, #name), end);
+            return Some(quote!(#(#cfgs)* #push?;));
+        }
+        Some(quote!(#(#cfgs)* #builder.push::<#ty>(#name, &#ident)?;))
+    });
+    let counted = local("__jrpc_count");
+    quote! {
+        let #counted = #count;
+        let mut #builder = #krate::__private::ParamsBuilder::new(#encoding, #counted);
+        #(#pushes)*
+        let #params = #builder.finish(#counted);
+    }
+}
+
+/// How a stub method sends its encoded `params`.
+struct Send {
+    /// The success type, as the stub returns it.
+    ok: TokenStream,
+    /// The stub method's sending and decoding, failing with `ClientError`.
+    send: TokenStream,
+    /// The batch method's body after encoding.
+    batched: TokenStream,
+}
+
+fn send(method: &Method, args: &ServiceArgs, params: &Ident) -> Send {
+    let krate = &args.krate;
+    let wire = &method.wire_name;
+    if method.is_notification() {
+        return Send {
+            ok: quote!(()),
+            send: quote!(#krate::Caller::notify_raw(&self.caller, #wire, #params).await),
+            batched: quote!(#krate::__private::batch_notify(&mut self.batch, #wire, #params)),
+        };
+    }
+    let ident = &method.sig.ident;
+    let raw = local("__jrpc_raw");
+    let ok = match method.output.ok_type() {
+        Some(ty) => ty.to_token_stream(),
+        None => quote!(()),
+    };
+    // The probe of the return type confirms the success type as
+    // written, and is spanned at it: "`Foo` is not `Deserialize`" lands
+    // there.
+    let returned = match &method.output_ty {
+        Some(ty) => ty.to_token_stream(),
+        None => quote!(()),
+    };
+    let (start, end) = match method.output.ok_type() {
+        Some(ty) => range(ty),
+        None => (ident.span(), ident.span()),
+    };
+    let start = at(start);
+    let krate_start = krate_at(args, start);
+    let spanned = call_over(
+        quote_spanned!(start=> #krate_start::__private::at),
+        quote!(#krate::__private::Probe::<#returned>::NEW.kind()),
+        end,
+    );
+    let mut ok_head = quote_spanned!(start=> #krate_start::__private::param::<);
+    ok_head.extend(ok.clone());
+    ok_head.extend(quote_spanned!(start=> >));
+    let ok_witness = call_over(ok_head, TokenStream::new(), end);
+    Send {
+        send: quote! {
+            let #raw = #krate::Caller::call_raw(&self.caller, #wire, #params).await?;
+            #krate::__private::decode_answer(
+                #spanned,
+                #ok_witness,
+                &#raw,
+            )
+        },
+        batched: quote!(#krate::__private::batch_call::<#ok>(&mut self.batch, #wire, #params)),
+        ok,
+    }
+}
+
+/// The stub method's error type and body: with `client_error = E`, the body
+/// runs as written (failing with `ClientError`) and its failure is
+/// converted once, at the end.
+fn error_wrap(
+    args: &ServiceArgs,
+    send: &TokenStream,
+    encode: TokenStream,
+) -> (TokenStream, TokenStream) {
+    let krate = &args.krate;
+    let params = local("__jrpc_params");
+    let Some(ty) = &args.client_error else {
+        return (
+            quote!(#krate::ClientError),
+            quote! {
+                let #params = #encode;
+                #send
+            },
+        );
+    };
+    let span = at(ty.span());
+    let krate_span = krate_at(args, span);
+    let result = local("__jrpc_result");
+    // Spanned at the type, so that a missing `From<ClientError>` is
+    // reported there, once.
+    let convert = quote_spanned! {span=>
+        ::core::result::Result::map_err(
+            #result,
+            #krate_span::__private::stub_error::<#ty>,
+        )
+    };
+    (
+        ty.to_token_stream(),
+        quote! {
+            let #result = async move {
+                let #params = #encode;
+                #send
+            }
+            .await;
+            #convert
+        },
+    )
 }
 
 /// The user's doc comment (or a line naming the method), and an `# Errors`
@@ -495,10 +582,11 @@ pub(super) fn stand_in(
             .values()
             .map(|param| {
                 let ty = &param.ty;
+                let cfgs = &param.cfgs;
                 if plain(ty) {
-                    quote!(_: #ty)
+                    quote!(#(#cfgs)* _: #ty)
                 } else {
-                    quote!(_: impl ::core::marker::Sized)
+                    quote!(#(#cfgs)* _: impl ::core::marker::Sized)
                 }
             })
             .collect();

@@ -6,11 +6,11 @@
 //! and a closure calling the method.
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use super::{at, call_over, krate_at, local, local_at};
-use crate::ast::{Kind, Method, Output, ParamKind, Service, is_context};
-use crate::attr::ServiceArgs;
+use crate::ast::{Kind, Method, Output, Param, ParamKind, Service, is_context};
+use crate::attr::{ServiceArgs, cfg_predicate};
 use crate::ty::range;
 
 /// The `into_methods` function: in the trait as a provided method, or in
@@ -69,7 +69,10 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
 
     let this = local("__jrpc_this");
     let table = local("__jrpc_methods");
-    let registrations = service.methods.iter().map(|method| register(method, args));
+    let registrations = service
+        .methods
+        .iter()
+        .flat_map(|method| registrations(method, args));
     // One check that the runtime can generate schemas, at `schema`, instead of one per type.
     let schema_check = args.schema.map(|span| {
         let krate = krate_at(args, at(span));
@@ -103,8 +106,56 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     }
 }
 
+/// The registrations of one method: one, or, when parameters carry
+/// `#[cfg]`s, one per combination of their predicates, each under the
+/// `#[cfg]` that selects it and with the parameters that combination keeps
+/// (the macro cannot evaluate `cfg`; the compiler keeps exactly one).
+fn registrations(method: &Method, args: &ServiceArgs) -> Vec<TokenStream> {
+    let mut predicates: Vec<(String, TokenStream)> = Vec::new();
+    for param in &method.params {
+        if param.cfgs.is_empty() {
+            continue;
+        }
+        let predicate = cfg_predicate(&param.cfgs);
+        let key = predicate.to_string();
+        if !predicates.iter().any(|(k, _)| *k == key) {
+            predicates.push((key, predicate));
+        }
+    }
+    if predicates.is_empty() {
+        let params: Vec<&Param> = method.params.iter().collect();
+        return vec![register(method, &params, None, args)];
+    }
+    (0..1u32 << predicates.len())
+        .map(|mask| {
+            let on = |i: usize| mask & (1 << i) != 0;
+            let selected =
+                predicates.iter().enumerate().map(
+                    |(i, (_, p))| {
+                        if on(i) { quote!(#p) } else { quote!(not(#p)) }
+                    },
+                );
+            let selector = quote!(all(#(#selected),*));
+            let params: Vec<&Param> = method
+                .params
+                .iter()
+                .filter(|param| {
+                    param.cfgs.is_empty() || {
+                        let key = cfg_predicate(&param.cfgs).to_string();
+                        predicates
+                            .iter()
+                            .position(|(k, _)| *k == key)
+                            .is_some_and(on)
+                    }
+                })
+                .collect();
+            register(method, &params, Some(selector), args)
+        })
+        .collect()
+}
+
 /// The runtime helper for a method's shape.
-fn helper(method: &Method, span: Span) -> proc_macro2::Ident {
+fn helper(method: &Method, values: usize, span: Span) -> proc_macro2::Ident {
     let kind = if method.is_notification() {
         "notify"
     } else {
@@ -113,13 +164,19 @@ fn helper(method: &Method, span: Span) -> proc_macro2::Ident {
     if method.attrs.whole.is_some() {
         format_ident!("{kind}_whole", span = span)
     } else {
-        format_ident!("{kind}_{}", method.values().count(), span = span)
+        format_ident!("{kind}_{values}", span = span)
     }
 }
 
 /// One registration: a call of the method's shape helper with the user's
-/// types and a handler closure calling the method.
-fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
+/// types and a handler closure calling the method. `params` are the
+/// parameters of the build `selector` (a `cfg` predicate) selects.
+fn register(
+    method: &Method,
+    params: &[&Param],
+    selector: Option<TokenStream>,
+    args: &ServiceArgs,
+) -> TokenStream {
     let ident = &method.sig.ident;
     // Everything but the user's own tokens points at the method's name: a
     // bound found unmet here (a future that is not `Send`) is blamed there.
@@ -127,54 +184,33 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let krate = &krate_at(args, span);
     let this = local_at("__jrpc_this", span);
     let table = local_at("__jrpc_methods", span);
-    let ctx_used = method.params.iter().any(|p| p.kind == ParamKind::Context);
+    let ctx_used = params.iter().any(|p| p.kind == ParamKind::Context);
     let ctx = local_at("__jrpc_ctx", span);
     let ctx_pat = if ctx_used {
         quote!(#ctx)
     } else {
         quote_spanned!(span=> _)
     };
-    let helper = helper(method, span);
+    let values: Vec<&Param> = params
+        .iter()
+        .copied()
+        .filter(|param| param.kind == ParamKind::Value)
+        .collect();
+    let helper = helper(method, values.len(), span);
     let wire = &method.wire_name;
-    let cfgs = &method.cfgs;
+    let mut cfgs = method
+        .cfgs
+        .iter()
+        .map(ToTokens::to_token_stream)
+        .collect::<Vec<_>>();
+    cfgs.extend(selector.map(|selector| quote_spanned!(span=> #[cfg(#selector)])));
     let doc = &method.doc_text;
     let deprecated = method.deprecated;
-    // With `schema`, each witness also carries its type's JSON Schema (and asks for one).
-    let (param_fn, result_fn) = if args.schema.is_some() {
-        ("described", "at_described")
-    } else {
-        ("param", "at")
-    };
 
     // The decoded value: a tuple of the parameters read from `params`, or
     // the one parameter wrapped in `Whole`.
-    let values: Vec<_> = method.values().collect();
     let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
-    // One witness per parameter type, spanned over the type: the helper's
-    // `RpcParam` bound is reported there.
-    let witnesses: Vec<_> = values
-        .iter()
-        .map(|param| {
-            let (start, end) = range(&param.ty);
-            let start = at(start);
-            let krate = krate_at(args, start);
-            let ty = &param.ty;
-            let param_fn = Ident::new(param_fn, start);
-            if is_context(ty) {
-                // Maybe the runtime's context, taken by value: decided by
-                // the type, which then gets its own message.
-                let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
-                head.extend(quote!(#ty));
-                head.extend(quote_spanned!(start=> >::NEW));
-                head.extend(quote_spanned!(at(end)=> .#param_fn));
-                return call_over(head, TokenStream::new(), end);
-            }
-            let mut head = quote_spanned!(start=> #krate::__private::#param_fn::<);
-            head.extend(quote!(#ty));
-            head.extend(quote_spanned!(start=> >));
-            call_over(head, TokenStream::new(), end)
-        })
-        .collect();
+    let witnesses = param_witnesses(&values, args);
     let names: Vec<&str> = values
         .iter()
         .map(|param| param.wire_name.as_str())
@@ -184,28 +220,7 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     } else {
         quote_spanned!(span=> (#(#idents,)*))
     };
-
-    // The call, arguments in the user's order, the context injected (as the
-    // type the parameter names, which must be the runtime's `Context`).
-    let call_args = method.params.iter().map(|param| match param.kind {
-        ParamKind::Context => {
-            let (start, end) = range(&param.ty);
-            let krate = krate_at(args, at(start));
-            call_over(
-                quote_spanned!(at(start)=> #krate::__private::context),
-                quote_spanned!(span=> &#ctx),
-                end,
-            )
-        }
-        ParamKind::Value => {
-            let ident = param.ident();
-            quote_spanned!(span=> #ident)
-        }
-    });
-    let mut call = quote_spanned!(span=> Self::#ident(&#this, #(#call_args),*));
-    if method.is_async {
-        call = quote_spanned!(span=> #call.await);
-    }
+    let call = method_call(method, params, args, span, &this, &ctx);
 
     if method.is_notification() {
         return quote_spanned! {span=>
@@ -227,6 +242,107 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
     let kind = local_at("__jrpc_kind", span);
     let unit = quote_spanned!(span=> ());
     let returned = method.output_ty.as_deref().map_or(unit, |ty| quote!(#ty));
+    let (ok, err) = result_witnesses(method, args, span);
+    quote_spanned! {span=>
+        #(#cfgs)*
+        {
+            let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
+            #krate::__private::#helper(
+                &mut #table,
+                &#this,
+                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
+                #(#witnesses,)*
+                #ok,
+                #err,
+                move |#this, #pat, #ctx_pat| async move { #kind.split(#call) },
+            );
+        }
+    }
+}
+
+/// One witness per parameter type, spanned over the type: the helper's
+/// `RpcParam` bound is reported there (rustc blames the argument whose type
+/// names the helper's type parameter). With `schema`, each witness also
+/// carries its type's JSON Schema (and asks for one).
+fn param_witnesses(values: &[&Param], args: &ServiceArgs) -> Vec<TokenStream> {
+    let param_fn = if args.schema.is_some() {
+        "described"
+    } else {
+        "param"
+    };
+    values
+        .iter()
+        .map(|param| {
+            let (start, end) = range(&param.ty);
+            let start = at(start);
+            let krate = krate_at(args, start);
+            let ty = &param.ty;
+            let param_fn = Ident::new(param_fn, start);
+            if is_context(ty) {
+                // Maybe the runtime's context, taken by value: decided by
+                // the type, which then gets its own message.
+                let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
+                head.extend(quote!(#ty));
+                head.extend(quote_spanned!(start=> >::NEW));
+                head.extend(quote_spanned!(at(end)=> .#param_fn));
+                return call_over(head, TokenStream::new(), end);
+            }
+            // The type is inferred from the handler's call of the method,
+            // not repeated: a type that does not resolve is then reported
+            // once, at the signature.
+            call_over(
+                quote_spanned!(start=> #krate::__private::#param_fn),
+                TokenStream::new(),
+                end,
+            )
+        })
+        .collect()
+}
+
+/// The call of the method, arguments in the user's order, the context
+/// injected (as the type the parameter names, which must be the runtime's
+/// `Context`), awaited when the method gives a future.
+fn method_call(
+    method: &Method,
+    params: &[&Param],
+    args: &ServiceArgs,
+    span: Span,
+    this: &Ident,
+    ctx: &Ident,
+) -> TokenStream {
+    let ident = &method.sig.ident;
+    let call_args = params.iter().map(|param| match param.kind {
+        ParamKind::Context => {
+            let (start, end) = range(&param.ty);
+            let krate = krate_at(args, at(start));
+            call_over(
+                quote_spanned!(at(start)=> #krate::__private::context),
+                quote_spanned!(span=> &#ctx),
+                end,
+            )
+        }
+        ParamKind::Value => {
+            let ident = param.ident();
+            quote_spanned!(span=> #ident)
+        }
+    });
+    let call = quote_spanned!(span=> Self::#ident(&#this, #(#call_args),*));
+    if method.is_async {
+        quote_spanned!(span=> #call.await)
+    } else {
+        call
+    }
+}
+
+/// The probe's kind as the success and as the error witness, each spanned
+/// at its type as written (the whole return type for an error type that is
+/// not written out).
+fn result_witnesses(method: &Method, args: &ServiceArgs, span: Span) -> (TokenStream, TokenStream) {
+    let result_fn = if args.schema.is_some() {
+        "at_described"
+    } else {
+        "at"
+    };
     let whole = method.output_ty.as_deref().map(range);
     let (ok_range, err_range) = match &method.output {
         Output::Unit => ((span, span), (span, span)),
@@ -247,22 +363,5 @@ fn register(method: &Method, args: &ServiceArgs) -> TokenStream {
             end,
         )
     };
-    let ok = witness(ok_range, result_fn);
-    let err = witness(err_range, "at");
-
-    quote_spanned! {span=>
-        #(#cfgs)*
-        {
-            let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
-            #krate::__private::#helper(
-                &mut #table,
-                &#this,
-                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
-                #(#witnesses,)*
-                #ok,
-                #err,
-                move |#this, #pat, #ctx_pat| async move { #kind.split(#call) },
-            );
-        }
-    }
+    (witness(ok_range, result_fn), witness(err_range, "at"))
 }

@@ -1,5 +1,5 @@
-// `#[async_trait]` under `#[rpc_service]`: one error at it (the attribute is
-// taken out, so its crate need not even be a dependency).
+// `#[async_trait]` under `#[rpc_service]`: one error at it. The emitted trait
+// keeps it, so impls written for `#[async_trait]` add no error of their own.
 use jrpc_runtime::rpc_service;
 
 #[rpc_service]

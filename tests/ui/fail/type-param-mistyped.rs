@@ -1,0 +1,8 @@
+use jrpc_runtime::rpc_service;
+
+#[rpc_service]
+trait Calculator {
+    async fn add(&self, a: i46, b: i64) -> i64;
+}
+
+fn main() {}
