@@ -352,7 +352,7 @@ mod woken;
 pub mod ws;
 
 /// The package README's example, compiled as a doc test.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "macros", feature = "http"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 
