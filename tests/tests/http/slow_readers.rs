@@ -104,7 +104,10 @@ async fn websocket_answers_past_the_budget_close_it_with_1008() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_websocket_client_that_never_reads_is_cut_by_the_write_timeout() {
     // It measures this process's memory, which other tests would add to.
-    if !alone(module_path!(), "a_websocket_client_that_never_reads_is_cut_by_the_write_timeout") {
+    if !alone(
+        module_path!(),
+        "a_websocket_client_that_never_reads_is_cut_by_the_write_timeout",
+    ) {
         return;
     }
     let (methods, _) = methods(&Gate::shared());
@@ -148,7 +151,10 @@ async fn a_websocket_client_that_never_reads_is_cut_by_the_write_timeout() {
 async fn a_late_websocket_reader_of_instant_calls_is_never_told_busy() {
     // Instant calls skip the in-flight cap only while no `tracing` subscriber listens, and other
     // tests of this binary set one (on their own threads) while they run.
-    if !alone(module_path!(), "a_late_websocket_reader_of_instant_calls_is_never_told_busy") {
+    if !alone(
+        module_path!(),
+        "a_late_websocket_reader_of_instant_calls_is_never_told_busy",
+    ) {
         return;
     }
     let (methods, _) = methods(&Gate::shared());
@@ -231,7 +237,10 @@ async fn the_idle_clock_and_pings_run_while_reading_is_paused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_client_that_never_reads_is_cut_by_the_write_timeout() {
     // It measures this process's memory, which other tests would add to.
-    if !alone(module_path!(), "an_http_client_that_never_reads_is_cut_by_the_write_timeout") {
+    if !alone(
+        module_path!(),
+        "an_http_client_that_never_reads_is_cut_by_the_write_timeout",
+    ) {
         return;
     }
     let (methods, _) = methods(&Gate::shared());
@@ -296,7 +305,10 @@ async fn an_http_answer_past_the_budget_is_refused() {
 async fn a_late_stream_reader_of_instant_calls_is_never_told_busy() {
     // Instant calls skip the in-flight cap only while no `tracing` subscriber listens, and other
     // tests of this binary set one (on their own threads) while they run.
-    if !alone(module_path!(), "a_late_stream_reader_of_instant_calls_is_never_told_busy") {
+    if !alone(
+        module_path!(),
+        "a_late_stream_reader_of_instant_calls_is_never_told_busy",
+    ) {
         return;
     }
     bounded(async {

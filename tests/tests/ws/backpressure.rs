@@ -13,7 +13,10 @@ use jrpc_tests::{bounded, eventually};
 #[tokio::test]
 async fn a_client_that_never_reads_is_dropped_after_its_queue_overflows() {
     // It measures this process's memory, which other tests would add to.
-    if !alone(module_path!(), "a_client_that_never_reads_is_dropped_after_its_queue_overflows") {
+    if !alone(
+        module_path!(),
+        "a_client_that_never_reads_is_dropped_after_its_queue_overflows",
+    ) {
         return;
     }
     let mut methods = Methods::new();
