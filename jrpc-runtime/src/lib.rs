@@ -141,7 +141,7 @@ pub mod guide {
 }
 
 /// The package README's example, compiled as a doc test.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "macros", feature = "http"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 

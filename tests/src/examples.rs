@@ -26,6 +26,10 @@ pub fn workspace_root() -> &'static Path {
 /// executables are found through cargo's own report of what it built, so a custom target
 /// directory works.
 ///
+/// They are built for the whole workspace, with the features `cargo test --workspace` resolves,
+/// so under that command (which has built the examples already) cargo finds them fresh rather
+/// than building the runtime and the examples again with the examples' features alone.
+///
 /// # Errors
 ///
 /// When cargo fails, runs past its time limit or does not report every executable.
@@ -35,8 +39,7 @@ pub fn build_examples(names: &[&str]) -> Result<HashMap<String, PathBuf>, String
         "build",
         "-q",
         "--message-format=json-render-diagnostics",
-        "-p",
-        "jrpc-examples",
+        "--workspace",
     ]);
     for name in names {
         cargo.args(["--example", name]);

@@ -109,3 +109,42 @@ pub fn rss() -> Option<u64> {
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * 4096)
 }
+
+/// Marks a test binary started by [`alone`] to run one test by itself.
+const ALONE: &str = "JRPC_TESTS_ALONE";
+
+/// For a test that measures this process (its resident memory, say), which other tests running
+/// beside it in the same binary would disturb: returns `true` in a process of its own, where the
+/// test goes on; otherwise runs the test binary again with only that test (`module` is the
+/// test's `module_path!()`, `test` its function name), asserts that it passed, and returns
+/// `false`, where the test returns at once.
+///
+/// # Panics
+///
+/// When the test binary cannot be started, runs past [`LIMIT`](crate::LIMIT), or the test fails
+/// or is not found in it.
+pub fn alone(module: &str, test: &str) -> bool {
+    if std::env::var_os(ALONE).is_some() {
+        return true;
+    }
+    // libtest names a test by its path inside the binary, without the crate's name.
+    let path = match module.split_once("::") {
+        Some((_, inside)) => format!("{inside}::{test}"),
+        None => test.to_owned(),
+    };
+    let exe = std::env::current_exe().unwrap_or_else(|err| panic!("the test binary: {err}"));
+    let mut command = Command::new(exe);
+    command
+        .args([&path, "--exact", "--test-threads=1", "--nocapture"])
+        .env(ALONE, "1");
+    let output = run_bounded(&mut command, crate::LIMIT).unwrap_or_else(|err| panic!("{err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprint!("{stderr}");
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{path} in a process of its own ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    false
+}

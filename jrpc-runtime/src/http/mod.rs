@@ -101,6 +101,7 @@
 //! | limits | a connection counts against [`max_connections`](HttpServerBuilder::max_connections) from its accept until it closes, as HTTP or as the WebSocket it was upgraded to; it counts once, not once per side. A shutdown waits for it the same way. |
 //!
 //! ```
+//! # #[cfg(feature = "ws")] {
 //! use jrpc_runtime::http::HttpServer;
 //! use jrpc_runtime::ws::WsSettings;
 //! use jrpc_runtime::{Context, Methods, RpcError};
@@ -115,6 +116,7 @@
 //! // Every WebSocket connection that called `watch("prices")` gets the notification.
 //! let reached = server.topics().publish("prices", "price", ("ACME", 12.5))?;
 //! assert_eq!(reached, 0);
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -24,8 +24,7 @@ use crate::transport::Transport;
 /// ```
 /// use std::time::Duration;
 /// use jrpc_runtime::Methods;
-/// use jrpc_runtime::http::HttpServer;
-/// use jrpc_runtime::ws::WsSettings;
+/// use jrpc_runtime::ws::{WsServer, WsSettings};
 ///
 /// let settings = WsSettings::new()
 ///     .max_in_flight(16)
@@ -34,7 +33,7 @@ use crate::transport::Transport;
 ///     .write_timeout(Some(Duration::from_secs(10)))
 ///     .ping_interval(Some(Duration::from_secs(20)))
 ///     .idle_timeout(Some(Duration::from_secs(45)));
-/// let server = HttpServer::builder(Methods::new()).websocket(settings).build();
+/// let server = WsServer::builder(Methods::new()).settings(settings).build();
 /// assert!(server.is_ok());
 /// ```
 #[derive(Clone, Debug)]

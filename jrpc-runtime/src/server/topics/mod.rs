@@ -43,6 +43,7 @@ pub use self::redis::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
 /// Cloning is cheap: clones share the registry.
 ///
 /// ```
+/// # #[cfg(feature = "ws")] {
 /// use jrpc_runtime::server::Topics;
 /// use jrpc_runtime::ws::WsServer;
 /// use jrpc_runtime::{Context, Methods, RpcError};
@@ -60,6 +61,7 @@ pub use self::redis::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
 /// let reached = topics.publish("prices", "price", ("ACME", 12.5)).unwrap();
 /// assert_eq!(reached, 0);
 /// # drop(server);
+/// # }
 /// ```
 #[derive(Clone, Default)]
 pub struct Topics {

@@ -185,7 +185,7 @@ async fn delete_ends_a_session() {
         .assert_envelope(400, -32600);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn sessions_are_capped_and_idle_ones_expire() {
     let s = start(|b| {
         b.max_sessions(1)

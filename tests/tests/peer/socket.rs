@@ -145,7 +145,7 @@ async fn a_shutdown_lets_running_calls_finish_then_closes() {
     let _ = std::fs::remove_file(&path);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_connection_cap_holds_new_clients_back() {
     let path = socket_path();
     let server = SocketServer::builder(methods())

@@ -11,7 +11,7 @@ use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::ws::{WsServer, WsSettings};
 use jrpc_runtime::{Caller as _, ClientError, Methods, Outcome, Peer, PeerConfig, RpcError};
 use jrpc_tests::fixtures::{Gate, add, big};
-use jrpc_tests::process::rss;
+use jrpc_tests::process::{alone, rss};
 use jrpc_tests::raw_http::{Conn, post_json};
 use jrpc_tests::raw_ws::{CLOSE, PING, RawWs};
 use jrpc_tests::servers::{serve_http, serve_ws};
@@ -94,6 +94,13 @@ async fn websocket_answers_past_the_watermark_are_all_sent() {
 /// `write_timeout`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_websocket_client_that_never_reads_is_cut_by_the_write_timeout() {
+    // It measures this process's memory, which other tests would add to.
+    if !alone(
+        module_path!(),
+        "a_websocket_client_that_never_reads_is_cut_by_the_write_timeout",
+    ) {
+        return;
+    }
     let (methods, _) = methods(&Gate::shared());
     let settings = WsSettings::new().write_timeout(Some(Duration::from_millis(300)));
     let server = WsServer::builder(methods)
@@ -133,6 +140,14 @@ async fn a_websocket_client_that_never_reads_is_cut_by_the_write_timeout() {
 /// counts handlers running, not answers waiting to be written.
 #[tokio::test]
 async fn a_late_websocket_reader_of_instant_calls_is_never_told_busy() {
+    // Instant calls skip the in-flight cap only while no `tracing` subscriber listens, and other
+    // tests of this binary set one (on their own threads) while they run.
+    if !alone(
+        module_path!(),
+        "a_late_websocket_reader_of_instant_calls_is_never_told_busy",
+    ) {
+        return;
+    }
     let (methods, _) = methods(&Gate::shared());
     let server = WsServer::builder(methods)
         .settings(WsSettings::new().max_in_flight(4).queue(8))
@@ -212,6 +227,13 @@ async fn the_idle_clock_and_pings_run_while_reading_is_paused() {
 /// once a reply has waited `write_timeout`, holding little meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_client_that_never_reads_is_cut_by_the_write_timeout() {
+    // It measures this process's memory, which other tests would add to.
+    if !alone(
+        module_path!(),
+        "an_http_client_that_never_reads_is_cut_by_the_write_timeout",
+    ) {
+        return;
+    }
     let (methods, _) = methods(&Gate::shared());
     let server = HttpServer::builder(methods)
         .write_timeout(Some(Duration::from_millis(300)))
@@ -275,6 +297,14 @@ async fn an_http_answer_over_the_cap_is_an_error_answer_with_its_id() {
 /// pipelined, and all are answered once the reader reads.
 #[tokio::test]
 async fn a_late_stream_reader_of_instant_calls_is_never_told_busy() {
+    // Instant calls skip the in-flight cap only while no `tracing` subscriber listens, and other
+    // tests of this binary set one (on their own threads) while they run.
+    if !alone(
+        module_path!(),
+        "a_late_stream_reader_of_instant_calls_is_never_told_busy",
+    ) {
+        return;
+    }
     bounded(async {
         let mut methods = Methods::new();
         add(&mut methods);

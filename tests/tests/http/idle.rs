@@ -46,12 +46,15 @@ fn methods() -> Methods {
 }
 
 /// Runs `test` against a server built by `settings`, on a current-thread runtime under a
-/// subscriber that records the parking of connections.
+/// subscriber that records the parking of connections. Time is paused: it moves on, to the next
+/// timer, only when the client and the server (on this runtime, over loopback sockets) both
+/// wait, so every wait below is exact and takes no wall-clock time.
 fn with_server<F: Future<Output = ()>>(
     settings: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder,
     test: impl FnOnce(SocketAddr, Captured) -> F,
 ) {
     logged(LevelFilter::TRACE, FmtSpan::NONE, |captured| async move {
+        tokio::time::pause();
         let server = settings(HttpServer::builder(methods())).build().unwrap();
         let (addr, _) = serve_http(server).await;
         test(addr, captured).await;

@@ -548,7 +548,7 @@ async fn shutdown_lets_a_slow_call_finish_and_answers_new_requests_503() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn shutdown_gives_up_on_a_stuck_call_when_the_budget_is_spent() {
     bounded(async {
         let server = start(|b| b.drain_timeout(Duration::from_millis(200))).await;
@@ -571,7 +571,7 @@ async fn shutdown_gives_up_on_a_stuck_call_when_the_budget_is_spent() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn builder_settings_reach_the_method_table() {
     bounded(async {
         let server = start(|b| {
@@ -610,7 +610,7 @@ async fn paths_are_configurable() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn past_max_connections_new_clients_wait_for_a_free_slot() {
     bounded(async {
         let server = start(|b| b.max_connections(1)).await;
@@ -631,7 +631,7 @@ async fn past_max_connections_new_clients_wait_for_a_free_slot() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_client_slow_to_send_its_headers_is_cut_off() {
     bounded(async {
         let server = start(|b| b.header_read_timeout(Duration::from_millis(200))).await;
@@ -642,7 +642,7 @@ async fn a_client_slow_to_send_its_headers_is_cut_off() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_header_read_timeout_runs_from_each_request_of_a_kept_connection() {
     bounded(async {
         let server = start(|b| b.header_read_timeout(Duration::from_millis(600))).await;
@@ -660,7 +660,7 @@ async fn the_header_read_timeout_runs_from_each_request_of_a_kept_connection() {
     .await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_body_slower_than_the_body_read_timeout_is_408() {
     bounded(async {
         let server = start(|b| b.body_read_timeout(Duration::from_millis(200))).await;

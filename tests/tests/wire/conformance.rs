@@ -67,7 +67,7 @@ fn numbers_as_f64(v: &Value) -> Value {
 #[tokio::test]
 async fn every_specification_example() {
     let vectors: Vec<Value> =
-        serde_json::from_str(include_str!("../data/spec-examples.json")).unwrap();
+        serde_json::from_str(include_str!("../../data/spec-examples.json")).unwrap();
     assert_eq!(vectors.len(), 15);
     let methods = Server.into_methods();
     for vector in &vectors {

@@ -33,7 +33,7 @@ async fn busy_and_idle(addr: SocketAddr, path: &str, gate: &Gate) -> (RawWs, Raw
     (busy, idle)
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn ws_server_shutdown_answers_running_calls_then_closes_with_1001() {
     let gate = Gate::shared();
     let server = WsServer::builder(methods(&gate)).build().unwrap();
@@ -60,7 +60,7 @@ async fn ws_server_shutdown_answers_running_calls_then_closes_with_1001() {
     assert_eq!(server.shutdown_handle().connections(), 0);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn ws_server_drops_what_is_left_when_the_budget_is_spent() {
     let gate = Gate::shared();
     let server = WsServer::builder(methods(&gate))

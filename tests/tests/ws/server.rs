@@ -319,7 +319,7 @@ async fn a_message_over_the_cap_closes_with_1009() {
     assert_eq!(ws.close_code().await, 1009);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn pings_go_out_and_a_silent_client_is_closed() {
     let state = state();
     let (addr, _server) = start(&state, |b| {
@@ -403,7 +403,7 @@ async fn an_answer_over_the_cap_is_an_error_answer_to_its_call() {
     assert_eq!(ws.next_json().await["result"], "xxx");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_max_connections_the_next_client_waits_until_one_closes() {
     let state = state();
     let server = WsServer::builder(methods(&state))

@@ -412,7 +412,7 @@ async fn answers_that_are_not_responses_are_malformed() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_call_past_its_timeout_is_timed_out() {
     bounded(async {
         let server = start().await;
@@ -437,7 +437,7 @@ async fn a_call_past_its_timeout_is_timed_out() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn without_a_timeout_a_call_waits_for_its_answer() {
     bounded(async {
         let server = start().await;
@@ -455,7 +455,7 @@ async fn without_a_timeout_a_call_waits_for_its_answer() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_pool_reuses_connections() {
     bounded(async {
         let server = start().await;

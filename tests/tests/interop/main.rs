@@ -1,0 +1,8 @@
+//! The examples as processes, as users run them, and driven by clients nobody here wrote (Node,
+//! Python, curl): their command lines, output, exit status and topics are a contract.
+
+mod calculator;
+mod calculator_topics;
+mod drain_exit;
+mod net;
+mod stdio;

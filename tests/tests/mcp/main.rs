@@ -1,0 +1,4 @@
+//! MCP's Streamable HTTP transport, and topics across replicas through a real Redis.
+
+mod http;
+mod redis_topics;

@@ -1,0 +1,10 @@
+//! WebSocket: the server frame by frame, the client, the `/ws` path of an `HttpServer`, memory
+//! per connection, backpressure, graceful shutdown and topics.
+
+mod backpressure;
+mod client;
+mod http;
+mod memory;
+mod server;
+mod shutdown;
+mod topics;
