@@ -1,8 +1,10 @@
 //! HTTP: the server as a client sees it, the client, SSE answers, idle keep-alive connections,
-//! TLS, what `tracing` shows of requests, and peers that do not read.
+//! TLS, what `tracing` shows of requests, peers that do not read, and the limits at their
+//! defaults on every transport.
 
 mod client;
 mod idle;
+mod limits;
 mod logging;
 mod server;
 mod slow_readers;

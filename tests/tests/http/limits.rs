@@ -13,7 +13,7 @@ use jrpc_runtime::ws::WsClient;
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::examples::Calculator;
 use jrpc_tests::fixtures::{Gate, add, big};
-use jrpc_tests::process::{rss, run_bounded};
+use jrpc_tests::process::{alone, rss, run_bounded};
 use jrpc_tests::raw_http::{exchange, post, post_json};
 use jrpc_tests::servers::serve_http;
 use jrpc_tests::{bounded, eventually};
@@ -22,8 +22,8 @@ use tokio::io::AsyncWriteExt as _;
 
 const MIB: usize = 1024 * 1024;
 
-/// Taken by each test of this binary that makes megabytes in this process: one test measures
-/// the process's RSS, which the others would swell.
+/// Taken by each test of this module that makes megabytes in this process, so that they do not
+/// all hold their megabytes at once.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn calculator_exe() -> std::path::PathBuf {
@@ -275,6 +275,13 @@ async fn non_reader(addr: std::net::SocketAddr, websocket: bool) {
 /// answered, and each non-reader is cut once a write has waited `write_timeout`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_readers_are_held_to_the_budget_and_cut_at_the_write_timeout() {
+    // It measures this process's memory, which the other tests of the binary would add to.
+    if !alone(
+        module_path!(),
+        "non_readers_are_held_to_the_budget_and_cut_at_the_write_timeout",
+    ) {
+        return;
+    }
     let _alone = ONE_AT_A_TIME.lock().await;
     for websocket in [false, true] {
         non_readers_over(websocket).await;
