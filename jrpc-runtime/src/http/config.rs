@@ -424,7 +424,8 @@ impl HttpServerBuilder {
         let budget_bytes = self.server_budget.unwrap_or_else(default_budget);
         check::at_least_one("server_budget", budget_bytes)?;
         let budget = ServerBudget::new(budget_bytes);
-        let streams = stream_config(limits)?.with_server_budget(Arc::clone(&budget));
+        let mut streams = stream_config(limits)?;
+        streams.server_budget = Some(Arc::clone(&budget));
         check::permits("max_connections", self.max_connections)?;
         check::limit("header_read_timeout", self.header_read_timeout)?;
         check::limit("body_read_timeout", self.body_read_timeout)?;

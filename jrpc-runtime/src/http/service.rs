@@ -265,7 +265,7 @@ impl RpcService {
         let method = request.as_ref().map(|req| &*req.method);
         let id = request.as_ref().and_then(|req| req.id).map(id_of);
         let limit = self.endpoint.max_message_size;
-        crate::peer::connection::too_large(bytes, limit, method, id.as_ref()).into_bytes()
+        crate::peer::answer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
     }
 }
 

@@ -127,12 +127,15 @@ impl Replies {
 /// ([`Overflow::Close`](crate::Overflow::Close)), and the room of an event comes back once the
 /// body has sent it.
 pub(crate) fn stream_config(limits: Limits) -> Result<PeerConfig, crate::ConfigError> {
-    Ok(PeerConfig::builder()
+    let mut config = PeerConfig::builder()
         .limits(limits)
         .max_buffered(limits.get_max_buffered())
         .overflow(crate::Overflow::Close)
-        .build()?
-        .sink_gives_back())
+        .build()?;
+    // The body gives back the room of what it sent, and keeps the write deadline.
+    config.sink_gives_back = true;
+    config.write_timeout = None;
+    Ok(config)
 }
 
 /// One event stream: a connection whose writes are `stream`'s events in `log`, and the sender of
@@ -166,10 +169,8 @@ pub(crate) fn open(
         let frame = rx.recv().await?;
         Some((Ok::<_, Infallible>(frame), rx))
     });
-    let config = config
-        .clone()
-        .with_context(ctx)
-        .with_ids(Arc::clone(&replies.ids));
+    let mut config = config.clone().with_context(ctx);
+    config.ids = Some(Arc::clone(&replies.ids));
     let (peer, driver) = Peer::start(reader, writer, Methods::new(), config);
     let _ = budget.set(Arc::clone(&peer.shared.budget));
     tokio::spawn(async move {

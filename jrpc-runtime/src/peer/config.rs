@@ -75,10 +75,10 @@ pub struct PeerConfig {
     pub(super) queue: usize,
     pub(super) max_message_size: usize,
     pub(super) max_buffered: usize,
-    pub(super) write_timeout: Option<Duration>,
+    pub(crate) write_timeout: Option<Duration>,
     /// Whether the sink gives back the budget's room itself, once a text has left the process
     /// (a WebSocket's pump, which knows when the socket took it), rather than the loop on flush.
-    pub(super) sink_gives_back: bool,
+    pub(crate) sink_gives_back: bool,
     pub(crate) cancellation: Cancellation,
     pub(super) drain_timeout: Duration,
     pub(super) overflow: Overflow,
@@ -86,9 +86,9 @@ pub struct PeerConfig {
     pub(super) context: Context,
     /// Where outgoing call ids come from: the connection's own counter, or one shared by the
     /// connections whose answers arrive through one router (an HTTP endpoint's event streams).
-    pub(super) ids: Option<Arc<AtomicI64>>,
+    pub(crate) ids: Option<Arc<AtomicI64>>,
     /// The byte budget of the server the connection belongs to, which counts its bytes too.
-    pub(super) server_budget: Option<Arc<ServerBudget>>,
+    pub(crate) server_budget: Option<Arc<ServerBudget>>,
 }
 
 impl Default for PeerConfig {
@@ -193,36 +193,6 @@ impl PeerConfig {
     /// This configuration with another lifetime: what clients set.
     pub(crate) fn with_lifetime(mut self, lifetime: Lifetime) -> Self {
         self.lifetime = lifetime;
-        self
-    }
-
-    /// This configuration numbering its outgoing calls from `ids`, shared with other
-    /// connections, so that an id names one call among all of theirs.
-    #[cfg(feature = "http")]
-    pub(crate) fn with_ids(mut self, ids: Arc<AtomicI64>) -> Self {
-        self.ids = Some(ids);
-        self
-    }
-
-    /// The byte budget of the server the connection belongs to.
-    #[cfg(feature = "ws")]
-    pub(crate) fn server_budget(&self) -> Option<&Arc<ServerBudget>> {
-        self.server_budget.as_ref()
-    }
-
-    /// This configuration counting its connections' bytes in `budget`, a server's.
-    #[cfg(any(feature = "http", feature = "ws"))]
-    pub(crate) fn with_server_budget(mut self, budget: Arc<ServerBudget>) -> Self {
-        self.server_budget = Some(budget);
-        self
-    }
-
-    /// This configuration for a sink that gives back the budget's room itself (see
-    /// [`Peer::budget`](super::Peer::budget)) and keeps its own write deadline.
-    #[cfg(any(feature = "http", feature = "ws"))]
-    pub(crate) fn sink_gives_back(mut self) -> Self {
-        self.sink_gives_back = true;
-        self.write_timeout = None;
         self
     }
 }

@@ -22,6 +22,7 @@
 //! So a notification handler must not await a call on its own connection: the answer would never
 //! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 
+pub(crate) mod answer;
 pub(crate) mod budget;
 mod cancel;
 mod config;

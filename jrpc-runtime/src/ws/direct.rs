@@ -25,8 +25,9 @@ use tokio::sync::mpsc;
 
 use crate::dispatch::{Context, FirstPoll, Methods};
 use crate::peer::Peer;
+use crate::peer::answer::admit;
 use crate::peer::budget::Room;
-use crate::peer::connection::{Command, Input, admit};
+use crate::peer::connection::{Command, Input};
 use crate::peer::handle::Shared;
 use crate::wire::write;
 

@@ -226,7 +226,7 @@ impl WsServerBuilder {
                 ServerBudget::new(bytes)
             }
         };
-        settings.peer = settings.peer.with_server_budget(budget);
+        settings.peer.server_budget = Some(budget);
         Ok(WsServer {
             inner: Arc::new(Inner {
                 methods: self.methods,

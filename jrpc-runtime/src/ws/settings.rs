@@ -153,13 +153,14 @@ impl WsSettings {
     ) -> Result<Settings, ConfigError> {
         let limits = self.limits.or(base);
         let max_message_size = limits.get_max_message_size();
-        let peer = peer
+        let mut peer = peer
             .context(crate::Context::new(Transport::WebSocket))
             .limits(limits)
             .max_buffered(limits.get_max_buffered())
-            .build()?
-            // The pump gives back the room of what the socket took, and keeps the deadline.
-            .sink_gives_back();
+            .build()?;
+        // The pump gives back the room of what the socket took, and keeps the deadline.
+        peer.sink_gives_back = true;
+        peer.write_timeout = None;
         // tungstenite reads into this buffer's capacity; with none it would see the end of input.
         check::at_least_one("read_buffer_size", self.read_buffer_size)?;
         check::optional_limit("ping_interval", self.ping_interval)?;

@@ -113,7 +113,7 @@ pub(crate) fn start<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let link = Link::new(settings.peer.server_budget().cloned());
+    let link = Link::new(settings.peer.server_budget.clone());
     let (frames_tx, frames_rx) = ends(&link, Link::inbound);
     let (out_tx, out_rx) = ends(&link, Link::outbound);
     let reader = Reader {
