@@ -292,8 +292,9 @@ async fn non_readers_over(websocket: bool) {
     const BUDGET: usize = 64 * MIB;
     // What the budget does not count: an answer being made (its string, then its text), the
     // answers of the calls running when the budget filled, a WebSocket message read while the
-    // budget had room, and the allocator's free pages.
-    const ALLOWANCE: usize = 96 * MIB;
+    // budget had room, and the allocator's free pages. Measured from 123 to 160 MiB; the 200
+    // answers unbounded would be 800 MiB.
+    const ALLOWANCE: usize = 192 * MIB;
     const CLIENTS: usize = 200;
     let mut methods = Methods::new();
     add(&mut methods);
