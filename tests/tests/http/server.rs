@@ -642,7 +642,7 @@ async fn a_client_slow_to_send_its_headers_is_cut_off() {
     .await;
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_header_read_timeout_runs_from_each_request_of_a_kept_connection() {
     bounded(async {
         let server = start(|b| b.header_read_timeout(Duration::from_millis(600))).await;
