@@ -265,7 +265,7 @@ impl Peer {
     }
 
     /// [`start`](Self::start) over a stream of inputs, some of them calls the transport began
-    /// itself; with the context the loop serves with, which such calls are begun in.
+    /// itself; with the context the loop serves with, which such calls are started in.
     pub(crate) fn start_inputs<R, W, RE, WE>(
         reader: R,
         writer: W,

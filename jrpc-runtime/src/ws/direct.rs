@@ -14,7 +14,7 @@
 //! - The in-flight cap and the budget. Past the cap, or while half the budget is taken (when the
 //!   loop stops reading too), nothing is answered here: the loop refuses, or waits. An answer
 //!   takes its room in the budget as the loop's do.
-//! - A handler that waits goes to the loop begun ([`Input::Started`]), and runs there as any
+//! - A handler that waits goes to the loop started ([`Input::Waiting`]), and runs there as any
 //!   call that waits: in a task of its own, counted in flight, cancellable. A notification's
 //!   holds up the reading until it ends.
 
@@ -63,7 +63,7 @@ pub(crate) enum Read {
     /// behind that, through the loop; what follows must go through the loop too.
     Queued,
     /// Its handler waits: the call, for the loop.
-    Started(Input),
+    Waiting(Input),
     /// Not read here (a batch, an answer, a method not in the table, the cancellation notice):
     /// the text goes to the loop as it is.
     Other,
@@ -74,7 +74,7 @@ pub(crate) enum Read {
     allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
 )]
 impl Direct {
-    /// What answers where it reads for the connection of `peer`, begun on the loop's `ctx`,
+    /// What answers where it reads for the connection of `peer`, started on the loop's `ctx`,
     /// under the connection's in-flight cap and past its cancellation notice's method (which
     /// only the loop honours).
     pub(super) fn new(
@@ -112,14 +112,14 @@ impl Direct {
     /// handler finishes in its first poll.
     pub(crate) fn read(&self, text: &str) -> Read {
         let pushes = self.shared.pushes.load(Ordering::Acquire);
-        let Some(begun) = self.methods.begin_body(text, &self.ctx, self.notice) else {
+        let Some(started) = self.methods.start_body(text, &self.ctx, self.notice) else {
             return Read::Other;
         };
-        let (id, method) = (begun.id().cloned(), begun.method());
-        let answer = match self.methods.answer_at_once(begun, &self.ctx) {
+        let (id, method) = (started.id().cloned(), started.method());
+        let answer = match self.methods.run_once(started, &self.ctx) {
             FirstPoll::Answered(answer) => answer.map(write::text),
-            FirstPoll::Waiting(begun, span) => {
-                return Read::Started(Input::from((begun.into_owned(), span)));
+            FirstPoll::Waiting(started, span) => {
+                return Read::Waiting(Input::from((started.into_owned(), span)));
             }
         };
         let pushed = self.shared.pushes.load(Ordering::Acquire) != pushes;

@@ -23,7 +23,7 @@ use crate::peer::connection::Input;
 /// What waits for the peer is bounded as before runs crossed together: the messages handed
 /// across and not taken hold at most `room` bytes together (or one message, however large),
 /// and one more, read while they did not fit, waits here; the socket is not read past it. A
-/// call begun here crosses beside them, uncounted: at most one is on its way, since nothing is
+/// call started here crosses beside them, uncounted: at most one is on its way, since nothing is
 /// answered here again until the loop has taken it.
 pub(super) struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
@@ -137,7 +137,7 @@ impl Inlet {
                         direct = None;
                         continue;
                     }
-                    Read::Started(call) => {
+                    Read::Waiting(call) => {
                         // What follows waits behind it.
                         run.push(call);
                         direct = None;
@@ -253,7 +253,7 @@ mod tests {
         match input {
             Some(Ok(Input::Frame(Frame::Message(text)))) => text,
             Some(Ok(Input::Frame(other))) => panic!("expected a message, got {other:?}"),
-            Some(Ok(Input::Started(_))) => panic!("expected a message, got a call begun"),
+            Some(Ok(Input::Waiting(_))) => panic!("expected a message, got a call started"),
             None => panic!("expected a message, got the end"),
         }
     }

@@ -27,7 +27,7 @@ const RUNS: usize = 2;
 /// In place of two tokio channels: each allocates its shared state and its first block of 32
 /// slots when made, about 1.3 KiB an idle connection holds; both ways here are one allocation.
 pub(super) struct Link {
-    /// Runs of messages read (and calls begun), to the peer's loop.
+    /// Runs of messages read (and calls started), to the peer's loop.
     pub(super) inbound: Lane<Input>,
     /// Runs of texts written, to the pump.
     pub(super) outbound: Lane<String>,

@@ -16,7 +16,7 @@
 //! (its answer then goes behind that, through the loop), the rest of what it read goes over too.
 //! So messages keep their order: a notification handler that waits still holds up what follows
 //! it, and what a handler sends goes out before its answer and before the answers that follow.
-//! A call whose handler waits crosses begun, and runs in a task of its own as any call that
+//! A call whose handler waits crosses started, and runs in a task of its own as any call that
 //! waits.
 //!
 //! Messages cross in runs: the pump reads what the socket has (up to 32 messages) and hands it
