@@ -20,7 +20,7 @@ use crate::server::ServerTls;
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Shutdown, Slots};
+use crate::server::{ConnectionCap, Shutdown};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 
@@ -387,7 +387,7 @@ impl HttpServerBuilder {
         Ok(HttpServer::new(
             endpoint,
             settings,
-            Slots::new(parts.max_connections),
+            ConnectionCap::new(parts.max_connections),
             #[cfg(feature = "ws")]
             ws,
             #[cfg(feature = "tls")]

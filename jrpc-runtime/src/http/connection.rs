@@ -102,7 +102,7 @@ impl Protocols {
 
 /// What a connection serves: the router of an HTTP server, answering each request with a
 /// future of its own.
-pub(crate) trait Endpoint:
+pub(crate) trait ConnectionService:
     Service<
         Request<Incoming>,
         Response = Response<ResponseBody>,
@@ -114,7 +114,7 @@ pub(crate) trait Endpoint:
 {
 }
 
-impl<S> Endpoint for S where
+impl<S> ConnectionService for S where
     S: Service<
             Request<Incoming>,
             Response = Response<ResponseBody>,
@@ -139,7 +139,7 @@ pub(crate) fn drive<S>(
     counted: Tracked,
 ) -> impl Future<Output = ()> + Send + 'static
 where
-    S: Endpoint,
+    S: ConnectionService,
 {
     let protocols = Arc::clone(protocols);
     async move {
@@ -543,7 +543,7 @@ impl Watch {
         shutdown: &Shutdown,
     ) -> Option<http1::Parts<TokioIo<ServerIo<I>>, Watched<S>>>
     where
-        S: Endpoint,
+        S: ConnectionService,
     {
         self.began = self.activity.ended();
         loop {

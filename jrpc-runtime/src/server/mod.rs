@@ -38,7 +38,7 @@ mod socket;
 mod tls;
 mod topics;
 
-pub(crate) use accept::{Slot, Slots, accept_loop, serve_each};
+pub(crate) use accept::{ConnectionCap, ConnectionPermit, accept_loop, serve_each};
 pub use io::Io;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use reply::ResponseBody;

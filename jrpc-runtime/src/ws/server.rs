@@ -25,7 +25,7 @@ use crate::peer::budget::WriteDeadline;
 use crate::peer::limits::Limits;
 use crate::peer::shared_budget::{ServerBudget, default_budget};
 use crate::server::reply::{self, Body};
-use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
+use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, Tracked, serve_each};
 use crate::transport::Transport;
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -76,7 +76,7 @@ struct Inner {
     settings: Settings,
     topics: Topics,
     shutdown: Arc<Shutdown>,
-    slots: Slots,
+    cap: ConnectionCap,
 }
 
 /// Builds a [`WsServer`]: the connection settings ([`WsSettings`]), the drain budget, the
@@ -233,7 +233,7 @@ impl WsServerBuilder {
                 settings,
                 topics: self.topics.unwrap_or_default(),
                 shutdown,
-                slots: Slots::new(self.max_connections),
+                cap: ConnectionCap::new(self.max_connections),
             }),
         })
     }
@@ -264,7 +264,7 @@ impl WsServer {
     pub async fn serve(&self, listener: TcpListener) {
         serve_each(
             listener,
-            &self.inner.slots,
+            &self.inner.cap,
             &self.inner.shutdown,
             "WebSocket",
             |stream, peer| self.serve_connection(stream, peer),
