@@ -31,7 +31,7 @@
 //! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
 //! answered without a task switch, a copy of the request or a box for it, which is where a
 //! connection's throughput goes. A transport that reads in a task of its own (a WebSocket's
-//! pump) answers such calls itself, by the same rules (`ws/direct.rs`); those that
+//! pump) answers such calls itself, by the same rules (`ws/inline_dispatch.rs`); those that
 //! wait reach the loop started ([`Input::Waiting`]). (While a subscriber records the request's DEBUG span, the call
 //! starts in its task instead, so that all of it runs in the span.) The price is
 //! that a handler computing for long before its first `.await` holds up its connection for that

@@ -71,7 +71,7 @@
 
 mod client;
 mod connection;
-mod direct;
+mod inline_dispatch;
 mod server;
 mod settings;
 mod upgrade;

@@ -12,7 +12,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use super::super::direct::{Direct, Read};
+use super::super::inline_dispatch::{InlineDispatch, Read};
 use super::link::{Link, RUN, Sending};
 use super::pump::End;
 use crate::framing::Frame;
@@ -33,7 +33,7 @@ pub(super) struct Inlet {
     pub(super) pending: Option<String>,
     /// What answers calls here, while the peer's loop waits for more; `None` hands every
     /// message over.
-    pub(super) direct: Option<Direct>,
+    pub(super) inline: Option<InlineDispatch>,
     pub(super) link: Arc<Link>,
     /// The peer's room for a message being read: its `max_message_size`.
     pub(super) room: usize,
@@ -83,8 +83,8 @@ impl Inlet {
             Poll::Pending => return Poll::Pending,
         }
         // Answered here only while the loop has dealt with all it was handed: so in order.
-        let mut direct = self.direct.as_ref().zip(answers).filter(|(direct, _)| {
-            self.pending.is_none() && frames.lane().taker_waits() && direct.caught_up()
+        let mut inline = self.inline.as_ref().zip(answers).filter(|(inline, _)| {
+            self.pending.is_none() && frames.lane().taker_waits() && inline.caught_up()
         });
         let mut run = Vec::new();
         let mut read = false;
@@ -120,7 +120,7 @@ impl Inlet {
                 Err(end) => break Some(end),
             };
             // Past the in-flight cap or half the budget, the loop waits, or refuses.
-            if let Some((answering, answers)) = direct.as_mut().filter(|(d, _)| d.open()) {
+            if let Some((answering, answers)) = inline.as_mut().filter(|(d, _)| d.open()) {
                 match answering.read(text.as_str()) {
                     Read::Answered(answer) => {
                         answers.push_back(answer);
@@ -134,19 +134,19 @@ impl Inlet {
                     Read::Queued => {
                         // What its handler sent goes first: what follows goes behind it.
                         answered += 1;
-                        direct = None;
+                        inline = None;
                         continue;
                     }
                     Read::Waiting(call) => {
                         // What follows waits behind it.
                         run.push(call);
-                        direct = None;
+                        inline = None;
                         continue;
                     }
                     Read::Other => {}
                 }
             }
-            direct = None;
+            inline = None;
             self.pending = Some(text.as_str().to_owned());
         };
         if let Some(end) = end {
@@ -241,7 +241,7 @@ mod tests {
         let inlet = Inlet {
             frames: Some(frames_tx),
             pending: None,
-            direct: None,
+            inline: None,
             link,
             room,
             max_message_size: None,

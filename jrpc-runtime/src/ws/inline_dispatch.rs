@@ -5,9 +5,9 @@
 //! The loop's rules hold for what is answered here:
 //! - Order. The reader answers here only while the loop has dealt with everything handed to it
 //!   before and waits for more (so no notification handler runs), and nothing sent before waits
-//!   to be written ([`caught_up`](Direct::caught_up): every outgoing text holds its room in the
+//!   to be written ([`caught_up`](InlineDispatch::caught_up): every outgoing text holds its room in the
 //!   byte budget until the socket has it); once it hands a message over, the rest of what it
-//!   read goes over too. The reader knows what it handed over; [`Direct`] does not.
+//!   read goes over too. The reader knows what it handed over; [`InlineDispatch`] does not.
 //! - A handler's pushes go out before its answer, and before what follows. When a handle began
 //!   to send anything while the handler ran, its answer is queued behind, through the loop's
 //!   command queue ([`Read::Queued`]), and the reader hands over what it reads next.
@@ -32,11 +32,7 @@ use crate::peer::handle::Shared;
 use crate::wire::write;
 
 /// What answers calls where they are read, for one connection.
-#[cfg_attr(
-    not(feature = "ws"),
-    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
-)]
-pub(crate) struct Direct {
+pub(crate) struct InlineDispatch {
     methods: Methods,
     /// The connection's context, the loop's own.
     ctx: Context,
@@ -48,11 +44,7 @@ pub(crate) struct Direct {
     notice: Option<&'static str>,
 }
 
-/// What [`Direct::read`] did with a message.
-#[cfg_attr(
-    not(feature = "ws"),
-    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
-)]
+/// What [`InlineDispatch::read`] did with a message.
 pub(crate) enum Read {
     /// Answered: the text to write, which took its room in the budget.
     Answered(String),
@@ -69,11 +61,7 @@ pub(crate) enum Read {
     Other,
 }
 
-#[cfg_attr(
-    not(feature = "ws"),
-    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
-)]
-impl Direct {
+impl InlineDispatch {
     /// What answers where it reads for the connection of `peer`, started on the loop's `ctx`,
     /// under the connection's in-flight cap and past its cancellation notice's method (which
     /// only the loop honours).
