@@ -111,7 +111,7 @@ impl HttpServer {
     }
 
     /// The registry that handlers on the WebSocket path subscribe to
-    /// ([`Context::subscribe`](crate::Context::subscribe));
+    /// ([`Context::subscribe`](crate::dispatch::Context::subscribe));
     /// [`Topics::publish`] on it reaches them.
     #[cfg(feature = "ws")]
     #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]

@@ -172,7 +172,7 @@ impl McpService {
             Posted::NoCalls
         } else {
             // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
-            let ctx = crate::Context::new(Transport::Http);
+            let ctx = crate::dispatch::Context::new(Transport::Http);
             let answer = shared.methods.handle_bytes(&text, &ctx).await;
             let mut res = reply::answer(answer.unwrap_or_default());
             *res.status_mut() = StatusCode::BAD_REQUEST;
@@ -224,7 +224,7 @@ impl McpService {
     ) -> Response<ResponseBody> {
         let shared = &*self.shared;
         let events = sse::asks_for_events(&parts.headers);
-        let mut ctx = crate::Context::new(Transport::Http)
+        let mut ctx = crate::dispatch::Context::new(Transport::Http)
             .with_tag(tag.clone())
             .with_headers(parts.headers);
         if let Some(addr) = self.peer_addr {

@@ -1,4 +1,4 @@
-//! JSON-RPC on Unix and TCP sockets: one two-way [`Peer`](crate::Peer) per connection, under the
+//! JSON-RPC on Unix and TCP sockets: one two-way [`Peer`](crate::peer::Peer) per connection, under the
 //! shared accept loop, connection cap and graceful shutdown.
 
 use std::future::Future;
@@ -32,7 +32,7 @@ use crate::transport::Transport;
 /// connection stops reading, its running calls finish and are answered, then it closes; past the
 /// [`drain_timeout`](SocketServerBuilder::drain_timeout) what is left is dropped. Handlers see
 /// [`Transport::Unix`] or [`Transport::Tcp`] (and the peer's address over TCP), and their
-/// connection's [`Context::peer`](crate::Context::peer) to push to or call the client.
+/// connection's [`Context::peer`](crate::dispatch::Context::peer) to push to or call the client.
 ///
 /// ```no_run
 /// use jrpc_runtime::server::SocketServer;

@@ -1,5 +1,5 @@
 //! The WebSocket server: its builder, its accept loop, the handshake on a raw socket or over
-//! hyper's upgrade, and one [`Peer`](crate::Peer) per connection.
+//! hyper's upgrade, and one [`Peer`](crate::peer::Peer) per connection.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -32,7 +32,7 @@ use crate::transport::Transport;
 /// ([`WsServer::serve`]); the same bound as HTTP's header read timeout.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A JSON-RPC server over WebSocket: each connection is a [`Peer`](crate::Peer), so handlers
+/// A JSON-RPC server over WebSocket: each connection is a [`Peer`](crate::peer::Peer), so handlers
 /// can push to their client and call it; topics reach groups of connections.
 ///
 /// Four ways to serve it:
