@@ -163,6 +163,7 @@
 //! let app = axum::Router::new().route_service("/rpc", server.service());
 //! ```
 
+pub(crate) mod budget;
 mod client;
 mod config;
 mod connection;

@@ -16,6 +16,7 @@ use futures_util::future::Either;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
 
+use super::budget::Held;
 use super::config::ContextHook;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
@@ -23,7 +24,7 @@ use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::{Context, Methods};
 use crate::peer::PeerConfig;
-use crate::peer::shared_budget::{Held, ServerBudget};
+use crate::peer::shared_budget::ServerBudget;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;

@@ -29,6 +29,8 @@
 )]
 
 mod accept;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) mod budget;
 mod io;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod reply;

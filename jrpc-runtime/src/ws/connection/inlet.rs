@@ -17,6 +17,7 @@ use super::link::{Link, RUN, Sending};
 use super::pump::End;
 use crate::framing::Frame;
 use crate::peer::connection::Input;
+use crate::peer::shared_budget::ServerBudget;
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.
 ///
@@ -202,6 +203,26 @@ impl Inlet {
             Some(Err(WsError::Utf8(_))) => Err(End::NotUtf8),
             Some(Err(WsError::Protocol(err))) => Err(End::Protocol(err.to_string())),
             Some(Err(err)) => Err(End::Gone(format!("read failed: {err}"))),
+        }
+    }
+}
+
+/// The WebSocket's reader stops while its server's budget is spent, and is woken when bytes are
+/// given back.
+impl ServerBudget {
+    /// Ready while the budget is not full; else this task is woken when bytes are given back.
+    pub(crate) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<()> {
+        if !self.is_full() {
+            return Poll::Ready(());
+        }
+        self.wakers().push(cx.waker().clone());
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Looked at again once counted: bytes given back in between are not missed (the waker
+        // left behind is woken for nothing, once).
+        if self.is_full() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
         }
     }
 }
