@@ -738,13 +738,17 @@ pub type StubParams = Result<Option<Box<RawValue>>, ClientError>;
 
 /// Adds a stub method's call to a typed batch.
 #[inline]
-pub fn batch_call<T>(batch: &mut crate::Batch, method: &str, params: StubParams) -> crate::Slot<T> {
+pub fn batch_call<T>(
+    batch: &mut crate::batch::Batch,
+    method: &str,
+    params: StubParams,
+) -> crate::batch::Slot<T> {
     batch.push_call(method.to_owned(), params)
 }
 
 /// Adds a stub method's notification to a typed batch.
 #[inline]
-pub fn batch_notify(batch: &mut crate::Batch, method: &str, params: StubParams) {
+pub fn batch_notify(batch: &mut crate::batch::Batch, method: &str, params: StubParams) {
     batch.push_notification(method.to_owned(), params);
 }
 

@@ -22,7 +22,7 @@ mod trace;
 
 pub use context::Context;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
-pub(crate) use handle::{Begun, FirstPoll};
+pub(crate) use handle::{FirstPoll, Started};
 pub use methods::{Batches, Methods};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};

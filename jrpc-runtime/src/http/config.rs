@@ -13,14 +13,15 @@ use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::PeerConfig;
 use crate::peer::limits::{Limits, limit_setters};
-use crate::peer::shared_budget::{ServerBudget, default_budget};
+use crate::peer::shared_budget::ServerBudget;
 #[cfg(feature = "tls")]
 use crate::server::ServerTls;
 #[cfg(feature = "ws")]
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Shutdown, Slots};
+use crate::server::budget::default_budget;
+use crate::server::{ConnectionCap, Shutdown};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 
@@ -387,7 +388,7 @@ impl HttpServerBuilder {
         Ok(HttpServer::new(
             endpoint,
             settings,
-            Slots::new(parts.max_connections),
+            ConnectionCap::new(parts.max_connections),
             #[cfg(feature = "ws")]
             ws,
             #[cfg(feature = "tls")]

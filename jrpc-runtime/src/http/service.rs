@@ -16,6 +16,7 @@ use futures_util::future::Either;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
 
+use super::budget::Held;
 use super::config::ContextHook;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
@@ -23,7 +24,7 @@ use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::{Context, Methods};
 use crate::peer::PeerConfig;
-use crate::peer::shared_budget::{Held, ServerBudget};
+use crate::peer::shared_budget::ServerBudget;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
@@ -77,12 +78,13 @@ pub(crate) type ResponseFuture =
 /// Cloning is cheap: clones share the table, the limits and the shutdown state.
 #[derive(Clone, Debug)]
 pub struct RpcService {
-    endpoint: Arc<Endpoint>,
+    shared: Arc<RpcShared>,
     peer_addr: Option<SocketAddr>,
 }
 
+/// What the clones of an [`RpcService`] share.
 #[derive(Debug)]
-struct Endpoint {
+struct RpcShared {
     methods: Methods,
     max_message_size: usize,
     /// The byte budget the server's connections share: bodies wait for it, answers count in it.
@@ -111,7 +113,7 @@ impl RpcService {
         streams: PeerConfig,
     ) -> Self {
         Self {
-            endpoint: Arc::new(Endpoint {
+            shared: Arc::new(RpcShared {
                 methods,
                 max_message_size,
                 budget,
@@ -139,15 +141,15 @@ impl RpcService {
     /// A handle to shut this endpoint (and the [`HttpServer`](super::HttpServer) it came from)
     /// down gracefully.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle::new(Arc::clone(&self.endpoint.shutdown))
+        ShutdownHandle::new(Arc::clone(&self.shared.shutdown))
     }
 
     pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
-        &self.endpoint.shutdown
+        &self.shared.shutdown
     }
 
     pub(crate) fn tags(&self) -> &Tags {
-        &self.endpoint.tags
+        &self.shared.tags
     }
 
     /// The context a request's handlers start from, over HTTP or (made once, of the upgrade
@@ -162,7 +164,7 @@ impl RpcService {
         headers: fn(&mut HeaderMap) -> HeaderMap,
     ) -> Context {
         let peer = self.peer_addr;
-        match &self.endpoint.context_hook {
+        match &self.shared.context_hook {
             None => Context::of_request(
                 transport,
                 peer,
@@ -193,7 +195,7 @@ impl RpcService {
         B::Error: Into<BoxError>,
     {
         let posted = match *req.method() {
-            Method::POST => post_body(req, self.endpoint.max_message_size),
+            Method::POST => post_body(req, self.shared.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
         };
         let (mut parts, body, asks_for_events) = match posted {
@@ -201,14 +203,14 @@ impl RpcService {
             Err(res) => return Either::Left(std::future::ready(res)),
         };
         Either::Right(async move {
-            let endpoint = &*self.endpoint;
-            let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
+            let shared = &*self.shared;
+            let (limit, timeout) = (shared.max_message_size, shared.body_read_timeout);
             // The body waits for room in the server's budget before it is read (its socket is
             // not read meanwhile); the wait is not the client's, so the read timeout starts after.
             let hint = body.size_hint();
             let declared = hint.exact().unwrap_or(hint.lower());
             let declared = usize::try_from(declared).unwrap_or(usize::MAX).min(limit);
-            let mut held = endpoint.budget.take(declared).await;
+            let mut held = shared.budget.take(declared).await;
             let body = match read_body(body, limit, timeout, Some(&mut held)).await {
                 Ok(body) => body,
                 Err(res) => return res,
@@ -219,31 +221,31 @@ impl RpcService {
             };
             let events = asks_for_events && sse::has_call(text);
             // An answer to a call a handler made during an SSE answer.
-            if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
+            if !shared.replies.is_empty() && shared.replies.route(text) {
                 return reply::no_content();
             }
             // `map_context` reads the headers first; then the context takes them.
             let ctx = self.context(Transport::Http, &mut parts, tag, std::mem::take);
             if events {
-                let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+                let stream = shared.next_stream.fetch_add(1, Ordering::Relaxed);
                 let answered = sse::answer(
-                    &endpoint.methods,
+                    &shared.methods,
                     ctx,
                     text.to_owned(),
-                    &endpoint.log,
+                    &shared.log,
                     stream,
-                    &endpoint.replies,
-                    &endpoint.streams,
+                    &shared.replies,
+                    &shared.streams,
                     in_flight,
                     true,
                 )
                 .await;
                 return sse::reply(answered);
             }
-            let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
+            let Some(answer) = shared.methods.handle_bytes(text, &ctx).await else {
                 return reply::no_content();
             };
-            let answer = if answer.len() > endpoint.max_message_size {
+            let answer = if answer.len() > shared.max_message_size {
                 self.too_large(text, answer.len())
             } else {
                 answer
@@ -251,7 +253,7 @@ impl RpcService {
             drop(held);
             // Held to here, so that a shutdown waits for the answer.
             drop(in_flight);
-            reply::answer_counted(answer, &endpoint.budget)
+            reply::answer_counted(answer, &shared.budget)
         })
     }
 
@@ -264,7 +266,7 @@ impl RpcService {
             .flatten();
         let method = request.as_ref().map(|req| &*req.method);
         let id = request.as_ref().and_then(|req| req.id).map(id_of);
-        let limit = self.endpoint.max_message_size;
+        let limit = self.shared.max_message_size;
         crate::peer::answer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
     }
 }
@@ -499,8 +501,8 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
 /// span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
 /// request, there is no queue) and hyper's, each answering with a future that owns a clone.
 macro_rules! endpoint_services {
-    ($endpoint:ty) => {
-        impl $endpoint {
+    ($service:ty) => {
+        impl $service {
             /// Answers one HTTP request; what the `Service` impls call.
             fn boxed_respond<B>(
                 &self,
@@ -514,9 +516,9 @@ macro_rules! endpoint_services {
                 use ::futures_util::FutureExt as _;
                 use ::tracing::Instrument as _;
                 use $crate::http::service::tagged;
-                let tag = self.endpoint.tags.tag(req.headers());
+                let tag = self.shared.tags.tag(req.headers());
                 // Held until the answer is ready, so that a shutdown waits for it.
-                let Some(in_flight) = self.endpoint.shutdown.track_call() else {
+                let Some(in_flight) = self.shared.shutdown.track_call() else {
                     let res = tagged($crate::http::reply::unavailable(), tag);
                     return Box::pin(::std::future::ready(Ok(res)));
                 };
@@ -534,7 +536,7 @@ macro_rules! endpoint_services {
             }
         }
 
-        impl<B> ::tower_service::Service<::http::Request<B>> for $endpoint
+        impl<B> ::tower_service::Service<::http::Request<B>> for $service
         where
             B: ::hyper::body::Body + Send + 'static,
             B::Data: Send,
@@ -556,7 +558,7 @@ macro_rules! endpoint_services {
             }
         }
 
-        impl<B> ::hyper::service::Service<::http::Request<B>> for $endpoint
+        impl<B> ::hyper::service::Service<::http::Request<B>> for $service
         where
             B: ::hyper::body::Body + Send + 'static,
             B::Data: Send,

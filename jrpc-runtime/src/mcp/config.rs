@@ -9,7 +9,7 @@ use crate::error::ConfigError;
 use crate::error::check;
 use crate::http::{HttpServer, HttpServerBuilder};
 use crate::peer::PeerConfig;
-use crate::server::{Shutdown, Slots};
+use crate::server::{ConnectionCap, Shutdown};
 
 /// The protocol revisions whose Streamable HTTP this transport follows.
 const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
@@ -204,9 +204,9 @@ impl McpServerBuilder {
             streams: http.streams,
         };
         let shutdown = Shutdown::new(http.drain_timeout);
-        let slots = Slots::new(http.max_connections);
+        let cap = ConnectionCap::new(http.max_connections);
         let endpoint = McpService::new(http.methods, settings.clone(), shutdown);
-        Ok(McpServer::new(endpoint, settings, slots))
+        Ok(McpServer::new(endpoint, settings, cap))
     }
 }
 

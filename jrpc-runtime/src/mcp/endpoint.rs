@@ -48,19 +48,20 @@ fn last_event_header() -> HeaderName {
 /// Cloning is cheap: clones share the sessions, the table and the shutdown state.
 #[derive(Clone)]
 pub struct McpService {
-    endpoint: Arc<Endpoint>,
+    shared: Arc<McpShared>,
     peer_addr: Option<SocketAddr>,
 }
 
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")
-            .field("sessions", &self.endpoint.sessions.len())
+            .field("sessions", &self.shared.sessions.len())
             .finish_non_exhaustive()
     }
 }
 
-struct Endpoint {
+/// What the clones of an [`McpService`] share.
+struct McpShared {
     methods: Methods,
     settings: Settings,
     sessions: Sessions,
@@ -91,7 +92,7 @@ impl McpService {
             settings.streams.clone(),
         );
         Self {
-            endpoint: Arc::new(Endpoint {
+            shared: Arc::new(McpShared {
                 methods,
                 settings,
                 sessions,
@@ -116,12 +117,12 @@ impl McpService {
 
     /// How many sessions are open.
     pub fn sessions(&self) -> usize {
-        self.endpoint.sessions.len()
+        self.shared.sessions.len()
     }
 
     /// The shutdown state it shares with its server: sessions end when a shutdown begins.
     pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
-        &self.endpoint.shutdown
+        &self.shared.shutdown
     }
 
     /// [`serve`](Self::serve), owning what it serves with: what the HTTP services call.
@@ -142,9 +143,9 @@ impl McpService {
         tag: &RequestTag,
         in_flight: crate::server::Tracked,
     ) -> Response<ResponseBody> {
-        let endpoint = &*self.endpoint;
+        let shared = &*self.shared;
         self.watch_shutdown();
-        let settings = &endpoint.settings;
+        let settings = &shared.settings;
         if let Some(res) = check_origin(req.headers(), &settings.allowed_origins)
             .or_else(|| check_version(req.headers(), &settings.protocol_versions))
         {
@@ -171,8 +172,8 @@ impl McpService {
             Posted::NoCalls
         } else {
             // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
-            let ctx = crate::Context::new(Transport::Http);
-            let answer = endpoint.methods.handle_bytes(&text, &ctx).await;
+            let ctx = crate::dispatch::Context::new(Transport::Http);
+            let answer = shared.methods.handle_bytes(&text, &ctx).await;
             let mut res = reply::answer(answer.unwrap_or_default());
             *res.status_mut() = StatusCode::BAD_REQUEST;
             return res;
@@ -182,7 +183,7 @@ impl McpService {
         }
         let session = match self.session(&parts.headers) {
             Ok(session) => session,
-            Err(NoSession::Missing) if is_initialize(&text) => match endpoint.sessions.create() {
+            Err(NoSession::Missing) if is_initialize(&text) => match shared.sessions.create() {
                 Ok(session) => {
                     let mut res = self
                         .post(parts, text, posted, Some(&session), in_flight, tag)
@@ -221,9 +222,9 @@ impl McpService {
         in_flight: crate::server::Tracked,
         tag: &RequestTag,
     ) -> Response<ResponseBody> {
-        let endpoint = &*self.endpoint;
+        let shared = &*self.shared;
         let events = sse::asks_for_events(&parts.headers);
-        let mut ctx = crate::Context::new(Transport::Http)
+        let mut ctx = crate::dispatch::Context::new(Transport::Http)
             .with_tag(tag.clone())
             .with_headers(parts.headers);
         if let Some(addr) = self.peer_addr {
@@ -232,52 +233,52 @@ impl McpService {
         if let Some(session) = session {
             ctx = ctx.with_extension(session.handle());
         }
-        let replies = session.map_or(&endpoint.replies, |s| &s.replies);
+        let replies = session.map_or(&shared.replies, |s| &s.replies);
         if let Posted::NoCalls = posted {
             route_answers(replies, &text);
             // Notifications run before the `202`: the client may count on their effect.
-            endpoint.methods.handle_in(&text, &ctx).await;
+            shared.methods.handle_in(&text, &ctx).await;
             let mut res = reply::no_content();
             *res.status_mut() = StatusCode::ACCEPTED;
             return res;
         }
         let running = match session {
-            Some(session) => match session.start_request(endpoint.settings.max_in_flight) {
+            Some(session) => match session.start_request(shared.settings.max_in_flight) {
                 Some(running) => Some(running),
-                None => return busy(endpoint.settings.max_in_flight),
+                None => return busy(shared.settings.max_in_flight),
             },
             None => None,
         };
         if !events {
-            let answer = endpoint.methods.handle_bytes(&text, &ctx).await;
+            let answer = shared.methods.handle_bytes(&text, &ctx).await;
             return reply::answer(answer.unwrap_or_default());
         }
         let answered = match session {
             // A session's request runs on if its client goes: the client may resume it.
             Some(session) => {
                 sse::answer(
-                    &endpoint.methods,
+                    &shared.methods,
                     ctx,
                     text,
                     &session.log,
                     session.next_stream(),
                     replies,
-                    &endpoint.settings.streams,
+                    &shared.settings.streams,
                     (in_flight, running),
                     false,
                 )
                 .await
             }
             None => {
-                let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+                let stream = shared.next_stream.fetch_add(1, Ordering::Relaxed);
                 sse::answer(
-                    &endpoint.methods,
+                    &shared.methods,
                     ctx,
                     text,
-                    &endpoint.log,
+                    &shared.log,
                     stream,
                     replies,
-                    &endpoint.settings.streams,
+                    &shared.settings.streams,
                     in_flight,
                     true,
                 )
@@ -323,7 +324,7 @@ impl McpService {
     /// `DELETE`: ends the session.
     fn delete<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
         match session_of(req.headers()) {
-            Ok(id) if self.endpoint.sessions.remove(id) => reply::no_content(),
+            Ok(id) if self.shared.sessions.remove(id) => reply::no_content(),
             Ok(_) => NoSession::Unknown.reply(),
             Err(refused) => refused.reply(),
         }
@@ -332,21 +333,21 @@ impl McpService {
     /// The open session a request names, or the reply refusing it.
     fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, NoSession> {
         let id = session_of(headers)?;
-        self.endpoint.sessions.get(id).ok_or(NoSession::Unknown)
+        self.shared.sessions.get(id).ok_or(NoSession::Unknown)
     }
 
     /// Ends every session when a shutdown begins, so that their GET streams end and connections
     /// drain; started with the first request (in a runtime).
     fn watch_shutdown(&self) {
-        if self.endpoint.watching.swap(true, Ordering::AcqRel) {
+        if self.shared.watching.swap(true, Ordering::AcqRel) {
             return;
         }
-        let endpoint = Arc::downgrade(&self.endpoint);
-        let draining = self.endpoint.shutdown.draining();
+        let shared = Arc::downgrade(&self.shared);
+        let draining = self.shared.shutdown.draining();
         tokio::spawn(async move {
             draining.await;
-            if let Some(endpoint) = endpoint.upgrade() {
-                endpoint.sessions.end_all();
+            if let Some(shared) = shared.upgrade() {
+                shared.sessions.end_all();
             }
         });
     }

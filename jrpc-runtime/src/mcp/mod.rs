@@ -1,5 +1,5 @@
 //! MCP's Streamable HTTP transport (protocol revisions 2025-03-26, 2025-06-18 and 2025-11-25),
-//! for any [`Methods`](crate::Methods) table: sessions, SSE answers, the GET stream, origin and
+//! for any [`Methods`](crate::dispatch::Methods) table: sessions, SSE answers, the GET stream, origin and
 //! protocol-version checks, resumability, and a stateless mode. It is built on the HTTP layer's
 //! SSE answers ([`crate::http`]) and the [`server`](crate::server) pieces.
 //!
@@ -8,7 +8,7 @@
 //! | [`McpServer`] | the server: an accept loop and a connection adapter, the endpoint at `/mcp` |
 //! | [`McpServerBuilder`] | its settings, checked by `build` |
 //! | [`McpService`] | the endpoint alone, a tower and hyper service |
-//! | [`McpSession`] | a session, in a handler's [`Context`](crate::Context): its id and its GET stream's [`Peer`](crate::Peer) |
+//! | [`McpSession`] | a session, in a handler's [`Context`](crate::dispatch::Context): its id and its GET stream's [`Peer`](crate::peer::Peer) |
 //!
 //! # The rules
 //!
@@ -20,7 +20,7 @@
 //! | `POST` (or `GET`, `DELETE`) without `Mcp-Session-Id`, not `initialize` | `400` |
 //! | with an id no open session has (never issued, ended, expired) | `404` |
 //! | `POST` of notifications and answers only | `202`, no body; notifications run first, answers go to the calls that wait for them |
-//! | `POST` with a request, `Accept` naming `text/event-stream` | an SSE answer: the handler's [`Context::peer`](crate::Context::peer) pushes and calls on it, then the answer; `application/json` when it sends nothing |
+//! | `POST` with a request, `Accept` naming `text/event-stream` | an SSE answer: the handler's [`Context::peer`](crate::dispatch::Context::peer) pushes and calls on it, then the answer; `application/json` when it sends nothing |
 //! | `POST` with a request, no such `Accept` | `application/json`; the handler has no peer |
 //! | `POST` that is not JSON, or not messages | `400`, the JSON-RPC error (`-32700`, `-32600`) |
 //! | `POST` past the session's [`max_in_flight`](McpServerBuilder::max_in_flight) | `200`, `-32000` |
@@ -59,10 +59,10 @@
 //!
 //! # Not done
 //!
-//! Batches are the table's to take or refuse ([`Methods::batches`](crate::Methods::batches)):
+//! Batches are the table's to take or refuse ([`Methods::batches`](crate::dispatch::Methods::batches)):
 //! 2025-03-26 had them, later revisions do not. A client's `notifications/cancelled` is a
 //! notification like any other here: it does not abort the request it names (over stdio,
-//! [`Cancellation::Mcp`](crate::Cancellation::Mcp) does). The server never closes a stream early
+//! [`Cancellation::Mcp`](crate::peer::Cancellation::Mcp) does). The server never closes a stream early
 //! to have the client poll (the 2025-11-25 `retry` field), sends no priming event, and offers no
 //! authorization: put one in front ([`McpService`] is a tower service).
 //!

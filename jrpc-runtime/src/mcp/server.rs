@@ -16,7 +16,7 @@ use crate::dispatch::Methods;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
 use crate::http::{Protocols, drive};
-use crate::server::{Io, ShutdownHandle, Slots, serve_each};
+use crate::server::{ConnectionCap, Io, ShutdownHandle, serve_each};
 
 /// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
 /// elsewhere, keep-alive connections, limits, and a graceful shutdown. See the
@@ -33,7 +33,7 @@ struct Inner {
     endpoint: McpService,
     settings: Settings,
     protocols: Arc<Protocols>,
-    slots: Slots,
+    cap: ConnectionCap,
 }
 
 impl McpServer {
@@ -42,7 +42,7 @@ impl McpServer {
         McpServerBuilder::new(methods)
     }
 
-    pub(crate) fn new(endpoint: McpService, settings: Settings, slots: Slots) -> Self {
+    pub(crate) fn new(endpoint: McpService, settings: Settings, cap: ConnectionCap) -> Self {
         let inner = Inner {
             protocols: Arc::new(Protocols::new(
                 settings.header_read_timeout,
@@ -50,7 +50,7 @@ impl McpServer {
             )),
             endpoint,
             settings,
-            slots,
+            cap,
         };
         Self {
             inner: Arc::new(inner),
@@ -100,10 +100,10 @@ impl McpServer {
     /// `max_connections` it waits for one to close before accepting another.
     pub async fn serve(&self, listener: TcpListener) {
         let connection = |stream, peer| self.serve_connection(stream, peer);
-        let slots = &self.inner.slots;
+        let cap = &self.inner.cap;
         serve_each(
             listener,
-            slots,
+            cap,
             self.inner.endpoint.shutdown(),
             "MCP",
             connection,

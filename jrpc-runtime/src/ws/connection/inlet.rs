@@ -12,18 +12,19 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use super::super::direct::{Direct, Read};
+use super::super::inline_dispatch::{InlineDispatch, Read};
 use super::link::{Link, RUN, Sending};
 use super::pump::End;
 use crate::framing::Frame;
 use crate::peer::connection::Input;
+use crate::peer::shared_budget::ServerBudget;
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.
 ///
 /// What waits for the peer is bounded as before runs crossed together: the messages handed
 /// across and not taken hold at most `room` bytes together (or one message, however large),
 /// and one more, read while they did not fit, waits here; the socket is not read past it. A
-/// call begun here crosses beside them, uncounted: at most one is on its way, since nothing is
+/// call started here crosses beside them, uncounted: at most one is on its way, since nothing is
 /// answered here again until the loop has taken it.
 pub(super) struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
@@ -33,7 +34,7 @@ pub(super) struct Inlet {
     pub(super) pending: Option<String>,
     /// What answers calls here, while the peer's loop waits for more; `None` hands every
     /// message over.
-    pub(super) direct: Option<Direct>,
+    pub(super) inline: Option<InlineDispatch>,
     pub(super) link: Arc<Link>,
     /// The peer's room for a message being read: its `max_message_size`.
     pub(super) room: usize,
@@ -83,8 +84,8 @@ impl Inlet {
             Poll::Pending => return Poll::Pending,
         }
         // Answered here only while the loop has dealt with all it was handed: so in order.
-        let mut direct = self.direct.as_ref().zip(answers).filter(|(direct, _)| {
-            self.pending.is_none() && frames.lane().taker_waits() && direct.caught_up()
+        let mut inline = self.inline.as_ref().zip(answers).filter(|(inline, _)| {
+            self.pending.is_none() && frames.lane().taker_waits() && inline.caught_up()
         });
         let mut run = Vec::new();
         let mut read = false;
@@ -120,7 +121,7 @@ impl Inlet {
                 Err(end) => break Some(end),
             };
             // Past the in-flight cap or half the budget, the loop waits, or refuses.
-            if let Some((answering, answers)) = direct.as_mut().filter(|(d, _)| d.open()) {
+            if let Some((answering, answers)) = inline.as_mut().filter(|(d, _)| d.open()) {
                 match answering.read(text.as_str()) {
                     Read::Answered(answer) => {
                         answers.push_back(answer);
@@ -134,19 +135,19 @@ impl Inlet {
                     Read::Queued => {
                         // What its handler sent goes first: what follows goes behind it.
                         answered += 1;
-                        direct = None;
+                        inline = None;
                         continue;
                     }
-                    Read::Started(call) => {
+                    Read::Waiting(call) => {
                         // What follows waits behind it.
                         run.push(call);
-                        direct = None;
+                        inline = None;
                         continue;
                     }
                     Read::Other => {}
                 }
             }
-            direct = None;
+            inline = None;
             self.pending = Some(text.as_str().to_owned());
         };
         if let Some(end) = end {
@@ -206,6 +207,26 @@ impl Inlet {
     }
 }
 
+/// The WebSocket's reader stops while its server's budget is spent, and is woken when bytes are
+/// given back.
+impl ServerBudget {
+    /// Ready while the budget is not full; else this task is woken when bytes are given back.
+    pub(crate) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<()> {
+        if !self.is_full() {
+            return Poll::Ready(());
+        }
+        self.wakers().push(cx.waker().clone());
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Looked at again once counted: bytes given back in between are not missed (the waker
+        // left behind is woken for nothing, once).
+        if self.is_full() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::convert::Infallible;
@@ -241,7 +262,7 @@ mod tests {
         let inlet = Inlet {
             frames: Some(frames_tx),
             pending: None,
-            direct: None,
+            inline: None,
             link,
             room,
             max_message_size: None,
@@ -253,7 +274,7 @@ mod tests {
         match input {
             Some(Ok(Input::Frame(Frame::Message(text)))) => text,
             Some(Ok(Input::Frame(other))) => panic!("expected a message, got {other:?}"),
-            Some(Ok(Input::Started(_))) => panic!("expected a message, got a call begun"),
+            Some(Ok(Input::Waiting(_))) => panic!("expected a message, got a call started"),
             None => panic!("expected a message, got the end"),
         }
     }

@@ -5,16 +5,16 @@
 //! The loop's rules hold for what is answered here:
 //! - Order. The reader answers here only while the loop has dealt with everything handed to it
 //!   before and waits for more (so no notification handler runs), and nothing sent before waits
-//!   to be written ([`caught_up`](Direct::caught_up): every outgoing text holds its room in the
+//!   to be written ([`caught_up`](InlineDispatch::caught_up): every outgoing text holds its room in the
 //!   byte budget until the socket has it); once it hands a message over, the rest of what it
-//!   read goes over too. The reader knows what it handed over; [`Direct`] does not.
+//!   read goes over too. The reader knows what it handed over; [`InlineDispatch`] does not.
 //! - A handler's pushes go out before its answer, and before what follows. When a handle began
 //!   to send anything while the handler ran, its answer is queued behind, through the loop's
 //!   command queue ([`Read::Queued`]), and the reader hands over what it reads next.
 //! - The in-flight cap and the budget. Past the cap, or while half the budget is taken (when the
 //!   loop stops reading too), nothing is answered here: the loop refuses, or waits. An answer
 //!   takes its room in the budget as the loop's do.
-//! - A handler that waits goes to the loop begun ([`Input::Started`]), and runs there as any
+//! - A handler that waits goes to the loop started ([`Input::Waiting`]), and runs there as any
 //!   call that waits: in a task of its own, counted in flight, cancellable. A notification's
 //!   holds up the reading until it ends.
 
@@ -32,11 +32,7 @@ use crate::peer::handle::Shared;
 use crate::wire::write;
 
 /// What answers calls where they are read, for one connection.
-#[cfg_attr(
-    not(feature = "ws"),
-    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
-)]
-pub(crate) struct Direct {
+pub(crate) struct InlineDispatch {
     methods: Methods,
     /// The connection's context, the loop's own.
     ctx: Context,
@@ -48,11 +44,7 @@ pub(crate) struct Direct {
     notice: Option<&'static str>,
 }
 
-/// What [`Direct::read`] did with a message.
-#[cfg_attr(
-    not(feature = "ws"),
-    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
-)]
+/// What [`InlineDispatch::read`] did with a message.
 pub(crate) enum Read {
     /// Answered: the text to write, which took its room in the budget.
     Answered(String),
@@ -63,18 +55,14 @@ pub(crate) enum Read {
     /// behind that, through the loop; what follows must go through the loop too.
     Queued,
     /// Its handler waits: the call, for the loop.
-    Started(Input),
+    Waiting(Input),
     /// Not read here (a batch, an answer, a method not in the table, the cancellation notice):
     /// the text goes to the loop as it is.
     Other,
 }
 
-#[cfg_attr(
-    not(feature = "ws"),
-    allow(dead_code, reason = "only the WebSocket's pump answers where it reads")
-)]
-impl Direct {
-    /// What answers where it reads for the connection of `peer`, begun on the loop's `ctx`,
+impl InlineDispatch {
+    /// What answers where it reads for the connection of `peer`, started on the loop's `ctx`,
     /// under the connection's in-flight cap and past its cancellation notice's method (which
     /// only the loop honours).
     pub(super) fn new(
@@ -112,14 +100,14 @@ impl Direct {
     /// handler finishes in its first poll.
     pub(crate) fn read(&self, text: &str) -> Read {
         let pushes = self.shared.pushes.load(Ordering::Acquire);
-        let Some(begun) = self.methods.begin_body(text, &self.ctx, self.notice) else {
+        let Some(started) = self.methods.start_body(text, &self.ctx, self.notice) else {
             return Read::Other;
         };
-        let (id, method) = (begun.id().cloned(), begun.method());
-        let answer = match self.methods.answer_at_once(begun, &self.ctx) {
+        let (id, method) = (started.id().cloned(), started.method());
+        let answer = match self.methods.run_once(started, &self.ctx) {
             FirstPoll::Answered(answer) => answer.map(write::text),
-            FirstPoll::Waiting(begun, span) => {
-                return Read::Started(Input::from((begun.into_owned(), span)));
+            FirstPoll::Waiting(started, span) => {
+                return Read::Waiting(Input::from((started.into_owned(), span)));
             }
         };
         let pushed = self.shared.pushes.load(Ordering::Acquire) != pushes;
