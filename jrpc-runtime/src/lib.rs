@@ -13,7 +13,7 @@
 //! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`] picks
 //!   one by URL (`unix:` too); [`server`] holds what the servers share, the socket server and
 //!   topics.
-//! - [`mcp`] serves MCP's Streamable HTTP on those pieces.
+//! - [`mcp`] serves MCP, both protocol eras, over stdio and (with `http`) Streamable HTTP.
 //!
 //! ## Quick start
 //!
@@ -70,7 +70,7 @@
 //! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
 //! | `tls` | TLS (rustls on *ring*): `server::ServerTls` for the HTTP server (`https://`, `wss://`, HTTP/2 by ALPN), `ClientTls` and `https://`/`wss://` URLs for the clients; brings `http` and `ws` | no |
 //! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
-//! | `mcp` | [`mcp`]: MCP's Streamable HTTP server; implies `http`, adds getrandom (session ids) | no |
+//! | `mcp` | [`mcp`]: MCP in both protocol eras over stdio, and over Streamable HTTP with `http`; implies `schema`, adds getrandom, hmac and sha2 | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing, stdio, topics and the Unix-socket server: an LSP or MCP server over stdio

@@ -1,5 +1,5 @@
 //! The MCP endpoint: one HTTP request in, one response out, by the rules of Streamable HTTP
-//! (see the [module docs](super)).
+//! (see the [module docs](crate::mcp)).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ fn last_event_header() -> HeaderName {
 
 /// The MCP endpoint alone: a [`tower_service::Service`] and a [`hyper::service::Service`], to
 /// mount at a path of another router; [`McpServer`](super::McpServer) serves it at its `path`.
-/// It answers whatever reaches it by the rules in the [module docs](super).
+/// It answers whatever reaches it by the rules in the [module docs](crate::mcp).
 ///
 /// Cloning is cheap: clones share the sessions, the table and the shutdown state.
 #[derive(Clone)]

@@ -20,9 +20,30 @@ use crate::server::{ConnectionCap, Io, ShutdownHandle, serve_each};
 
 /// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
 /// elsewhere, keep-alive connections, limits, and a graceful shutdown. See the
-/// [module docs](super) for the rules it follows.
+/// [module docs](crate::mcp) for the rules it follows.
 ///
 /// Cloning is cheap; clones are the same server.
+///
+/// ```
+/// use jrpc_runtime::mcp::McpServer;
+/// use jrpc_runtime::server::Drained;
+/// use jrpc_runtime::{Methods, RpcError};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut methods = Methods::new();
+/// methods.register("ping", &[], |(): (), _ctx| async move {
+///     Ok::<_, RpcError>(serde_json::json!({}))
+/// })?;
+/// let server = McpServer::builder(methods).build()?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let shutdown = server.shutdown_handle();
+/// let serving = tokio::spawn(async move { server.serve(listener).await });
+/// assert_eq!(shutdown.shutdown().await, Drained::Complete);
+/// serving.await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct McpServer {
     inner: Arc<Inner>,
