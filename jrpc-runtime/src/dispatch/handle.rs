@@ -401,7 +401,7 @@ impl Methods {
                 }
                 return Outcome::Success;
             }
-            Err(Failure::Rpc(err)) if err.code().is_reserved() => {
+            Err(Failure::Rpc(err)) if err.code().is_reserved() && !err.is_by_runtime() => {
                 let reason = format!("handler answered the reserved code {}: {err}", err.code());
                 self.report(&started.method, started.id.as_ref(), &reason);
                 RpcError::internal()
