@@ -1,4 +1,7 @@
-//! MCP's Streamable HTTP transport, and topics across replicas through a real Redis.
+//! MCP: its data layer, the Streamable HTTP transport in both eras, and topics across replicas
+//! through a real Redis.
 
+mod data;
 mod http;
+mod modern;
 mod redis_topics;

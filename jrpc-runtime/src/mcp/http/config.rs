@@ -4,15 +4,13 @@ use std::time::Duration;
 
 use super::endpoint::McpService;
 use super::server::McpServer;
-use crate::dispatch::Methods;
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::http::{HttpServer, HttpServerBuilder};
+use crate::mcp::data::Mcp;
+use crate::mcp::protocol::version::LEGACY_HTTP_VERSIONS;
 use crate::peer::PeerConfig;
 use crate::server::{ConnectionCap, Shutdown};
-
-/// The protocol revisions whose Streamable HTTP this transport follows.
-const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// Builds an [`McpServer`]: its path, the origins it takes, sessions (or none), and the limits,
 /// checked by [`build`](Self::build).
@@ -66,9 +64,9 @@ pub(crate) struct Settings {
 }
 
 impl McpServerBuilder {
-    pub(crate) fn new(methods: Methods) -> Self {
+    pub(crate) fn new(mcp: Mcp) -> Self {
         Self {
-            http: HttpServer::builder(methods),
+            http: HttpServer::builder(mcp.methods().clone()),
             path: "/mcp".to_owned(),
             allowed_origins: ["localhost", "127.0.0.1", "[::1]"]
                 .map(String::from)
@@ -190,7 +188,10 @@ impl McpServerBuilder {
         let settings = Settings {
             path: self.path.into(),
             allowed_origins: self.allowed_origins,
-            protocol_versions: PROTOCOL_VERSIONS.map(String::from).to_vec(),
+            protocol_versions: LEGACY_HTTP_VERSIONS
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect(),
             stateless: self.stateless,
             max_sessions: self.max_sessions,
             session_idle_timeout: self.session_idle_timeout,
@@ -213,6 +214,7 @@ impl McpServerBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::Methods;
 
     fn key_of(builder: McpServerBuilder) -> &'static str {
         builder.build().map(drop).unwrap_err().key()

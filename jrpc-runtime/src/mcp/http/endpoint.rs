@@ -12,6 +12,7 @@ use hyper::body::Body;
 use serde_json::value::RawValue;
 
 use super::config::Settings;
+use super::modern;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::dispatch::Methods;
 use crate::http::events::{EventLog, parse_event_id};
@@ -27,12 +28,12 @@ use crate::wire::{ErrorCode, RpcError};
 use crate::wire::{Incoming, incoming};
 
 /// `Mcp-Session-Id`.
-fn session_header() -> HeaderName {
+pub(super) fn session_header() -> HeaderName {
     HeaderName::from_static("mcp-session-id")
 }
 
 /// `MCP-Protocol-Version`.
-fn version_header() -> HeaderName {
+pub(super) fn version_header() -> HeaderName {
     HeaderName::from_static("mcp-protocol-version")
 }
 
@@ -48,8 +49,8 @@ fn last_event_header() -> HeaderName {
 /// Cloning is cheap: clones share the sessions, the table and the shutdown state.
 #[derive(Clone)]
 pub struct McpService {
-    shared: Arc<McpShared>,
-    peer_addr: Option<SocketAddr>,
+    pub(super) shared: Arc<McpShared>,
+    pub(super) peer_addr: Option<SocketAddr>,
 }
 
 impl std::fmt::Debug for McpService {
@@ -61,18 +62,19 @@ impl std::fmt::Debug for McpService {
 }
 
 /// What the clones of an [`McpService`] share.
-struct McpShared {
-    methods: Methods,
-    settings: Settings,
+pub(super) struct McpShared {
+    pub(super) methods: Methods,
+    pub(super) settings: Settings,
     sessions: Sessions,
     shutdown: Arc<Shutdown>,
     tags: Tags,
     /// Whether the task that ends sessions at a shutdown runs.
     watching: AtomicBool,
-    /// Stateless mode: the events of requests' streams, and where answers to their calls go.
-    log: Arc<EventLog>,
-    replies: Arc<Replies>,
-    next_stream: AtomicU64,
+    /// Requests without a session (the modern era's, and the legacy era's in stateless mode):
+    /// the events of their streams, and where answers to their calls go.
+    pub(super) log: Arc<EventLog>,
+    pub(super) replies: Arc<Replies>,
+    pub(super) next_stream: AtomicU64,
 }
 
 /// What a POST's body holds.
@@ -146,15 +148,21 @@ impl McpService {
         let shared = &*self.shared;
         self.watch_shutdown();
         let settings = &shared.settings;
-        if let Some(res) = check_origin(req.headers(), &settings.allowed_origins)
-            .or_else(|| check_version(req.headers(), &settings.protocol_versions))
-        {
+        if let Some(res) = check_origin(req.headers(), &settings.allowed_origins) {
             return unread_reply(&req, res);
         }
         match *req.method() {
             Method::POST => {}
-            Method::GET if !settings.stateless => return unread_reply(&req, self.get(&req)),
-            Method::DELETE if !settings.stateless => return unread_reply(&req, self.delete(&req)),
+            Method::GET | Method::DELETE if !settings.stateless => {
+                // Sessions are the legacy era's: so is everything but a POST.
+                if let Some(res) = check_version(req.headers(), &settings.protocol_versions) {
+                    return unread_reply(&req, res);
+                }
+                return match *req.method() {
+                    Method::GET => unread_reply(&req, self.get(&req)),
+                    _ => unread_reply(&req, self.delete(&req)),
+                };
+            }
             _ => return unread_reply(&req, not_allowed(req.method(), settings.stateless)),
         }
         let (parts, body) =
@@ -166,6 +174,12 @@ impl McpService {
         let Ok(text) = String::from_utf8(Vec::from(body)) else {
             return reply::not_utf8();
         };
+        if modern::is_modern(&parts.headers, &text) {
+            return self.post_modern(parts, text, in_flight, tag).await;
+        }
+        if let Some(res) = check_version(&parts.headers, &settings.protocol_versions) {
+            return res;
+        }
         let posted = if sse::has_call(&text) {
             Posted::Calls
         } else if only_notifications_and_answers(&text) {
@@ -231,7 +245,9 @@ impl McpService {
             ctx = ctx.with_peer_addr(addr);
         }
         if let Some(session) = session {
-            ctx = ctx.with_extension(session.handle());
+            ctx = ctx
+                .with_extension(session.handle())
+                .with_extension(Arc::clone(&session.legacy));
         }
         let replies = session.map_or(&shared.replies, |s| &s.replies);
         if let Posted::NoCalls = posted {

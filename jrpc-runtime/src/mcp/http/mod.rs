@@ -68,6 +68,7 @@
 
 mod config;
 mod endpoint;
+mod modern;
 mod server;
 mod session;
 

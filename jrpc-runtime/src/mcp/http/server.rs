@@ -12,10 +12,10 @@ use tokio::net::TcpListener;
 
 use super::config::{McpServerBuilder, Settings};
 use super::endpoint::McpService;
-use crate::dispatch::Methods;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
 use crate::http::{Protocols, drive};
+use crate::mcp::data::Mcp;
 use crate::server::{ConnectionCap, Io, ShutdownHandle, serve_each};
 
 /// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
@@ -58,9 +58,10 @@ struct Inner {
 }
 
 impl McpServer {
-    /// A builder serving `methods`, with every setting at its default.
-    pub fn builder(methods: Methods) -> McpServerBuilder {
-        McpServerBuilder::new(methods)
+    /// A builder serving `mcp` (an [`Mcp`] server, or a method table served as it is: see
+    /// [`Mcp::raw`]), with every setting at its default.
+    pub fn builder(mcp: impl Into<Mcp>) -> McpServerBuilder {
+        McpServerBuilder::new(mcp.into())
     }
 
     pub(crate) fn new(endpoint: McpService, settings: Settings, cap: ConnectionCap) -> Self {

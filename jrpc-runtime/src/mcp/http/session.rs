@@ -14,6 +14,7 @@ use crate::dispatch::Context;
 use crate::framing::Frame;
 use crate::http::events::EventLog;
 use crate::http::sse::{self, Replies};
+use crate::mcp::data::LegacyState;
 use crate::peer::{Peer, PeerConfig};
 use crate::transport::Transport;
 
@@ -68,6 +69,8 @@ pub(crate) struct Session {
     pub(crate) log: Arc<EventLog>,
     /// Answers to the calls its handlers made.
     pub(crate) replies: Arc<Replies>,
+    /// What `initialize` said.
+    pub(crate) legacy: Arc<LegacyState>,
     standalone: Peer,
     /// The input of the GET stream's connection: dropped when the session ends, which ends it.
     standalone_input: Mutex<Option<mpsc::Sender<Frame>>>,
@@ -190,6 +193,7 @@ impl Sessions {
             id: id.into(),
             log,
             replies,
+            legacy: LegacyState::new(),
             standalone,
             standalone_input: Mutex::new(Some(input)),
             next_stream: AtomicU64::new(GET_STREAM + 1),

@@ -17,6 +17,10 @@ pub(crate) fn encode_url(bytes: &[u8]) -> String {
 }
 
 /// The bytes of standard, padded base64 `text`; `None` when it is not exactly that.
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "HTTP's header values")
+)]
 pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let body = text.as_bytes();
     if !body.len().is_multiple_of(4) {

@@ -21,23 +21,22 @@ use crate::wire::{ErrorCode, RpcError};
 pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request.
 pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `_meta` key: the client's name and version.
-pub(crate) const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key: the lowest level of log messages the client wants for this request.
 pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// Result `_meta` key: the server's name and version.
 pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// Notification `_meta` key: the listen request a notification belongs to.
-pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// `-32020`: an HTTP header is missing or disagrees with the body.
+#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's headers"))]
 pub(crate) const HEADER_MISMATCH: ErrorCode = ErrorCode::new(-32020);
 /// `-32021`: handling the request needs a capability the client did not declare.
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "HTTP answers it 400")
+)]
 pub(crate) const MISSING_CAPABILITY: ErrorCode = ErrorCode::new(-32021);
 /// `-32022`: the request's protocol revision is not one this server speaks.
 pub(crate) const UNSUPPORTED_VERSION: ErrorCode = ErrorCode::new(-32022);
-/// `-32002`: the legacy era's resource not found (the modern era answers `-32602`).
-pub(crate) const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new(-32002);
 
 /// The members of a request's `params._meta` that MCP reads, as written (their types are
 /// checked by [`check`](Self::check)). A `_meta` that is not an object reads as empty: legacy.
@@ -91,6 +90,10 @@ pub(crate) struct Modern {
 
 impl RequestMeta {
     /// The `_meta` of `params`; empty when there is none.
+    #[cfg_attr(
+        not(feature = "http"),
+        allow(dead_code, reason = "HTTP reads it before dispatch")
+    )]
     pub(crate) fn of(params: Option<&RawValue>) -> Self {
         #[derive(Deserialize)]
         struct Holder {
@@ -171,14 +174,9 @@ pub(crate) fn unsupported_version(requested: &str) -> RpcError {
 }
 
 /// `-32020`, saying which header and why.
+#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's headers"))]
 pub(crate) fn header_mismatch(why: &str) -> RpcError {
     RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {why}"))
-}
-
-/// `-32021`, naming the capabilities the request needs (a `ClientCapabilities` object).
-pub(crate) fn missing_capability(required: Value) -> RpcError {
-    RpcError::new(MISSING_CAPABILITY, "Missing required client capability")
-        .with_data(&serde_json::json!({ "requiredCapabilities": required }))
 }
 
 #[cfg(test)]

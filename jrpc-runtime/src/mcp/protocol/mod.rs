@@ -2,6 +2,7 @@
 //! how it is checked, the wire types, base64.
 
 pub(crate) mod base64;
+pub(crate) mod content;
 pub(crate) mod era;
 pub(crate) mod types;
 pub(crate) mod version;

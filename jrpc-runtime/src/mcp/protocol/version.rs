@@ -9,6 +9,7 @@ pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26",
 pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
 
 /// The legacy revisions that have Streamable HTTP (it came with 2025-03-26).
+#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's revisions"))]
 pub(crate) const LEGACY_HTTP_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// What a legacy `initialize` answers when the client asks for `asked`: the same revision when
@@ -27,6 +28,7 @@ pub(crate) fn modern(text: &str) -> Option<&'static str> {
 }
 
 /// Whether `text` names a legacy revision that has Streamable HTTP.
+#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's revisions"))]
 pub(crate) fn is_legacy_http(text: &str) -> bool {
     LEGACY_HTTP_VERSIONS.contains(&text)
 }
