@@ -34,7 +34,7 @@ const watchdog = setTimeout(() => {
 try {
   await client.connect(transport);
   assert.equal(client.getServerVersion()?.name, 'jrpc-mcp-example');
-  assert.deepEqual(client.getServerCapabilities(), { tools: {} });
+  assert.deepEqual(client.getServerCapabilities(), { logging: {}, tools: { listChanged: true } });
   // The SDK asks for its newest version; the server knows it and agrees.
   assert.equal(negotiated, LATEST_PROTOCOL_VERSION);
 
@@ -47,9 +47,11 @@ try {
   assert.notEqual(sum.isError, true);
   assert.deepEqual(sum.content, [{ type: 'text', text: '5' }]);
 
-  const unknown = await client.callTool({ name: 'multiply', arguments: { a: 2, b: 3 } });
-  assert.equal(unknown.isError, true);
-  assert.match(unknown.content[0].text, /unknown tool/);
+  // An unknown tool is a protocol error naming it, not a tool's failure.
+  await assert.rejects(
+    client.callTool({ name: 'multiply', arguments: { a: 2, b: 3 } }),
+    (err) => err.code === -32602 && /Unknown tool: multiply/.test(err.message),
+  );
 
   const bad = await client.callTool({ name: 'add', arguments: { a: 'two' } });
   assert.equal(bad.isError, true);

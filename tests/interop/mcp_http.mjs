@@ -30,7 +30,7 @@ const watchdog = setTimeout(() => {
 try {
   await client.connect(transport);
   assert.equal(client.getServerVersion()?.name, 'jrpc-mcp-example');
-  assert.deepEqual(client.getServerCapabilities(), { tools: {} });
+  assert.deepEqual(client.getServerCapabilities(), { logging: {}, tools: { listChanged: true } });
   assert.match(transport.sessionId ?? '', /^[0-9a-f]{32}$/);
   assert.equal(transport.protocolVersion, LATEST_PROTOCOL_VERSION);
 
