@@ -1,18 +1,143 @@
 //! The MCP server the official conformance suite (`@modelcontextprotocol/conformance`) measures:
-//! the tools, resources and prompts of the suite's reference server, under the names its
-//! scenarios call, over Streamable HTTP.
+//! the tools, resources and prompts of the suite's reference server
+//! (`examples/servers/typescript/everything-server.ts` in its repository), under the names its
+//! scenarios call, over Streamable HTTP, for clients of both protocol eras.
 //!
 //! ```text
 //! cargo run --example mcp_everything -- --http 127.0.0.1:3001   # http://127.0.0.1:3001/mcp
 //! ```
 //!
 //! It prints `listening on http://ADDR` with the real address once it accepts (port 0 takes any
-//! free port), serves MCP at `/mcp`, and Ctrl-C drains it. For now it answers `initialize` and
-//! `ping` alone.
+//! free port), serves MCP at `/mcp`, and Ctrl-C drains it.
 
-use jrpc_runtime::mcp::McpServer;
-use jrpc_runtime::{Methods, RpcError};
-use serde_json::json;
+use std::time::Duration;
+
+use jrpc_runtime::mcp::{Content, LogLevel, Mcp, McpServer, ResourceContents};
+use jrpc_runtime::{Context, RpcError, rpc_service};
+use serde_json::{Value, json};
+
+/// A 1x1 red PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A minimal WAV.
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+/// The tools, in the order they are listed.
+struct Tools;
+
+#[rpc_service(schema)]
+impl Tools {
+    /// Tests simple text content response
+    fn test_simple_text(&self) -> String {
+        "This is a simple text response for testing.".into()
+    }
+
+    /// Tests image content response
+    fn test_image_content(&self) -> Content {
+        Content::image(PNG, "image/png")
+    }
+
+    /// Tests audio content response
+    fn test_audio_content(&self) -> Content {
+        Content::audio(WAV, "audio/wav")
+    }
+
+    /// Tests embedded resource content response
+    fn test_embedded_resource(&self) -> Content {
+        let text = "This is an embedded resource content.";
+        Content::resource(
+            ResourceContents::text("test://embedded-resource", text).mime("text/plain"),
+        )
+    }
+
+    /// Tests response with multiple content types (text, image, resource)
+    fn test_multiple_content_types(&self) -> Vec<Content> {
+        let json = r#"{"test":"data","value":123}"#;
+        vec![
+            Content::text("Multiple content types test:"),
+            Content::image(PNG, "image/png"),
+            Content::resource(
+                ResourceContents::text("test://mixed-content-resource", json)
+                    .mime("application/json"),
+            ),
+        ]
+    }
+
+    /// Tests tool that emits log messages during execution
+    async fn test_tool_with_logging(&self, ctx: &Context) -> Result<String, RpcError> {
+        for step in [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ] {
+            ctx.log(LogLevel::Info, step).await?;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok("Tool with logging executed successfully".into())
+    }
+
+    /// Tests tool that reports progress notifications
+    async fn test_tool_with_progress(&self, ctx: &Context) -> Result<String, RpcError> {
+        for step in [0.0, 50.0, 100.0] {
+            let message = format!("Completed step {step} of 100");
+            ctx.progress(step, Some(100.0), Some(&message)).await?;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let token = ctx.mcp().and_then(|req| req.progress_token());
+        Ok(match token {
+            Some(Value::String(token)) => token.clone(),
+            Some(other) => other.to_string(),
+            None => "no progress token".into(),
+        })
+    }
+
+    /// Tests error response handling
+    fn test_error_handling(&self) -> Result<String, RpcError> {
+        Err(RpcError::new(
+            1,
+            "This tool intentionally returns an error for testing",
+        ))
+    }
+
+    /// Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)
+    #[rpc(params = whole)]
+    fn json_schema_2020_12_tool(&self, arguments: Option<Value>) -> String {
+        format!(
+            "JSON Schema 2020-12 tool called with: {}",
+            arguments.unwrap_or_default()
+        )
+    }
+
+    /// Diagnostic tool validating response progress streams
+    async fn test_streaming_elicitation(&self, ctx: &Context) -> Result<String, RpcError> {
+        ctx.progress(50.0, Some(100.0), None).await?;
+        Ok("Streaming complete".into())
+    }
+
+    /// Diagnostic logging validator tool
+    async fn test_logging_tool(&self, ctx: &Context) -> Result<String, RpcError> {
+        ctx.log(LogLevel::Info, "Logging tool evaluated the request's level")
+            .await?;
+        Ok("Logging evaluated".into())
+    }
+}
+
+/// `json_schema_2020_12_tool`'s input schema, exactly as the suite expects it.
+fn json_schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": { "address": { "$anchor": "addressDef", "type": "object",
+            "properties": { "street": { "type": "string" }, "city": { "type": "string" } } } },
+        "properties": { "name": { "type": "string" }, "address": { "$ref": "#/$defs/address" },
+            "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+            "phone": { "type": "string" }, "email": { "type": "string" } },
+        "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+        "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+        "then": { "required": ["phone"] },
+        "else": { "required": ["email"] },
+        "additionalProperties": false,
+    })
+}
 
 #[tokio::main]
 async fn main() {
@@ -30,28 +155,16 @@ async fn main() {
     }
 }
 
-/// The protocol's methods, answered by hand.
-fn methods() -> Result<Methods, jrpc_runtime::RegisterError> {
-    let mut methods = Methods::new();
-    methods.register("initialize", &[], |(): (), _| async move {
-        Ok::<_, RpcError>(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "serverInfo": { "name": "jrpc-mcp-everything", "version": env!("CARGO_PKG_VERSION") },
-        }))
-    })?;
-    methods.register("ping", &[], |(): (), _| async move {
-        Ok::<_, RpcError>(json!({}))
-    })?;
-    Ok(methods)
-}
-
 /// Serves MCP's Streamable HTTP at `http://ADDR/mcp` until Ctrl-C.
 async fn serve(addr: &str) -> Result<(), String> {
     use std::io::Write as _;
 
-    let methods = methods().map_err(|err| err.to_string())?;
-    let server = McpServer::builder(methods)
+    let mcp = Mcp::builder("jrpc-mcp-everything", env!("CARGO_PKG_VERSION"))
+        .tools(Tools.into_methods())
+        .tool_schema("json_schema_2020_12_tool", json_schema_2020_12())
+        .build()
+        .map_err(|err| err.to_string())?;
+    let server = McpServer::builder(mcp)
         .build()
         .map_err(|err| err.to_string())?;
     let listener = tokio::net::TcpListener::bind(addr)
