@@ -12,7 +12,10 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::mcp::{Content, LogLevel, Mcp, McpServer, ResourceContents};
+use jrpc_runtime::mcp::{
+    CompleteRequest, Completion, Content, LogLevel, Mcp, McpServer, PromptMessage, PromptResult,
+    Resource, ResourceContents, ResourceTemplate,
+};
 use jrpc_runtime::{Context, RpcError, rpc_service};
 use serde_json::{Value, json};
 
@@ -121,6 +124,99 @@ impl Tools {
     }
 }
 
+/// The prompts, in the order they are listed.
+struct Prompts;
+
+#[rpc_service(schema)]
+impl Prompts {
+    /// A simple prompt without arguments
+    fn test_simple_prompt(&self) -> String {
+        "This is a simple prompt for testing.".into()
+    }
+
+    /// A prompt with required arguments
+    fn test_prompt_with_arguments(&self, arg1: String, arg2: String) -> String {
+        format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+    }
+
+    /// A prompt that includes an embedded resource
+    fn test_prompt_with_embedded_resource(
+        &self,
+        #[rpc(name = "resourceUri")] uri: String,
+    ) -> PromptResult {
+        let text = "Embedded resource content for testing.";
+        PromptResult::new([
+            PromptMessage::user(Content::resource(
+                ResourceContents::text(uri, text).mime("text/plain"),
+            )),
+            PromptMessage::user(Content::text("Please process the embedded resource above.")),
+        ])
+    }
+
+    /// A prompt that includes image content
+    fn test_prompt_with_image(&self) -> PromptResult {
+        PromptResult::new([
+            PromptMessage::user(Content::image(PNG, "image/png")),
+            PromptMessage::user(Content::text("Please analyze the image above.")),
+        ])
+    }
+}
+
+/// The resources: two fixed, one to follow, and a template.
+fn resources(mcp: jrpc_runtime::mcp::McpBuilder) -> jrpc_runtime::mcp::McpBuilder {
+    let text = "This is the content of the static text resource.";
+    mcp.resource(
+        Resource::text("test://static-text", "static-text", text)
+            .title("Static Text Resource")
+            .description("A static text resource for testing")
+            .mime("text/plain"),
+    )
+    .resource(
+        Resource::blob("test://static-binary", "static-binary", PNG)
+            .title("Static Binary Resource")
+            .description("A static binary resource (image) for testing")
+            .mime("image/png"),
+    )
+    .resource(
+        Resource::text(
+            "test://watched-resource",
+            "watched-resource",
+            "Watched resource content",
+        )
+        .title("Watched Resource")
+        .description("A resource to subscribe to")
+        .mime("text/plain"),
+    )
+    .resource_template(
+        ResourceTemplate::new("test://template/{id}/data", "template")
+            .title("Resource Template")
+            .description("A resource template with parameter substitution")
+            .mime("application/json")
+            .read(|req, _ctx| async move {
+                let id = req.var("id").unwrap_or_default();
+                let data =
+                    json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });
+                Ok(vec![ResourceContents::text(req.uri(), data.to_string())])
+            }),
+    )
+}
+
+/// Completes the prompt's arguments and the template's `id` from short lists, by prefix.
+async fn complete(req: CompleteRequest, _ctx: Context) -> Result<Completion, RpcError> {
+    let known: &[&str] = match req.argument() {
+        "arg1" | "arg2" => &["test", "testing", "value1", "value2"],
+        "id" => &["1", "2", "3", "123"],
+        _ => &[],
+    };
+    let typed = req.value();
+    Ok(Completion::new(
+        known
+            .iter()
+            .filter(|v| v.starts_with(typed))
+            .map(|v| (*v).to_owned()),
+    ))
+}
+
 /// `json_schema_2020_12_tool`'s input schema, exactly as the suite expects it.
 fn json_schema_2020_12() -> Value {
     json!({
@@ -162,8 +258,9 @@ async fn serve(addr: &str) -> Result<(), String> {
     let mcp = Mcp::builder("jrpc-mcp-everything", env!("CARGO_PKG_VERSION"))
         .tools(Tools.into_methods())
         .tool_schema("json_schema_2020_12_tool", json_schema_2020_12())
-        .build()
-        .map_err(|err| err.to_string())?;
+        .prompts(Prompts.into_methods())
+        .completion(complete);
+    let mcp = resources(mcp).build().map_err(|err| err.to_string())?;
     let server = McpServer::builder(mcp)
         .build()
         .map_err(|err| err.to_string())?;

@@ -17,9 +17,13 @@ mod stdio;
 #[cfg(feature = "http")]
 mod http;
 
-pub use data::{Cached, Mcp, McpBuilder, McpError, McpRequest};
+pub use data::{
+    Cached, CompleteRequest, Completion, CompletionRef, Mcp, McpBuilder, McpError, McpRequest,
+    Resource, ResourceRequest, ResourceTemplate,
+};
 #[cfg(feature = "http")]
 pub use http::{McpServer, McpServerBuilder, McpService, McpSession};
 pub use protocol::content::{Annotations, Content, ResourceContents, Role, ToolResult};
+pub use protocol::prompt::{PromptMessage, PromptResult};
 pub use protocol::types::{CacheScope, Era, Implementation, LogLevel, UnknownLevel};
 pub use protocol::version::{LEGACY_VERSIONS, MODERN_VERSIONS};

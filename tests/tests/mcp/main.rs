@@ -5,3 +5,4 @@ mod data;
 mod http;
 mod modern;
 mod redis_topics;
+mod served;

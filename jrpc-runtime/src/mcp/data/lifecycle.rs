@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::changes;
 use super::request::{LegacyState, McpRequest, meta_error};
 use super::{Core, Params, decode, route};
 use crate::dispatch::{Context, Methods};
@@ -61,7 +62,10 @@ async fn initialize(core: Arc<Core>, params: Params, ctx: Context) -> Result<Val
     }
     let version = version::negotiate(params.protocol_version.as_deref());
     if let Some(state) = ctx.extension::<Arc<LegacyState>>() {
-        state.initialized(version, params.capabilities, params.client_info);
+        let push = state.initialized(version, params.capabilities, params.client_info, ctx.peer());
+        if let Some(push) = push {
+            changes::follow_lists(&core, &push);
+        }
     }
     let mut result = json!({
         "protocolVersion": version,
@@ -78,8 +82,6 @@ async fn initialize(core: Arc<Core>, params: Params, ctx: Context) -> Result<Val
 #[derive(Deserialize)]
 struct SetLevel {
     level: LogLevel,
-    #[serde(rename = "_meta", default)]
-    meta: RequestMeta,
 }
 
 async fn set_level(
@@ -87,8 +89,9 @@ async fn set_level(
     params: Params,
     ctx: Context,
 ) -> Result<Map<String, Value>, RpcError> {
-    let SetLevel { level, meta } = decode(&params)?;
+    let MetaOnly { meta } = decode(&params)?;
     McpRequest::read(meta, &ctx, &core)?.legacy_only("logging/setLevel")?;
+    let SetLevel { level } = decode(&params)?;
     if let Some(state) = ctx.extension::<Arc<LegacyState>>() {
         state.set_log_level(level);
     }

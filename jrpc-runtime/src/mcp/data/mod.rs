@@ -1,8 +1,12 @@
 //! The data layer: an MCP server's tools (and, built the same way, the rest of what it serves),
 //! and the protocol table that serves them in both eras over any transport.
 
+mod changes;
+mod completion;
 mod lifecycle;
+mod prompts;
 mod request;
+mod resources;
 mod result;
 mod tools;
 
@@ -15,8 +19,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use completion::Completer;
+pub use completion::{CompleteRequest, Completion, CompletionRef};
+use prompts::{PromptOverride, PromptSet};
 pub(crate) use request::LegacyState;
 pub use request::{McpError, McpRequest};
+use resources::ResourceSet;
+pub use resources::{Resource, ResourceRequest, ResourceTemplate};
 pub use result::Cached;
 use result::{Hint, Hints};
 use tools::{ToolOverride, ToolSet};
@@ -84,6 +93,9 @@ pub(crate) struct Core {
     pub(crate) server_meta: Box<RawValue>,
     pub(crate) capabilities: Value,
     pub(crate) tools: ToolSet,
+    pub(crate) prompts: PromptSet,
+    pub(crate) resources: ResourceSet,
+    pub(crate) completer: Option<Completer>,
     pub(crate) topics: Topics,
     pub(crate) page_size: usize,
     pub(crate) hints: Hints,
@@ -98,6 +110,11 @@ impl Mcp {
             instructions: None,
             tools: Methods::new(),
             overrides: HashMap::new(),
+            prompts: Methods::new(),
+            prompt_overrides: HashMap::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            completer: None,
             topics: None,
             page_size: 100,
             hints: Hints::default(),
@@ -116,6 +133,9 @@ impl Mcp {
             instructions: None,
             capabilities: json!({}),
             tools: ToolSet::empty(),
+            prompts: PromptSet::empty(),
+            resources: ResourceSet::empty(),
+            completer: None,
             topics: Topics::new(),
             page_size: 100,
             hints: Hints::default(),
@@ -158,6 +178,11 @@ pub struct McpBuilder {
     instructions: Option<String>,
     tools: Methods,
     overrides: HashMap<String, ToolOverride>,
+    prompts: Methods,
+    prompt_overrides: HashMap<String, PromptOverride>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    completer: Option<Completer>,
     topics: Option<Topics>,
     page_size: usize,
     hints: Hints,
@@ -223,6 +248,66 @@ impl McpBuilder {
         self
     }
 
+    /// Serves each method of `methods` as a prompt (in the order they were registered): its wire
+    /// name the prompt's name, its whole doc comment the description, its parameters (by name,
+    /// strings: MCP's prompt arguments are) the arguments, required unless `Option`. Its result is
+    /// a [`PromptResult`](crate::mcp::PromptResult), a `Vec<PromptMessage>`, or a string (one
+    /// message from the user).
+    pub fn prompts(mut self, methods: Methods) -> Self {
+        if let Err(err) = self.prompts.merge(methods) {
+            self.error.get_or_insert(err);
+        }
+        self
+    }
+
+    /// The title of the prompt `name` (a name for people).
+    pub fn prompt_title(mut self, name: &str, title: impl Into<String>) -> Self {
+        self.prompt_overrides
+            .entry(name.to_owned())
+            .or_default()
+            .title = Some(title.into());
+        self
+    }
+
+    /// The description of the argument `argument` of the prompt `name`.
+    pub fn prompt_argument(
+        mut self,
+        name: &str,
+        argument: &str,
+        description: impl Into<String>,
+    ) -> Self {
+        self.prompt_overrides
+            .entry(name.to_owned())
+            .or_default()
+            .arguments
+            .insert(argument.to_owned(), description.into());
+        self
+    }
+
+    /// Serves a resource (listed in the order given).
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Serves the resources a template matches (tried in the order given, after the resources
+    /// themselves).
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// Answers `completion/complete` with `complete`: the values an argument of a prompt (or a
+    /// variable of a resource template) may take, from what the user typed.
+    pub fn completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(CompleteRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, RpcError>> + Send + 'static,
+    {
+        self.completer = Some(completion::completer(complete));
+        self
+    }
+
     /// The topics the server publishes its changes on (default: a registry of its own, local to
     /// the process); [`Topics::redis`] shares them across replicas.
     pub fn topics(mut self, topics: Topics) -> Self {
@@ -250,19 +335,28 @@ impl McpBuilder {
     ///
     /// [`ConfigError`] naming what is wrong: `tools` for two tools of one name, a name MCP does
     /// not allow, or arguments that are not an object; `tool_schema` (or `tool_title`,
-    /// `tool_annotations`) for a tool that is not there; `page_size` for zero.
+    /// `tool_annotations`) for a tool that is not there; `prompts` for a prompt whose result is
+    /// not a prompt's, `prompt_title` for one that is not there; `resource` for one without
+    /// contents or given twice, `resource_template` for one without a reader; `page_size` for
+    /// zero.
     pub fn build(self) -> Result<Mcp, ConfigError> {
         if let Some(err) = self.error {
             return Err(ConfigError::new("tools", err.to_string()));
         }
         crate::error::check::at_least_one("page_size", self.page_size)?;
         let tools = ToolSet::new(self.tools, self.overrides)?;
+        let prompts = PromptSet::new(self.prompts, self.prompt_overrides)?;
+        let resources = ResourceSet::new(self.resources, self.templates)?;
+        let completer = self.completer;
         let core = Arc::new(Core {
             server_meta: server_meta(&self.info),
-            capabilities: capabilities(&tools),
+            capabilities: capabilities(&tools, &prompts, &resources, completer.is_some()),
             info: self.info,
             instructions: self.instructions,
             tools,
+            prompts,
+            resources,
+            completer,
             topics: self.topics.unwrap_or_default(),
             page_size: self.page_size,
             hints: self.hints,
@@ -273,11 +367,25 @@ impl McpBuilder {
 }
 
 /// What the server declares: logging always (the legacy `logging/setLevel` is served), the rest
-/// where there is something to serve.
-fn capabilities(tools: &ToolSet) -> Value {
+/// where there is something to serve; every list may change, and resources be followed.
+fn capabilities(
+    tools: &ToolSet,
+    prompts: &PromptSet,
+    resources: &ResourceSet,
+    completes: bool,
+) -> Value {
     let mut capabilities = json!({ "logging": {} });
     if !tools.is_empty() {
         capabilities["tools"] = json!({ "listChanged": true });
+    }
+    if !prompts.is_empty() {
+        capabilities["prompts"] = json!({ "listChanged": true });
+    }
+    if !resources.is_empty() {
+        capabilities["resources"] = json!({ "subscribe": true, "listChanged": true });
+    }
+    if completes || !prompts.is_empty() {
+        capabilities["completions"] = json!({});
     }
     capabilities
 }
@@ -290,6 +398,15 @@ fn table(core: &Arc<Core>) -> Result<Methods, RegisterError> {
     lifecycle::register(&mut methods, core)?;
     if !core.tools.is_empty() {
         tools::register(&mut methods, core)?;
+    }
+    if !core.prompts.is_empty() {
+        prompts::register(&mut methods, core)?;
+    }
+    if !core.resources.is_empty() {
+        resources::register(&mut methods, core)?;
+    }
+    if core.completer.is_some() || !core.prompts.is_empty() {
+        completion::register(&mut methods, core)?;
     }
     Ok(methods)
 }

@@ -16,6 +16,7 @@ use crate::error::ClientError;
 use crate::mcp::protocol::era::{self, RequestMeta};
 use crate::mcp::protocol::types::{Era, LogLevel};
 use crate::mcp::protocol::version::LEGACY_VERSIONS;
+use crate::peer::Peer;
 use crate::wire::{ErrorCode, RpcError};
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -34,25 +35,43 @@ struct Legacy {
     capabilities: Option<Value>,
     client_info: Option<Value>,
     log_level: Option<LogLevel>,
+    /// Where the session's notifications that belong to no request go: an HTTP session's GET
+    /// stream, or the stdio connection.
+    push: Option<Peer>,
 }
 
 impl LegacyState {
-    /// A state for a session or connection that has not initialized yet.
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::default()
+    /// A state for a session or connection that has not initialized yet; `push` is where its
+    /// notifications outside requests go, when known now (an HTTP session's GET stream).
+    pub(crate) fn new(push: Option<Peer>) -> Arc<Self> {
+        Arc::new(Self(Mutex::new(Legacy {
+            push,
+            ..Legacy::default()
+        })))
     }
 
-    /// Records what `initialize` agreed on.
+    /// Records what `initialize` agreed on; a connection without a push target yet pushes on
+    /// `peer` (the one `initialize` came over). Gives the push target.
     pub(crate) fn initialized(
         &self,
         version: &'static str,
         capabilities: Option<Value>,
         client_info: Option<Value>,
-    ) {
+        peer: Option<&Peer>,
+    ) -> Option<Peer> {
         let mut state = lock(&self.0);
         state.version = Some(version);
         state.capabilities = capabilities;
         state.client_info = client_info;
+        if state.push.is_none() {
+            state.push = peer.cloned();
+        }
+        state.push.clone()
+    }
+
+    /// Where notifications outside any request go.
+    pub(crate) fn push(&self) -> Option<Peer> {
+        lock(&self.0).push.clone()
     }
 
     /// Sets the lowest level of log messages sent (`logging/setLevel`).

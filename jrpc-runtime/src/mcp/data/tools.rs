@@ -157,8 +157,8 @@ fn listing(
         .map_err(|err| ConfigError::new("tools", format!("a tool's listing: {err}")))
 }
 
-/// A tool's description: its method's whole doc comment.
-fn description(doc: &MethodDoc) -> Option<String> {
+/// A tool's (or a prompt's) description: its method's whole doc comment.
+pub(crate) fn description(doc: &MethodDoc) -> Option<String> {
     match (&doc.summary, &doc.description) {
         (Some(summary), Some(rest)) => Some(format!("{summary}\n\n{rest}")),
         (Some(one), None) | (None, Some(one)) => Some(one.to_string()),

@@ -193,7 +193,7 @@ impl Sessions {
             id: id.into(),
             log,
             replies,
-            legacy: LegacyState::new(),
+            legacy: LegacyState::new(Some(standalone.clone())),
             standalone,
             standalone_input: Mutex::new(Some(input)),
             next_stream: AtomicU64::new(GET_STREAM + 1),

@@ -37,6 +37,8 @@ pub(crate) const HEADER_MISMATCH: ErrorCode = ErrorCode::new(-32020);
 pub(crate) const MISSING_CAPABILITY: ErrorCode = ErrorCode::new(-32021);
 /// `-32022`: the request's protocol revision is not one this server speaks.
 pub(crate) const UNSUPPORTED_VERSION: ErrorCode = ErrorCode::new(-32022);
+/// `-32002`: the legacy era's resource not found (the modern era answers `-32602`).
+pub(crate) const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new(-32002);
 
 /// The members of a request's `params._meta` that MCP reads, as written (their types are
 /// checked by [`check`](Self::check)). A `_meta` that is not an object reads as empty: legacy.

@@ -255,6 +255,17 @@ impl Topics {
     /// [`SubscribeError::NoConnection`] when `ctx` is not a connection's that stays open.
     pub fn subscribe(&self, ctx: &Context, topic: &str) -> Result<bool, SubscribeError> {
         let peer = ctx.peer().ok_or(SubscribeError::NoConnection)?;
+        Ok(self.subscribe_peer(peer, topic))
+    }
+
+    /// Subscribes the connection `peer` to `topic`; `false` if it was subscribed already. For a
+    /// transport whose notifications go on a connection other than the request's (an MCP
+    /// session's GET stream).
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(dead_code, reason = "MCP's sessions subscribe so")
+    )]
+    pub(crate) fn subscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
         let id = peer.connection_id();
         let (added, first, new_connection) = {
             let mut state = self.inner.lock();
@@ -289,13 +300,18 @@ impl Topics {
         if first {
             self.inner.topics_changed();
         }
-        Ok(added)
+        added
     }
 
     /// Takes the connection that `ctx` belongs to out of `topic`; returns whether it was in.
     pub fn unsubscribe(&self, ctx: &Context, topic: &str) -> bool {
         ctx.peer()
-            .is_some_and(|peer| self.inner.remove(topic, peer.connection_id()))
+            .is_some_and(|peer| self.unsubscribe_peer(peer, topic))
+    }
+
+    /// Takes the connection `peer` out of `topic`; returns whether it was in.
+    pub(crate) fn unsubscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
+        self.inner.remove(topic, peer.connection_id())
     }
 
     /// Sends the notification `method` with `params` to every connection subscribed to `topic`,
