@@ -13,8 +13,8 @@
 use std::time::Duration;
 
 use jrpc_runtime::mcp::{
-    CompleteRequest, Completion, Content, LogLevel, Mcp, McpServer, PromptMessage, PromptResult,
-    Resource, ResourceContents, ResourceTemplate,
+    CompleteRequest, Completion, Content, Elicited, Form, LogLevel, Mcp, McpServer, PromptMessage,
+    PromptResult, Resource, ResourceContents, ResourceTemplate, Sampling,
 };
 use jrpc_runtime::{Context, RpcError, rpc_service};
 use serde_json::{Value, json};
@@ -122,6 +122,188 @@ impl Tools {
             .await?;
         Ok("Logging evaluated".into())
     }
+
+    /// Tests server-initiated sampling (LLM completion request)
+    async fn test_sampling(&self, ctx: &Context, prompt: String) -> Result<String, RpcError> {
+        let sampled = ctx
+            .sample("sample", Sampling::user_text(prompt).max_tokens(100))
+            .await?;
+        Ok(format!(
+            "LLM response: {}",
+            sampled.text().unwrap_or_default()
+        ))
+    }
+
+    /// Tests server-initiated elicitation (user input request)
+    async fn test_elicitation(&self, ctx: &Context, message: String) -> Result<String, RpcError> {
+        let schema = json!({ "type": "object", "required": ["response"],
+            "properties": { "response": { "type": "string", "description": "User's response" } } });
+        let answer = ctx.elicit("response", Form::new(message, schema)).await?;
+        Ok(format!("User response: {}", described(&answer)))
+    }
+
+    /// Tests elicitation with default values per SEP-1034
+    async fn test_elicitation_sep1034_defaults(&self, ctx: &Context) -> Result<String, RpcError> {
+        let message = "Please review and update the form fields with defaults";
+        let answer = ctx
+            .elicit("defaults", Form::new(message, sep1034()))
+            .await?;
+        Ok(format!("Elicitation completed: {}", described(&answer)))
+    }
+
+    /// Tests elicitation with enum schema improvements per SEP-1330
+    async fn test_elicitation_sep1330_enums(&self, ctx: &Context) -> Result<String, RpcError> {
+        let message = "Please select options from the enum fields";
+        let answer = ctx.elicit("enums", Form::new(message, sep1330())).await?;
+        Ok(format!("Elicitation completed: {}", described(&answer)))
+    }
+
+    /// Test tool requiring sampling
+    async fn test_missing_capability(&self, ctx: &Context) -> Result<String, RpcError> {
+        ctx.sample("sample", Sampling::user_text("Say yes").max_tokens(10))
+            .await?;
+        Ok("Success".into())
+    }
+
+    /// MRTR: returns InputRequiredResult with elicitation request
+    async fn test_input_required_result_elicitation(
+        &self,
+        ctx: &Context,
+    ) -> Result<String, RpcError> {
+        let asked = Form::string("What is your name?", "name");
+        let name: String = ctx.elicit("user_name", asked).await?.take("name")?;
+        Ok(format!("Hello, {name}!"))
+    }
+
+    /// MRTR: returns InputRequiredResult with sampling request
+    async fn test_input_required_result_sampling(&self, ctx: &Context) -> Result<String, RpcError> {
+        let asked = Sampling::user_text("What is the capital of France?").max_tokens(100);
+        let sampled = ctx.sample("sample_request", asked).await?;
+        Ok(format!(
+            "Sampling result: {}",
+            sampled.text().unwrap_or_default()
+        ))
+    }
+
+    /// MRTR: returns InputRequiredResult with roots/list request
+    async fn test_input_required_result_list_roots(
+        &self,
+        ctx: &Context,
+    ) -> Result<String, RpcError> {
+        Ok(format!(
+            "Found {} root(s)",
+            ctx.roots("roots_request").await?.len()
+        ))
+    }
+
+    /// MRTR: returns InputRequiredResult with requestState
+    async fn test_input_required_result_request_state(
+        &self,
+        ctx: &Context,
+    ) -> Result<String, RpcError> {
+        let ok: bool = ctx.elicit("confirm", confirm()).await?.take("ok")?;
+        Ok(if ok {
+            "state-ok: requestState validated"
+        } else {
+            "state: not confirmed"
+        }
+        .into())
+    }
+
+    /// MRTR: returns InputRequiredResult with multiple input requests
+    async fn test_input_required_result_multiple_inputs(
+        &self,
+        ctx: &Context,
+    ) -> Result<String, RpcError> {
+        let mut answers = ctx
+            .ask()
+            .elicit("user_name", Form::string("What is your name?", "name"))
+            .sample(
+                "greeting",
+                Sampling::user_text("Generate a greeting").max_tokens(50),
+            )
+            .roots("client_roots")
+            .send()
+            .await?;
+        let name: String = answers.elicited("user_name")?.take("name")?;
+        let greeting = answers
+            .sampled("greeting")?
+            .text()
+            .unwrap_or_default()
+            .to_owned();
+        let roots = answers.roots("client_roots")?.len();
+        Ok(format!(
+            "Name: {name}; Greeting: {greeting}; Roots: {roots}"
+        ))
+    }
+
+    /// MRTR: multi-round InputRequiredResult workflow
+    async fn test_input_required_result_multi_round(
+        &self,
+        ctx: &Context,
+    ) -> Result<String, RpcError> {
+        let step1 = Form::string("Step 1: What is your name?", "name");
+        let name: String = ctx.elicit("step1", step1).await?.take("name")?;
+        let step2 = Form::string("Step 2: What is your favorite color?", "color");
+        let color: String = ctx.elicit("step2", step2).await?.take("color")?;
+        Ok(format!("Multi-round complete for {name} who likes {color}"))
+    }
+
+    /// MRTR: HMAC-signed requestState integrity test
+    async fn test_input_required_result_tampered_state(
+        &self,
+        ctx: &Context,
+    ) -> Result<String, RpcError> {
+        ctx.elicit("confirm", confirm()).await?.take::<bool>("ok")?;
+        Ok("integrity-ok: state verified".into())
+    }
+
+    /// MRTR: respects client capabilities in inputRequests
+    async fn test_input_required_result_capabilities(
+        &self,
+        ctx: &Context,
+    ) -> Result<String, RpcError> {
+        let declared = ctx
+            .mcp()
+            .map(|req| req.client_capabilities().clone())
+            .unwrap_or_default();
+        let mut ask = ctx.ask();
+        let mut keys = Vec::new();
+        if declared.get("elicitation").is_some() {
+            ask = ask.elicit("elicit_input", Form::string("Elicitation input", "value"));
+            keys.push("elicit_input");
+        }
+        if declared.get("sampling").is_some() {
+            ask = ask.sample(
+                "sample_input",
+                Sampling::user_text("Sample request").max_tokens(50),
+            );
+            keys.push("sample_input");
+        }
+        if keys.is_empty() {
+            return Ok("No supported capabilities declared".into());
+        }
+        ask.send().await?;
+        Ok(format!("capabilities-ok: received {}", keys.join(", ")))
+    }
+
+    /// Diagnostic tool: tells listen streams the tool list changed
+    fn test_trigger_tool_change(&self, ctx: &Context) -> Result<String, RpcError> {
+        if let Some(req) = ctx.mcp() {
+            req.notify_tools_changed()
+                .map_err(|err| RpcError::new(1, err.to_string()))?;
+        }
+        Ok("Mutation triggered".into())
+    }
+
+    /// Diagnostic tool: tells listen streams the prompt list changed
+    fn test_trigger_prompt_change(&self, ctx: &Context) -> Result<String, RpcError> {
+        if let Some(req) = ctx.mcp() {
+            req.notify_prompts_changed()
+                .map_err(|err| RpcError::new(1, err.to_string()))?;
+        }
+        Ok("Mutation triggered".into())
+    }
 }
 
 /// The prompts, in the order they are listed.
@@ -160,6 +342,63 @@ impl Prompts {
             PromptMessage::user(Content::text("Please analyze the image above.")),
         ])
     }
+
+    /// MRTR: prompt that requires elicitation input
+    async fn test_input_required_result_prompt(&self, ctx: &Context) -> Result<String, RpcError> {
+        let asked = Form::string("What context should the prompt use?", "context");
+        let context: String = ctx.elicit("user_context", asked).await?.take("context")?;
+        Ok(format!("Prompt with context: {context}"))
+    }
+}
+
+/// An elicitation's answer, as the reference server says it.
+fn described(answer: &Elicited) -> String {
+    match answer {
+        Elicited::Accept(content) => format!("action=accept, content={}", json!(content)),
+        Elicited::Decline => "action=decline".into(),
+        _ => "action=cancel".into(),
+    }
+}
+
+/// A form asking to confirm.
+fn confirm() -> Form {
+    let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
+    Form::new("Please confirm", schema)
+}
+
+/// SEP-1034's form: a default for each kind of field.
+fn sep1034() -> Value {
+    json!({ "type": "object", "required": [], "properties": {
+        "name": { "type": "string", "description": "User name", "default": "John Doe" },
+        "age": { "type": "integer", "description": "User age", "default": 30 },
+        "score": { "type": "number", "description": "User score", "default": 95.5 },
+        "status": { "type": "string", "description": "User status",
+                    "enum": ["active", "inactive", "pending"], "default": "active" },
+        "verified": { "type": "boolean", "description": "Verification status", "default": true },
+    } })
+}
+
+/// SEP-1330's form: each kind of enumeration.
+fn sep1330() -> Value {
+    let titled = |choice: &str| {
+        json!([{ "const": "value1", "title": format!("First {choice}") },
+               { "const": "value2", "title": format!("Second {choice}") },
+               { "const": "value3", "title": format!("Third {choice}") }])
+    };
+    json!({ "type": "object", "required": [], "properties": {
+        "untitledSingle": { "type": "string", "description": "Select one option",
+                            "enum": ["option1", "option2", "option3"] },
+        "titledSingle": { "type": "string", "description": "Select one option with titles",
+                          "oneOf": titled("Option") },
+        "legacyEnum": { "type": "string", "description": "Select one option (legacy)",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"] },
+        "untitledMulti": { "type": "array", "description": "Select multiple options",
+                           "minItems": 1, "maxItems": 3,
+                           "items": { "type": "string", "enum": ["option1", "option2", "option3"] } },
+        "titledMulti": { "type": "array", "description": "Select multiple options with titles",
+                         "minItems": 1, "maxItems": 3, "items": { "anyOf": titled("Choice") } },
+    } })
 }
 
 /// The resources: two fixed, one to follow, and a template.
@@ -237,6 +476,7 @@ fn json_schema_2020_12() -> Value {
 
 #[tokio::main]
 async fn main() {
+    jrpc_examples::log_to_stderr();
     let mut args = jrpc_examples::Args::from_env(
         "mcp_everything",
         "mcp_everything [--http ADDR] (Streamable HTTP at http://ADDR/mcp; default 127.0.0.1:3001)",

@@ -47,6 +47,7 @@ impl Tools {
 
 #[tokio::main]
 async fn main() {
+    jrpc_examples::log_to_stderr();
     let mut args = jrpc_examples::Args::from_env(
         "mcp_server",
         "mcp_server [--http ADDR] (MCP on stdin and stdout, or Streamable HTTP at http://ADDR/mcp)",

@@ -18,8 +18,9 @@ mod stdio;
 mod http;
 
 pub use data::{
-    Cached, CompleteRequest, Completion, CompletionRef, Mcp, McpBuilder, McpError, McpRequest,
-    Resource, ResourceRequest, ResourceTemplate,
+    Answers, Ask, Cached, CompleteRequest, Completion, CompletionRef, Elicited, Form, Mcp,
+    McpBuilder, McpError, McpRequest, Resource, ResourceRequest, ResourceTemplate, Root,
+    SampledMessage, Sampling,
 };
 #[cfg(feature = "http")]
 pub use http::{McpServer, McpServerBuilder, McpService, McpSession};

@@ -1,6 +1,7 @@
 //! MCP: its data layer, the Streamable HTTP transport in both eras, and topics across replicas
 //! through a real Redis.
 
+mod ask;
 mod data;
 mod http;
 mod modern;

@@ -1,6 +1,7 @@
 //! The data layer: an MCP server's tools (and, built the same way, the rest of what it serves),
 //! and the protocol table that serves them in both eras over any transport.
 
+mod ask;
 mod changes;
 mod completion;
 mod lifecycle;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+pub use ask::{Answers, Ask, Elicited, Form, Root, SampledMessage, Sampling};
 use completion::Completer;
 pub use completion::{CompleteRequest, Completion, CompletionRef};
 use prompts::{PromptOverride, PromptSet};
@@ -33,6 +35,7 @@ use tools::{ToolOverride, ToolSet};
 use crate::dispatch::{Batches, Context, Methods, Params};
 use crate::error::{ConfigError, RegisterError};
 use crate::mcp::protocol::era::SERVER_INFO;
+use crate::mcp::protocol::state::StateKey;
 use crate::mcp::protocol::types::{CacheScope, Implementation};
 use crate::server::Topics;
 use crate::wire::RpcError;
@@ -99,7 +102,13 @@ pub(crate) struct Core {
     pub(crate) topics: Topics,
     pub(crate) page_size: usize,
     pub(crate) hints: Hints,
+    /// What signs the state of a multi round-trip request, and how long the state is good for.
+    pub(crate) state_key: StateKey,
+    pub(crate) state_ttl: Duration,
 }
+
+/// How long a multi round-trip request's state is good for, by default.
+const STATE_TTL: Duration = Duration::from_secs(10 * 60);
 
 impl Mcp {
     /// A builder of a server named `name` at `version` (what `initialize` and `server/discover`
@@ -118,6 +127,8 @@ impl Mcp {
             topics: None,
             page_size: 100,
             hints: Hints::default(),
+            state_key: None,
+            state_ttl: STATE_TTL,
             error: None,
         }
     }
@@ -139,6 +150,9 @@ impl Mcp {
             topics: Topics::new(),
             page_size: 100,
             hints: Hints::default(),
+            // A raw table signs nothing; a key of its own all the same.
+            state_key: StateKey::random().unwrap_or_else(|_| StateKey::new(vec![0; 32])),
+            state_ttl: STATE_TTL,
         };
         Mcp {
             core: Arc::new(core),
@@ -186,6 +200,8 @@ pub struct McpBuilder {
     topics: Option<Topics>,
     page_size: usize,
     hints: Hints,
+    state_key: Option<Vec<u8>>,
+    state_ttl: Duration,
     /// The first registration that failed, reported by `build`.
     error: Option<RegisterError>,
 }
@@ -329,6 +345,21 @@ impl McpBuilder {
         self
     }
 
+    /// The key that signs the state a multi round-trip request hands the client (at least 32
+    /// bytes; default: 32 random bytes, new each time the server is built). Every replica that
+    /// may serve a retry must share it; the state is signed, not encrypted.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.state_key = Some(key.into());
+        self
+    }
+
+    /// How long the state a multi round-trip request hands the client is good for (default 10
+    /// minutes, to the second).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
     /// Checks the settings and builds the server.
     ///
     /// # Errors
@@ -338,12 +369,29 @@ impl McpBuilder {
     /// `tool_annotations`) for a tool that is not there; `prompts` for a prompt whose result is
     /// not a prompt's, `prompt_title` for one that is not there; `resource` for one without
     /// contents or given twice, `resource_template` for one without a reader; `page_size` for
-    /// zero.
+    /// zero; `request_state_key` for a key shorter than 32 bytes (or, with none given, when the
+    /// operating system gives no random bytes).
     pub fn build(self) -> Result<Mcp, ConfigError> {
         if let Some(err) = self.error {
             return Err(ConfigError::new("tools", err.to_string()));
         }
         crate::error::check::at_least_one("page_size", self.page_size)?;
+        let state_key = match self.state_key {
+            Some(key) if key.len() < StateKey::MIN_LEN => {
+                return Err(ConfigError::new(
+                    "request_state_key",
+                    format!(
+                        "{} bytes: at least {} are needed",
+                        key.len(),
+                        StateKey::MIN_LEN
+                    ),
+                ));
+            }
+            Some(key) => StateKey::new(key),
+            None => StateKey::random().map_err(|why| {
+                ConfigError::new("request_state_key", format!("no random key: {why}"))
+            })?,
+        };
         let tools = ToolSet::new(self.tools, self.overrides)?;
         let prompts = PromptSet::new(self.prompts, self.prompt_overrides)?;
         let resources = ResourceSet::new(self.resources, self.templates)?;
@@ -360,6 +408,8 @@ impl McpBuilder {
             topics: self.topics.unwrap_or_default(),
             page_size: self.page_size,
             hints: self.hints,
+            state_key,
+            state_ttl: self.state_ttl,
         });
         let methods = table(&core).map_err(|err| ConfigError::new("tools", err.to_string()))?;
         Ok(Mcp { core, methods })

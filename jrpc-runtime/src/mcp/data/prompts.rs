@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::request::McpRequest;
-use super::result::{Listed, page};
+use super::request::{Binding, McpRequest};
+use super::result::{Listed, Turn, page};
 use super::tools::ListParams;
 use super::{Core, Params, decode, route};
 use crate::dispatch::{Context, Methods};
@@ -167,6 +167,10 @@ struct GetParams<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", default)]
     meta: RequestMeta,
+    #[serde(rename = "inputResponses", default)]
+    responses: Option<Value>,
+    #[serde(rename = "requestState", default)]
+    state: Option<String>,
 }
 
 /// A prompt's messages as they are written.
@@ -214,6 +218,8 @@ async fn get(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seria
         name,
         arguments,
         meta,
+        responses,
+        state,
     } = decode(&params)?;
     let req = McpRequest::read(meta, &ctx, &core)?;
     let Some(output) = core.prompts.outputs.get(&name).copied() else {
@@ -222,14 +228,24 @@ async fn get(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seria
                 .with_data(&json!({ "prompts": core.prompts.names })),
         );
     };
-    let ctx = ctx.with_extension(req.clone());
-    let raw = core.prompts.methods.invoke(&name, arguments, &ctx).await?;
-    let got = match output {
-        Output::Whole => {
-            Got::Whole(serde_json::from_str(raw.get()).map_err(|_| RpcError::internal())?)
-        }
-        Output::Messages => Got::Messages(raw),
-        Output::Text => Got::Text(raw),
+    let binding = Binding {
+        method: "prompts/get",
+        name: name.clone(),
+        arguments: arguments.map(ToOwned::to_owned),
     };
-    Ok(req.stamp(got, None))
+    req.open_asks(binding, responses, state.as_deref())?;
+    let ctx = ctx.with_extension(req.clone());
+    let answered = core.prompts.methods.invoke(&name, arguments, &ctx).await;
+    let failed = answered.is_err();
+    let body = || {
+        let raw = answered?;
+        Ok(match output {
+            Output::Whole => {
+                Got::Whole(serde_json::from_str(raw.get()).map_err(|_| RpcError::internal())?)
+            }
+            Output::Messages => Got::Messages(raw),
+            Output::Text => Got::Text(raw),
+        })
+    };
+    Turn::of(&req, failed, body, None)
 }

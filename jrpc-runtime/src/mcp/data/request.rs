@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Core;
@@ -14,12 +15,13 @@ use crate::caller::Caller as _;
 use crate::dispatch::Context;
 use crate::error::ClientError;
 use crate::mcp::protocol::era::{self, RequestMeta};
+use crate::mcp::protocol::state::{self, Bound};
 use crate::mcp::protocol::types::{Era, LogLevel};
 use crate::mcp::protocol::version::LEGACY_VERSIONS;
 use crate::peer::Peer;
 use crate::wire::{ErrorCode, RpcError};
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // What these locks hold stays consistent whatever panicked while holding them.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -110,6 +112,57 @@ pub(crate) struct RequestInner {
     pub(crate) core: Arc<Core>,
     /// The last progress sent: progress must increase.
     last_progress: Mutex<Option<f64>>,
+    /// Where its questions to the client stand.
+    pub(crate) asks: Mutex<Asks>,
+}
+
+/// Where a request's questions to its client stand (see [`ask`](super::ask)).
+#[derive(Default)]
+pub(crate) struct Asks {
+    /// Whether it may ask (a `tools/call`, `prompts/get` or `resources/read`).
+    pub(crate) open: bool,
+    /// The answers a modern retry brought: earlier rounds' (from its state) and this one's.
+    pub(crate) given: Map<String, Value>,
+    /// Those the handler took, kept in the next state.
+    pub(crate) used: Map<String, Value>,
+    /// The questions left for the client, by key.
+    pub(crate) pending: Map<String, Value>,
+    /// A capability the client did not declare, when a question needed it.
+    pub(crate) missing: Option<Value>,
+    /// The request, as its state binds it.
+    binding: Option<Binding>,
+}
+
+/// A request that may ask, as its state binds it: the digest of its arguments is made only when
+/// a state is checked or made.
+pub(crate) struct Binding {
+    pub(crate) method: &'static str,
+    pub(crate) name: String,
+    pub(crate) arguments: Option<Box<RawValue>>,
+}
+
+impl Binding {
+    fn bound(&self) -> Bound {
+        let arguments = self
+            .arguments
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+            .unwrap_or_default();
+        Bound {
+            method: self.method.to_owned(),
+            name: self.name.clone(),
+            digest: state::digest(&arguments),
+        }
+    }
+}
+
+/// What a modern request whose questions are not all answered is answered (its body).
+#[derive(Serialize)]
+pub(crate) struct InputRequired {
+    #[serde(rename = "inputRequests")]
+    requests: Map<String, Value>,
+    #[serde(rename = "requestState")]
+    state: String,
 }
 
 impl McpRequest {
@@ -136,6 +189,7 @@ impl McpRequest {
                 legacy: None,
                 core: Arc::clone(core),
                 last_progress: Mutex::new(None),
+                asks: Mutex::default(),
             }
         } else {
             let legacy = ctx.extension::<Arc<LegacyState>>().cloned();
@@ -160,6 +214,7 @@ impl McpRequest {
                 legacy,
                 core: Arc::clone(core),
                 last_progress: Mutex::new(None),
+                asks: Mutex::default(),
             }
         };
         Ok(McpRequest {
@@ -201,6 +256,85 @@ impl McpRequest {
         }
     }
 
+    /// Lets the request ask its client ([`Context::ask`]): `binding` names it; in the modern era
+    /// `responses` (`inputResponses`) and `state` (`requestState`) are what a retry brought.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` for a state that does not verify (changed, another request's, expired) or
+    /// `inputResponses` that are not an object of answer objects.
+    pub(crate) fn open_asks(
+        &self,
+        binding: Binding,
+        responses: Option<Value>,
+        state: Option<&str>,
+    ) -> Result<(), RpcError> {
+        let mut given = Map::new();
+        if self.inner.era != Era::Legacy {
+            if let Some(state) = state {
+                let bound = binding.bound();
+                given =
+                    state::open(&self.inner.core.state_key, state, &bound).ok_or_else(|| {
+                        RpcError::new(
+                            ErrorCode::INVALID_PARAMS,
+                            "requestState integrity check failed",
+                        )
+                    })?;
+            }
+            match responses {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(answers)) => {
+                    for (key, answer) in answers {
+                        if !answer.is_object() {
+                            return Err(RpcError::invalid_params(format!(
+                                "inputResponses: `{key}` is not an answer (an object)"
+                            )));
+                        }
+                        given.insert(key, answer);
+                    }
+                }
+                Some(_) => {
+                    return Err(RpcError::invalid_params(
+                        "inputResponses must be an object of answers by key",
+                    ));
+                }
+            }
+        }
+        let mut asks = lock(&self.inner.asks);
+        asks.open = true;
+        asks.given = given;
+        asks.binding = Some(binding);
+        Ok(())
+    }
+
+    /// What the request's questions left once its handler ran (`failed`: with an error): the
+    /// questions still to answer, when there are (modern); else `-32021` for a capability a
+    /// question needed, when the handler failed for want of it.
+    ///
+    /// # Errors
+    ///
+    /// `-32021` naming the capability.
+    pub(crate) fn close_asks(&self, failed: bool) -> Result<Option<InputRequired>, RpcError> {
+        let mut asks = lock(&self.inner.asks);
+        if !asks.pending.is_empty()
+            && let Some(binding) = &asks.binding
+        {
+            let core = &self.inner.core;
+            let state = state::seal(
+                &core.state_key,
+                &binding.bound(),
+                &asks.used,
+                core.state_ttl,
+            );
+            let requests = std::mem::take(&mut asks.pending);
+            return Ok(Some(InputRequired { requests, state }));
+        }
+        match asks.missing.take() {
+            Some(required) if failed => Err(era::missing_capability(required)),
+            _ => Ok(None),
+        }
+    }
+
     /// `body`, stamped as its era wants: in the modern era `resultType`, the server's name in
     /// `_meta`, and the caching `hint` of a cacheable result; nothing in the legacy era.
     pub(crate) fn stamp<T: Serialize>(&self, body: T, hint: Option<Hint>) -> Stamped<T> {
@@ -216,15 +350,42 @@ impl McpRequest {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
-    /// The message could not be sent: the request's stream or connection is closed.
+    /// The message could not be sent (the request's stream or connection is closed), or the
+    /// client failed to answer.
     #[error("not sent: {0}")]
     NotSent(#[from] ClientError),
+    /// The client did not declare the capability a question needs (`{"sampling": {}}`...): the
+    /// request is answered `-32021` naming it, if the handler fails.
+    #[error("the client did not declare the capability {0}")]
+    MissingCapability(Value),
+    /// A question's answer has yet to come (the modern era): the request is answered
+    /// `input_required`, and its retry runs the handler again.
+    #[error("input is required from the client first")]
+    InputRequired,
+    /// The legacy era, without a stream to ask on (an HTTP request that accepts no event
+    /// stream).
+    #[error("no stream to ask the client on: the request does not accept an event stream")]
+    NoStream,
+    /// Not an MCP request, or a modern one that may not ask (only `tools/call`, `prompts/get`
+    /// and `resources/read` may).
+    #[error("questions to the client are asked in tools/call, prompts/get and resources/read")]
+    NotHere,
+    /// The user declined (or cancelled) an elicitation.
+    #[error("the user declined")]
+    Declined,
+    /// The client's answer is not one to the question.
+    #[error("invalid answer: {0}")]
+    InvalidAnswer(String),
 }
 
 impl From<McpError> for RpcError {
-    /// `-32603`, the reason in `data`.
+    /// `-32021` with `requiredCapabilities` for a missing capability; else `-32000` with the
+    /// reason as its message (a tool's result then says it).
     fn from(err: McpError) -> Self {
-        RpcError::new(ErrorCode::INTERNAL_ERROR, "Internal error").with_data(&err.to_string())
+        match err {
+            McpError::MissingCapability(required) => era::missing_capability(required),
+            other => RpcError::new(ErrorCode::SERVER_ERROR, other.to_string()),
+        }
     }
 }
 
@@ -366,6 +527,6 @@ mod tests {
         assert_eq!(number(3.0).to_string(), "3");
         assert_eq!(number(-2.0).to_string(), "-2");
         assert_eq!(number(0.5).to_string(), "0.5");
-        assert_eq!(number(1e300).to_string(), "1e300");
+        assert_eq!(number(1e300).to_string(), "1e+300");
     }
 }

@@ -19,8 +19,8 @@ use serde_json::{Map, Value, json};
 
 use super::changes::resource_topic;
 use super::lifecycle::MetaOnly;
-use super::request::{LegacyState, McpRequest};
-use super::result::{Listed, page};
+use super::request::{Binding, LegacyState, McpRequest};
+use super::result::{Listed, Turn, page};
 use super::{Core, Params, decode, route};
 use crate::caller::BoxFuture;
 use crate::dispatch::{Context, Methods};
@@ -463,6 +463,10 @@ struct UriParams {
     uri: String,
     #[serde(rename = "_meta", default)]
     meta: RequestMeta,
+    #[serde(rename = "inputResponses", default)]
+    responses: Option<Value>,
+    #[serde(rename = "requestState", default)]
+    state: Option<String>,
 }
 
 /// `resources/read`'s result body.
@@ -472,17 +476,33 @@ struct Read {
 }
 
 async fn read(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Serialize, RpcError> {
-    let UriParams { uri, meta } = decode(&params)?;
+    let UriParams {
+        uri,
+        meta,
+        responses,
+        state,
+    } = decode(&params)?;
     let req = McpRequest::read(meta, &ctx, &core)?;
     let Some((reader, request)) = core.resources.find(&uri) else {
         return Err(not_found(&uri, req.era()));
     };
-    let contents = reader(request, ctx.with_extension(req.clone())).await?;
-    if contents.is_empty() {
-        // An empty `contents` is no answer (the modern era forbids it): the reader found nothing.
-        return Err(not_found(&uri, req.era()));
-    }
-    Ok(req.stamp(Read { contents }, Some(core.hints.reads)))
+    let binding = Binding {
+        method: "resources/read",
+        name: uri.clone(),
+        arguments: None,
+    };
+    req.open_asks(binding, responses, state.as_deref())?;
+    let read = reader(request, ctx.with_extension(req.clone())).await;
+    let failed = read.is_err();
+    let body = || {
+        let contents = read?;
+        if contents.is_empty() {
+            // An empty `contents` is no answer (the modern era forbids it): nothing was found.
+            return Err(not_found(&uri, req.era()));
+        }
+        Ok(Read { contents })
+    };
+    Turn::of(&req, failed, body, Some(core.hints.reads))
 }
 
 /// Not found, as `era` says it.

@@ -9,6 +9,7 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::Core;
+use super::request::{InputRequired, McpRequest};
 use crate::mcp::protocol::base64;
 use crate::mcp::protocol::types::CacheScope;
 use crate::wire::RpcError;
@@ -180,6 +181,49 @@ impl Serialize for Listed {
             map.serialize_entry("nextCursor", next)?;
         }
         map.end()
+    }
+}
+
+/// A result that may ask first: the result, or the questions left for the client.
+pub(crate) enum Turn<T> {
+    Done(Stamped<T>),
+    Input(Stamped<InputRequired>),
+}
+
+impl<T: Serialize> Serialize for Turn<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Done(done) => done.serialize(serializer),
+            Self::Input(input) => input.serialize(serializer),
+        }
+    }
+}
+
+impl<T> Turn<T> {
+    /// What a handler that may ask gives: `body` (once its `failed` run is done), or the
+    /// questions it left.
+    ///
+    /// # Errors
+    ///
+    /// `-32021` for a capability a question needed, when the handler failed for want of it.
+    pub(crate) fn of(
+        req: &McpRequest,
+        failed: bool,
+        body: impl FnOnce() -> Result<T, RpcError>,
+        hint: Option<Hint>,
+    ) -> Result<Self, RpcError>
+    where
+        T: Serialize,
+    {
+        match req.close_asks(failed)? {
+            Some(input) => Ok(Self::Input(Stamped::of_type(
+                "input_required",
+                input,
+                &req.inner.core,
+                None,
+            ))),
+            None => Ok(Self::Done(req.stamp(body()?, hint))),
+        }
     }
 }
 

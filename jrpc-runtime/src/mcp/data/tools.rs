@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::request::McpRequest;
-use super::result::{Listed, page};
+use super::request::{Binding, McpRequest};
+use super::result::{Listed, Turn, page};
 use super::{Core, Params, decode, route};
 use crate::dispatch::{Context, MethodDoc, Methods};
 use crate::error::{ConfigError, RegisterError};
@@ -232,6 +232,10 @@ struct CallParams<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", default)]
     meta: RequestMeta,
+    #[serde(rename = "inputResponses", default)]
+    responses: Option<Value>,
+    #[serde(rename = "requestState", default)]
+    state: Option<String>,
 }
 
 async fn call(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Serialize, RpcError> {
@@ -239,6 +243,8 @@ async fn call(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
         name,
         arguments,
         meta,
+        responses,
+        state,
     } = decode(&params)?;
     let req = McpRequest::read(meta, &ctx, &core)?;
     let Some(output) = core.tools.outputs.get(&name).copied() else {
@@ -247,13 +253,25 @@ async fn call(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
                 .with_data(&json!({ "tools": core.tools.names })),
         );
     };
+    let binding = Binding {
+        method: "tools/call",
+        name: name.clone(),
+        arguments: arguments.map(ToOwned::to_owned),
+    };
+    req.open_asks(binding, responses, state.as_deref())?;
     let ctx = ctx.with_extension(req.clone());
     let answered = core.tools.methods.invoke(&name, arguments, &ctx).await;
-    let result = match answered {
-        Ok(raw) => answer(raw, output, req.era())?,
-        Err(err) => ToolAnswer::Built(failure(&err)),
-    };
-    Ok(req.stamp(result, None))
+    let failed = answered.is_err();
+    let era = req.era();
+    Turn::of(
+        &req,
+        failed,
+        || match answered {
+            Ok(raw) => answer(raw, output, era),
+            Err(err) => Ok(ToolAnswer::Built(failure(&err))),
+        },
+        None,
+    )
 }
 
 /// A tool's result as it is written.

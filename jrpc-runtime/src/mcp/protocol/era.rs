@@ -175,6 +175,12 @@ pub(crate) fn unsupported_version(requested: &str) -> RpcError {
         .with_data(&serde_json::json!({ "supported": MODERN_VERSIONS, "requested": requested }))
 }
 
+/// `-32021`, naming the capabilities the request needs (a `ClientCapabilities` object).
+pub(crate) fn missing_capability(required: Value) -> RpcError {
+    RpcError::new(MISSING_CAPABILITY, "Missing required client capability")
+        .with_data(&serde_json::json!({ "requiredCapabilities": required }))
+}
+
 /// `-32020`, saying which header and why.
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's headers"))]
 pub(crate) fn header_mismatch(why: &str) -> RpcError {

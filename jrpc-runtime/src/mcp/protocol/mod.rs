@@ -5,5 +5,6 @@ pub(crate) mod base64;
 pub(crate) mod content;
 pub(crate) mod era;
 pub(crate) mod prompt;
+pub(crate) mod state;
 pub(crate) mod types;
 pub(crate) mod version;
