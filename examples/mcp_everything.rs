@@ -8,7 +8,9 @@
 //! ```
 //!
 //! It prints `listening on http://ADDR` with the real address once it accepts (port 0 takes any
-//! free port), serves MCP at `/mcp`, and Ctrl-C drains it.
+//! free port), serves MCP at `/mcp`, and Ctrl-C drains it. With `--redis URL` its changes (list
+//! changed, resource updated) are shared by every replica on that Redis: a modern client
+//! listening on one hears what a tool called on another changed.
 
 use std::time::Duration;
 
@@ -16,6 +18,7 @@ use jrpc_runtime::mcp::{
     CompleteRequest, Completion, Content, Elicited, Form, LogLevel, Mcp, McpServer, PromptMessage,
     PromptResult, Resource, ResourceContents, ResourceTemplate, Sampling,
 };
+use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Context, RpcError, rpc_service};
 use serde_json::{Value, json};
 
@@ -479,23 +482,34 @@ async fn main() {
     jrpc_examples::log_to_stderr();
     let mut args = jrpc_examples::Args::from_env(
         "mcp_everything",
-        "mcp_everything [--http ADDR] (Streamable HTTP at http://ADDR/mcp; default 127.0.0.1:3001)",
+        "mcp_everything [--http ADDR] [--redis URL] (Streamable HTTP at http://ADDR/mcp; default 127.0.0.1:3001)",
     );
     let addr = args
         .value("--http")
         .unwrap_or_else(|| "127.0.0.1:3001".to_owned());
+    let redis = args.value("--redis");
     args.finish();
-    if let Err(err) = serve(&addr).await {
+    if let Err(err) = serve(&addr, redis).await {
         eprintln!("mcp_everything: {err}");
         std::process::exit(1);
     }
 }
 
-/// Serves MCP's Streamable HTTP at `http://ADDR/mcp` until Ctrl-C.
-async fn serve(addr: &str) -> Result<(), String> {
+/// Serves MCP's Streamable HTTP at `http://ADDR/mcp` until Ctrl-C, its changes shared through
+/// the Redis at `redis` if given.
+async fn serve(addr: &str, redis: Option<String>) -> Result<(), String> {
     use std::io::Write as _;
 
+    let topics = match redis {
+        Some(url) => Topics::redis(url)
+            .channel_prefix("mcp_everything:")
+            .connect()
+            .await
+            .map_err(|err| err.to_string())?,
+        None => Topics::new(),
+    };
     let mcp = Mcp::builder("jrpc-mcp-everything", env!("CARGO_PKG_VERSION"))
+        .topics(topics)
         .tools(Tools.into_methods())
         .tool_schema("json_schema_2020_12_tool", json_schema_2020_12())
         .prompts(Prompts.into_methods())

@@ -5,5 +5,6 @@ mod calculator;
 mod calculator_topics;
 mod conformance;
 mod drain_exit;
+mod mcp_replicas;
 mod net;
 mod stdio;

@@ -21,6 +21,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 pub use ask::{Answers, Ask, Elicited, Form, Root, SampledMessage, Sampling};
+#[cfg(feature = "http")]
+pub(crate) use changes::ListenEnd;
 use completion::Completer;
 pub use completion::{CompleteRequest, Completion, CompletionRef};
 use prompts::{PromptOverride, PromptSet};
@@ -102,6 +104,8 @@ pub(crate) struct Core {
     pub(crate) topics: Topics,
     pub(crate) page_size: usize,
     pub(crate) hints: Hints,
+    /// How many changes a listen stream holds for a client that reads slowly.
+    pub(crate) listen_queue: usize,
     /// What signs the state of a multi round-trip request, and how long the state is good for.
     pub(crate) state_key: StateKey,
     pub(crate) state_ttl: Duration,
@@ -127,6 +131,7 @@ impl Mcp {
             topics: None,
             page_size: 100,
             hints: Hints::default(),
+            listen_queue: 256,
             state_key: None,
             state_ttl: STATE_TTL,
             error: None,
@@ -150,6 +155,7 @@ impl Mcp {
             topics: Topics::new(),
             page_size: 100,
             hints: Hints::default(),
+            listen_queue: 256,
             // A raw table signs nothing; a key of its own all the same.
             state_key: StateKey::random().unwrap_or_else(|_| StateKey::new(vec![0; 32])),
             state_ttl: STATE_TTL,
@@ -200,6 +206,7 @@ pub struct McpBuilder {
     topics: Option<Topics>,
     page_size: usize,
     hints: Hints,
+    listen_queue: usize,
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
     /// The first registration that failed, reported by `build`.
@@ -337,6 +344,13 @@ impl McpBuilder {
         self
     }
 
+    /// How many changes a modern listen stream (`subscriptions/listen`) holds for a client that
+    /// reads them slowly (default 256); past that a change is skipped for it.
+    pub fn listen_queue(mut self, changes: usize) -> Self {
+        self.listen_queue = changes;
+        self
+    }
+
     /// The caching hints of modern results of `kind`: fresh for `ttl` (millisecond precision),
     /// reusable by `scope`. By default every kind is fresh for no time (`ttlMs` 0), lists and
     /// `server/discover` `public`, reads `private`.
@@ -376,6 +390,7 @@ impl McpBuilder {
             return Err(ConfigError::new("tools", err.to_string()));
         }
         crate::error::check::at_least_one("page_size", self.page_size)?;
+        crate::error::check::at_least_one("listen_queue", self.listen_queue)?;
         let state_key = match self.state_key {
             Some(key) if key.len() < StateKey::MIN_LEN => {
                 return Err(ConfigError::new(
@@ -408,6 +423,7 @@ impl McpBuilder {
             topics: self.topics.unwrap_or_default(),
             page_size: self.page_size,
             hints: self.hints,
+            listen_queue: self.listen_queue,
             state_key,
             state_ttl: self.state_ttl,
         });
@@ -457,6 +473,9 @@ fn table(core: &Arc<Core>) -> Result<Methods, RegisterError> {
     }
     if core.completer.is_some() || !core.prompts.is_empty() {
         completion::register(&mut methods, core)?;
+    }
+    if !core.lists().is_empty() {
+        changes::register(&mut methods, core)?;
     }
     Ok(methods)
 }

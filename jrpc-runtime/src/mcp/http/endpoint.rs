@@ -75,6 +75,8 @@ pub(super) struct McpShared {
     pub(super) log: Arc<EventLog>,
     pub(super) replies: Arc<Replies>,
     pub(super) next_stream: AtomicU64,
+    /// Cancelled when a shutdown begins: modern listen streams end then.
+    pub(super) closing: tokio_util::sync::CancellationToken,
 }
 
 /// What a POST's body holds.
@@ -104,6 +106,7 @@ impl McpService {
                 log: EventLog::new(0),
                 replies: Replies::new(),
                 next_stream: AtomicU64::new(1),
+                closing: tokio_util::sync::CancellationToken::new(),
             }),
             peer_addr: None,
         }
@@ -364,6 +367,7 @@ impl McpService {
             draining.await;
             if let Some(shared) = shared.upgrade() {
                 shared.sessions.end_all();
+                shared.closing.cancel();
             }
         });
     }

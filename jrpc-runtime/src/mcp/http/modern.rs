@@ -15,6 +15,7 @@
 //! | a method not served in this era (`initialize`, `ping`...) or at all | `404`, `-32601` |
 //! | a client capability it needs, not declared | `400`, `-32021` |
 //! | anything else | `200`: JSON, or events (`X-Accel-Buffering: no`, no ids) when the handler sends something before its answer; the client closing the stream cancels the request |
+//! | `subscriptions/listen` | `200`, events: the acknowledgement, then each change asked for, until the client closes the stream or a shutdown begins (then the result, and the stream ends) |
 
 use std::sync::atomic::Ordering;
 
@@ -29,6 +30,7 @@ use super::endpoint::{McpService, session_header, version_header};
 use crate::dispatch::Context;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::sse;
+use crate::mcp::data::ListenEnd;
 use crate::mcp::protocol::base64;
 use crate::mcp::protocol::era::{self, RequestMeta};
 use crate::mcp::protocol::version;
@@ -90,7 +92,8 @@ impl McpService {
         let events = sse::asks_for_events(&parts.headers);
         let mut ctx = Context::new(Transport::Http)
             .with_tag(tag.clone())
-            .with_headers(parts.headers);
+            .with_headers(parts.headers)
+            .with_extension(ListenEnd(shared.closing.clone()));
         if let Some(addr) = self.peer_addr {
             ctx = ctx.with_peer_addr(addr);
         }

@@ -25,6 +25,8 @@ pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapa
 pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// Result `_meta` key: the server's name and version.
 pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// Notification `_meta` key: the listen request a notification belongs to.
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// `-32020`: an HTTP header is missing or disagrees with the body.
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's headers"))]
