@@ -104,6 +104,21 @@ impl Tools {
         ))
     }
 
+    /// Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the
+    /// stream mid-call and send the result after client reconnects.
+    async fn test_reconnection(&self, ctx: &Context) -> String {
+        ctx.close_stream_for_polling();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        "Reconnection test completed successfully. If you received this, the client properly \
+         reconnected after stream closure."
+            .into()
+    }
+
+    /// Tests an argument an HTTP header mirrors (`x-mcp-header`, SEP-2243)
+    fn test_custom_header(&self, value: String) -> String {
+        format!("Header value: {value}")
+    }
+
     /// Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)
     #[rpc(params = whole)]
     fn json_schema_2020_12_tool(&self, arguments: Option<Value>) -> String {
@@ -459,6 +474,12 @@ async fn complete(req: CompleteRequest, _ctx: Context) -> Result<Completion, Rpc
     ))
 }
 
+/// `test_custom_header`'s input schema: its argument mirrored in `Mcp-Param-Value`.
+fn custom_header() -> Value {
+    json!({ "type": "object", "required": ["value"],
+            "properties": { "value": { "type": "string", "x-mcp-header": "Value" } } })
+}
+
 /// `json_schema_2020_12_tool`'s input schema, exactly as the suite expects it.
 fn json_schema_2020_12() -> Value {
     json!({
@@ -512,6 +533,7 @@ async fn serve(addr: &str, redis: Option<String>) -> Result<(), String> {
         .topics(topics)
         .tools(Tools.into_methods())
         .tool_schema("json_schema_2020_12_tool", json_schema_2020_12())
+        .tool_schema("test_custom_header", custom_header())
         .prompts(Prompts.into_methods())
         .completion(complete);
     let mcp = resources(mcp).build().map_err(|err| err.to_string())?;

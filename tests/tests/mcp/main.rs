@@ -4,6 +4,7 @@
 mod ask;
 mod data;
 mod http;
+mod legacy;
 mod listen;
 mod modern;
 mod redis_topics;

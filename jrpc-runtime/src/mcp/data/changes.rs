@@ -195,7 +195,10 @@ impl McpRequest {
 /// What ends a listen stream gracefully (its server's shutdown), put in its request's context by
 /// the transport; a stream without one ends when its client goes.
 #[derive(Clone, Debug)]
-#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's shutdown ends them"))]
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "HTTP's shutdown ends them")
+)]
 pub(crate) struct ListenEnd(pub(crate) CancellationToken);
 
 /// `subscriptions/listen`'s `notifications`: what the client wants to hear of.

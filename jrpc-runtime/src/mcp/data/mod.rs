@@ -27,11 +27,14 @@ use completion::Completer;
 pub use completion::{CompleteRequest, Completion, CompletionRef};
 use prompts::{PromptOverride, PromptSet};
 pub(crate) use request::LegacyState;
+#[cfg(feature = "http")]
+pub(crate) use request::StreamCloser;
 pub use request::{McpError, McpRequest};
 use resources::ResourceSet;
 pub use resources::{Resource, ResourceRequest, ResourceTemplate};
 pub use result::Cached;
 use result::{Hint, Hints};
+pub(crate) use tools::ParamHeader;
 use tools::{ToolOverride, ToolSet};
 
 use crate::dispatch::{Batches, Context, Methods, Params};
@@ -175,6 +178,12 @@ impl Mcp {
     /// The topics the server publishes its changes on (list changed, resource updated).
     pub fn topics(&self) -> &Topics {
         &self.core.topics
+    }
+
+    /// The arguments of the tool `name` that HTTP headers mirror (`x-mcp-header`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP checks them"))]
+    pub(crate) fn param_headers(&self, name: &str) -> &[ParamHeader] {
+        self.core.tools.param_headers(name)
     }
 }
 

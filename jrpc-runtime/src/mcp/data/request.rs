@@ -76,6 +76,15 @@ impl LegacyState {
         lock(&self.0).push.clone()
     }
 
+    /// The revision `initialize` agreed on.
+    #[cfg_attr(
+        not(feature = "http"),
+        allow(dead_code, reason = "HTTP checks its header")
+    )]
+    pub(crate) fn version(&self) -> Option<&'static str> {
+        lock(&self.0).version
+    }
+
     /// Sets the lowest level of log messages sent (`logging/setLevel`).
     pub(crate) fn set_log_level(&self, level: LogLevel) {
         lock(&self.0).log_level = Some(level);
@@ -389,6 +398,25 @@ impl From<McpError> for RpcError {
     }
 }
 
+/// What ends the event stream a request answers on, for its client to poll for the rest: put in
+/// the request's context by the transport that can (legacy HTTP sessions).
+#[derive(Clone)]
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "HTTP's sessions close streams")
+)]
+pub(crate) struct StreamCloser(Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl StreamCloser {
+    #[cfg_attr(
+        not(feature = "http"),
+        allow(dead_code, reason = "HTTP's sessions close streams")
+    )]
+    pub(crate) fn new(close: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        Self(Arc::new(close))
+    }
+}
+
 /// `notifications/progress` params.
 #[derive(Serialize)]
 struct Progress<'a> {
@@ -473,6 +501,16 @@ impl Context {
         };
         peer.notify("notifications/progress", params).await?;
         Ok(())
+    }
+
+    /// Ends the event stream this request answers on, for the client to poll for the rest
+    /// (SEP-1699): in the legacy era over Streamable HTTP, the stream ends after its priming
+    /// event (and what was sent); the request runs on, what it sends waits in the session, and
+    /// the client reconnects (`GET` with `Last-Event-ID`) after the stream's `retry`. `true` when
+    /// a stream was ended; elsewhere it does nothing.
+    pub fn close_stream_for_polling(&self) -> bool {
+        self.extension::<StreamCloser>()
+            .is_some_and(|closer| (closer.0)())
     }
 
     /// Sends a log message (`notifications/message`) on the request's own stream, if the client

@@ -53,11 +53,23 @@ enum Output {
     Unknown,
 }
 
+/// An argument of a tool that an HTTP header mirrors (`"x-mcp-header": "Region"` on its property:
+/// `Mcp-Param-Region`).
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP checks them"))]
+pub(crate) struct ParamHeader {
+    /// The argument.
+    pub(crate) param: String,
+    /// The header's name after `Mcp-Param-`.
+    pub(crate) header: String,
+}
+
 /// The tools, their listings (one per era: the legacy era takes only object output schemas),
 /// and how each answers.
 pub(crate) struct ToolSet {
     pub(crate) methods: Methods,
     outputs: HashMap<String, Output>,
+    headers: HashMap<String, Vec<ParamHeader>>,
     names: Vec<String>,
     legacy: Vec<Box<RawValue>>,
     modern: Vec<Box<RawValue>>,
@@ -94,6 +106,7 @@ impl ToolSet {
         ToolSet {
             methods: Methods::new(),
             outputs: HashMap::new(),
+            headers: HashMap::new(),
             names: Vec::new(),
             legacy: Vec::new(),
             modern: Vec::new(),
@@ -116,6 +129,10 @@ impl ToolSet {
                     "tool `{name}`: its arguments are not an object (`inputSchema` must be one)"
                 ),
             ));
+        }
+        let headers = param_headers(&input);
+        if !headers.is_empty() {
+            self.headers.insert(name.to_owned(), headers);
         }
         let (output, schema) = classify(doc.result_schema());
         let mut tool = Map::new();
@@ -142,6 +159,28 @@ impl ToolSet {
     pub(crate) fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
+
+    /// The arguments of the tool `name` that headers mirror.
+    pub(crate) fn param_headers(&self, name: &str) -> &[ParamHeader] {
+        self.headers.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The properties of an input schema marked `x-mcp-header` (primitive ones at its top).
+fn param_headers(schema: &Value) -> Vec<ParamHeader> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter_map(|(param, property)| {
+            let header = property.get("x-mcp-header")?.as_str()?;
+            Some(ParamHeader {
+                param: param.clone(),
+                header: header.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// A tool's listing: `tool`, with `outputSchema` when given.

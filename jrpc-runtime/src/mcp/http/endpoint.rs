@@ -20,6 +20,7 @@ use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
 use crate::http::service::{BoxError, read_post, unread_reply};
 use crate::http::sse::{self, Replies};
+use crate::mcp::data::{Mcp, StreamCloser};
 use crate::server::Shutdown;
 use crate::server::reply::{envelope, refusal};
 use crate::transport::RequestTag;
@@ -63,6 +64,8 @@ impl std::fmt::Debug for McpService {
 
 /// What the clones of an [`McpService`] share.
 pub(super) struct McpShared {
+    /// The server, for what it says of its tools beyond the table (their `x-mcp-header`s).
+    pub(super) mcp: Mcp,
     pub(super) methods: Methods,
     pub(super) settings: Settings,
     sessions: Sessions,
@@ -88,15 +91,21 @@ enum Posted {
 }
 
 impl McpService {
-    pub(crate) fn new(methods: Methods, settings: Settings, shutdown: Arc<Shutdown>) -> Self {
+    pub(crate) fn new(
+        mcp: Mcp,
+        methods: Methods,
+        settings: Settings,
+        shutdown: Arc<Shutdown>,
+    ) -> Self {
         let sessions = Sessions::new(
             settings.max_sessions,
             settings.session_idle_timeout,
-            settings.replay_buffer,
+            (settings.replay_buffer, settings.sse_retry),
             settings.streams.clone(),
         );
         Self {
             shared: Arc::new(McpShared {
+                mcp,
                 methods,
                 settings,
                 sessions,
@@ -151,7 +160,9 @@ impl McpService {
         let shared = &*self.shared;
         self.watch_shutdown();
         let settings = &shared.settings;
-        if let Some(res) = check_origin(req.headers(), &settings.allowed_origins) {
+        if let Some(res) = check_host(&req, &settings.allowed_hosts)
+            .or_else(|| check_origin(req.headers(), &settings.allowed_origins))
+        {
             return unread_reply(&req, res);
         }
         match *req.method() {
@@ -200,33 +211,52 @@ impl McpService {
         }
         let session = match self.session(&parts.headers) {
             Ok(session) => session,
-            Err(NoSession::Missing) if is_initialize(&text) => match shared.sessions.create() {
-                Ok(session) => {
-                    let mut res = self
-                        .post(parts, text, posted, Some(&session), in_flight, tag)
-                        .await;
-                    if let Ok(id) = HeaderValue::from_str(&session.id) {
-                        res.headers_mut().insert(session_header(), id);
-                    }
-                    return res;
-                }
-                Err(Refused::Full(max)) => {
-                    let why = format!("{max} sessions are open (`max_sessions`); retry later");
-                    return reply::closing(envelope(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        &RpcError::new(ErrorCode::SERVER_ERROR, "Too many sessions")
-                            .with_data(&why),
-                    ));
-                }
-                Err(Refused::NoRandom(why)) => {
-                    tracing::error!(%why, "no random bytes for a session id");
-                    return envelope(StatusCode::INTERNAL_SERVER_ERROR, &RpcError::internal());
-                }
-            },
+            Err(NoSession::Missing) if is_initialize(&text) => {
+                return self
+                    .post_initialize(parts, text, posted, in_flight, tag)
+                    .await;
+            }
             Err(refused) => return refused.reply(),
         };
+        if let Some(res) = check_negotiated(&parts.headers, &session) {
+            return res;
+        }
         self.post(parts, text, posted, Some(&session), in_flight, tag)
             .await
+    }
+
+    /// Answers a POST of `initialize` without a session: in a new one, whose id the answer
+    /// carries; `503` at `max_sessions`.
+    async fn post_initialize(
+        &self,
+        parts: Parts,
+        text: String,
+        posted: Posted,
+        in_flight: crate::server::Tracked,
+        tag: &RequestTag,
+    ) -> Response<ResponseBody> {
+        match self.shared.sessions.create() {
+            Ok(session) => {
+                let mut res = self
+                    .post(parts, text, posted, Some(&session), in_flight, tag)
+                    .await;
+                if let Ok(id) = HeaderValue::from_str(&session.id) {
+                    res.headers_mut().insert(session_header(), id);
+                }
+                res
+            }
+            Err(Refused::Full(max)) => {
+                let why = format!("{max} sessions are open (`max_sessions`); retry later");
+                reply::closing(envelope(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &RpcError::new(ErrorCode::SERVER_ERROR, "Too many sessions").with_data(&why),
+                ))
+            }
+            Err(Refused::NoRandom(why)) => {
+                tracing::error!(%why, "no random bytes for a session id");
+                envelope(StatusCode::INTERNAL_SERVER_ERROR, &RpcError::internal())
+            }
+        }
     }
 
     /// Answers a POST, in `session` (none in stateless mode).
@@ -273,14 +303,18 @@ impl McpService {
             return reply::answer(answer.unwrap_or_default());
         }
         let answered = match session {
-            // A session's request runs on if its client goes: the client may resume it.
+            // A session's request runs on if its client goes: the client may resume it; its
+            // handler may end the stream for the client to poll for the rest.
             Some(session) => {
+                let stream = session.next_stream();
+                let log = Arc::clone(&session.log);
+                let ctx = ctx.with_extension(StreamCloser::new(move || log.cut(stream)));
                 sse::answer(
                     &shared.methods,
                     ctx,
                     text,
                     &session.log,
-                    session.next_stream(),
+                    stream,
                     replies,
                     &shared.settings.streams,
                     (in_flight, running),
@@ -448,6 +482,46 @@ fn check_origin(headers: &HeaderMap, allowed: &[String]) -> Option<Response<Resp
         StatusCode::FORBIDDEN,
         &format!("origin `{text}` is not allowed (`allowed_origins`)"),
     ))
+}
+
+/// `403` for a `Host` that is not allowed (a page of another site whose name resolves to a
+/// local server: DNS rebinding); none is checked when `allowed` is empty. The host of an HTTP/2
+/// request is its URI's.
+fn check_host<B>(req: &Request<B>, allowed: &[String]) -> Option<Response<ResponseBody>> {
+    if allowed.is_empty() {
+        return None;
+    }
+    let host = match req.headers().get(::http::header::HOST) {
+        Some(value) => value.to_str().unwrap_or_default(),
+        None => req.uri().authority()?.as_str(),
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6
+            .split_once(']')
+            .map_or(host, |(v6, _)| &host[..v6.len() + 2]),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(name)) {
+        return None;
+    }
+    Some(refusal(
+        StatusCode::FORBIDDEN,
+        &format!("host `{host}` is not allowed (`allowed_hosts`)"),
+    ))
+}
+
+/// `400` for an `MCP-Protocol-Version` other than the one the session's `initialize` agreed on.
+fn check_negotiated(headers: &HeaderMap, session: &Session) -> Option<Response<ResponseBody>> {
+    let sent = headers.get(version_header())?.to_str().unwrap_or_default();
+    let negotiated = session.legacy.version()?;
+    (sent != negotiated).then(|| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "`MCP-Protocol-Version` `{sent}` is not the session's: it agreed on `{negotiated}`"
+            ),
+        )
+    })
 }
 
 /// Whether `origin` (`scheme://host[:port]`) is allowed: listed as it is, or its host listed.

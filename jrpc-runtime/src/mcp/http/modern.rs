@@ -12,6 +12,7 @@
 //! | a revision not spoken here | `400`, `-32022` with `supported` and `requested` |
 //! | no `Mcp-Method`, or one not the body's `method` | `400`, `-32020` |
 //! | `tools/call`, `prompts/get` (`params.name`) or `resources/read` (`params.uri`) without `Mcp-Name`, or with another value (after trimming, and decoding a `=?base64?…?=` value) | `400`, `-32020` |
+//! | `tools/call` of a tool whose argument an `x-mcp-header` mirrors: the argument without its `Mcp-Param-{Name}`, the header without the argument, or another value (numbers compared as numbers) | `400`, `-32020` |
 //! | a method not served in this era (`initialize`, `ping`...) or at all | `404`, `-32601` |
 //! | a client capability it needs, not declared | `400`, `-32021` |
 //! | anything else | `200`: JSON, or events (`X-Accel-Buffering: no`, no ids) when the handler sends something before its answer; the client closing the stream cancels the request |
@@ -24,13 +25,14 @@ use ::http::request::Parts;
 use ::http::{HeaderMap, HeaderValue, Response, StatusCode};
 use hyper::body::Bytes;
 use serde::Deserialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::endpoint::{McpService, session_header, version_header};
 use crate::dispatch::Context;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::sse;
-use crate::mcp::data::ListenEnd;
+use crate::mcp::data::{ListenEnd, Mcp};
 use crate::mcp::protocol::base64;
 use crate::mcp::protocol::era::{self, RequestMeta};
 use crate::mcp::protocol::version;
@@ -79,7 +81,7 @@ impl McpService {
         in_flight: crate::server::Tracked,
         tag: &RequestTag,
     ) -> Response<ResponseBody> {
-        match check(&parts.headers, &text) {
+        match check(&parts.headers, &text, &self.shared.mcp) {
             Checked::Refused(res) => return res,
             Checked::Notification => {
                 let mut res = reply::no_content();
@@ -137,7 +139,7 @@ enum Checked {
 }
 
 /// The checks a modern POST passes before it runs, in order.
-fn check(headers: &HeaderMap, text: &str) -> Checked {
+fn check(headers: &HeaderMap, text: &str, mcp: &Mcp) -> Checked {
     let req = match incoming::parse_request(text) {
         Ok(req) => req,
         Err(rejection) => return Checked::Refused(refused(Bytes::from(rejection.answer()))),
@@ -175,10 +177,73 @@ fn check(headers: &HeaderMap, text: &str) -> Checked {
         }
         None => return refuse(era::header_mismatch("the Mcp-Method header is required")),
     }
-    match check_name(headers, method, req.params) {
+    match check_name(headers, method, req.params)
+        .and_then(|()| check_params(headers, method, req.params, mcp))
+    {
         Ok(()) => Checked::Request,
         Err(err) => refuse(err),
     }
+}
+
+/// `tools/call`'s arguments that headers mirror (`x-mcp-header`) against their
+/// `Mcp-Param-{Name}` headers: an argument given needs its header, decoded equal to it (numbers
+/// compared as numbers); a header needs its argument.
+fn check_params(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&RawValue>,
+    mcp: &Mcp,
+) -> Result<(), RpcError> {
+    #[derive(Deserialize)]
+    struct Call {
+        name: String,
+        #[serde(default)]
+        arguments: Option<serde_json::Map<String, Value>>,
+    }
+    if method != "tools/call" {
+        return Ok(());
+    }
+    let Some(call) = params.and_then(|raw| serde_json::from_str::<Call>(raw.get()).ok()) else {
+        return Ok(());
+    };
+    for mirrored in mcp.param_headers(&call.name) {
+        let name = format!("mcp-param-{}", mirrored.header.to_ascii_lowercase());
+        let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
+            continue;
+        };
+        let given = call
+            .arguments
+            .as_ref()
+            .and_then(|args| args.get(&mirrored.param))
+            .filter(|value| !value.is_null());
+        let sent = match headers.get(&name) {
+            None => None,
+            Some(value) => Some(
+                value
+                    .to_str()
+                    .ok()
+                    .map(|text| text.trim_matches([' ', '\t']))
+                    .and_then(decode_header)
+                    .ok_or_else(|| {
+                        era::header_mismatch(&format!("{name} is not a valid header value"))
+                    })?,
+            ),
+        };
+        let matches = match (given, &sent) {
+            (None, None) => true,
+            (Some(Value::String(given)), Some(sent)) => given == sent,
+            (Some(Value::Number(given)), Some(sent)) => sent.parse::<f64>().ok() == given.as_f64(),
+            (Some(Value::Bool(given)), Some(sent)) => sent == if *given { "true" } else { "false" },
+            _ => false,
+        };
+        if !matches {
+            return Err(era::header_mismatch(&format!(
+                "{name} does not match the argument `{}`",
+                mirrored.param
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The body's member `Mcp-Name` must match, for the methods that have one.

@@ -168,16 +168,26 @@ pub(crate) struct Sessions {
     max: usize,
     idle: Duration,
     retain: usize,
+    /// The `retry` of each stream's priming event.
+    retry: Option<Duration>,
     streams: PeerConfig,
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration, retain: usize, streams: PeerConfig) -> Self {
+    /// Sessions, at most `max`, each ended after `idle` unused, keeping `replay.0` bytes of its
+    /// events, its streams primed with `replay.1` as their `retry`.
+    pub(crate) fn new(
+        max: usize,
+        idle: Duration,
+        replay: (usize, Option<Duration>),
+        streams: PeerConfig,
+    ) -> Self {
         Self {
             map: Mutex::default(),
             max,
             idle,
-            retain,
+            retain: replay.0,
+            retry: replay.1,
             streams,
         }
     }
@@ -185,7 +195,7 @@ impl Sessions {
     /// A new session with a fresh id; expired sessions are ended first to make room.
     pub(crate) fn create(&self) -> Result<Arc<Session>, Refused> {
         let id = session_id().map_err(Refused::NoRandom)?;
-        let log = EventLog::new(self.retain);
+        let log = EventLog::primed(self.retain, self.retry);
         let replies = Replies::new();
         let ctx = Context::new(Transport::Http);
         let (standalone, input) = sse::open(&log, GET_STREAM, &replies, &self.streams, ctx);
@@ -279,7 +289,7 @@ mod tests {
             .queue(16)
             .call_timeout(None);
         let streams = sse::stream_config(limits).unwrap();
-        Sessions::new(max, idle, 1024, streams)
+        Sessions::new(max, idle, (1024, None), streams)
     }
 
     #[test]
