@@ -90,6 +90,8 @@
 //! - [`guide::transports`]: TLS, HTTP/2 and Unix sockets, and the decisions behind them.
 //! - [`guide::topics`]: notifications to groups of connections, in one process or across replicas.
 //! - [`guide::logs`]: what is logged at which level.
+//! - [`guide::mcp`]: MCP in both protocol eras: tools from a service, resources, prompts,
+//!   questions to the client, changes, and the transports (feature `mcp`).
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -138,6 +140,9 @@ pub mod guide {
     pub mod topics {}
     #[doc = include_str!("../docs/logs.md")]
     pub mod logs {}
+    #[cfg(all(feature = "mcp", feature = "macros"))]
+    #[doc = include_str!("../docs/mcp.md")]
+    pub mod mcp {}
 }
 
 /// The package README's example, compiled as a doc test.

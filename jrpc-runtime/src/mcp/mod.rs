@@ -5,10 +5,22 @@
 //! | legacy | 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 | no revision in `params._meta` | begun by `initialize`: a session over HTTP, the connection over stdio |
 //! | modern | 2026-07-28 | `params._meta["io.modelcontextprotocol/protocolVersion"]` | none: each request carries its revision and the client's capabilities |
 //!
-//! [`Mcp`] is a server: its tools (the methods of a `#[rpc_service(schema)]` service) and the
-//! protocol table serving them. Serve it over stdio ([`Mcp::serve_stdio`]), over any byte stream
-//! ([`Mcp::connect`]), or, with `http`, over Streamable HTTP ([`McpServer`]: sessions, SSE
-//! answers, the GET stream, origin and protocol-version checks, resumability, a stateless mode).
+//! [`Mcp`] is a server: its tools (the methods of a `#[rpc_service(schema)]` service), resources,
+//! prompts and completer, and the protocol table serving them. Serve it over stdio
+//! ([`Mcp::serve_stdio`]), over any byte stream ([`Mcp::connect`]), or, with `http`, over
+//! Streamable HTTP (`McpServer`: both eras on one endpoint; sessions, SSE answers, the GET stream
+//! and resumability for the legacy one).
+//!
+//! | piece | what it is |
+//! | --- | --- |
+//! | [`Mcp`], [`McpBuilder`] | the server and its settings |
+//! | [`McpRequest`] | the MCP request a handler serves, in its `Context` ([`Context::mcp`](crate::Context::mcp)) |
+//! | [`Content`], [`ToolResult`], [`ResourceContents`], [`PromptResult`] | what tools, resources and prompts answer |
+//! | [`Resource`], [`ResourceTemplate`], [`Completion`] | what else a server serves |
+//! | [`Form`], [`Sampling`], [`Elicited`], [`SampledMessage`], [`Root`] | questions to the client and their answers |
+//!
+//! The guide's chapter on MCP (`guide::mcp`) says how each era is served, what a handler sends,
+//! how it asks the client, and what is not done.
 
 mod data;
 mod protocol;

@@ -459,8 +459,8 @@ impl Answers {
     }
 }
 
-/// Questions to the client from a handler: methods of `Context` itself (see the [module
-/// docs](self) for how each era asks them).
+/// Questions to the client from a handler: methods of `Context` itself (see the [guide
+/// chapter](crate::guide::mcp) for how each era asks them).
 impl Context {
     /// Several questions at once.
     ///
