@@ -1,22 +1,6 @@
-//! The modern era (2026-07-28) over Streamable HTTP: one POST, one request, no session. Its
-//! checks, in the order the specification ranks their errors (each answered with the request's
-//! id):
-//!
-//! | request | answer |
-//! | --- | --- |
-//! | not one JSON-RPC request object | `400`, `-32700` or `-32600` |
-//! | a notification | `202`, no body (the revision defines none a client sends over HTTP) |
-//! | no `MCP-Protocol-Version` | `400`, `-32020` |
-//! | `_meta` without the revision as a string, or without the capabilities as an object, or with a `logLevel` that is no level | `400`, `-32602` |
-//! | `MCP-Protocol-Version` not the revision `_meta` names | `400`, `-32020` |
-//! | a revision not spoken here | `400`, `-32022` with `supported` and `requested` |
-//! | no `Mcp-Method`, or one not the body's `method` | `400`, `-32020` |
-//! | `tools/call`, `prompts/get` (`params.name`) or `resources/read` (`params.uri`) without `Mcp-Name`, or with another value (after trimming, and decoding a `=?base64?…?=` value) | `400`, `-32020` |
-//! | `tools/call` of a tool whose argument an `x-mcp-header` mirrors: the argument without its `Mcp-Param-{Name}`, the header without the argument, or another value (numbers compared as numbers) | `400`, `-32020` |
-//! | a method not served in this era (`initialize`, `ping`...) or at all | `404`, `-32601` |
-//! | a client capability it needs, not declared | `400`, `-32021` |
-//! | anything else | `200`: JSON, or events (`X-Accel-Buffering: no`, no ids) when the handler sends something before its answer; the client closing the stream cancels the request |
-//! | `subscriptions/listen` | `200`, events: the acknowledgement, then each change asked for, until the client closes the stream or a shutdown begins (then the result, and the stream ends) |
+//! The modern era (2026-07-28) over Streamable HTTP: one POST, one request, no session; its
+//! headers checked against its body in the order the specification ranks their errors, each
+//! answered with the request's id (the guide's MCP chapter, "The modern era, rule by rule").
 
 use std::sync::atomic::Ordering;
 
@@ -73,7 +57,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
 }
 
 impl McpService {
-    /// Answers a modern POST by the rules of the [module docs](self).
+    /// Answers a modern POST by the rules of the module docs.
     pub(super) async fn post_modern(
         &self,
         parts: Parts,
