@@ -200,15 +200,21 @@ impl RpcService {
             Ok(posted) => posted,
             Err(res) => return Either::Left(std::future::ready(res)),
         };
+        // The context is made here, so that the future holds it rather than what it is made of.
+        // `map_context` runs once the body is read, reading the request's parts before the
+        // context takes the headers: only then are the parts kept (boxed, so that a request's
+        // future without the hook does not carry their room).
+        let endpoint = self.endpoint;
+        let (headers, mut hooked) = match endpoint.context_hook {
+            None => (Some(std::mem::take(&mut parts.headers)), None),
+            Some(_) => (None, Some(Box::new(parts))),
+        };
+        let ctx = Context::of_request(Transport::Http, self.peer_addr, Some(tag), headers);
         Either::Right(async move {
-            let endpoint = &*self.endpoint;
             let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
             // The body waits for room in the server's budget before it is read (its socket is
             // not read meanwhile); the wait is not the client's, so the read timeout starts after.
-            let hint = body.size_hint();
-            let declared = hint.exact().unwrap_or(hint.lower());
-            let declared = usize::try_from(declared).unwrap_or(usize::MAX).min(limit);
-            let mut held = endpoint.budget.take(declared).await;
+            let mut held = endpoint.budget.take(announced(&body, limit)).await;
             let body = match read_body(body, limit, timeout, Some(&mut held)).await {
                 Ok(body) => body,
                 Err(res) => return res,
@@ -222,8 +228,12 @@ impl RpcService {
             if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
                 return reply::no_content();
             }
-            // `map_context` reads the headers first; then the context takes them.
-            let ctx = self.context(Transport::Http, &mut parts, tag, std::mem::take);
+            let ctx = match (&endpoint.context_hook, hooked.as_deref_mut()) {
+                (Some(hook), Some(parts)) => {
+                    (hook.0)(parts, ctx).with_headers(std::mem::take(&mut parts.headers))
+                }
+                _ => ctx,
+            };
             if events {
                 let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
                 let answered = sse::answer(
@@ -244,7 +254,7 @@ impl RpcService {
                 return reply::no_content();
             };
             let answer = if answer.len() > endpoint.max_message_size {
-                self.too_large(text, answer.len())
+                too_large(text, answer.len(), endpoint.max_message_size)
             } else {
                 answer
             };
@@ -254,19 +264,26 @@ impl RpcService {
             reply::answer_counted(answer, &endpoint.budget)
         })
     }
+}
 
-    /// The answer that replaces one of `bytes`, larger than `max_message_size`, to the request
-    /// `text`: an error answer to its call, with its id (`null` for a batch), logged.
-    #[cold]
-    fn too_large(&self, text: &str, bytes: usize) -> Vec<u8> {
-        let request = (!is_batch(text))
-            .then(|| incoming::parse_request(text).ok())
-            .flatten();
-        let method = request.as_ref().map(|req| &*req.method);
-        let id = request.as_ref().and_then(|req| req.id).map(id_of);
-        let limit = self.endpoint.max_message_size;
-        crate::peer::answer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
-    }
+/// The answer that replaces one of `bytes`, larger than `limit`, to the request `text`: an error
+/// answer to its call, with its id (`null` for a batch), logged.
+#[cold]
+fn too_large(text: &str, bytes: usize, limit: usize) -> Vec<u8> {
+    let request = (!is_batch(text))
+        .then(|| incoming::parse_request(text).ok())
+        .flatten();
+    let method = request.as_ref().map(|req| &*req.method);
+    let id = request.as_ref().and_then(|req| req.id).map(id_of);
+    crate::peer::answer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
+}
+
+/// What a body announces it holds (hyper's knows its `Content-Length`), at most `limit`: the
+/// room it takes in the budget before it is read.
+fn announced<B: Body>(body: &B, limit: usize) -> usize {
+    let hint = body.size_hint();
+    let declared = hint.exact().unwrap_or(hint.lower());
+    usize::try_from(declared).unwrap_or(usize::MAX).min(limit)
 }
 
 /// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
