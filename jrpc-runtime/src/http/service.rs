@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use ::http::request::Parts;
-use ::http::{HeaderMap, HeaderValue, Method, Request, Response};
+#[cfg(feature = "ws")]
+use ::http::HeaderMap;
+use ::http::{HeaderValue, Method, Request, Response};
 use futures_util::future::Either;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
@@ -150,10 +152,11 @@ impl RpcService {
         &self.endpoint.tags
     }
 
-    /// The context a request's handlers start from, over HTTP or (made once, of the upgrade
-    /// request) WebSocket: the transport, the request tag, the peer's address, the headers
-    /// `headers` makes of the request's (once `map_context` has read them), and what
-    /// `map_context` adds.
+    /// The context a WebSocket's calls start from, made once of the upgrade request: the
+    /// transport, the request tag, the peer's address, the headers `headers` makes of the
+    /// request's (once `map_context` has read them), and what `map_context` adds. (An HTTP
+    /// request's is made in [`answer`](Self::answer).)
+    #[cfg(feature = "ws")]
     pub(crate) fn context(
         &self,
         transport: Transport,
