@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
-use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
-use ::http::request::Parts;
 #[cfg(feature = "ws")]
 use ::http::HeaderMap;
+use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
+use ::http::request::Parts;
 use ::http::{HeaderValue, Method, Request, Response};
 use futures_util::future::Either;
 use http_body_util::BodyExt as _;
@@ -189,20 +189,24 @@ impl RpcService {
         req: Request<B>,
         tag: RequestTag,
         in_flight: Tracked,
-    ) -> impl Future<Output = Response<ResponseBody>> + Send + 'static
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static
     where
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
+        // The reply's `x-request-id`, set where the reply is made: a future around this one to
+        // set it would move the reply once more, and poll one more layer.
+        let reply_tag = request_id::header(tag.clone());
         let posted = match *req.method() {
-            Method::POST => post_body(req, self.endpoint.max_message_size),
+            Method::POST => post_checked(&req, self.endpoint.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
         };
-        let (mut parts, body, asks_for_events) = match posted {
-            Ok(posted) => posted,
-            Err(res) => return Either::Left(std::future::ready(res)),
+        let asks_for_events = match posted {
+            Ok(asks_for_events) => asks_for_events,
+            Err(res) => return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag)))),
         };
+        let (mut parts, body) = req.into_parts();
         // The context is made here, so that the future holds it rather than what it is made of.
         // `map_context` runs once the body is read, reading the request's parts before the
         // context takes the headers: only then are the parts kept (boxed, so that a request's
@@ -214,57 +218,62 @@ impl RpcService {
         };
         let ctx = Context::of_request(Transport::Http, self.peer_addr, Some(tag), headers);
         Either::Right(async move {
-            let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
-            // The body waits for room in the server's budget before it is read (its socket is
-            // not read meanwhile); the wait is not the client's, so the read timeout starts after.
-            let mut held = endpoint.budget.take(announced(&body, limit)).await;
-            let body = match read_body(body, limit, timeout, Some(&mut held)).await {
-                Ok(body) => body,
-                Err(res) => return res,
-            };
-            // Read where it lies: the body is usually a slice of the connection's read buffer.
-            let Ok(text) = std::str::from_utf8(&body) else {
-                return reply::not_utf8();
-            };
-            let events = asks_for_events && sse::has_call(text);
-            // An answer to a call a handler made during an SSE answer.
-            if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
-                return reply::no_content();
-            }
-            let ctx = match (&endpoint.context_hook, hooked.as_deref_mut()) {
-                (Some(hook), Some(parts)) => {
-                    (hook.0)(parts, ctx).with_headers(std::mem::take(&mut parts.headers))
+            let res = 'answered: {
+                let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
+                // The body waits for room in the server's budget before it is read (its socket
+                // is not read meanwhile); the wait is not the client's, so the read timeout
+                // starts after.
+                let mut held = endpoint.budget.take(announced(&body, limit)).await;
+                let body = match read_body(body, limit, timeout, Some(&mut held)).await {
+                    Ok(body) => body,
+                    Err(res) => break 'answered res,
+                };
+                // Read where it lies: the body is usually a slice of the connection's read
+                // buffer.
+                let Ok(text) = std::str::from_utf8(&body) else {
+                    break 'answered reply::not_utf8();
+                };
+                let events = asks_for_events && sse::has_call(text);
+                // An answer to a call a handler made during an SSE answer.
+                if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
+                    break 'answered reply::no_content();
                 }
-                _ => ctx,
+                let ctx = match (&endpoint.context_hook, hooked.as_deref_mut()) {
+                    (Some(hook), Some(parts)) => {
+                        (hook.0)(parts, ctx).with_headers(std::mem::take(&mut parts.headers))
+                    }
+                    _ => ctx,
+                };
+                if events {
+                    let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+                    let answered = sse::answer(
+                        &endpoint.methods,
+                        ctx,
+                        text.to_owned(),
+                        &endpoint.log,
+                        stream,
+                        &endpoint.replies,
+                        &endpoint.streams,
+                        in_flight,
+                        true,
+                    )
+                    .await;
+                    break 'answered sse::reply(answered);
+                }
+                let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
+                    break 'answered reply::no_content();
+                };
+                let answer = if answer.len() > endpoint.max_message_size {
+                    too_large(text, answer.len(), endpoint.max_message_size)
+                } else {
+                    answer
+                };
+                drop(held);
+                // Held to here, so that a shutdown waits for the answer.
+                drop(in_flight);
+                reply::answer_counted(answer, &endpoint.budget)
             };
-            if events {
-                let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
-                let answered = sse::answer(
-                    &endpoint.methods,
-                    ctx,
-                    text.to_owned(),
-                    &endpoint.log,
-                    stream,
-                    &endpoint.replies,
-                    &endpoint.streams,
-                    in_flight,
-                    true,
-                )
-                .await;
-                return sse::reply(answered);
-            }
-            let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
-                return reply::no_content();
-            };
-            let answer = if answer.len() > endpoint.max_message_size {
-                too_large(text, answer.len(), endpoint.max_message_size)
-            } else {
-                answer
-            };
-            drop(held);
-            // Held to here, so that a shutdown waits for the answer.
-            drop(in_flight);
-            reply::answer_counted(answer, &endpoint.budget)
+            Ok(with_tag(res, reply_tag))
         })
     }
 }
@@ -304,8 +313,17 @@ pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> t
 }
 
 /// `res` with its request's tag in `x-request-id`.
-pub(crate) fn tagged(mut res: Response<ResponseBody>, tag: RequestTag) -> Response<ResponseBody> {
-    if let Some(value) = request_id::header(tag) {
+pub(crate) fn tagged(res: Response<ResponseBody>, tag: RequestTag) -> Response<ResponseBody> {
+    with_tag(res, request_id::header(tag))
+}
+
+/// `res` with `value` in `x-request-id`: its request's tag as [`request_id::header`] makes it.
+#[inline]
+pub(crate) fn with_tag(
+    mut res: Response<ResponseBody>,
+    value: Option<HeaderValue>,
+) -> Response<ResponseBody> {
+    if let Some(value) = value {
         res.headers_mut().insert(x_request_id(), value);
     }
     res
@@ -337,21 +355,20 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let (parts, body, _) = post_body(req, limit)?;
+    post_checked(&req, limit)?;
+    let (parts, body) = req.into_parts();
     Ok((parts, read_body(body, limit, timeout, None).await?))
 }
 
-/// A `POST`'s parts and body, when its headers allow the body to be read: a JSON content type
-/// (or none) and no announced length over `limit`; else the reply that refuses it (`415`, `413`).
-/// And whether it asks for an event stream ([`sse::asks_for_events`]).
+/// Whether a `POST`'s headers allow its body to be read: a JSON content type (or none) and no
+/// announced length over `limit`; else the reply that refuses it (`415`, `413`). And whether it
+/// asks for an event stream ([`sse::asks_for_events`]). The request is looked at, not taken:
+/// each move of it is a copy.
 ///
 /// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
 /// more than the pass.
 #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
-fn post_body<B: Body>(
-    req: Request<B>,
-    limit: usize,
-) -> Result<(Parts, B, bool), Response<ResponseBody>> {
+fn post_checked<B: Body>(req: &Request<B>, limit: usize) -> Result<bool, Response<ResponseBody>> {
     let (mut content_type, mut content_length, mut events) = (None, None, false);
     for (name, value) in req.headers() {
         if name == CONTENT_TYPE {
@@ -366,15 +383,14 @@ fn post_body<B: Body>(
         && !is_json(content_type)
     {
         return Err(unread_reply(
-            &req,
+            req,
             reply::unsupported_media_type(content_type),
         ));
     }
-    if declared_length(&req, content_length).is_some_and(|len| len > limit as u64) {
+    if declared_length(req, content_length).is_some_and(|len| len > limit as u64) {
         return Err(reply::too_large(limit));
     }
-    let (parts, body) = req.into_parts();
-    Ok((parts, body, events))
+    Ok(events)
 }
 
 /// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it
@@ -514,9 +530,9 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
 
 /// What an endpoint type (a `Clone` struct with `endpoint.tags`, `endpoint.shutdown` and
 /// `peer_addr`, and a `fn answer(self, Request<B>, tag: RequestTag, in_flight) -> impl Future<Output
-/// = Response<ResponseBody>> + Send + 'static`) is served with: `boxed_respond`, which tags the
-/// request (`x-request-id`), counts it for a shutdown (`503` once one began) and runs it in its
-/// span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
+/// = Result<Response<ResponseBody>, Infallible>> + Send + 'static` whose reply carries `tag` in
+/// `x-request-id`) is served with: `boxed_respond`, which tags the request, counts it for a
+/// shutdown (`503` once one began) and runs it in its span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
 /// request, there is no queue) and hyper's, each answering with a future that owns a clone.
 macro_rules! endpoint_services {
     ($endpoint:ty) => {
@@ -531,7 +547,6 @@ macro_rules! endpoint_services {
                 B::Data: Send,
                 B::Error: Into<$crate::http::service::BoxError>,
             {
-                use ::futures_util::FutureExt as _;
                 use ::tracing::Instrument as _;
                 use $crate::http::service::tagged;
                 let tag = self.endpoint.tags.tag(req.headers());
@@ -541,15 +556,13 @@ macro_rules! endpoint_services {
                     return Box::pin(::std::future::ready(Ok(res)));
                 };
                 let span = $crate::http::service::request_span(&tag, self.peer_addr);
-                let answer = self.clone().answer(req, tag.clone(), in_flight);
-                // `map`, not an `async` block: the answer's future stays where it is (awaiting
-                // it in a block would move it, and the block would hold it twice).
-                let tagged = move |res| Ok(tagged(res, tag));
+                // The answer sets the tag on its reply itself (no future around it to do so).
+                let answer = self.clone().answer(req, tag, in_flight);
                 // Entering a disabled span on every poll is measurable per request.
                 if span.is_disabled() {
-                    Box::pin(answer.map(tagged))
+                    Box::pin(answer)
                 } else {
-                    Box::pin(answer.instrument(span).map(tagged))
+                    Box::pin(answer.instrument(span))
                 }
             }
         }
