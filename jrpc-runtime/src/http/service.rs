@@ -12,6 +12,7 @@ use std::time::Duration;
 #[cfg(feature = "ws")]
 use ::http::HeaderMap;
 use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
+#[cfg(any(feature = "ws", feature = "mcp"))]
 use ::http::request::Parts;
 use ::http::{HeaderValue, Method, Request, Response};
 use futures_util::future::Either;
