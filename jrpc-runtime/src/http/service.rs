@@ -14,7 +14,7 @@ use ::http::HeaderMap;
 use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 #[cfg(any(feature = "ws", feature = "mcp"))]
 use ::http::request::Parts;
-use ::http::{HeaderValue, Method, Request, Response};
+use ::http::{HeaderValue, Method, Request, Response, Version};
 use futures_util::future::Either;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
@@ -82,6 +82,9 @@ pub(crate) type ResponseFuture =
 pub struct RpcService {
     endpoint: Arc<Endpoint>,
     peer_addr: Option<SocketAddr>,
+    /// Serving an [`HttpServer`](super::HttpServer)'s own connections: no code of the
+    /// application sees its replies.
+    own: bool,
 }
 
 #[derive(Debug)]
@@ -128,6 +131,7 @@ impl RpcService {
                 replies: Replies::new(),
             }),
             peer_addr: None,
+            own: false,
         }
     }
 
@@ -136,6 +140,12 @@ impl RpcService {
     #[must_use]
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
         self.peer_addr = Some(addr);
+        self
+    }
+
+    /// This service, serving an [`HttpServer`](super::HttpServer)'s own connections.
+    pub(crate) fn own(mut self) -> Self {
+        self.own = true;
         self
     }
 
@@ -198,7 +208,19 @@ impl RpcService {
     {
         // The reply's `x-request-id`, set where the reply is made: a future around this one to
         // set it would move the reply once more, and poll one more layer.
-        let reply_tag = request_id::header(tag.clone());
+        let mut reply_tag = request_id::header(tag.clone());
+        // On this server's own HTTP/2 connections, the tag is marked sensitive, which HTTP/2's
+        // header compression (HPACK) never indexes: every reply has a tag of its own, and
+        // indexed, each would be looked for among the tags indexed before (h2 compares it with
+        // each: its table is hashed by name only) and then added, pushing entries that do
+        // repeat out of the table. Only there: a sensitive value prints as `Sensitive` in
+        // `Debug`, which a middleware logging a mounted service's replies would show.
+        if let Some(value) = &mut reply_tag
+            && self.own
+            && req.version() == Version::HTTP_2
+        {
+            value.set_sensitive(true);
+        }
         let posted = match *req.method() {
             Method::POST => post_checked(&req, self.endpoint.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
@@ -689,6 +711,32 @@ mod tests {
             body_text(res).await,
             r#"{"jsonrpc":"2.0","result":"abc","id":1}"#
         );
+    }
+
+    /// A server's own HTTP/2 replies carry the tag as a value HPACK never indexes; HTTP/1.1
+    /// replies, and a mounted service's, carry it plainly.
+    #[tokio::test]
+    async fn marks_the_tag_sensitive_on_its_own_http2_connections() {
+        let body = br#"{"jsonrpc":"2.0","method":"echo_tag","id":1}"#;
+        for (own, version, sensitive) in [
+            (true, Version::HTTP_2, true),
+            (true, Version::HTTP_11, false),
+            (false, Version::HTTP_2, false),
+        ] {
+            let mut svc = service(1024);
+            if own {
+                svc = svc.own();
+            }
+            let req = Request::post("/rpc")
+                .version(version)
+                .header("x-request-id", "abc")
+                .body(Full::new(Bytes::from_static(body)))
+                .unwrap();
+            let res = svc.call(req).await.unwrap();
+            let tag = &res.headers()["x-request-id"];
+            assert_eq!(tag.as_bytes(), b"abc");
+            assert_eq!(tag.is_sensitive(), sensitive, "{own} {version:?}");
+        }
     }
 
     #[tokio::test]
