@@ -3,9 +3,10 @@
 //! - `count N CASE jrpc|floor`: one in-process case of the dispatch bench
 //!   (`jrpc-runtime/benches/cases/`) N times: `Methods::handle`, or the bare typed serde_json
 //!   work that answers the same body;
-//! - `serve jrpc|floor`: an HTTP/1.1 server on 127.0.0.1 (jrpc's `HttpServer` with its defaults,
-//!   or the floor of `bench/src/floor/`, hyper 1 and typed serde_json) on a tokio runtime with one
-//!   worker thread; prints `listening PORT` and serves until its standard input closes;
+//! - `serve jrpc|observed|floor`: an HTTP server on 127.0.0.1 (jrpc's `HttpServer` with its
+//!   defaults, the same with an observer hook on its table, or the floor of `bench/src/floor/`,
+//!   hyper 1 and typed serde_json) on a tokio runtime with one worker thread; prints
+//!   `listening PORT` and serves until its standard input closes;
 //! - `client PORT N [PAUSE]`: N calls of `add`, one at a time, on one keep-alive HTTP/1.1
 //!   connection (run natively, not under callgrind), each answer checked, a pause of PAUSE µs
 //!   before each;
@@ -46,7 +47,7 @@ fn main() -> Result<()> {
         ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?),
         ["h2client", port, n, pause] => h2client(port.parse()?, n.parse()?, pause.parse()?),
         _ => Err(
-            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|floor | client|h2client PORT N PAUSE"
+            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|observed|floor | client|h2client PORT N PAUSE"
                 .into(),
         ),
     }
@@ -93,10 +94,11 @@ fn serve(side: &str) -> Result<()> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
         match side {
-            "jrpc" => {
-                use cases::Calc as _;
-                let server =
-                    jrpc_runtime::http::HttpServer::builder(cases::Impl.into_methods()).build()?;
+            // `observed`: jrpc's server with an observer hook on its table, reading each
+            // call's `elapsed` (what the hook costs a network call).
+            "jrpc" | "observed" => {
+                let table = cases::table(if side == "observed" { "observed" } else { "" });
+                let server = jrpc_runtime::http::HttpServer::builder(table).build()?;
                 tokio::spawn(async move { server.serve(listener).await });
             }
             "floor" => {
