@@ -108,8 +108,8 @@ fn serve(side: &str) -> Result<()> {
                         tokio::spawn(async move {
                             // HTTP/2 by its preface, as the floor of bench/ tells it.
                             let mut first = [0u8; 4];
-                            let h2 = matches!(stream.peek(&mut first).await, Ok(4))
-                                && &first == b"PRI ";
+                            let h2 =
+                                matches!(stream.peek(&mut first).await, Ok(4)) && &first == b"PRI ";
                             floor_http::serve_http(stream, h2).await
                         });
                     }
