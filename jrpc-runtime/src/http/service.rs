@@ -190,6 +190,22 @@ impl RpcService {
         }
     }
 
+    /// The value of the `x-request-id` of a reply to a request of `version` tagged `tag`.
+    ///
+    /// On this server's own HTTP/2 connections, it is marked sensitive, which HTTP/2's header
+    /// compression (HPACK) never indexes: every reply has a tag of its own, and indexed, each
+    /// would be looked for among the tags indexed before (h2 compares it with each: its table
+    /// is hashed by name only) and then added, pushing entries that do repeat out of the table.
+    /// Only there: a sensitive value prints as `Sensitive` in `Debug`, which a middleware
+    /// logging a mounted service's replies would show.
+    fn reply_tag(&self, tag: &RequestTag, version: Version) -> Option<HeaderValue> {
+        let mut value = request_id::header(tag.clone())?;
+        if self.own && version == Version::HTTP_2 {
+            value.set_sensitive(true);
+        }
+        Some(value)
+    }
+
     /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
     ///
     /// Not an `async fn`: the request is checked and taken apart first, so that its future
@@ -208,19 +224,7 @@ impl RpcService {
     {
         // The reply's `x-request-id`, set where the reply is made: a future around this one to
         // set it would move the reply once more, and poll one more layer.
-        let mut reply_tag = request_id::header(tag.clone());
-        // On this server's own HTTP/2 connections, the tag is marked sensitive, which HTTP/2's
-        // header compression (HPACK) never indexes: every reply has a tag of its own, and
-        // indexed, each would be looked for among the tags indexed before (h2 compares it with
-        // each: its table is hashed by name only) and then added, pushing entries that do
-        // repeat out of the table. Only there: a sensitive value prints as `Sensitive` in
-        // `Debug`, which a middleware logging a mounted service's replies would show.
-        if let Some(value) = &mut reply_tag
-            && self.own
-            && req.version() == Version::HTTP_2
-        {
-            value.set_sensitive(true);
-        }
+        let reply_tag = self.reply_tag(&tag, req.version());
         let posted = match *req.method() {
             Method::POST => post_checked(&req, self.endpoint.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
