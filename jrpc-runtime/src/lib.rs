@@ -89,7 +89,7 @@
 //! - [`guide::limits`]: one name per setting, and how memory is bounded.
 //! - [`guide::transports`]: TLS, HTTP/2 and Unix sockets, and the decisions behind them.
 //! - [`guide::topics`]: notifications to groups of connections, in one process or across replicas.
-//! - [`guide::logs`]: what is logged at which level.
+//! - [`guide::logs`]: what is logged at which level, and the observer hook for metrics.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]

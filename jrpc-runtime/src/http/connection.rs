@@ -324,23 +324,30 @@ where
     type Output = Result<Response<ResponseBody>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Ok(res) = std::task::ready!(self.inner.poll_unpin(cx));
-        let Some(activity) = self.activity.take() else {
-            return Poll::Ready(Ok(res));
+        // The answer is returned as it came, not taken apart and put together again: each
+        // would copy it.
+        let answered = self.inner.poll_unpin(cx);
+        let Poll::Ready(Ok(res)) = &answered else {
+            return answered;
         };
-        if !res.body().is_streamed() {
+        let streamed = res.body().is_streamed();
+        let Some(activity) = self.activity.take() else {
+            return answered;
+        };
+        if !streamed {
             activity.end();
-            return Poll::Ready(Ok(res));
+            return answered;
         }
         // An event stream is still being answered while hyper writes its body.
         let ends = Ends(activity);
-        let res = res.map(move |body| {
-            ResponseBody::streamed(body.map_frame(move |frame| {
-                let _held = &ends;
-                frame
-            }))
-        });
-        Poll::Ready(Ok(res))
+        answered.map_ok(move |res| {
+            res.map(move |body| {
+                ResponseBody::streamed(body.map_frame(move |frame| {
+                    let _held = &ends;
+                    frame
+                }))
+            })
+        })
     }
 }
 

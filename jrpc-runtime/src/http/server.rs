@@ -188,7 +188,8 @@ impl HttpServer {
         let endpoint = match peer_addr {
             Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
             None => self.inner.endpoint.clone(),
-        };
+        }
+        .own();
         let shutdown = Arc::clone(self.inner.endpoint.shutdown());
         // Counted as HTTP while hyper serves it; a WebSocket it turns into counts itself.
         let counted = shutdown.track_connection();

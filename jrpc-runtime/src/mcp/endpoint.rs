@@ -131,8 +131,9 @@ impl McpService {
         req: Request<B>,
         tag: RequestTag,
         in_flight: crate::server::Tracked,
-    ) -> Response<ResponseBody> {
-        self.serve(req, &tag, in_flight).await
+    ) -> Result<Response<ResponseBody>, std::convert::Infallible> {
+        let res = self.serve(req, &tag, in_flight).await;
+        Ok(crate::http::service::tagged(res, tag))
     }
 
     /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer
