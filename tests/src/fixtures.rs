@@ -1,9 +1,11 @@
 //! Methods several tests register, each added to a test's own `Methods`.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
+use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc};
 
 /// `add [a, b]`: the sum of two integers, answered at once.
@@ -49,12 +51,29 @@ pub fn news(methods: &mut Methods) -> mpsc::UnboundedReceiver<String> {
 }
 
 /// `big [n]`: a string of `n` `x`s, for answers of a chosen size.
+///
+/// Each answer is a copy of its size's JSON text, made once: encoding megabytes of string in a
+/// debug build (serde_json's escape check, byte by byte) is most of what the memory tests would
+/// otherwise spend, and the runtime's work per answer (its text written, buffered, sent) is the
+/// same for a raw value.
 pub fn big(methods: &mut Methods) {
     methods
         .register("big", &["n"], |(n,): (usize,), _| async move {
-            Ok::<_, RpcError>("x".repeat(n))
+            Ok::<_, RpcError>(big_text(n))
         })
         .unwrap();
+}
+
+/// The JSON text of a string of `n` `x`s.
+fn big_text(n: usize) -> Box<RawValue> {
+    static MADE: Mutex<BTreeMap<usize, Box<RawValue>>> = Mutex::new(BTreeMap::new());
+    let mut made = MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    made.entry(n)
+        .or_insert_with(|| {
+            let text = format!("\"{}\"", "x".repeat(n));
+            RawValue::from_string(text).expect("a JSON string")
+        })
+        .clone()
 }
 
 /// `ping`: a notification that counts itself in `pings`.

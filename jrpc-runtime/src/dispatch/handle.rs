@@ -213,9 +213,10 @@ impl Methods {
         }
     }
 
-    /// Answers a started request at once when its handler finishes in its first poll and nothing
-    /// is to be logged in its span: what a peer's loop tries before it gives a call a task of
-    /// its own. The request comes back, its handler polled once, when it has to wait.
+    /// Answers a started request at once when its handler finishes in its first poll (run in
+    /// the request's span when a subscriber records it): what a peer's loop tries before it
+    /// gives a call a task of its own. The request comes back, its handler polled once, when it
+    /// has to wait, with its span when that is recorded.
     pub(crate) fn run_once<'a>(&self, started: Started<'a>, ctx: &Context) -> FirstPoll<'a> {
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
         self.run_once_apart(started, ctx, &mut noop)
@@ -248,9 +249,6 @@ impl Methods {
         out: &mut Vec<u8>,
     ) -> FirstPoll<'a, ()> {
         let span = started.span(ctx);
-        if !span.is_disabled() {
-            return FirstPoll::Waiting(started, Some(span));
-        }
         let outcome = match &mut started.state {
             Stage::Done(answer, outcome) => {
                 if let Some(answer) = answer.take() {
@@ -264,9 +262,20 @@ impl Methods {
             }
             Stage::Running(_) => {
                 let start = out.len();
-                let output = match started.state.poll_once(cx, out) {
+                // Under a subscriber that records the span, the first poll runs in it as the
+                // later ones do: whether a call is answered at once (and so never counted in
+                // flight) does not depend on logging.
+                let polled = if span.is_disabled() {
+                    started.state.poll_once(cx, out)
+                } else {
+                    span.in_scope(|| started.state.poll_once(cx, out))
+                };
+                let output = match polled {
                     std::task::Poll::Ready(output) => output,
-                    std::task::Poll::Pending => return FirstPoll::Waiting(started, None),
+                    std::task::Poll::Pending => {
+                        let span = (!span.is_disabled()).then_some(span);
+                        return FirstPoll::Waiting(started, span);
+                    }
                 };
                 self.written(output, out, start, &started)
             }
@@ -431,9 +440,8 @@ impl<'a> Started<'a> {
 pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     /// It is answered (with nothing, for a notification).
     Answered(A),
-    /// Its handler waits, or its span is recorded (and all of it is to run in that span): the
-    /// request, and the span once made, to be run in a task of its own or joined with the
-    /// rest of its batch.
+    /// Its handler waits: the request, and its span when a subscriber records it (a request
+    /// has one span), to be run in a task of its own or joined with the rest of its batch.
     Waiting(Started<'a>, Option<tracing::Span>),
 }
 

@@ -74,6 +74,8 @@ pub(crate) struct Protocols {
     http2: http2::Builder<TokioExecutor>,
     header_read_timeout: Duration,
     free_idle_after: Option<Duration>,
+    /// How many times a connection of the server was parked.
+    parked: AtomicU64,
 }
 
 impl Protocols {
@@ -96,7 +98,13 @@ impl Protocols {
             http2,
             header_read_timeout,
             free_idle_after,
+            parked: AtomicU64::new(0),
         }
+    }
+
+    /// How many times a connection served with these protocols was parked.
+    pub(crate) fn parked(&self) -> u64 {
+        self.parked.load(Ordering::Relaxed)
     }
 }
 
@@ -176,6 +184,7 @@ where
             let Some(parts) = watch.serve(Box::pin(conn), &mut closing, &shutdown).await else {
                 return;
             };
+            protocols.parked.fetch_add(1, Ordering::Relaxed);
             let http1::Parts {
                 io: parked,
                 read_buf,

@@ -119,6 +119,14 @@ impl HttpServer {
         self.inner.ws.topics()
     }
 
+    /// How many times one of the server's HTTP/1.1 connections, idle for
+    /// [`free_idle_after`](HttpServerBuilder::free_idle_after), freed its buffers so far: what a
+    /// test of that setting counts.
+    #[doc(hidden)]
+    pub fn idle_frees(&self) -> u64 {
+        self.inner.protocols.parked()
+    }
+
     /// Accepts connections on `listener` and serves each in its own task, until a shutdown
     /// begins; then returns (dropping the listener), while the open connections drain.
     ///
