@@ -14,6 +14,8 @@
 //!   one by URL (`unix:` too); [`server`] holds what the servers share, the socket server and
 //!   topics.
 //! - [`mcp`] serves MCP's Streamable HTTP on those pieces.
+//! - [`Methods::layer`] puts tower layers around every call; [`layers`] has authorization and
+//!   rate and in-flight limits.
 //!
 //! ## Quick start
 //!
@@ -104,6 +106,7 @@ pub mod framing;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
+pub mod layers;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -153,9 +156,9 @@ pub use batch::{Batch, BatchAnswers, Slot};
 pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEncoding};
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{
-    Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Notifications, Observation,
-    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, SpanId, TraceContext,
-    TraceId, Whole,
+    Answer, Batches, BoxError, Call, CallService, Context, ErrorReport, FromParams, MethodDoc,
+    Methods, Notifications, Observation, Outcome, ParamDoc, ParamStructure, Params, SchemaDoc,
+    ServiceInfo, SpanId, TraceContext, TraceId, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{
