@@ -16,6 +16,7 @@ use futures_util::future::Either;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
 
+use super::auth::{BearerAuth, Grant, Refusal};
 use super::budget::Held;
 use super::config::ContextHook;
 use super::events::EventLog;
@@ -36,6 +37,14 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The future of [`RpcService`]'s `call`.
 pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+/// What a request goes through before it runs: the bearer token it must carry, and what the
+/// application adds to its context.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Admission {
+    pub(crate) auth: Option<BearerAuth>,
+    pub(crate) context_hook: Option<ContextHook>,
+}
 
 /// The JSON-RPC endpoint: answers a `POST` carrying a JSON-RPC body.
 ///
@@ -93,6 +102,8 @@ struct RpcShared {
     shutdown: Arc<Shutdown>,
     tags: Tags,
     context_hook: Option<ContextHook>,
+    /// What every request must carry, when set.
+    auth: Option<BearerAuth>,
     /// The connection settings of an SSE answer.
     streams: PeerConfig,
     /// Where SSE answers' events wait to be sent (none is kept after).
@@ -109,9 +120,10 @@ impl RpcService {
         budget: Arc<ServerBudget>,
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
-        context_hook: Option<ContextHook>,
+        admission: Admission,
         streams: PeerConfig,
     ) -> Self {
+        let Admission { auth, context_hook } = admission;
         Self {
             shared: Arc::new(RpcShared {
                 methods,
@@ -121,6 +133,7 @@ impl RpcService {
                 shutdown,
                 tags: Tags::default(),
                 context_hook,
+                auth,
                 streams,
                 log: EventLog::new(0),
                 next_stream: AtomicU64::new(0),
@@ -153,9 +166,11 @@ impl RpcService {
     }
 
     /// The context a request's handlers start from, over HTTP or (made once, of the upgrade
-    /// request) WebSocket: the transport, the request tag, the peer's address, the headers
-    /// `headers` makes of the request's (once `map_context` has read them), and what
+    /// request) WebSocket: the transport, the request tag, the peer's address, the identity
+    /// `bearer_auth` found (left in the request's extensions by [`admit`](Self::admit)), the
+    /// headers `headers` makes of the request's (once `map_context` has read them), and what
     /// `map_context` adds.
+    #[inline]
     pub(crate) fn context(
         &self,
         transport: Transport,
@@ -163,19 +178,41 @@ impl RpcService {
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
     ) -> Context {
-        let peer = self.peer_addr;
-        match &self.shared.context_hook {
-            None => Context::of_request(
-                transport,
-                peer,
-                Some(tag),
-                Some(headers(&mut parts.headers)),
-            ),
-            Some(hook) => {
-                let ctx = (hook.0)(parts, Context::of_request(transport, peer, Some(tag), None));
-                ctx.with_headers(headers(&mut parts.headers))
-            }
+        if self.shared.context_hook.is_none() && self.shared.auth.is_none() {
+            let headers = headers(&mut parts.headers);
+            return Context::of_request(transport, self.peer_addr, Some(tag), Some(headers));
         }
+        self.context_with(transport, parts, tag, headers)
+    }
+
+    /// [`context`](Self::context) with an identity or `map_context` to add.
+    #[cold]
+    fn context_with(
+        &self,
+        transport: Transport,
+        parts: &mut Parts,
+        tag: RequestTag,
+        headers: fn(&mut HeaderMap) -> HeaderMap,
+    ) -> Context {
+        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None);
+        if let Some(grant) = parts.extensions.get::<Grant>() {
+            ctx = grant.clone().apply(ctx);
+        }
+        if let Some(hook) = &self.shared.context_hook {
+            ctx = (hook.0)(parts, ctx);
+        }
+        ctx.with_headers(headers(&mut parts.headers))
+    }
+
+    /// Lets a request (or a WebSocket upgrade) through when it carries a token `bearer_auth`
+    /// takes, or when none is asked for: the identity the token gives goes in its extensions,
+    /// for [`context`](Self::context). Else the `401` that refuses it.
+    pub(crate) fn admit<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
+        if let Some(auth) = &self.shared.auth {
+            let grant = auth.check(req.headers())?;
+            req.extensions_mut().insert(grant);
+        }
+        Ok(())
     }
 
     /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
@@ -185,7 +222,7 @@ impl RpcService {
     /// twice, and the request whole beside its parts).
     fn answer<B>(
         self,
-        req: Request<B>,
+        mut req: Request<B>,
         tag: RequestTag,
         in_flight: Tracked,
     ) -> impl Future<Output = Response<ResponseBody>> + Send + 'static
@@ -194,6 +231,10 @@ impl RpcService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
+        // Checked before anything else of the request is: a refused body is never read.
+        if let Err(res) = self.admit(&mut req) {
+            return Either::Left(std::future::ready(unread_reply(&req, *res)));
+        }
         let posted = match *req.method() {
             Method::POST => post_body(req, self.shared.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
@@ -605,7 +646,7 @@ mod tests {
             ServerBudget::new(1 << 20),
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
-            None,
+            super::Admission::default(),
             sse::stream_config(
                 crate::peer::limits::Limits::new()
                     .max_message_size(max_message_size)
