@@ -6,8 +6,11 @@
 //! - `serve jrpc|floor`: an HTTP/1.1 server on 127.0.0.1 (jrpc's `HttpServer` with its defaults,
 //!   or the floor of `bench/src/floor/`, hyper 1 and typed serde_json) on a tokio runtime with one
 //!   worker thread; prints `listening PORT` and serves until its standard input closes;
-//! - `client PORT N`: N calls of `add`, one at a time, on one keep-alive connection (run natively,
-//!   not under callgrind), each answer checked.
+//!   `jrpc-layered` adds one no-op call layer, `jrpc-auth` bearer authentication and an
+//!   `Authorize` layer (the `layered` and `authorized` cases' tables): what each costs a call;
+//! - `client PORT N [PAUSE_US [--token]]`: N calls of `add`, one at a time, on one keep-alive
+//!   connection (run natively, not under callgrind), each answer checked; with `--token`, with
+//!   the bearer token `jrpc-auth` asks for.
 
 use std::hint::black_box;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -29,6 +32,9 @@ mod floor_http;
 
 type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
 
+/// The bearer token of the `jrpc-auth` server, which `client ... --token` sends.
+const TOKEN: &str = "gate-token-0123456789abcdef";
+
 /// The call the client sends, and the answer it expects (the id is written back as sent).
 const BODY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"add","params":[7,1]}"#;
 const RESULT: &str = r#""result":8"#;
@@ -39,10 +45,13 @@ fn main() -> Result<()> {
     match args[..] {
         ["count", n, case, side] => count(n.parse()?, case, side),
         ["serve", side] => serve(side),
-        ["client", port, n] => client(port.parse()?, n.parse()?, 0),
-        ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?),
+        ["client", port, n] => client(port.parse()?, n.parse()?, 0, false),
+        ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?, false),
+        ["client", port, n, pause, "--token"] => {
+            client(port.parse()?, n.parse()?, pause.parse()?, true)
+        }
         _ => Err(
-            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|floor | client PORT N".into(),
+            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|jrpc-layered|jrpc-auth|floor | client PORT N [PAUSE_US [--token]]".into(),
         ),
     }
 }
@@ -88,10 +97,18 @@ fn serve(side: &str) -> Result<()> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
         match side {
-            "jrpc" => {
-                use cases::Calc as _;
-                let server =
-                    jrpc_runtime::http::HttpServer::builder(cases::Impl.into_methods()).build()?;
+            "jrpc" | "jrpc-layered" | "jrpc-auth" => {
+                let methods = cases::table(match side {
+                    "jrpc-layered" => "layered",
+                    "jrpc-auth" => "authorized",
+                    _ => "positional",
+                });
+                let mut builder = jrpc_runtime::http::HttpServer::builder(methods);
+                if side == "jrpc-auth" {
+                    let tokens = [(TOKEN, "gate")];
+                    builder = builder.bearer_auth(jrpc_runtime::http::BearerAuth::tokens(tokens));
+                }
+                let server = builder.build()?;
                 tokio::spawn(async move { server.serve(listener).await });
             }
             "floor" => {
@@ -115,14 +132,20 @@ fn serve(side: &str) -> Result<()> {
     std::process::exit(0)
 }
 
-/// Makes `n` calls one at a time on one keep-alive connection, checking each answer.
-fn client(port: u16, n: usize, pause_us: u64) -> Result<()> {
+/// Makes `n` calls one at a time on one keep-alive connection (with [`TOKEN`] if `token`),
+/// checking each answer.
+fn client(port: u16, n: usize, pause_us: u64, token: bool) -> Result<()> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_nodelay(true)?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let authorization = if token {
+        format!("authorization: Bearer {TOKEN}\r\n")
+    } else {
+        String::new()
+    };
     let request = format!(
         "POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\n\r\n{BODY}",
+         {authorization}content-length: {}\r\n\r\n{BODY}",
         BODY.len()
     );
     let mut reader = BufReader::new(stream.try_clone()?);
