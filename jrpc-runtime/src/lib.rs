@@ -92,6 +92,8 @@
 //! - [`guide::transports`]: TLS, HTTP/2 and Unix sockets, and the decisions behind them.
 //! - [`guide::topics`]: notifications to groups of connections, in one process or across replicas.
 //! - [`guide::logs`]: what is logged at which level.
+//! - [`guide::around_calls`]: call layers, authorization and limits, bearer authentication,
+//!   cancellation and trace context: what runs around every call.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -141,6 +143,8 @@ pub mod guide {
     pub mod topics {}
     #[doc = include_str!("../docs/logs.md")]
     pub mod logs {}
+    #[doc = include_str!("../docs/around-calls.md")]
+    pub mod around_calls {}
 }
 
 /// The package README's example, compiled as a doc test.
