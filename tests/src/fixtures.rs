@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use jrpc_runtime::http::BearerAuth;
+use jrpc_runtime::layers::Authorize;
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc};
@@ -165,4 +167,79 @@ pub fn gate(methods: &mut Methods, gate: &Arc<Gate>) {
             }
         })
         .unwrap();
+}
+
+/// What [`guarded`]'s layer saw: each call's method and id (`None` for a notification), in the
+/// order it saw them.
+pub type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// A batch for a [`guarded`] table: a call of `add`, a call of `secret` (refused), and a
+/// notification of `add`.
+pub const GUARDED_BATCH: &str = concat!(
+    r#"[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},"#,
+    r#"{"jsonrpc":"2.0","method":"secret","id":2},"#,
+    r#"{"jsonrpc":"2.0","method":"add","params":[3,4]}]"#,
+);
+
+/// The answer to [`GUARDED_BATCH`].
+pub const GUARDED_ANSWER: &str = concat!(
+    r#"[{"jsonrpc":"2.0","result":3,"id":1},"#,
+    r#"{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden","data":{"method":"secret"}},"id":2}]"#,
+);
+
+/// What [`guarded`]'s layer sees of [`GUARDED_BATCH`].
+pub fn guarded_batch_seen() -> Vec<(String, Option<String>)> {
+    vec![
+        ("add".to_owned(), Some("1".to_owned())),
+        ("secret".to_owned(), Some("2".to_owned())),
+        ("add".to_owned(), None),
+    ]
+}
+
+/// `add` and `secret`, behind a call layer that records every call it sees and refuses
+/// `secret` (`-32003`): what shows that a transport runs the layers for each element of a batch.
+pub fn guarded(methods: &mut Methods) -> Seen {
+    add(methods);
+    methods
+        .register("secret", &[], |(): (), _| async {
+            Ok::<_, RpcError>("leaked")
+        })
+        .unwrap();
+    let seen = Seen::default();
+    let sink = Arc::clone(&seen);
+    methods.layer(Authorize::new(move |method, ctx: &Context| {
+        let id = ctx.id().map(ToString::to_string);
+        sink.lock().unwrap().push((method.to_owned(), id));
+        method != "secret"
+    }));
+    seen
+}
+
+/// What a bearer token of [`access`] gives.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Access {
+    /// Every method.
+    Full,
+    /// Every method but `write`.
+    Read,
+}
+
+/// `whoami` (the [`Access`] in the context, shown as `Some(Read)`) and `write`, which an
+/// `Authorize` layer lets only [`Access::Full`] call; and the bearer authentication that gives
+/// the tokens `full` and `read` their access.
+pub fn access(methods: &mut Methods) -> BearerAuth {
+    methods
+        .register("whoami", &[], |(): (), ctx: Context| async move {
+            Ok::<_, RpcError>(format!("{:?}", ctx.extension::<Access>()))
+        })
+        .unwrap();
+    methods
+        .register("write", &[], |(): (), _| async {
+            Ok::<_, RpcError>("written")
+        })
+        .unwrap();
+    methods.layer(Authorize::new(|method, ctx: &Context| {
+        ctx.extension::<Access>() == Some(&Access::Full) || method != "write"
+    }));
+    BearerAuth::tokens([("full", Access::Full), ("read", Access::Read)])
 }

@@ -3,13 +3,15 @@
 //! - `count N CASE jrpc|floor`: one in-process case of the dispatch bench
 //!   (`jrpc-runtime/benches/cases/`) N times: `Methods::handle`, or the bare typed serde_json
 //!   work that answers the same body;
-//! - `serve jrpc|observed|floor`: an HTTP server on 127.0.0.1 (jrpc's `HttpServer` with its
-//!   defaults, the same with an observer hook on its table, or the floor of `bench/src/floor/`,
-//!   hyper 1 and typed serde_json) on a tokio runtime with one worker thread; prints
-//!   `listening PORT` and serves until its standard input closes;
-//! - `client PORT N [PAUSE]`: N calls of `add`, one at a time, on one keep-alive HTTP/1.1
-//!   connection (run natively, not under callgrind), each answer checked, a pause of PAUSE µs
-//!   before each;
+//! - `serve jrpc|observed|jrpc-layered|jrpc-auth|floor`: an HTTP server on 127.0.0.1 (jrpc's
+//!   `HttpServer` with its defaults, the same with an observer hook on its table, or the floor of
+//!   `bench/src/floor/`, hyper 1 and typed serde_json) on a tokio runtime with one worker thread;
+//!   prints `listening PORT` and serves until its standard input closes; `jrpc-layered` adds one
+//!   no-op call layer, `jrpc-auth` bearer authentication and an `Authorize` layer (the `layered`
+//!   and `authorized` cases' tables): what each costs a call;
+//! - `client PORT N [PAUSE_US [--token]]`: N calls of `add`, one at a time, on one keep-alive
+//!   HTTP/1.1 connection (run natively, not under callgrind), each answer checked, a pause of
+//!   PAUSE µs before each; with `--token`, with the bearer token `jrpc-auth` asks for;
 //! - `h2client PORT N [PAUSE]`: the same over one HTTP/2 connection with prior knowledge (h2c),
 //!   one stream at a time.
 
@@ -33,6 +35,9 @@ mod floor_http;
 
 type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
 
+/// The bearer token of the `jrpc-auth` server, which `client ... --token` sends.
+const TOKEN: &str = "gate-token-0123456789abcdef";
+
 /// The call the client sends, and the answer it expects (the id is written back as sent).
 const BODY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"add","params":[7,1]}"#;
 const RESULT: &str = r#""result":8"#;
@@ -43,11 +48,14 @@ fn main() -> Result<()> {
     match args[..] {
         ["count", n, case, side] => count(n.parse()?, case, side),
         ["serve", side] => serve(side),
-        ["client", port, n] => client(port.parse()?, n.parse()?, 0),
-        ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?),
+        ["client", port, n] => client(port.parse()?, n.parse()?, 0, false),
+        ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?, false),
+        ["client", port, n, pause, "--token"] => {
+            client(port.parse()?, n.parse()?, pause.parse()?, true)
+        }
         ["h2client", port, n, pause] => h2client(port.parse()?, n.parse()?, pause.parse()?),
         _ => Err(
-            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|observed|floor | client|h2client PORT N PAUSE"
+            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|observed|jrpc-layered|jrpc-auth|floor | client PORT N [PAUSE_US [--token]] | h2client PORT N PAUSE_US"
                 .into(),
         ),
     }
@@ -96,9 +104,19 @@ fn serve(side: &str) -> Result<()> {
         match side {
             // `observed`: jrpc's server with an observer hook on its table, reading each
             // call's `elapsed` (what the hook costs a network call).
-            "jrpc" | "observed" => {
-                let table = cases::table(if side == "observed" { "observed" } else { "" });
-                let server = jrpc_runtime::http::HttpServer::builder(table).build()?;
+            "jrpc" | "observed" | "jrpc-layered" | "jrpc-auth" => {
+                let methods = cases::table(match side {
+                    "observed" => "observed",
+                    "jrpc-layered" => "layered",
+                    "jrpc-auth" => "authorized",
+                    _ => "",
+                });
+                let mut builder = jrpc_runtime::http::HttpServer::builder(methods);
+                if side == "jrpc-auth" {
+                    let tokens = [(TOKEN, "gate")];
+                    builder = builder.bearer_auth(jrpc_runtime::http::BearerAuth::tokens(tokens));
+                }
+                let server = builder.build()?;
                 tokio::spawn(async move { server.serve(listener).await });
             }
             "floor" => {
@@ -128,14 +146,20 @@ fn serve(side: &str) -> Result<()> {
     std::process::exit(0)
 }
 
-/// Makes `n` calls one at a time on one keep-alive connection, checking each answer.
-fn client(port: u16, n: usize, pause_us: u64) -> Result<()> {
+/// Makes `n` calls one at a time on one keep-alive connection (with [`TOKEN`] if `token`),
+/// checking each answer.
+fn client(port: u16, n: usize, pause_us: u64, token: bool) -> Result<()> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_nodelay(true)?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let authorization = if token {
+        format!("authorization: Bearer {TOKEN}\r\n")
+    } else {
+        String::new()
+    };
     let request = format!(
         "POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\n\r\n{BODY}",
+         {authorization}content-length: {}\r\n\r\n{BODY}",
         BODY.len()
     );
     let mut reader = BufReader::new(stream.try_clone()?);

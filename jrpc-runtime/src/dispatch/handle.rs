@@ -65,6 +65,9 @@ impl Methods {
         let id = req.id.map(id_of);
         let state = 'done: {
             let ctx = ctx.for_request(id.clone());
+            if let Some(layers) = &self.inner.layers {
+                break 'done Stage::Running(self.layered(layers, &req.method, req.params, ctx));
+            }
             let fut = match self.inner.table.get(&*req.method) {
                 Some(entry) => {
                     let handler = &*entry.handler;
@@ -115,7 +118,8 @@ impl Methods {
 
     /// A request read from `body` with its params in one pass, its handler started; `None` when
     /// it is not read so, and must be read as usual, and for a request naming `except` (a peer's
-    /// cancellation notice, which never reaches a handler).
+    /// cancellation notice, which never reaches a handler). On a table with call layers (which
+    /// see the raw params) the request is read as usual here, and goes through them.
     #[inline]
     pub(crate) fn start_body<'a>(
         &self,
@@ -123,6 +127,9 @@ impl Methods {
         ctx: &Context,
         except: Option<&str>,
     ) -> Option<Started<'a>> {
+        if self.inner.layers.is_some() {
+            return self.start_body_layered(body, ctx, except);
+        }
         let method = incoming::peek_method(body)?;
         if except == Some(method) {
             return None;
@@ -340,16 +347,7 @@ impl Methods {
                 }
                 return Outcome::Success;
             }
-            Err(Failure::Rpc(err)) if err.code().is_reserved() => {
-                let reason = format!("handler answered the reserved code {}: {err}", err.code());
-                self.report(&started.method, started.id.as_ref(), &reason);
-                RpcError::internal()
-            }
-            Err(Failure::Rpc(err)) => err,
-            Err(Failure::Internal(reason)) => {
-                self.report(&started.method, started.id.as_ref(), &reason);
-                RpcError::internal()
-            }
+            Err(failure) => self.failed(failure, &started.method, started.id.as_ref()),
         };
         // A panic while the result was written may have left part of it.
         out.truncate(start);
@@ -357,6 +355,24 @@ impl Methods {
             write::error(out, &err, raw_id);
         }
         Outcome::Error(err.code())
+    }
+
+    /// The error a failed call is answered with: the handler's own, unless its code is reserved;
+    /// a layer's as it is; `-32603` for anything internal, whose reason is reported.
+    #[cold]
+    pub(super) fn failed(&self, failure: Failure, method: &str, id: Option<&Id>) -> RpcError {
+        match failure {
+            Failure::Rpc(err) if err.code().is_reserved() => {
+                let reason = format!("handler answered the reserved code {}: {err}", err.code());
+                self.report(method, id, &reason);
+                RpcError::internal()
+            }
+            Failure::Rpc(err) | Failure::Answered(err) => err,
+            Failure::Internal(reason) => {
+                self.report(method, id, &reason);
+                RpcError::internal()
+            }
+        }
     }
 
     /// Reports an internal failure and answers `-32603` with no detail.
@@ -375,7 +391,7 @@ impl Methods {
 
     /// Logs an internal failure and tells the error hook.
     #[cold]
-    fn report(&self, method: &str, id: Option<&Id>, reason: &str) {
+    pub(super) fn report(&self, method: &str, id: Option<&Id>, reason: &str) {
         tracing::error!(method, id = ?id, reason, "request failed");
         if let Some(hook) = &self.inner.on_error {
             hook(&ErrorReport { method, id, reason });
@@ -446,7 +462,7 @@ pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
 }
 
 /// Where a request stands once started.
-enum Stage {
+pub(super) enum Stage {
     /// Its handler's call, to run.
     Running(BoxCall),
     /// Answered already (with nothing, for a notification), with this outcome.
@@ -481,7 +497,7 @@ impl Stage {
 
 /// Runs a request's call with panics contained and the deadline applied, its result written to
 /// `out`.
-async fn run_call(
+pub(super) async fn run_call(
     state: &mut Stage,
     out: &mut Vec<u8>,
     deadline: Option<tokio::time::Instant>,
@@ -497,7 +513,7 @@ async fn run_call(
 }
 
 /// Why a handler that panicked failed, for the log and the error hook.
-fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
+pub(super) fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
     format!("handler panicked: {}", panic_message(panic))
 }
 

@@ -249,10 +249,14 @@ impl Router {
     /// `tag` is the request's `x-request-id` (taken or made up), which is echoed on the reply.
     ///
     /// The upgrade goes to the public [`WsServer::upgrade_with`], with the context the endpoint
-    /// makes of the upgrade request (so `map_context` applies) and the connection's
+    /// makes of the upgrade request (so `map_context` applies, and the identity `bearer_auth`
+    /// found; without one the upgrade is answered `401`) and the connection's
     /// `max_connections` permit, which the socket keeps until it closes.
     #[cfg(feature = "ws")]
-    fn websocket(&self, req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
+    fn websocket(&self, mut req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
+        if let Err(res) = self.endpoint.admit(&mut req) {
+            return super::service::unread_reply(&req, *res);
+        }
         let (mut parts, body) = req.into_parts();
         let copied = |headers: &mut ::http::HeaderMap| crate::context::copied(headers);
         let ctx = self

@@ -19,6 +19,7 @@ use futures_util::future::Either;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
 
+use super::auth::{BearerAuth, Grant, Refusal};
 use super::budget::Held;
 use super::config::ContextHook;
 use super::events::EventLog;
@@ -39,6 +40,14 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The future of [`RpcService`]'s `call`.
 pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+/// What a request goes through before it runs: the bearer token it must carry, and what the
+/// application adds to its context.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Admission {
+    pub(crate) auth: Option<BearerAuth>,
+    pub(crate) context_hook: Option<ContextHook>,
+}
 
 /// The JSON-RPC endpoint: answers a `POST` carrying a JSON-RPC body.
 ///
@@ -99,6 +108,8 @@ struct RpcShared {
     shutdown: Arc<Shutdown>,
     tags: Tags,
     context_hook: Option<ContextHook>,
+    /// What every request must carry, when set.
+    auth: Option<BearerAuth>,
     /// The connection settings of an SSE answer.
     streams: PeerConfig,
     /// Where SSE answers' events wait to be sent (none is kept after).
@@ -115,9 +126,10 @@ impl RpcService {
         budget: Arc<ServerBudget>,
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
-        context_hook: Option<ContextHook>,
+        admission: Admission,
         streams: PeerConfig,
     ) -> Self {
+        let Admission { auth, context_hook } = admission;
         Self {
             shared: Arc::new(RpcShared {
                 methods,
@@ -127,6 +139,7 @@ impl RpcService {
                 shutdown,
                 tags: Tags::default(),
                 context_hook,
+                auth,
                 streams,
                 log: EventLog::new(0),
                 next_stream: AtomicU64::new(0),
@@ -166,10 +179,12 @@ impl RpcService {
     }
 
     /// The context a WebSocket's calls start from, made once of the upgrade request: the
-    /// transport, the request tag, the peer's address, the headers `headers` makes of the
+    /// transport, the request tag, the peer's address, the identity `bearer_auth` found (left in
+    /// the request's extensions by [`admit`](Self::admit)), the headers `headers` makes of the
     /// request's (once `map_context` has read them), and what `map_context` adds. (An HTTP
     /// request's is made in [`answer`](Self::answer).)
     #[cfg(feature = "ws")]
+    #[inline]
     pub(crate) fn context(
         &self,
         transport: Transport,
@@ -177,19 +192,42 @@ impl RpcService {
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
     ) -> Context {
-        let peer = self.peer_addr;
-        match &self.shared.context_hook {
-            None => Context::of_request(
-                transport,
-                peer,
-                Some(tag),
-                Some(headers(&mut parts.headers)),
-            ),
-            Some(hook) => {
-                let ctx = (hook.0)(parts, Context::of_request(transport, peer, Some(tag), None));
-                ctx.with_headers(headers(&mut parts.headers))
-            }
+        if self.shared.context_hook.is_none() && self.shared.auth.is_none() {
+            let headers = headers(&mut parts.headers);
+            return Context::of_request(transport, self.peer_addr, Some(tag), Some(headers));
         }
+        self.context_with(transport, parts, tag, headers)
+    }
+
+    /// [`context`](Self::context) with an identity or `map_context` to add.
+    #[cfg(feature = "ws")]
+    #[cold]
+    fn context_with(
+        &self,
+        transport: Transport,
+        parts: &mut Parts,
+        tag: RequestTag,
+        headers: fn(&mut HeaderMap) -> HeaderMap,
+    ) -> Context {
+        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None);
+        if let Some(grant) = parts.extensions.get::<Grant>() {
+            ctx = grant.clone().apply(ctx);
+        }
+        if let Some(hook) = &self.shared.context_hook {
+            ctx = (hook.0)(parts, ctx);
+        }
+        ctx.with_headers(headers(&mut parts.headers))
+    }
+
+    /// Lets a request (or a WebSocket upgrade) through when it carries a token `bearer_auth`
+    /// takes, or when none is asked for: the identity the token gives goes in its extensions,
+    /// for [`context`](Self::context). Else the `401` that refuses it.
+    pub(crate) fn admit<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
+        if let Some(auth) = &self.shared.auth {
+            let grant = auth.check(req.headers())?;
+            req.extensions_mut().insert(grant);
+        }
+        Ok(())
     }
 
     /// The value of the `x-request-id` of a reply to a request of `version` tagged `tag`.
@@ -215,7 +253,7 @@ impl RpcService {
     /// twice, and the request whole beside its parts).
     fn answer<B>(
         self,
-        req: Request<B>,
+        mut req: Request<B>,
         tag: RequestTag,
         in_flight: Tracked,
     ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static
@@ -227,6 +265,11 @@ impl RpcService {
         // The reply's `x-request-id`, set where the reply is made: a future around this one to
         // set it would move the reply once more, and poll one more layer.
         let reply_tag = self.reply_tag(&tag, req.version());
+        // Checked before anything else of the request is: a refused body is never read.
+        if let Err(res) = self.admit(&mut req) {
+            let res = unread_reply(&req, *res);
+            return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag))));
+        }
         let posted = match *req.method() {
             Method::POST => post_checked(&req, self.shared.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
@@ -236,6 +279,11 @@ impl RpcService {
             Err(res) => return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag)))),
         };
         let (mut parts, body) = req.into_parts();
+        // The identity a bearer token gave, which `admit` left in the request's extensions.
+        let grant = match self.shared.auth {
+            Some(_) => parts.extensions.remove::<Grant>(),
+            None => None,
+        };
         // The context is made here, so that the future holds it rather than what it is made of.
         // `map_context` runs once the body is read, reading the request's parts before the
         // context takes the headers: only then are the parts kept (boxed, so that a request's
@@ -245,7 +293,10 @@ impl RpcService {
             None => (Some(std::mem::take(&mut parts.headers)), None),
             Some(_) => (None, Some(Box::new(parts))),
         };
-        let ctx = Context::of_request(Transport::Http, self.peer_addr, Some(tag), headers);
+        let mut ctx = Context::of_request(Transport::Http, self.peer_addr, Some(tag), headers);
+        if let Some(grant) = grant {
+            ctx = grant.apply(ctx);
+        }
         Either::Right(async move {
             let res = 'answered: {
                 let (limit, timeout) = (shared.max_message_size, shared.body_read_timeout);
@@ -665,7 +716,7 @@ mod tests {
             ServerBudget::new(1 << 20),
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
-            None,
+            super::Admission::default(),
             sse::stream_config(
                 crate::peer::limits::Limits::new()
                     .max_message_size(max_message_size)

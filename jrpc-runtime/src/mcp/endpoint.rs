@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::dispatch::Methods;
+use crate::http::auth::Grant;
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
@@ -140,7 +141,7 @@ impl McpService {
     /// is ready.
     async fn serve<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
         &self,
-        req: Request<B>,
+        mut req: Request<B>,
         tag: &RequestTag,
         in_flight: crate::server::Tracked,
     ) -> Response<ResponseBody> {
@@ -151,6 +152,14 @@ impl McpService {
             .or_else(|| check_version(req.headers(), &settings.protocol_versions))
         {
             return unread_reply(&req, res);
+        }
+        // Every method asks for the token, before a body is read; the identity it gives goes
+        // with the request's head to where its context is made.
+        if let Some(auth) = &settings.auth {
+            match auth.check(req.headers()) {
+                Ok(grant) => req.extensions_mut().insert(grant),
+                Err(res) => return unread_reply(&req, *res),
+            };
         }
         match *req.method() {
             Method::POST => {}
@@ -228,6 +237,11 @@ impl McpService {
         let mut ctx = crate::dispatch::Context::new(Transport::Http)
             .with_tag(tag.clone())
             .with_headers(parts.headers);
+        if shared.settings.auth.is_some()
+            && let Some(grant) = parts.extensions.get::<Grant>().cloned()
+        {
+            ctx = grant.apply(ctx);
+        }
         if let Some(addr) = self.peer_addr {
             ctx = ctx.with_peer_addr(addr);
         }
