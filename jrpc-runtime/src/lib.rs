@@ -14,6 +14,8 @@
 //!   one by URL (`unix:` too); [`server`] holds what the servers share, the socket server and
 //!   topics.
 //! - [`mcp`] serves MCP, both protocol eras, over stdio and (with `http`) Streamable HTTP.
+//! - [`Methods::layer`] puts tower layers around every call; [`layers`] has authorization and
+//!   rate and in-flight limits.
 //!
 //! ## Quick start
 //!
@@ -89,7 +91,9 @@
 //! - [`guide::limits`]: one name per setting, and how memory is bounded.
 //! - [`guide::transports`]: TLS, HTTP/2 and Unix sockets, and the decisions behind them.
 //! - [`guide::topics`]: notifications to groups of connections, in one process or across replicas.
-//! - [`guide::logs`]: what is logged at which level.
+//! - [`guide::logs`]: what is logged at which level, and the observer hook for metrics.
+//! - [`guide::around_calls`]: call layers, authorization and limits, bearer authentication,
+//!   cancellation and trace context: what runs around every call.
 //! - [`guide::mcp`]: MCP in both protocol eras: tools from a service, resources, prompts,
 //!   questions to the client, changes, and the transports (feature `mcp`).
 #![warn(missing_docs)]
@@ -106,6 +110,7 @@ pub mod framing;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
+pub mod layers;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -140,6 +145,8 @@ pub mod guide {
     pub mod topics {}
     #[doc = include_str!("../docs/logs.md")]
     pub mod logs {}
+    #[doc = include_str!("../docs/around-calls.md")]
+    pub mod around_calls {}
     #[cfg(all(feature = "mcp", feature = "macros"))]
     #[doc = include_str!("../docs/mcp.md")]
     pub mod mcp {}
@@ -158,9 +165,9 @@ pub use batch::{Batch, BatchAnswers, Slot};
 pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEncoding};
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{
-    Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Notifications, Observation,
-    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, SpanId, TraceContext,
-    TraceId, Whole,
+    Answer, Batches, BoxError, Call, CallService, Context, ErrorReport, FromParams, MethodDoc,
+    Methods, Notifications, Observation, Outcome, ParamDoc, ParamStructure, Params, SchemaDoc,
+    ServiceInfo, SpanId, TraceContext, TraceId, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{

@@ -64,6 +64,10 @@ impl Methods {
         let Batches::UpTo(max) = self.inner.batches else {
             return None;
         };
+        // Call layers see each element's raw params: the elements are read as usual.
+        if self.inner.layers.is_some() {
+            return None;
+        }
         let method = incoming::peek_batch_method(body)?;
         let handler = &*self.inner.table.get(method)?.handler;
         let max = max.min(self.inner.batch_concurrency.get());

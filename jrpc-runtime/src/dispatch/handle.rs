@@ -69,6 +69,9 @@ impl Methods {
     ///
     /// # Errors
     ///
+    /// On a table with call layers ([`layer`](Self::layer)) the call goes through them, as a
+    /// request's would.
+    ///
     /// `-32601` for a method not in the table (the fallback is not asked), `-32602` for params
     /// that do not decode, the handler's own error as it gave it, and `-32603` (its reason
     /// reported as for any request) for a panic, a timeout or a result that could not be
@@ -84,12 +87,16 @@ impl Methods {
             .table
             .get(method)
             .ok_or_else(RpcError::method_not_found)?;
-        let handler = &*entry.handler;
-        let started =
-            std::panic::catch_unwind(AssertUnwindSafe(|| handler.start(params, ctx.clone())));
-        let call = match started {
-            Ok(started) => started?,
-            Err(panic) => return Err(self.invoke_failed(method, ctx, &panicked(&*panic))),
+        let call = if let Some(layers) = &self.inner.layers {
+            self.layered(layers, method, params, ctx.clone())
+        } else {
+            let handler = &*entry.handler;
+            let started =
+                std::panic::catch_unwind(AssertUnwindSafe(|| handler.start(params, ctx.clone())));
+            match started {
+                Ok(started) => started?,
+                Err(panic) => return Err(self.invoke_failed(method, ctx, &panicked(&*panic))),
+            }
         };
         let mut state = Stage::Running(call);
         let mut out = Vec::new();
@@ -101,7 +108,7 @@ impl Methods {
                     .and_then(|text| RawValue::from_string(text).ok())
                     .ok_or_else(|| self.invoke_failed(method, ctx, "result is not JSON text"))
             }
-            Err(Failure::Rpc(err)) => Err(err),
+            Err(Failure::Rpc(err) | Failure::Answered(err)) => Err(err),
             Err(Failure::Internal(reason)) => Err(self.invoke_failed(method, ctx, &reason)),
         }
     }
@@ -135,6 +142,9 @@ impl Methods {
         let id = req.id.map(id_of);
         let state = 'done: {
             let ctx = ctx.for_request(id.clone());
+            if let Some(layers) = &self.inner.layers {
+                break 'done Stage::Running(self.layered(layers, &req.method, req.params, ctx));
+            }
             let fut = match self.inner.table.get(&*req.method) {
                 Some(entry) => {
                     let handler = &*entry.handler;
@@ -185,7 +195,8 @@ impl Methods {
 
     /// A request read from `body` with its params in one pass, its handler started; `None` when
     /// it is not read so, and must be read as usual, and for a request naming `except` (a peer's
-    /// cancellation notice, which never reaches a handler).
+    /// cancellation notice, which never reaches a handler). On a table with call layers (which
+    /// see the raw params) the request is read as usual here, and goes through them.
     #[inline]
     pub(crate) fn start_body<'a>(
         &self,
@@ -193,6 +204,9 @@ impl Methods {
         ctx: &Context,
         except: Option<&str>,
     ) -> Option<Started<'a>> {
+        if self.inner.layers.is_some() {
+            return self.start_body_layered(body, ctx, except);
+        }
         let method = incoming::peek_method(body)?;
         if except == Some(method) {
             return None;
@@ -283,9 +297,10 @@ impl Methods {
         }
     }
 
-    /// Answers a started request at once when its handler finishes in its first poll and nothing
-    /// is to be logged in its span: what a peer's loop tries before it gives a call a task of
-    /// its own. The request comes back, its handler polled once, when it has to wait.
+    /// Answers a started request at once when its handler finishes in its first poll (run in
+    /// the request's span when a subscriber records it): what a peer's loop tries before it
+    /// gives a call a task of its own. The request comes back, its handler polled once, when it
+    /// has to wait, with its span when that is recorded.
     pub(crate) fn run_once<'a>(&self, started: Started<'a>, ctx: &Context) -> FirstPoll<'a> {
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
         self.run_once_apart(started, ctx, &mut noop)
@@ -318,9 +333,6 @@ impl Methods {
         out: &mut Vec<u8>,
     ) -> FirstPoll<'a, ()> {
         let span = started.span(ctx);
-        if !span.is_disabled() {
-            return FirstPoll::Waiting(started, Some(span));
-        }
         let outcome = match &mut started.state {
             Stage::Done(answer, outcome) => {
                 if let Some(answer) = answer.take() {
@@ -334,9 +346,20 @@ impl Methods {
             }
             Stage::Running(_) => {
                 let start = out.len();
-                let output = match started.state.poll_once(cx, out) {
+                // Under a subscriber that records the span, the first poll runs in it as the
+                // later ones do: whether a call is answered at once (and so never counted in
+                // flight) does not depend on logging.
+                let polled = if span.is_disabled() {
+                    started.state.poll_once(cx, out)
+                } else {
+                    span.in_scope(|| started.state.poll_once(cx, out))
+                };
+                let output = match polled {
                     std::task::Poll::Ready(output) => output,
-                    std::task::Poll::Pending => return FirstPoll::Waiting(started, None),
+                    std::task::Poll::Pending => {
+                        let span = (!span.is_disabled()).then_some(span);
+                        return FirstPoll::Waiting(started, span);
+                    }
                 };
                 self.written(output, out, start, &started)
             }
@@ -401,16 +424,7 @@ impl Methods {
                 }
                 return Outcome::Success;
             }
-            Err(Failure::Rpc(err)) if err.code().is_reserved() && !err.is_by_runtime() => {
-                let reason = format!("handler answered the reserved code {}: {err}", err.code());
-                self.report(&started.method, started.id.as_ref(), &reason);
-                RpcError::internal()
-            }
-            Err(Failure::Rpc(err)) => err,
-            Err(Failure::Internal(reason)) => {
-                self.report(&started.method, started.id.as_ref(), &reason);
-                RpcError::internal()
-            }
+            Err(failure) => self.failed(failure, &started.method, started.id.as_ref()),
         };
         // A panic while the result was written may have left part of it.
         out.truncate(start);
@@ -418,6 +432,24 @@ impl Methods {
             write::error(out, &err, raw_id);
         }
         Outcome::Error(err.code())
+    }
+
+    /// The error a failed call is answered with: the handler's own, unless its code is reserved;
+    /// a layer's as it is; `-32603` for anything internal, whose reason is reported.
+    #[cold]
+    pub(super) fn failed(&self, failure: Failure, method: &str, id: Option<&Id>) -> RpcError {
+        match failure {
+            Failure::Rpc(err) if err.code().is_reserved() && !err.is_by_runtime() => {
+                let reason = format!("handler answered the reserved code {}: {err}", err.code());
+                self.report(method, id, &reason);
+                RpcError::internal()
+            }
+            Failure::Rpc(err) | Failure::Answered(err) => err,
+            Failure::Internal(reason) => {
+                self.report(method, id, &reason);
+                RpcError::internal()
+            }
+        }
     }
 
     /// Reports an internal failure and answers `-32603` with no detail.
@@ -436,7 +468,7 @@ impl Methods {
 
     /// Logs an internal failure and tells the error hook.
     #[cold]
-    fn report(&self, method: &str, id: Option<&Id>, reason: &str) {
+    pub(super) fn report(&self, method: &str, id: Option<&Id>, reason: &str) {
         tracing::error!(method, id = ?id, reason, "request failed");
         if let Some(hook) = &self.inner.on_error {
             hook(&ErrorReport { method, id, reason });
@@ -501,14 +533,13 @@ impl<'a> Started<'a> {
 pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     /// It is answered (with nothing, for a notification).
     Answered(A),
-    /// Its handler waits, or its span is recorded (and all of it is to run in that span): the
-    /// request, and the span once made, to be run in a task of its own or joined with the
-    /// rest of its batch.
+    /// Its handler waits: the request, and its span when a subscriber records it (a request
+    /// has one span), to be run in a task of its own or joined with the rest of its batch.
     Waiting(Started<'a>, Option<tracing::Span>),
 }
 
 /// Where a request stands once started.
-enum Stage {
+pub(super) enum Stage {
     /// Its handler's call, to run.
     Running(BoxCall),
     /// Answered already (with nothing, for a notification), with this outcome.
@@ -543,7 +574,7 @@ impl Stage {
 
 /// Runs a request's call with panics contained and the deadline applied, its result written to
 /// `out`.
-async fn run_call(
+pub(super) async fn run_call(
     state: &mut Stage,
     out: &mut Vec<u8>,
     deadline: Option<tokio::time::Instant>,
@@ -559,7 +590,7 @@ async fn run_call(
 }
 
 /// Why a handler that panicked failed, for the log and the error hook.
-fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
+pub(super) fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
     format!("handler panicked: {}", panic_message(panic))
 }
 

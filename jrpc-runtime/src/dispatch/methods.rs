@@ -24,7 +24,7 @@ use crate::wire::{RawId, incoming, write};
 /// A handler's work, started: polled until it is done, its result then written where the answer
 /// goes (so that a batch's answers are written into the batch's buffer, none in a buffer of its
 /// own).
-pub(super) trait Call: Send {
+pub(super) trait Work: Send {
     /// Polls the handler; once it is done, appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and
     /// its result to `out`, or gives why it failed (what it wrote of the result is then the
     /// caller's to take back).
@@ -35,8 +35,8 @@ pub(super) trait Call: Send {
     ) -> Poll<Output>;
 }
 
-/// Every handler's future is a [`Call`]: its result is encoded as it finishes.
-impl<Fut, T, E> Call for Fut
+/// Every handler's future is [`Work`]: its result is encoded as it finishes.
+impl<Fut, T, E> Work for Fut
 where
     Fut: Future<Output = Result<T, E>> + Send,
     T: Serialize,
@@ -53,7 +53,7 @@ where
 }
 
 /// A handler's call, its type erased.
-pub(super) type BoxCall = Pin<Box<dyn Call>>;
+pub(super) type BoxCall = Pin<Box<dyn Work>>;
 
 /// What a handler's call ends with: its result written, or why it failed.
 pub(super) type Output = Result<(), Failure>;
@@ -230,6 +230,9 @@ pub(super) enum Failure {
     Rpc(RpcError),
     /// Something the client must not see the details of: answered `-32603`, reported to the hook.
     Internal(String),
+    /// An error a call layer answered, or the dispatch's own below the layers: sent as it is,
+    /// whatever its code.
+    Answered(RpcError),
 }
 
 /// Elements of one batch running at once, unless set: as many calls as a connection runs at once
@@ -295,6 +298,8 @@ pub(super) struct Inner {
     pub(super) batch_concurrency: NonZeroUsize,
     pub(super) handler_timeout: Option<Duration>,
     pub(super) in_process: Context,
+    /// The call layers every request goes through; `None` while there are none.
+    pub(super) layers: Option<super::layer::Stack>,
 }
 
 /// One method of the table.
@@ -340,6 +345,7 @@ impl Methods {
                 batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
                 handler_timeout: None,
                 in_process: Context::new(Transport::InProcess),
+                layers: None,
             }),
         }
     }

@@ -74,6 +74,8 @@ pub(crate) struct Protocols {
     http2: http2::Builder<TokioExecutor>,
     header_read_timeout: Duration,
     free_idle_after: Option<Duration>,
+    /// How many times a connection of the server was parked.
+    parked: AtomicU64,
 }
 
 impl Protocols {
@@ -96,7 +98,13 @@ impl Protocols {
             http2,
             header_read_timeout,
             free_idle_after,
+            parked: AtomicU64::new(0),
         }
+    }
+
+    /// How many times a connection served with these protocols was parked.
+    pub(crate) fn parked(&self) -> u64 {
+        self.parked.load(Ordering::Relaxed)
     }
 }
 
@@ -176,6 +184,7 @@ where
             let Some(parts) = watch.serve(Box::pin(conn), &mut closing, &shutdown).await else {
                 return;
             };
+            protocols.parked.fetch_add(1, Ordering::Relaxed);
             let http1::Parts {
                 io: parked,
                 read_buf,
@@ -324,23 +333,30 @@ where
     type Output = Result<Response<ResponseBody>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Ok(res) = std::task::ready!(self.inner.poll_unpin(cx));
-        let Some(activity) = self.activity.take() else {
-            return Poll::Ready(Ok(res));
+        // The answer is returned as it came, not taken apart and put together again: each
+        // would copy it.
+        let answered = self.inner.poll_unpin(cx);
+        let Poll::Ready(Ok(res)) = &answered else {
+            return answered;
         };
-        if !res.body().is_streamed() {
+        let streamed = res.body().is_streamed();
+        let Some(activity) = self.activity.take() else {
+            return answered;
+        };
+        if !streamed {
             activity.end();
-            return Poll::Ready(Ok(res));
+            return answered;
         }
         // An event stream is still being answered while hyper writes its body.
         let ends = Ends(activity);
-        let res = res.map(move |body| {
-            ResponseBody::streamed(body.map_frame(move |frame| {
-                let _held = &ends;
-                frame
-            }))
-        });
-        Poll::Ready(Ok(res))
+        answered.map_ok(move |res| {
+            res.map(move |body| {
+                ResponseBody::streamed(body.map_frame(move |frame| {
+                    let _held = &ends;
+                    frame
+                }))
+            })
+        })
     }
 }
 

@@ -163,6 +163,7 @@
 //! let app = axum::Router::new().route_service("/rpc", server.service());
 //! ```
 
+pub(crate) mod auth;
 pub(crate) mod budget;
 mod client;
 mod config;
@@ -175,6 +176,7 @@ pub(crate) mod service;
 pub(crate) mod sse;
 
 pub use crate::caller::BatchCall;
+pub use auth::BearerAuth;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
 #[cfg(feature = "mcp")]

@@ -119,6 +119,14 @@ impl HttpServer {
         self.inner.ws.topics()
     }
 
+    /// How many times one of the server's HTTP/1.1 connections, idle for
+    /// [`free_idle_after`](HttpServerBuilder::free_idle_after), freed its buffers so far: what a
+    /// test of that setting counts.
+    #[doc(hidden)]
+    pub fn idle_frees(&self) -> u64 {
+        self.inner.protocols.parked()
+    }
+
     /// Accepts connections on `listener` and serves each in its own task, until a shutdown
     /// begins; then returns (dropping the listener), while the open connections drain.
     ///
@@ -188,7 +196,8 @@ impl HttpServer {
         let endpoint = match peer_addr {
             Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
             None => self.inner.endpoint.clone(),
-        };
+        }
+        .own();
         let shutdown = Arc::clone(self.inner.endpoint.shutdown());
         // Counted as HTTP while hyper serves it; a WebSocket it turns into counts itself.
         let counted = shutdown.track_connection();
@@ -240,10 +249,14 @@ impl Router {
     /// `tag` is the request's `x-request-id` (taken or made up), which is echoed on the reply.
     ///
     /// The upgrade goes to the public [`WsServer::upgrade_with`], with the context the endpoint
-    /// makes of the upgrade request (so `map_context` applies) and the connection's
+    /// makes of the upgrade request (so `map_context` applies, and the identity `bearer_auth`
+    /// found; without one the upgrade is answered `401`) and the connection's
     /// `max_connections` permit, which the socket keeps until it closes.
     #[cfg(feature = "ws")]
-    fn websocket(&self, req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
+    fn websocket(&self, mut req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
+        if let Err(res) = self.endpoint.admit(&mut req) {
+            return super::service::unread_reply(&req, *res);
+        }
         let (mut parts, body) = req.into_parts();
         let copied = |headers: &mut ::http::HeaderMap| crate::context::copied(headers);
         let ctx = self

@@ -35,7 +35,7 @@ pub use data::{
     SampledMessage, Sampling,
 };
 #[cfg(feature = "http")]
-pub use http::{McpServer, McpServerBuilder, McpService, McpSession};
+pub use http::{McpServer, McpServerBuilder, McpService, McpSession, ProtectedResource};
 pub use protocol::content::{Annotations, Content, ResourceContents, Role, ToolResult};
 pub use protocol::prompt::{PromptMessage, PromptResult};
 pub use protocol::types::{CacheScope, Era, Implementation, LogLevel, UnknownLevel};

@@ -32,8 +32,9 @@
 //! answered without a task switch, a copy of the request or a box for it, which is where a
 //! connection's throughput goes. A transport that reads in a task of its own (a WebSocket's
 //! pump) answers such calls itself, by the same rules (`ws/inline_dispatch.rs`); those that
-//! wait reach the loop started ([`Input::Waiting`]). (While a subscriber records the request's DEBUG span, the call
-//! starts in its task instead, so that all of it runs in the span.) The price is
+//! wait reach the loop started ([`Input::Waiting`]). (While a subscriber records the request's
+//! DEBUG span, that first poll runs in the span too, so that logging changes neither which calls
+//! count against the cap nor where their answers are written.) The price is
 //! that a handler computing for long before its first `.await` holds up its connection for that
 //! long; move such work to `tokio::task::spawn_blocking`.
 //!

@@ -4,6 +4,7 @@
 mod ask;
 mod data;
 mod http;
+mod layers;
 mod legacy;
 mod listen;
 mod modern;

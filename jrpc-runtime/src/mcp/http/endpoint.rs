@@ -15,6 +15,7 @@ use super::config::Settings;
 use super::modern;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::dispatch::Methods;
+use crate::http::auth::Grant;
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
@@ -145,15 +146,16 @@ impl McpService {
         req: Request<B>,
         tag: RequestTag,
         in_flight: crate::server::Tracked,
-    ) -> Response<ResponseBody> {
-        self.serve(req, &tag, in_flight).await
+    ) -> Result<Response<ResponseBody>, std::convert::Infallible> {
+        let res = self.serve(req, &tag, in_flight).await;
+        Ok(crate::http::service::tagged(res, tag))
     }
 
     /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer
     /// is ready.
     async fn serve<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
         &self,
-        req: Request<B>,
+        mut req: Request<B>,
         tag: &RequestTag,
         in_flight: crate::server::Tracked,
     ) -> Response<ResponseBody> {
@@ -164,6 +166,14 @@ impl McpService {
             .or_else(|| check_origin(req.headers(), &settings.allowed_origins))
         {
             return unread_reply(&req, res);
+        }
+        // Every method asks for the token, before a body is read; the identity it gives goes
+        // with the request's head to where its context is made.
+        if let Some(auth) = &settings.auth {
+            match auth.check(req.headers()) {
+                Ok(grant) => req.extensions_mut().insert(grant),
+                Err(res) => return unread_reply(&req, *res),
+            };
         }
         match *req.method() {
             Method::POST => {}
@@ -274,6 +284,11 @@ impl McpService {
         let mut ctx = crate::dispatch::Context::new(Transport::Http)
             .with_tag(tag.clone())
             .with_headers(parts.headers);
+        if shared.settings.auth.is_some()
+            && let Some(grant) = parts.extensions.get::<Grant>().cloned()
+        {
+            ctx = grant.apply(ctx);
+        }
         if let Some(addr) = self.peer_addr {
             ctx = ctx.with_peer_addr(addr);
         }

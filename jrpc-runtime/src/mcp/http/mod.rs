@@ -6,10 +6,12 @@
 mod config;
 mod endpoint;
 mod modern;
+mod protected;
 mod server;
 mod session;
 
 pub use config::McpServerBuilder;
 pub use endpoint::McpService;
+pub use protected::ProtectedResource;
 pub use server::McpServer;
 pub use session::McpSession;

@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use super::config::{McpServerBuilder, Settings};
 use super::endpoint::McpService;
+use super::protected::Metadata;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
 use crate::http::{Protocols, drive};
@@ -103,6 +104,7 @@ impl McpServer {
             endpoint: peer_addr
                 .map_or_else(|| mcp.clone(), |addr| mcp.clone().with_peer_addr(addr)),
             path: self.inner.settings.path.clone(),
+            metadata: self.inner.settings.metadata.clone(),
         };
         let counted = mcp.shutdown().track_connection();
         let write_timeout = self.inner.settings.write_timeout;
@@ -134,11 +136,13 @@ impl McpServer {
     }
 }
 
-/// The per-connection service: the endpoint at its path, `404` elsewhere.
+/// The per-connection service: the endpoint at its path, the protected resource's metadata at
+/// its own (when served), `404` elsewhere.
 #[derive(Clone)]
 struct Router {
     endpoint: McpService,
     path: Box<str>,
+    metadata: Option<Arc<Metadata>>,
 }
 
 impl hyper::service::Service<Request<Incoming>> for Router {
@@ -150,7 +154,10 @@ impl hyper::service::Service<Request<Incoming>> for Router {
         if req.uri().path() == &*self.path {
             return hyper::service::Service::call(&self.endpoint, req);
         }
-        let res = crate::http::service::unread_reply(&req, reply::not_found(req.uri().path()));
+        let found = (self.metadata.as_ref())
+            .and_then(|metadata| metadata.reply(req.method(), req.uri().path()));
+        let res = found.unwrap_or_else(|| reply::not_found(req.uri().path()));
+        let res = crate::http::service::unread_reply(&req, res);
         Box::pin(std::future::ready(Ok(res)))
     }
 }
