@@ -248,7 +248,16 @@ impl McpBuilder {
     /// the description, its parameters (by name) the input schema, its result the output (see
     /// [`ToolResult`](crate::mcp::ToolResult) for how results are written). A service made with
     /// `#[rpc_service(schema)]` describes its types; without `schema` every argument is `{}`.
+    ///
+    /// Each tool call runs through the call layers ([`Methods::layer`]) and under the settings
+    /// (`handler_timeout`...) of the first table given, as [`Methods::merge`] keeps them: a tool's
+    /// name is the [`Call`](crate::dispatch::Call)'s method, and a layer's refusal is the tool's
+    /// error (a result with `isError`).
     pub fn tools(mut self, methods: Methods) -> Self {
+        if self.tools.names().next().is_none() {
+            self.tools = methods;
+            return self;
+        }
         if let Err(err) = self.tools.merge(methods) {
             self.error.get_or_insert(err);
         }
@@ -284,8 +293,13 @@ impl McpBuilder {
     /// name the prompt's name, its whole doc comment the description, its parameters (by name,
     /// strings: MCP's prompt arguments are) the arguments, required unless `Option`. Its result is
     /// a [`PromptResult`](crate::mcp::PromptResult), a `Vec<PromptMessage>`, or a string (one
-    /// message from the user).
+    /// message from the user). As with [`tools`](Self::tools), the first table's call layers
+    /// and settings apply to each prompt.
     pub fn prompts(mut self, methods: Methods) -> Self {
+        if self.prompts.names().next().is_none() {
+            self.prompts = methods;
+            return self;
+        }
         if let Err(err) = self.prompts.merge(methods) {
             self.error.get_or_insert(err);
         }

@@ -269,6 +269,23 @@ impl McpService {
         }
     }
 
+    /// The context of a request of either era: its tag, headers, peer address, and the
+    /// identity its bearer token gave.
+    pub(super) fn context(&self, parts: Parts, tag: &RequestTag) -> crate::dispatch::Context {
+        let mut ctx = crate::dispatch::Context::new(Transport::Http)
+            .with_tag(tag.clone())
+            .with_headers(parts.headers);
+        if self.shared.settings.auth.is_some()
+            && let Some(grant) = parts.extensions.get::<Grant>().cloned()
+        {
+            ctx = grant.apply(ctx);
+        }
+        if let Some(addr) = self.peer_addr {
+            ctx = ctx.with_peer_addr(addr);
+        }
+        ctx
+    }
+
     /// Answers a POST, in `session` (none in stateless mode).
     async fn post(
         &self,
@@ -281,17 +298,7 @@ impl McpService {
     ) -> Response<ResponseBody> {
         let shared = &*self.shared;
         let events = sse::asks_for_events(&parts.headers);
-        let mut ctx = crate::dispatch::Context::new(Transport::Http)
-            .with_tag(tag.clone())
-            .with_headers(parts.headers);
-        if shared.settings.auth.is_some()
-            && let Some(grant) = parts.extensions.get::<Grant>().cloned()
-        {
-            ctx = grant.apply(ctx);
-        }
-        if let Some(addr) = self.peer_addr {
-            ctx = ctx.with_peer_addr(addr);
-        }
+        let mut ctx = self.context(parts, tag);
         if let Some(session) = session {
             ctx = ctx
                 .with_extension(session.handle())

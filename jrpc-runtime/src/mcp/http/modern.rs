@@ -13,7 +13,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::endpoint::{McpService, session_header, version_header};
-use crate::dispatch::Context;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::sse;
 use crate::mcp::data::{ListenEnd, Mcp};
@@ -21,7 +20,7 @@ use crate::mcp::protocol::base64;
 use crate::mcp::protocol::era::{self, RequestMeta};
 use crate::mcp::protocol::version;
 use crate::server::reply::json;
-use crate::transport::{RequestTag, Transport};
+use crate::transport::RequestTag;
 use crate::wire::{ErrorCode, RpcError, incoming, write};
 
 /// `Mcp-Method`.
@@ -76,13 +75,9 @@ impl McpService {
         }
         let shared = &*self.shared;
         let events = sse::asks_for_events(&parts.headers);
-        let mut ctx = Context::new(Transport::Http)
-            .with_tag(tag.clone())
-            .with_headers(parts.headers)
+        let ctx = self
+            .context(parts, tag)
             .with_extension(ListenEnd(shared.closing.clone()));
-        if let Some(addr) = self.peer_addr {
-            ctx = ctx.with_peer_addr(addr);
-        }
         if !events {
             let answer = shared.methods.handle_bytes(&text, &ctx).await;
             return answered(Bytes::from(answer.unwrap_or_default()));
