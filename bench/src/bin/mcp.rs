@@ -50,7 +50,9 @@ mod jrpc_server {
     /// Serves `/mcp` on `listener`: the data layer with its defaults (sessions for the legacy
     /// era), more connections allowed.
     pub async fn serve(listener: tokio::net::TcpListener) -> Result<(), jrpc_runtime::ConfigError> {
-        let mcp = Mcp::builder("jrpc-bench", "1").tools(Adder.into_methods()).build()?;
+        let mcp = Mcp::builder("jrpc-bench", "1")
+            .tools(Adder.into_methods())
+            .build()?;
         let server = McpServer::builder(mcp)
             .http(|http| http.max_connections(20_000))
             .build()?;
@@ -243,7 +245,8 @@ impl Caller {
     async fn connect(addr: SocketAddr, era: Era) -> Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
         tokio::spawn(async move {
             let _ = connection.await;
         });
@@ -359,7 +362,12 @@ struct Stats {
 
 /// One round: `connections` callers calling `add` one after another, counted in a window of
 /// `seconds` after a warm-up.
-async fn round(server: &ServerProcess, era: Era, connections: usize, seconds: f64) -> Result<Stats> {
+async fn round(
+    server: &ServerProcess,
+    era: Era,
+    connections: usize,
+    seconds: f64,
+) -> Result<Stats> {
     let mut callers = Vec::with_capacity(connections);
     for _ in 0..connections {
         callers.push(Caller::connect(server.addr, era).await?);
@@ -425,7 +433,9 @@ fn main() -> Result<()> {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     if let Some(name) = value("--serve") {
         let listen = value("--listen").unwrap_or_else(|| "127.0.0.1:0".into());
         return runtime.block_on(serve(&name, &listen));
@@ -478,29 +488,36 @@ async fn run(options: Options) -> Result<()> {
                     "n/a".to_owned()
                 }
             };
+            let ratio = |x: f64| {
+                if x.is_finite() {
+                    format!("{x:.2}x")
+                } else {
+                    "n/a".to_owned()
+                }
+            };
             let [jrpc, rmcp, json] = &totals;
             println!(
-                "| {} | {connections} | {} / {} / {} | {}x | {}x | {} / {} / {} | {}x | {}x |",
+                "| {} | {connections} | {} / {} / {} | {} | {} | {} / {} / {} | {} | {} |",
                 era.label(),
                 shown(cpu(jrpc), 1),
                 shown(cpu(rmcp), 1),
                 shown(cpu(json), 1),
-                shown(cpu(jrpc) / cpu(rmcp), 2),
-                shown(cpu(jrpc) / cpu(json), 2),
+                ratio(cpu(jrpc) / cpu(rmcp)),
+                ratio(cpu(jrpc) / cpu(json)),
                 shown(rate(jrpc), 0),
                 shown(rate(rmcp), 0),
                 shown(rate(json), 0),
-                shown(rate(jrpc) / rate(rmcp), 2),
-                shown(rate(jrpc) / rate(json), 2),
+                ratio(rate(jrpc) / rate(rmcp)),
+                ratio(rate(jrpc) / rate(json)),
             );
             for (server, stats) in Server::ALL.iter().zip(&totals) {
-                if !stats.answered_as.is_empty() {
-                    answers.push(format!("{} {}: {}", server.name(), era.label(), stats.answered_as));
+                let line = format!("{} {}: {}", server.name(), era.label(), stats.answered_as);
+                if !stats.answered_as.is_empty() && !answers.contains(&line) {
+                    answers.push(line);
                 }
             }
         }
     }
-    answers.dedup();
     println!();
     for line in answers {
         println!("- {line}");
