@@ -133,49 +133,67 @@ fn the_conformance_suite_passes_each_revisions_required_scenarios() {
     };
     let built =
         jrpc_tests::build_examples(&["mcp_everything"]).unwrap_or_else(|why| panic!("{why}"));
-    let mut server = Calculator::spawn(&built["mcp_everything"], &["--http", "127.0.0.1:0"]);
+    let binary = &built["mcp_everything"];
+    let dir = dir.as_path();
+    // The revisions run at once, each against a server of its own: the suite mostly waits.
+    let problems: Vec<String> = std::thread::scope(|scope| {
+        let runs: Vec<_> = REVISIONS
+            .map(|revision| scope.spawn(move || run_revision(dir, binary, revision)))
+            .into_iter()
+            .collect();
+        runs.into_iter()
+            .flat_map(|run| {
+                run.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Runs `revision`'s requirements against a server of its own; what is wrong, a line each.
+fn run_revision(dir: &Path, binary: &Path, revision: &str) -> Vec<String> {
+    let mut server = Calculator::spawn(binary, &["--http", "127.0.0.1:0"]);
     let url = format!("http://{}/mcp", server.addr);
+    let args: Vec<&OsStr> = [
+        "--import",
+        "./globsync-register.mjs",
+        SUITE,
+        "server",
+        "--url",
+        &url,
+        "--requirements",
+        revision,
+    ]
+    .map(OsStr::new)
+    .to_vec();
+    let output = node::run_args(dir, &args, node::LIMIT)
+        .unwrap_or_else(|why| panic!("{why}\n--- server's stderr\n{}", server.stderr()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let report = Report::parse(&stdout);
+    assert!(
+        !report.passed.is_empty(),
+        "no summary from the suite ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("conformance {revision}: {}", report.tallies());
+    let failed = report.failed();
+    let expected = expected_failures(dir, revision);
     let mut problems = Vec::new();
-    for revision in REVISIONS {
-        let args: Vec<&OsStr> = [
-            "--import",
-            "./globsync-register.mjs",
-            SUITE,
-            "server",
-            "--url",
-            &url,
-            "--requirements",
-            revision,
-        ]
-        .map(OsStr::new)
-        .to_vec();
-        let output = node::run_args(&dir, &args, node::LIMIT)
-            .unwrap_or_else(|why| panic!("{why}\n--- server's stderr\n{}", server.stderr()));
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let report = Report::parse(&stdout);
-        assert!(
-            !report.passed.is_empty(),
-            "no summary from the suite ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        println!("conformance {revision}: {}", report.tallies());
-        let failed = report.failed();
-        let expected = expected_failures(&dir, revision);
-        for scenario in failed.difference(&expected) {
-            problems.push(format!("{revision} {scenario}: fails (not in {EXPECTED})"));
-        }
-        for scenario in expected.difference(&failed) {
-            problems.push(format!(
-                "{revision} {scenario}: listed in {EXPECTED}, but it passes: take its line out"
-            ));
-        }
-        if !problems.is_empty() {
-            println!("--- the suite's output for {revision}\n{stdout}");
-        }
+    for scenario in failed.difference(&expected) {
+        problems.push(format!("{revision} {scenario}: fails (not in {EXPECTED})"));
+    }
+    for scenario in expected.difference(&failed) {
+        problems.push(format!(
+            "{revision} {scenario}: listed in {EXPECTED}, but it passes: take its line out"
+        ));
+    }
+    if !problems.is_empty() {
+        println!("--- the suite's output for {revision}\n{stdout}");
     }
     server.assert_alive();
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    problems
 }
 
 #[test]
