@@ -233,6 +233,9 @@ impl Connection {
                 if !reading && self.running.is_empty() && notification.is_none() && idle {
                     // A handle may have queued a message between the polls of one select (the
                     // commands found empty, then the input found ended): it still goes out.
+                    // New ones are refused first, so that a caller failed here (a call that can
+                    // have no answer now) finds the handle closed too.
+                    commands.close();
                     match commands.try_recv() {
                         Ok(command) => {
                             self.commands(command, &mut commands, command_room, reading);
