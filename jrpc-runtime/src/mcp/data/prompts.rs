@@ -12,17 +12,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::request::{Binding, McpRequest};
+use super::request::{McpRequest, NamedParams};
 use super::result::{Listed, Turn, page};
 use super::tools::ListParams;
 use super::{Core, Params, decode, route};
 use crate::dispatch::{Context, Methods};
 use crate::error::{ConfigError, RegisterError};
-use crate::mcp::protocol::era::RequestMeta;
 use crate::mcp::protocol::prompt::{PROMPT_MESSAGE_SCHEMA, PROMPT_RESULT_SCHEMA};
 use crate::wire::{ErrorCode, RpcError};
 
@@ -159,20 +158,6 @@ async fn list(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
     Ok(req.stamp(listed, Some(core.hints.lists)))
 }
 
-/// `prompts/get`'s params.
-#[derive(Deserialize)]
-struct GetParams<'a> {
-    name: String,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", default)]
-    meta: RequestMeta,
-    #[serde(rename = "inputResponses", default)]
-    responses: Option<Value>,
-    #[serde(rename = "requestState", default)]
-    state: Option<String>,
-}
-
 /// A prompt's messages as they are written.
 enum Got {
     Whole(Map<String, Value>),
@@ -214,28 +199,18 @@ impl Serialize for Got {
 }
 
 async fn get(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Serialize, RpcError> {
-    let GetParams {
-        name,
-        arguments,
-        meta,
-        responses,
-        state,
-    } = decode(&params)?;
-    let req = McpRequest::read(meta, &ctx, &core)?;
-    let Some(output) = core.prompts.outputs.get(&name).copied() else {
-        return Err(
-            RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown prompt: {name}"))
-                .with_data(&json!({ "prompts": core.prompts.names })),
-        );
+    let mut named: NamedParams<'_> = decode(&params)?;
+    let req = McpRequest::read(std::mem::take(&mut named.meta), &ctx, &core)?;
+    let Some(output) = core.prompts.outputs.get(&named.name).copied() else {
+        return Err(RpcError::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Unknown prompt: {}", named.name),
+        )
+        .with_data(&json!({ "prompts": core.prompts.names })));
     };
-    let binding = Binding {
-        method: "prompts/get",
-        name: name.clone(),
-        arguments: arguments.map(ToOwned::to_owned),
-    };
-    req.open_asks(binding, responses, state.as_deref())?;
-    let ctx = ctx.with_extension(req.clone());
-    let answered = core.prompts.methods.invoke(&name, arguments, &ctx).await;
+    let answered = req
+        .run_named("prompts/get", &core.prompts.methods, named, ctx)
+        .await?;
     let failed = answered.is_err();
     let body = || {
         let raw = answered?;

@@ -142,6 +142,21 @@ pub(crate) struct Asks {
     binding: Option<Binding>,
 }
 
+/// The params of a `tools/call` or `prompts/get`: a name, its arguments, and what a retry
+/// brought (modern era).
+#[derive(serde::Deserialize)]
+pub(crate) struct NamedParams<'a> {
+    pub(crate) name: String,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
+    #[serde(rename = "inputResponses", default)]
+    responses: Option<Value>,
+    #[serde(rename = "requestState", default)]
+    state: Option<String>,
+}
+
 /// A request that may ask, as its state binds it: the digest of its arguments is made only when
 /// a state is checked or made.
 pub(crate) struct Binding {
@@ -263,6 +278,31 @@ impl McpRequest {
             Era::Legacy => Ok(()),
             _ => Err(super::lifecycle::removed(method, self.inner.version)),
         }
+    }
+
+    /// Runs the method `params.name` of `methods` for this `tools/call` or `prompts/get`
+    /// (`method`): its asks opened ([`open_asks`](Self::open_asks)), bound to the method, the
+    /// name and the arguments, and this request in the method's context. The method's answer is
+    /// the `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_asks`](Self::open_asks).
+    pub(crate) async fn run_named(
+        &self,
+        method: &'static str,
+        methods: &crate::dispatch::Methods,
+        params: NamedParams<'_>,
+        ctx: Context,
+    ) -> Result<Result<Box<RawValue>, RpcError>, RpcError> {
+        let binding = Binding {
+            method,
+            name: params.name.clone(),
+            arguments: params.arguments.map(ToOwned::to_owned),
+        };
+        self.open_asks(binding, params.responses, params.state.as_deref())?;
+        let ctx = ctx.with_extension(self.clone());
+        Ok(methods.invoke(&params.name, params.arguments, &ctx).await)
     }
 
     /// Lets the request ask its client ([`Context::ask`]): `binding` names it; in the modern era

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::request::{Binding, McpRequest};
+use super::request::{McpRequest, NamedParams};
 use super::result::{Listed, Turn, page};
 use super::{Core, Params, decode, route};
 use crate::dispatch::{Context, MethodDoc, Methods};
@@ -263,43 +263,19 @@ async fn list(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
     Ok(req.stamp(listed, Some(core.hints.lists)))
 }
 
-/// `tools/call`'s params.
-#[derive(Deserialize)]
-struct CallParams<'a> {
-    name: String,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", default)]
-    meta: RequestMeta,
-    #[serde(rename = "inputResponses", default)]
-    responses: Option<Value>,
-    #[serde(rename = "requestState", default)]
-    state: Option<String>,
-}
-
 async fn call(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Serialize, RpcError> {
-    let CallParams {
-        name,
-        arguments,
-        meta,
-        responses,
-        state,
-    } = decode(&params)?;
-    let req = McpRequest::read(meta, &ctx, &core)?;
-    let Some(output) = core.tools.outputs.get(&name).copied() else {
-        return Err(
-            RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {name}"))
-                .with_data(&json!({ "tools": core.tools.names })),
-        );
+    let mut named: NamedParams<'_> = decode(&params)?;
+    let req = McpRequest::read(std::mem::take(&mut named.meta), &ctx, &core)?;
+    let Some(output) = core.tools.outputs.get(&named.name).copied() else {
+        return Err(RpcError::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Unknown tool: {}", named.name),
+        )
+        .with_data(&json!({ "tools": core.tools.names })));
     };
-    let binding = Binding {
-        method: "tools/call",
-        name: name.clone(),
-        arguments: arguments.map(ToOwned::to_owned),
-    };
-    req.open_asks(binding, responses, state.as_deref())?;
-    let ctx = ctx.with_extension(req.clone());
-    let answered = core.tools.methods.invoke(&name, arguments, &ctx).await;
+    let answered = req
+        .run_named("tools/call", &core.tools.methods, named, ctx)
+        .await?;
     let failed = answered.is_err();
     let era = req.era();
     Turn::of(
