@@ -25,7 +25,7 @@ pub use context::Context;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};
-pub use methods::{Batches, Methods};
+pub use methods::{Batches, IntoRpcError, Methods, RpcResult};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};
 pub use openrpc::ServiceInfo;
