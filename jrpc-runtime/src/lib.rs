@@ -73,6 +73,7 @@
 //! | `tls` | TLS (rustls on *ring*): `server::ServerTls` for the HTTP server (`https://`, `wss://`, HTTP/2 by ALPN), `ClientTls` and `https://`/`wss://` URLs for the clients; brings `http` and `ws` | no |
 //! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
 //! | `mcp` | [`mcp`]: MCP in both protocol eras over stdio, and over Streamable HTTP with `http`; implies `schema`, adds getrandom, hmac and sha2 | no |
+//! | `otel` | OpenTelemetry through `tracing-opentelemetry`: a request's span is the child of its caller's `traceparent`, and calls carry the current span's context ([`guide::tracing`]) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing, stdio, topics and the Unix-socket server: an LSP or MCP server over stdio
@@ -96,6 +97,8 @@
 //!   cancellation and trace context: what runs around every call.
 //! - [`guide::mcp`]: MCP in both protocol eras: tools from a service, resources, prompts,
 //!   questions to the client, changes, and the transports (feature `mcp`).
+//! - [`guide::cancellation`]: what cancels a request, on every transport, and `ctx.cancelled()`.
+//! - [`guide::tracing`]: W3C trace context, read, logged and sent on; OpenTelemetry (`otel`).
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -150,6 +153,10 @@ pub mod guide {
     #[cfg(all(feature = "mcp", feature = "macros"))]
     #[doc = include_str!("../docs/mcp.md")]
     pub mod mcp {}
+    #[doc = include_str!("../docs/cancellation.md")]
+    pub mod cancellation {}
+    #[doc = include_str!("../docs/tracing.md")]
+    pub mod tracing {}
 }
 
 /// The package README's example, compiled as a doc test.

@@ -3,11 +3,14 @@
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::Poll;
 
+use futures_util::future::Either;
 use serde_json::value::RawValue;
-use tracing::Instrument as _;
 
 use super::methods::{BoxCall, Failure, NotStarted, OnePass, Output};
+use super::trace::TraceContext;
 use super::{Context, ErrorReport, FromParams as _, Methods, Observation, Outcome, Params};
 use crate::wire::write::WriteId;
 use crate::wire::{Id, RawId, Request, RpcError, id_of, incoming, write};
@@ -16,7 +19,8 @@ impl Methods {
     /// Answers one body (a request, a notification or a batch) as an in-process call: the
     /// answer's text, or `None` when nothing is to be sent back.
     pub async fn handle(&self, body: &str) -> Option<String> {
-        let answer = self.handle_bytes(body, &self.inner.in_process).await;
+        // The table's own context carries no trace: nothing to serve.
+        let answer = self.answer(body, &self.inner.in_process).await;
         answer.map(write::text)
     }
 
@@ -27,8 +31,29 @@ impl Methods {
     }
 
     /// [`handle_in`](Self::handle_in), the answer left as the bytes written: for a transport
-    /// that sends bytes, so that they are not checked again for UTF-8.
+    /// that sends bytes, so that they are not checked again for UTF-8. The calls its handlers
+    /// make carry the trace of `ctx`, if it has one.
     pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
+        match ctx.trace() {
+            None => self.answer(body, ctx).await,
+            Some(trace) => self.traced(body, ctx, trace).await,
+        }
+    }
+
+    /// [`answer`](Self::answer) with `trace` served. Boxed: every request's future would
+    /// otherwise carry the room for a trace.
+    #[cold]
+    fn traced<'a>(
+        &'a self,
+        body: &'a str,
+        ctx: &'a Context,
+        trace: &TraceContext,
+    ) -> Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>> {
+        Box::pin(super::trace::serving(trace, self.answer(body, ctx)))
+    }
+
+    /// [`handle_bytes`](Self::handle_bytes), with no trace served.
+    async fn answer(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
         if incoming::is_batch(body) {
             // Boxed: a batch's future is larger than a request's, and every caller's future
             // would carry it (a request's future is moved and allocated whole).
@@ -41,6 +66,10 @@ impl Methods {
                 Err(rejection) => return Some(rejection.answer()),
             },
         };
+        if let Stage::Done(..) = started.state {
+            // Answered already (an unknown method, bad params): nothing to run.
+            return self.ended(started, ctx);
+        }
         self.run(started, ctx, self.deadline()).await
     }
 
@@ -120,6 +149,18 @@ impl Methods {
         RpcError::internal()
     }
 
+    /// Ends a request answered as it started, and gives its answer.
+    #[inline(never)]
+    fn ended(&self, mut started: Started<'_>, ctx: &Context) -> Option<Vec<u8>> {
+        let span = started.span(ctx);
+        let Stage::Done(answer, outcome) = &mut started.state else {
+            return None;
+        };
+        let (answer, outcome) = (answer.take(), *outcome);
+        self.end(&started, &span, ctx, outcome);
+        answer
+    }
+
     #[inline]
     pub(crate) fn deadline(&self) -> Option<tokio::time::Instant> {
         self.inner.handler_timeout.map(crate::time::after)
@@ -141,15 +182,16 @@ impl Methods {
         let (logged, started_at) = self.clock();
         let id = req.id.map(id_of);
         let state = 'done: {
-            let ctx = ctx.for_request(id.clone());
+            // Made only for a handler: a request answered at once has no use for it.
+            let ctx = || ctx.for_request(id.clone());
             if let Some(layers) = &self.inner.layers {
-                break 'done Stage::Running(self.layered(layers, &req.method, req.params, ctx));
+                break 'done Stage::Running(self.layered(layers, &req.method, req.params, ctx()));
             }
             let fut = match self.inner.table.get(&*req.method) {
                 Some(entry) => {
                     let handler = &*entry.handler;
                     match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        handler.start(req.params, ctx)
+                        handler.start(req.params, ctx())
                     })) {
                         Ok(Ok(fut)) => fut,
                         Ok(Err(err)) => break 'done refused(&req.method, req.id, &err),
@@ -173,7 +215,7 @@ impl Methods {
                     },
                     Some(fallback) => {
                         let params = Params::from_params(req.params, &[]).unwrap_or_default();
-                        fallback(req.method.clone().into_owned(), params, ctx)
+                        fallback(req.method.clone().into_owned(), params, ctx())
                     }
                     None => {
                         let err = RpcError::method_not_found();
@@ -257,43 +299,41 @@ impl Methods {
         started: Started<'s>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
-    ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
+    ) -> Running<'s> {
         self.run_in(started, None, ctx, deadline)
     }
 
     /// [`run`](Self::run), in `span` when [`run_once`](Self::run_once) made
     /// it already (a request has one span).
-    ///
-    /// Not an `async fn`: its future keeps the request started once, in place (an `async fn`'s
-    /// arguments are moved into locals of its own, and kept twice).
     pub(crate) fn run_in<'s>(
         &'s self,
         started: Started<'s>,
         span: Option<tracing::Span>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
+    ) -> Running<'s> {
+        Running {
+            methods: self,
+            ctx,
+            started,
+            span,
+            out: Vec::new(),
+            deadline,
+        }
+    }
+
+    /// [`run_in`](Self::run_in), for a request that runs in a task of its own: the calls its
+    /// handler makes carry the trace of `ctx`, if it has one.
+    pub(crate) fn run_apart<'s>(
+        &'s self,
+        started: Started<'s>,
+        span: Option<tracing::Span>,
+        ctx: &'s Context,
     ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
-        let mut started = started;
-        async move {
-            let span = span.unwrap_or_else(|| started.span(ctx));
-            let (answer, outcome) = match &mut started.state {
-                Stage::Done(answer, outcome) => (answer.take(), *outcome),
-                Stage::Running(_) => {
-                    let mut out = Vec::new();
-                    // Entering a disabled span on every poll is measurable on the hot path.
-                    let output = if span.is_disabled() {
-                        run_call(&mut started.state, &mut out, deadline).await
-                    } else {
-                        run_call(&mut started.state, &mut out, deadline)
-                            .instrument(span.clone())
-                            .await
-                    };
-                    let outcome = self.written(output, &mut out, 0, &started);
-                    (started.raw_id.is_some().then_some(out), outcome)
-                }
-            };
-            self.end(&started, &span, ctx, outcome);
-            answer
+        let running = self.run_in(started, span, ctx, self.deadline());
+        match ctx.trace() {
+            None => Either::Left(running),
+            Some(trace) => Either::Right(super::trace::serving(trace, running)),
         }
     }
 
@@ -302,6 +342,10 @@ impl Methods {
     /// gives a call a task of its own. The request comes back, its handler polled once, when it
     /// has to wait, with its span when that is recorded.
     pub(crate) fn run_once<'a>(&self, started: Started<'a>, ctx: &Context) -> FirstPoll<'a> {
+        // The calls its handler makes carry the caller's trace: all of it runs in `run_apart`.
+        if ctx.trace().is_some() && matches!(started.state, Stage::Running(_)) {
+            return FirstPoll::Waiting(started, None);
+        }
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
         self.run_once_apart(started, ctx, &mut noop)
     }
@@ -370,7 +414,7 @@ impl Methods {
 
     /// Records in its span, logs and tells the observer how a started request went: the one exit
     /// of every request, so that the observer and the log see every way out.
-    #[inline]
+    #[inline(always)]
     fn end(&self, started: &Started<'_>, span: &tracing::Span, ctx: &Context, outcome: Outcome) {
         let (method, id) = (&*started.method, started.id.as_ref());
         if !span.is_disabled() {
@@ -384,14 +428,25 @@ impl Methods {
                     Some(id) => id,
                     None => &"none",
                 };
-                tracing::debug!(
-                    method = %method,
-                    id = %shown,
-                    transport = %ctx.transport(),
-                    ?elapsed,
-                    %outcome,
-                    "request",
-                );
+                match ctx.trace() {
+                    None => tracing::debug!(
+                        method = %method,
+                        id = %shown,
+                        transport = %ctx.transport(),
+                        ?elapsed,
+                        %outcome,
+                        "request",
+                    ),
+                    Some(trace) => tracing::debug!(
+                        method = %method,
+                        id = %shown,
+                        transport = %ctx.transport(),
+                        trace_id = %trace.trace_id(),
+                        ?elapsed,
+                        %outcome,
+                        "request",
+                    ),
+                }
             }
             if let Some(observer) = &self.inner.observer {
                 observer(&Observation {
@@ -497,10 +552,16 @@ impl<'a> Started<'a> {
             method = %self.method,
             id = tracing::field::Empty,
             transport = %ctx.transport(),
+            trace_id = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );
-        if let (false, Some(id)) = (span.is_disabled(), &self.id) {
-            span.record("id", tracing::field::display(id));
+        if !span.is_disabled() {
+            if let Some(id) = &self.id {
+                span.record("id", tracing::field::display(id));
+            }
+            if let Some(trace) = ctx.trace() {
+                super::trace::parent(&span, trace);
+            }
         }
         span
     }
@@ -538,6 +599,128 @@ pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     Waiting(Started<'a>, Option<tracing::Span>),
 }
 
+/// A started request running to its answer under its deadline, with panics contained, in its
+/// span: the future of [`Methods::run_in`], written out so that it holds the request once, in
+/// place, and ends it however it ends.
+///
+/// Dropped before it ended (its caller went away, a cancel notice, the drain budget spent), it
+/// ends the request as [`Outcome::Cancelled`], and drops its handler's call as cancelled (see
+/// [`cancel`](super::cancel)): as one whose deadline passed or that panicked is too.
+pub(crate) struct Running<'s> {
+    methods: &'s Methods,
+    ctx: &'s Context,
+    started: Started<'s>,
+    /// Its span, once made (at the first poll, unless given).
+    span: Option<tracing::Span>,
+    /// Where its result is written.
+    out: Vec<u8>,
+    /// Its deadline, until its call is given it (when the call first waits).
+    deadline: Option<tokio::time::Instant>,
+}
+
+impl Future for Running<'_> {
+    type Output = Option<Vec<u8>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let span = match &this.span {
+            Some(span) => span,
+            None => this.span.insert(this.started.span(this.ctx)),
+        };
+        let (answer, outcome) = match &mut this.started.state {
+            Stage::Done(answer, outcome) => (answer.take(), *outcome),
+            Stage::Running(_) => {
+                // Entering a disabled span on every poll is measurable on the hot path.
+                let polled = if span.is_disabled() {
+                    this.started.state.poll_once(cx, &mut this.out)
+                } else {
+                    let _entered = span.enter();
+                    this.started.state.poll_once(cx, &mut this.out)
+                };
+                let output = match polled {
+                    Poll::Ready(output) => output,
+                    Poll::Pending => {
+                        if let Some(deadline) = this.deadline.take() {
+                            this.started.state.time(deadline, cx);
+                        }
+                        return Poll::Pending;
+                    }
+                };
+                let outcome = this
+                    .methods
+                    .written(output, &mut this.out, 0, &this.started);
+                let out = std::mem::take(&mut this.out);
+                (this.started.raw_id.is_some().then_some(out), outcome)
+            }
+        };
+        this.methods.end(&this.started, span, this.ctx, outcome);
+        Poll::Ready(answer)
+    }
+}
+
+/// A request whose call did not finish (or did not start: its stage is still `Running`) ends
+/// here; one that ended has its stage `Done`, its call gone.
+impl Drop for Running<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Stage::Running(_) = self.started.state {
+            self.cancelled();
+        }
+    }
+}
+
+impl Running<'_> {
+    /// Ends a request dropped before it ended.
+    #[cold]
+    fn cancelled(&mut self) {
+        let span = match self.span.take() {
+            Some(span) => span,
+            None => self.started.span(self.ctx),
+        };
+        self.methods
+            .end(&self.started, &span, self.ctx, Outcome::Cancelled);
+        cancel_call(&mut self.started.state);
+    }
+}
+
+/// A call that waited, under its deadline.
+struct Timed {
+    /// The call; taken (dropped as cancelled) when the deadline passes.
+    call: Option<BoxCall>,
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl super::methods::Work for Timed {
+    fn poll_into(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+    ) -> Poll<Output> {
+        let this = &mut *self;
+        if let Some(call) = &mut this.call {
+            if let Poll::Ready(output) = call.as_mut().poll_into(cx, out) {
+                return Poll::Ready(output);
+            }
+            if this.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let call = this.call.take();
+            super::cancel::dropping(move || drop(call));
+        }
+        Poll::Ready(Err(Failure::Internal("handler timed out".into())))
+    }
+}
+
+/// Drops the call of `state`, if it did not finish, as cancelled (see [`cancel`](super::cancel)).
+#[cold]
+fn cancel_call(state: &mut Stage) {
+    if let Stage::Running(_) = state {
+        let call = std::mem::replace(state, Stage::Done(None, Outcome::Cancelled));
+        super::cancel::dropping(move || drop(call));
+    }
+}
+
 /// Where a request stands once started.
 pub(super) enum Stage {
     /// Its handler's call, to run.
@@ -547,6 +730,23 @@ pub(super) enum Stage {
 }
 
 impl Stage {
+    /// Gives a running call that waits its deadline: past it, the call is dropped as cancelled
+    /// and fails (`handler timed out`).
+    #[cold]
+    fn time(&mut self, deadline: tokio::time::Instant, cx: &mut std::task::Context<'_>) {
+        let Stage::Running(call) = std::mem::replace(self, Stage::Done(None, Outcome::Success))
+        else {
+            return;
+        };
+        let mut timer = Box::pin(tokio::time::sleep_until(deadline));
+        // The timer wakes the task when it rings; one that rang already, at once.
+        if timer.as_mut().poll(cx).is_ready() {
+            cx.waker().wake_by_ref();
+        }
+        let call = Some(call);
+        *self = Stage::Running(Box::pin(Timed { call, timer }));
+    }
+
     /// Polls a running call once, with panics contained, its result written to `out` (`Ready`
     /// at once, with nothing written, for a request answered already). A call that is done is
     /// dropped there, so that a panic in its drop is contained as one in its poll is.
@@ -567,26 +767,31 @@ impl Stage {
             polled
         }));
         polled.unwrap_or_else(|panic| {
+            // The call that panicked goes, as a cancelled one does (the work it handed out
+            // stops), a panic in its drop contained too.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| cancel_call(self)));
             std::task::Poll::Ready(Err(Failure::Internal(panicked(&*panic))))
         })
     }
 }
 
-/// Runs a request's call with panics contained and the deadline applied, its result written to
-/// `out`.
+/// Runs a request's call with panics contained and the deadline applied (past it, the call is
+/// dropped as cancelled), its result written to `out`.
 pub(super) async fn run_call(
     state: &mut Stage,
     out: &mut Vec<u8>,
-    deadline: Option<tokio::time::Instant>,
+    mut deadline: Option<tokio::time::Instant>,
 ) -> Output {
-    let polled = std::future::poll_fn(|cx| state.poll_once(cx, out));
-    match deadline {
-        None => polled.await,
-        Some(deadline) => match tokio::time::timeout_at(deadline, polled).await {
-            Ok(output) => output,
-            Err(_) => Err(Failure::Internal("handler timed out".into())),
-        },
-    }
+    std::future::poll_fn(|cx| {
+        let polled = state.poll_once(cx, out);
+        if polled.is_pending()
+            && let Some(deadline) = deadline.take()
+        {
+            state.time(deadline, cx);
+        }
+        polled
+    })
+    .await
 }
 
 /// Why a handler that panicked failed, for the log and the error hook.

@@ -2,6 +2,7 @@
 //! through a real Redis.
 
 mod ask;
+mod cancel;
 mod data;
 mod http;
 mod layers;

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::endpoint::{McpService, session_header, version_header};
+use super::endpoint::{McpService, session_header, trace_of_meta, version_header};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::sse;
 use crate::mcp::data::{ListenEnd, Mcp};
@@ -75,9 +75,13 @@ impl McpService {
         }
         let shared = &*self.shared;
         let events = sse::asks_for_events(&parts.headers);
-        let ctx = self
+        let mut ctx = self
             .context(parts, tag)
             .with_extension(ListenEnd(shared.closing.clone()));
+        let request = incoming::parse_request(&text).ok();
+        if let Some(trace) = request.and_then(|req| trace_of_meta(req.params)) {
+            ctx = ctx.with_trace(trace);
+        }
         if !events {
             let answer = shared.methods.handle_bytes(&text, &ctx).await;
             return answered(Bytes::from(answer.unwrap_or_default()));
@@ -92,7 +96,7 @@ impl McpService {
             &shared.replies,
             &shared.settings.streams,
             in_flight,
-            true,
+            sse::Cancel::IfGone,
         )
         .await;
         match answer {
