@@ -12,6 +12,15 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 
 const LIMIT_MS = 20_000;
 
+// The SDK's schema validator (ajv) warns of formats it does not know; the server's schemas must
+// give it none to warn of.
+const warnings = [];
+const warn = console.warn;
+console.warn = (...args) => {
+  warnings.push(args.join(' '));
+  warn(...args);
+};
+
 const url = process.argv[2];
 if (!url) {
   console.error('usage: node mcp_http.mjs <http://host:port/mcp>');
@@ -30,11 +39,12 @@ const watchdog = setTimeout(() => {
 try {
   await client.connect(transport);
   assert.equal(client.getServerVersion()?.name, 'jrpc-mcp-example');
-  assert.deepEqual(client.getServerCapabilities(), { tools: {} });
+  assert.deepEqual(client.getServerCapabilities(), { logging: {}, tools: { listChanged: true } });
   assert.match(transport.sessionId ?? '', /^[0-9a-f]{32}$/);
   assert.equal(transport.protocolVersion, LATEST_PROTOCOL_VERSION);
 
   const { tools } = await client.listTools();
+  assert.equal(JSON.stringify(tools).includes('"format"'), false, 'no format on numbers');
   assert.deepEqual(tools.map((tool) => tool.name), ['add', 'count']);
   assert.equal(tools[1].inputSchema.type, 'object');
   assert.equal(tools[1].inputSchema.properties.n.type, 'integer');
@@ -82,6 +92,7 @@ try {
   assert.equal(after.status, 404);
 
   await client.close();
+  assert.deepEqual(warnings.filter((w) => /unknown format/.test(w)), []);
   clearTimeout(watchdog);
   // Aborting the GET stream on close is reported as an error by some SDK versions; nothing else
   // may be.

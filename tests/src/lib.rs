@@ -4,6 +4,7 @@
 //! - [`examples`]: building the examples, and a running `calculator`;
 //! - [`process`]: child processes under a time limit, their output;
 //! - [`node`]: the Node drivers in `tests/interop`;
+//! - [`python`]: the Python drivers in `tests/interop`;
 //! - [`servers`]: an `HttpServer` or `WsServer` on a free local port;
 //! - [`raw_http`]: HTTP/1.1 written and read by hand;
 //! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
@@ -22,6 +23,7 @@ pub mod fixtures;
 pub mod logs;
 pub mod node;
 pub mod process;
+pub mod python;
 pub mod raw_http;
 pub mod raw_ws;
 pub mod redis;

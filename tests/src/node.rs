@@ -60,3 +60,13 @@ pub fn run_with(dir: &Path, script: &str, args: &[&OsStr]) -> Result<Output, Str
         LIMIT,
     )
 }
+
+/// Runs `node <args>` in `dir` (from [`setup`]) to completion, within `limit`: for a package's
+/// own command line (`--import` a preload, then its script).
+///
+/// # Errors
+///
+/// When it cannot start or runs past the limit.
+pub fn run_args(dir: &Path, args: &[&OsStr], limit: Duration) -> Result<Output, String> {
+    run_bounded(Command::new("node").current_dir(dir).args(args), limit)
+}

@@ -193,7 +193,7 @@ pub fn post(path: &str, content_type: Option<&str>, extra: &str, body: &str) -> 
         .map(|ct| format!("content-type: {ct}\r\n"))
         .unwrap_or_default();
     format!(
-        "POST {path} HTTP/1.1\r\nhost: test\r\n{content_type}{extra}content-length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nhost: localhost\r\n{content_type}{extra}content-length: {}\r\n\r\n{body}",
         body.len()
     )
     .into_bytes()

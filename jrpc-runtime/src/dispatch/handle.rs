@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::task::Poll;
 
 use futures_util::future::Either;
+use serde_json::value::RawValue;
 
 use super::methods::{BoxCall, Failure, NotStarted, OnePass, Output};
 use super::trace::TraceContext;
@@ -70,6 +71,82 @@ impl Methods {
             return self.ended(started, ctx);
         }
         self.run(started, ctx, self.deadline()).await
+    }
+
+    /// Calls the method `method` with `params` and `ctx` (the request it serves keeps its id),
+    /// and gives its result as JSON: no request is written or read, so a layer that serves
+    /// this table's methods under a protocol of its own (an MCP `tools/call`) calls them as
+    /// they are. The params are decoded and the handler run as for any request, under the
+    /// table's deadline with panics contained; the observer and the request's log line are the
+    /// outer request's.
+    ///
+    /// ```
+    /// use jrpc_runtime::{Context, Methods, RpcError, Transport};
+    /// use serde_json::value::RawValue;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut methods = Methods::new();
+    /// methods.register("add", &["a", "b"], |(a, b): (i64, i64), _| async move { Ok::<_, RpcError>(a + b) }).unwrap();
+    /// let params = RawValue::from_string(r#"{"a":2,"b":3}"#.into()).unwrap();
+    /// let ctx = Context::new(Transport::InProcess);
+    /// let sum = methods.invoke("add", Some(&params), &ctx).await.unwrap();
+    /// assert_eq!(sum.get(), "5");
+    /// let err = methods.invoke("add", None, &ctx).await.unwrap_err();
+    /// assert_eq!(err.code().code(), -32602);
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// On a table with call layers ([`layer`](Self::layer)) the call goes through them, as a
+    /// request's would.
+    ///
+    /// `-32601` for a method not in the table (the fallback is not asked), `-32602` for params
+    /// that do not decode, the handler's own error as it gave it, and `-32603` (its reason
+    /// reported as for any request) for a panic, a timeout or a result that could not be
+    /// encoded.
+    pub async fn invoke(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        ctx: &Context,
+    ) -> Result<Box<RawValue>, RpcError> {
+        let entry = self
+            .inner
+            .table
+            .get(method)
+            .ok_or_else(RpcError::method_not_found)?;
+        let call = if let Some(layers) = &self.inner.layers {
+            self.layered(layers, method, params, ctx.clone())
+        } else {
+            let handler = &*entry.handler;
+            let started =
+                std::panic::catch_unwind(AssertUnwindSafe(|| handler.start(params, ctx.clone())));
+            match started {
+                Ok(started) => started?,
+                Err(panic) => return Err(self.invoke_failed(method, ctx, &panicked(&*panic))),
+            }
+        };
+        let mut state = Stage::Running(call);
+        let mut out = Vec::new();
+        match run_call(&mut state, &mut out, self.deadline()).await {
+            Ok(()) => {
+                let json = out.split_off(write::RESULT_PREFIX.len());
+                String::from_utf8(json)
+                    .ok()
+                    .and_then(|text| RawValue::from_string(text).ok())
+                    .ok_or_else(|| self.invoke_failed(method, ctx, "result is not JSON text"))
+            }
+            Err(Failure::Rpc(err) | Failure::Answered(err)) => Err(err),
+            Err(Failure::Internal(reason)) => Err(self.invoke_failed(method, ctx, &reason)),
+        }
+    }
+
+    /// Reports why an [`invoke`](Self::invoke) failed inside, and gives `-32603`.
+    #[cold]
+    fn invoke_failed(&self, method: &str, ctx: &Context, reason: &str) -> RpcError {
+        self.report(method, ctx.id(), reason);
+        RpcError::internal()
     }
 
     /// Ends a request answered as it started, and gives its answer.
@@ -417,7 +494,7 @@ impl Methods {
     #[cold]
     pub(super) fn failed(&self, failure: Failure, method: &str, id: Option<&Id>) -> RpcError {
         match failure {
-            Failure::Rpc(err) if err.code().is_reserved() => {
+            Failure::Rpc(err) if err.code().is_reserved() && !err.is_by_runtime() => {
                 let reason = format!("handler answered the reserved code {}: {err}", err.code());
                 self.report(method, id, &reason);
                 RpcError::internal()

@@ -76,6 +76,26 @@ fn generate<T: schemars::JsonSchema + ?Sized>(
     }
 }
 
+/// Takes `format` off an `integer` or `number` schema. schemars writes the Rust type there
+/// (`uint8`, `int64`, `double`...), which no JSON Schema dialect defines: validators that check
+/// formats (ajv, in the MCP TypeScript SDK) warn of an unknown format on every such schema. The
+/// range stays, as `minimum` and `maximum`.
+#[cfg(feature = "schema")]
+fn strip_number_formats(schema: &mut schemars::Schema) {
+    let numeric = |t: &Value| matches!(t.as_str(), Some("integer" | "number"));
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    let is_number = match object.get("type") {
+        Some(Value::Array(types)) => types.iter().any(numeric),
+        Some(one) => numeric(one),
+        None => false,
+    };
+    if is_number {
+        object.remove("format");
+    }
+}
+
 /// Renders the schemas of one document (or of one schema on its own), sharing the definitions of
 /// the types they name.
 pub(super) struct Renderer {
@@ -99,12 +119,15 @@ impl Renderer {
     }
 
     /// For schemas on their own (an MCP tool's `inputSchema`): JSON Schema 2020-12, the
-    /// definitions in `$defs`.
+    /// definitions in `$defs`, and no `format` on numbers (see [`strip_number_formats`]).
     pub(super) fn standalone() -> Self {
         Self {
             #[cfg(feature = "schema")]
             generator: schemars::generate::SchemaSettings::draft2020_12()
                 .with(|settings| settings.meta_schema = None)
+                .with_transform(schemars::transform::RecursiveTransform(
+                    strip_number_formats,
+                ))
                 .into_generator(),
         }
     }
@@ -165,5 +188,28 @@ impl Renderer {
         for transform in self.generator.transforms_mut() {
             transform.transform(schema);
         }
+    }
+}
+
+#[cfg(all(test, feature = "schema"))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn standalone_schemas_have_no_number_formats() {
+        let mut renderer = Renderer::standalone();
+        let small = renderer.render_root(&SchemaDoc::of::<u8>());
+        assert_eq!(small["format"], Value::Null, "{small}");
+        assert_eq!(
+            (&small["minimum"], &small["maximum"]),
+            (&json!(0), &json!(255))
+        );
+        let ratio = renderer.render(&SchemaDoc::of::<f64>());
+        assert_eq!(ratio, json!({ "type": "number" }));
+        let maybe = renderer.render_root(&SchemaDoc::of::<Vec<Option<i64>>>());
+        assert_eq!(maybe["items"], json!({ "type": ["integer", "null"] }));
+        let openrpc = Renderer::openrpc().render(&SchemaDoc::of::<u8>());
+        assert_eq!(openrpc["format"], "uint8", "other documents keep them");
     }
 }

@@ -13,10 +13,17 @@
 //! | none, `s` still open | waits |
 //! | none, `s` finished | ends |
 //! | events of `s` after `n` were pushed out | ends: it cannot go on without a gap |
+//! | `s` was cut, and this is the body that answers its request (not a resumption) | ends: what it has not sent waits for a client that resumes |
+//!
+//! A log made [`primed`](EventLog::primed) (an MCP session's) opens each stream with a number of
+//! its own kept for a priming event: a body that starts at the stream's beginning first sends an
+//! event with that id, no data, and the log's `retry`, so that a client can resume from the very
+//! start (MCP's SEP-1699).
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use futures_util::stream;
 use http_body_util::StreamBody;
@@ -34,6 +41,8 @@ pub(crate) struct EventLog {
     changed: Notify,
     /// How many bytes of sent events are kept to be replayed; zero keeps none.
     retain: usize,
+    /// Whether each stream opens with a priming event, and the `retry` it carries.
+    priming: Option<Option<Duration>>,
 }
 
 #[derive(Debug, Default)]
@@ -61,6 +70,10 @@ struct Stream {
     sent: Option<u64>,
     /// The last event of the stream pushed out of the log: a body from before it has a gap.
     pushed_out: Option<u64>,
+    /// The number of its priming event, in a primed log.
+    primer: Option<u64>,
+    /// Whether the body answering its request is to end (the client polls for the rest).
+    cut: bool,
 }
 
 /// What [`EventLog::first`] found.
@@ -69,6 +82,8 @@ pub(crate) enum First {
     Event(Bytes),
     /// The stream finished without one.
     Nothing,
+    /// The stream was cut before its first event: its body is to send its priming event alone.
+    Cut,
 }
 
 impl EventLog {
@@ -78,6 +93,22 @@ impl EventLog {
             inner: Mutex::new(Log::default()),
             changed: Notify::new(),
             retain,
+            priming: None,
+        })
+    }
+
+    /// A log keeping `retain` bytes of sent events (more than zero), whose streams open with a
+    /// priming event carrying `retry` (see the [module docs](self)).
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(dead_code, reason = "MCP's sessions prime")
+    )]
+    pub(crate) fn primed(retain: usize, retry: Option<Duration>) -> Arc<Self> {
+        Arc::new(Self {
+            inner: Mutex::new(Log::default()),
+            changed: Notify::new(),
+            retain,
+            priming: (retain > 0).then_some(retry),
         })
     }
 
@@ -88,9 +119,32 @@ impl EventLog {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Opens stream `stream` (a number the caller keeps distinct within the log).
+    /// Opens stream `stream` (a number the caller keeps distinct within the log); in a primed
+    /// log, with a number kept for its priming event.
     pub(crate) fn open(&self, stream: u64) {
-        self.lock().streams.entry(stream).or_default().open = true;
+        let mut log = self.lock();
+        let primer = self.priming.is_some().then(|| {
+            let seq = log.next_seq;
+            log.next_seq += 1;
+            seq
+        });
+        let state = log.streams.entry(stream).or_default();
+        state.open = true;
+        state.primer = state.primer.or(primer);
+    }
+
+    /// Cuts `stream`: the body answering its request ends (at once, or when it starts), and what
+    /// it has not sent waits in the log for a client that resumes with `Last-Event-ID`.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code, reason = "MCP's polling cuts"))]
+    pub(crate) fn cut(&self, stream: u64) -> bool {
+        let mut log = self.lock();
+        let Some(state) = log.streams.get_mut(&stream).filter(|s| s.open) else {
+            return false;
+        };
+        state.cut = true;
+        drop(log);
+        self.changed.notify_waiters();
+        true
     }
 
     /// Whether the log knows `stream`: it is open, or has events left.
@@ -139,8 +193,10 @@ impl EventLog {
                 if let Some(event) = log.events.iter().find(|e| e.stream == stream) {
                     return First::Event(event.json.clone());
                 }
-                if !log.streams.get(&stream).is_some_and(|s| s.open) {
-                    return First::Nothing;
+                match log.streams.get(&stream) {
+                    Some(state) if state.cut => return First::Cut,
+                    Some(state) if state.open => {}
+                    _ => return First::Nothing,
                 }
             }
             changed.await;
@@ -158,14 +214,19 @@ impl EventLog {
     }
 
     /// The next event of `stream` after `after` for a body to send, marked sent; `Err` when the
-    /// body should end.
-    fn next(&self, stream: u64, after: Option<u64>) -> Result<Option<(u64, Bytes)>, ()> {
+    /// body should end (`answering`: the body answering the stream's request, which a cut ends).
+    fn next(
+        &self,
+        stream: u64,
+        after: Option<u64>,
+        answering: bool,
+    ) -> Result<Option<(u64, Bytes)>, ()> {
         let mut log = self.lock();
-        if log
-            .streams
-            .get(&stream)
+        let state = log.streams.get(&stream);
+        if state
             .and_then(|s| s.pushed_out)
             .is_some_and(|out| after.is_none_or(|after| out > after))
+            || (answering && state.is_some_and(|s| s.cut))
         {
             return Err(());
         }
@@ -210,14 +271,44 @@ impl EventLog {
         after: Option<u64>,
         keep: K,
     ) -> Body {
-        let after = after.or_else(|| self.lock().streams.get(&stream).and_then(|s| s.sent));
-        let state = (Arc::clone(self), after, keep);
-        let events = stream::unfold(state, move |(log, mut after, keep)| async move {
+        self.body_of(stream, after, keep, false)
+    }
+
+    /// The body answering `stream`'s request, from its start: its priming event first in a
+    /// primed log, and it ends when the stream is cut.
+    pub(crate) fn answer_body<K: Send + 'static>(self: &Arc<Self>, stream: u64, keep: K) -> Body {
+        self.body_of(stream, None, keep, true)
+    }
+
+    fn body_of<K: Send + 'static>(
+        self: &Arc<Self>,
+        stream: u64,
+        after: Option<u64>,
+        keep: K,
+        answering: bool,
+    ) -> Body {
+        let (after, primer) = {
+            let log = self.lock();
+            let state = log.streams.get(&stream);
+            let after = after.or_else(|| state.and_then(|s| s.sent));
+            let primer = state
+                .and_then(|s| s.primer)
+                .filter(|primer| after.is_none_or(|after| after < *primer));
+            (after, primer)
+        };
+        let retry = self.priming.flatten();
+        let first = primer.map(|seq| priming_event(&event_id(stream, seq), retry));
+        let state = (Arc::clone(self), after, keep, first);
+        let events = stream::unfold(state, move |(log, mut after, keep, first)| async move {
+            if let Some(primer) = first {
+                let frame = Frame::data(primer);
+                return Some((Ok::<_, Infallible>(frame), (log, after, keep, None)));
+            }
             let (seq, json) = loop {
                 let changed = log.changed.notified();
                 tokio::pin!(changed);
                 changed.as_mut().enable();
-                match log.next(stream, after) {
+                match log.next(stream, after, answering) {
                     Err(()) => return None,
                     Ok(Some(next)) => break next,
                     Ok(None) => changed.await,
@@ -226,7 +317,7 @@ impl EventLog {
             after = Some(seq);
             let id = (log.retain > 0).then(|| event_id(stream, seq));
             let frame = Frame::data(event(id.as_deref(), &json));
-            Some((Ok::<_, Infallible>(frame), (log, after, keep)))
+            Some((Ok::<_, Infallible>(frame), (log, after, keep, None)))
         });
         Body::streamed(StreamBody::new(events))
     }
@@ -272,6 +363,17 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
+/// A priming event: its id, the `retry` the client waits before it reconnects (when set), and
+/// no data.
+fn priming_event(id: &str, retry: Option<Duration>) -> Bytes {
+    let mut out = format!("id: {id}\n");
+    if let Some(retry) = retry {
+        out.push_str(&format!("retry: {}\n", retry.as_millis()));
+    }
+    out.push_str("data: \n\n");
+    Bytes::from(out)
+}
+
 /// One event: `id:` when given, then the JSON text as its `data:` line. The text has no line
 /// ends (outgoing texts are made one line, as for line framing), so it is one line.
 fn event(id: Option<&str>, json: &[u8]) -> Bytes {
@@ -289,6 +391,7 @@ fn event(id: Option<&str>, json: &[u8]) -> Bytes {
 
 #[cfg(test)]
 mod tests {
+    use futures_util::FutureExt as _;
     use http_body_util::BodyExt as _;
 
     use super::*;
@@ -348,5 +451,30 @@ mod tests {
         );
         assert_eq!(parse_event_id("0-1"), Some((0, 1)));
         assert_eq!(parse_event_id("x"), None);
+    }
+
+    #[tokio::test]
+    async fn a_primed_stream_starts_with_its_priming_event_and_a_cut_ends_its_answer() {
+        let budget = Arc::new(Budget::new(1000, None));
+        let log = EventLog::primed(1000, Some(Duration::from_millis(3000)));
+        log.open(4);
+        assert!(
+            log.first(4).now_or_never().is_none(),
+            "nothing yet: it waits"
+        );
+        assert!(log.cut(4));
+        assert!(matches!(log.first(4).await, First::Cut));
+        let answered = text(log.answer_body(4, ())).await;
+        assert_eq!(
+            answered, "id: 4-0\nretry: 3000\ndata: \n\n",
+            "the primer alone"
+        );
+        // What comes after waits for a client that resumes after the primer.
+        log.push(4, Bytes::from_static(b"{\"a\":1}"), room(&budget, 7));
+        log.finish(4);
+        assert_eq!(
+            text(log.body(4, Some(0))).await,
+            "id: 4-1\ndata: {\"a\":1}\n\n"
+        );
     }
 }

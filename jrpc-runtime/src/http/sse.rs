@@ -312,7 +312,7 @@ pub(crate) async fn answer(
             log.take_first(stream);
             Answered::Json(first)
         }
-        First::Event(_) => Answered::Events(log.body_holding(stream, None, abort)),
+        First::Event(_) | First::Cut => Answered::Events(log.answer_body(stream, abort)),
     }
 }
 

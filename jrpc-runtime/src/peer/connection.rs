@@ -231,7 +231,18 @@ impl Connection {
             let outcome: Result<(), (ErrorKind, String)> = loop {
                 let idle = !self.unflushed;
                 if !reading && self.running.is_empty() && notification.is_none() && idle {
-                    break Ok(());
+                    // A handle may have queued a message between the polls of one select (the
+                    // commands found empty, then the input found ended): it still goes out.
+                    // New ones are refused first, so that a caller failed here (a call that can
+                    // have no answer now) finds the handle closed too.
+                    commands.close();
+                    match commands.try_recv() {
+                        Ok(command) => {
+                            self.commands(command, &mut commands, command_room, reading);
+                            continue;
+                        }
+                        _ => break Ok(()),
+                    }
                 }
                 // Every handle is gone (a child process no one calls any more): nothing can be sent
                 // from here on, not even the answers of calls still running.

@@ -52,7 +52,7 @@ pub(crate) use tls::Acceptor;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use tls::ServerTls;
+pub use topics::{Published, SubscribeError, TopicWatch, Topics};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use topics::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
-pub use topics::{SubscribeError, Topics};

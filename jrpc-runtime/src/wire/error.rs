@@ -109,6 +109,9 @@ pub struct RpcError {
     code: ErrorCode,
     message: Cow<'static, str>,
     data: Option<Box<RawValue>>,
+    /// Answered by a layer of this crate in a handler's place (MCP's "method not found" for a
+    /// method its era removed): a reserved code is then kept, not taken for impersonation.
+    by_runtime: bool,
 }
 
 impl RpcError {
@@ -118,7 +121,24 @@ impl RpcError {
             code: code.into(),
             message: message.into(),
             data: None,
+            by_runtime: false,
         }
+    }
+
+    /// This error, as a layer of this crate answers it in a handler's place: its code is kept
+    /// even when reserved.
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(dead_code, reason = "MCP's layers answer so")
+    )]
+    pub(crate) fn by_runtime(mut self) -> Self {
+        self.by_runtime = true;
+        self
+    }
+
+    /// Whether a layer of this crate answers it (see [`by_runtime`](Self::by_runtime)).
+    pub(crate) fn is_by_runtime(&self) -> bool {
+        self.by_runtime
     }
 
     /// Attaches `data`; a value that cannot be encoded leaves the data out.
@@ -251,6 +271,7 @@ impl<'de> Deserialize<'de> for RpcError {
                     code: ErrorCode(code),
                     message: message.into(),
                     data,
+                    by_runtime: false,
                 })
             }
         }

@@ -115,6 +115,23 @@ async fn a_call_that_sends_nothing_is_answered_as_json() {
     assert_eq!((reply.status, reply.body.as_str()), (204, ""));
 }
 
+/// A handler's answer is queued on its stream's connection just as the request's input ends
+/// there; it goes out, whichever of the two that connection sees first. Thousands of calls on
+/// one connection, on a runtime of two threads, meet every interleaving of the two: before
+/// the connection took what was queued when its input ended, one in a few thousand answers
+/// was lost (a `500`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_queued_as_input_ends_goes_out() {
+    let (addr, _) = server(|m| HttpServer::builder(m).build().unwrap()).await;
+    let mut conn = Conn::open(addr).await;
+    for id in 0..5000 {
+        let call = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"add","params":[{id},1]}}"#);
+        let reply = bounded(conn.send(&post("/rpc", Some("application/json"), SSE, &call))).await;
+        assert_eq!(reply.status, 200, "call {id}: {reply:?}");
+        assert_eq!(reply.json()["result"], id + 1);
+    }
+}
+
 /// Pushes made faster than anything is written (a handler that never yields) overflow the
 /// budget before the first event goes out: the answer is lost, and said so.
 #[tokio::test]

@@ -5,6 +5,8 @@ mod calculator;
 mod calculator_auth;
 mod calculator_cancel;
 mod calculator_topics;
+mod conformance;
 mod drain_exit;
+mod mcp_replicas;
 mod net;
 mod stdio;

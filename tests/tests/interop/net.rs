@@ -5,7 +5,8 @@
 //!   the `ws` package, plus raw `ws` frames (binary frames, notifications that must get no frame),
 //!   run by `tests/interop/http.mjs` and `tests/interop/ws.mjs`;
 //! - `eventsource-parser` reading an SSE answer (`tests/interop/sse.mjs`), and the MCP TypeScript
-//!   SDK's Streamable HTTP client against `mcp_server --http` (`tests/interop/mcp_http.mjs`).
+//!   SDK's Streamable HTTP client against `mcp_server --http` (`tests/interop/mcp_http.mjs`);
+//! - the python MCP SDK's `Client` against `mcp_server --http` (`tests/interop/mcp_client.py`).
 //!
 //! Without `curl`, or without `node` or `tests/interop/node_modules` (`npm ci --prefix
 //! tests/interop`), the tests print why they are skipped and pass. Each test starts its own
@@ -13,6 +14,7 @@
 //! limit and is killed when it is exceeded.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -145,6 +147,21 @@ fn mcp_over_streamable_http_with_the_typescript_sdk() {
         &mut server,
         &url,
     );
+}
+
+/// The python MCP SDK's `Client` against `mcp_server --http`: it negotiates 2026-07-28 probing
+/// (`auto`) and pinned, and the legacy handshake when asked.
+#[test]
+fn mcp_over_streamable_http_with_the_python_sdk() {
+    static BUILT: OnceLock<Result<HashMap<String, PathBuf>, String>> = OnceLock::new();
+    let exe = match BUILT.get_or_init(|| jrpc_tests::build_examples(&["mcp_server"])) {
+        Ok(found) => &found["mcp_server"],
+        Err(why) => panic!("{why}"),
+    };
+    let mut server = Calculator::spawn(exe, &["--http", "127.0.0.1:0"]);
+    let url = format!("http://{}/mcp", server.addr);
+    crate::stdio::run_python_client("http", OsStr::new(&url), &|| server.stderr());
+    server.assert_alive();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,15 +6,17 @@
 //!   and checks what comes out of its stdout (and its exit status), so the behaviour is tested
 //!   wherever Rust is;
 //! - interop: clients nobody here wrote drive the servers: `vscode-jsonrpc` (VS Code's JSON-RPC
-//!   layer) and the official MCP TypeScript SDK, run by the Node scripts in `tests/interop/`.
-//!   Without `node`, or without `tests/interop/node_modules` (`npm ci --prefix tests/interop`),
-//!   these print why they are skipped and pass.
+//!   layer) and the official MCP TypeScript SDK, run by the Node scripts in `tests/interop/`, and
+//!   the python MCP SDK (`tests/interop/mcp_client.py`). Without `node`, or without
+//!   `tests/interop/node_modules` (`npm ci --prefix tests/interop`), or without
+//!   `tests/interop/.venv` (see `jrpc_tests::python`), these print why they are skipped and pass.
 //!
 //! The examples are built once, by `cargo build --example ...`, and found through cargo's own
 //! report of what it built (so a custom target directory works). Every child process runs under a
 //! time limit and is killed when it is exceeded or when a test fails.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -23,8 +25,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
-use jrpc_tests::node;
 use jrpc_tests::process::{Capture, wait_bounded};
+use jrpc_tests::{node, python};
 use serde_json::{Value, json};
 
 /// How long a server may take to send an expected message, or to exit.
@@ -518,7 +520,7 @@ fn mcp_initialize(session: &mut Session, id: i64, version: Value) -> Value {
     );
     assert_eq!(
         answer["result"]["capabilities"],
-        json!({ "tools": {} }),
+        json!({ "logging": {}, "tools": { "listChanged": true } }),
         "{answer}"
     );
     assert_eq!(answer["result"]["serverInfo"]["name"], "jrpc-mcp-example");
@@ -576,14 +578,14 @@ fn mcp_session_lists_and_calls_the_tool() {
     );
     assert_eq!(tool_result(&sum), ("2.25".to_owned(), false));
 
+    // An unknown tool is the request's fault, not the tool's: -32602, naming the tools.
     let unknown = s.call(
         4,
         "tools/call",
         json!({ "name": "multiply", "arguments": {} }),
     );
-    let (text, is_error) = tool_result(&unknown);
-    assert!(is_error, "{unknown}");
-    assert!(text.contains("multiply"), "{text}");
+    assert_eq!(error_code(&unknown), -32602, "{unknown}");
+    assert_eq!(unknown["error"]["data"]["tools"], json!(["add", "count"]));
 
     // `count` with a progress token: n progress notifications, then the answer.
     s.send(&json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
@@ -615,7 +617,98 @@ fn mcp_session_lists_and_calls_the_tool() {
         status.success(),
         "end of input is a clean exit: {status}\n{stderr}"
     );
-    assert!(stderr.contains("scripted"), "logs go to stderr:\n{stderr}");
+}
+
+/// `_meta` of a 2026-07-28 request, with `extra` members.
+fn modern_meta(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    if let (Some(meta), Value::Object(extra)) = (meta.as_object_mut(), extra) {
+        meta.extend(extra);
+    }
+    meta
+}
+
+/// A 2026-07-28 client on the same stdio server: no `initialize`, each request stateless, every
+/// result stamped; the methods that era removed are not there.
+#[test]
+fn mcp_modern_requests_are_served_statelessly() {
+    let mut s = mcp();
+    let discovered = s.call(
+        1,
+        "server/discover",
+        json!({ "_meta": modern_meta(json!({})) }),
+    );
+    let result = &discovered["result"];
+    assert_eq!(
+        result["supportedVersions"],
+        json!(["2026-07-28"]),
+        "{discovered}"
+    );
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(
+        (&result["ttlMs"], &result["cacheScope"]),
+        (&json!(0), &json!("public"))
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "jrpc-mcp-example"
+    );
+    assert_eq!(
+        result["capabilities"]["tools"],
+        json!({ "listChanged": true })
+    );
+
+    let tools = s.call(2, "tools/list", json!({ "_meta": modern_meta(json!({})) }));
+    assert_eq!(tools["result"]["resultType"], "complete", "{tools}");
+    assert_eq!(tools["result"]["tools"][0]["name"], "add");
+    let count_schema = &tools["result"]["tools"][1]["inputSchema"]["properties"]["n"];
+    assert_eq!(
+        count_schema,
+        &json!({ "type": "integer", "minimum": 0 }),
+        "no format"
+    );
+
+    s.send(&json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": { "name": "count", "arguments": { "n": 2 },
+                                "_meta": modern_meta(json!({ "progressToken": 7 })) } }));
+    for i in 1..=2 {
+        assert_eq!(
+            s.recv()["params"],
+            json!({ "progressToken": 7, "progress": i, "total": 2 })
+        );
+    }
+    let counted = s.recv();
+    assert_eq!(counted["result"]["resultType"], "complete", "{counted}");
+    assert_eq!(tool_result(&counted), ("2".to_owned(), false));
+
+    for (id, method) in (4..).zip(["initialize", "ping"]) {
+        let removed = s.call(id, method, json!({ "_meta": modern_meta(json!({})) }));
+        assert_eq!(error_code(&removed), -32601, "{method}: {removed}");
+    }
+    let bad = s.call(
+        6,
+        "tools/list",
+        json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }),
+    );
+    assert_eq!(error_code(&bad), -32602, "no capabilities: {bad}");
+    let unknown = s.call(
+        7,
+        "tools/list",
+        json!({ "_meta": modern_meta(json!({ "io.modelcontextprotocol/protocolVersion": "1999-01-01" })) }),
+    );
+    assert_eq!(error_code(&unknown), -32022, "{unknown}");
+    assert_eq!(
+        unknown["error"]["data"],
+        json!({ "supported": ["2026-07-28"], "requested": "1999-01-01" })
+    );
+    // A legacy client probing discover falls back to initialize on this answer.
+    let probe = s.call(8, "server/discover", json!({}));
+    assert_eq!(error_code(&probe), -32602, "{probe}");
+    s.close_stdin();
+    assert!(s.finish().0.success());
 }
 
 #[test]
@@ -740,4 +833,41 @@ fn lsp_server_with_vscode_jsonrpc() {
 #[test]
 fn mcp_server_with_the_official_sdk_client() {
     run_node("mcp.mjs", "@modelcontextprotocol/sdk", "mcp_server");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interop: the python MCP SDK
+
+/// Runs `tests/interop/mcp_client.py` (the python `mcp` SDK's `Client`) against `target` over
+/// `kind` (`stdio`, with the executable; `http`, with the URL) in each connect mode, asserting
+/// each succeeds; `server_stderr` says what the server wrote, for a failure. Skipped, with why,
+/// where the SDK is not installed.
+pub(crate) fn run_python_client(kind: &str, target: &OsStr, server_stderr: &dyn Fn() -> String) {
+    let (dir, python) = match python::setup("mcp", "2.3.0") {
+        Ok(found) => found,
+        Err(why) => {
+            eprintln!("skipped: mcp_client.py ({kind}): {why}");
+            return;
+        }
+    };
+    for mode in ["auto", "2026-07-28", "legacy"] {
+        let args = [OsStr::new(kind), target, OsStr::new(mode)];
+        let output = python::run(&dir, &python, "mcp_client.py", &args)
+            .unwrap_or_else(|why| panic!("{why}"));
+        assert!(
+            output.status.success(),
+            "mcp_client.py {kind} {mode} failed ({}):\n--- stdout\n{}\n--- stderr\n{}\n--- server's stderr\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            server_stderr()
+        );
+    }
+}
+
+/// The python SDK's `Client` negotiates 2026-07-28 with `mcp_server` over stdio, probing
+/// (`auto`) and pinned, and the legacy handshake when asked.
+#[test]
+fn mcp_server_with_the_python_sdk_client() {
+    run_python_client("stdio", example("mcp_server").as_os_str(), &String::new);
 }

@@ -1,16 +1,18 @@
 //! Cancellation and trace context over MCP's Streamable HTTP: a client's POSTed
 //! `notifications/cancelled` aborts its session's running request with that id (answered as
 //! JSON or as an event stream), and a request's `params._meta.traceparent` is its handler's
-//! trace.
+//! trace; on the data layer, a tool's call is cancelled so, and a modern request's trace reaches
+//! its tool.
 
 use std::net::SocketAddr;
 
-use jrpc_runtime::mcp::McpServer;
-use jrpc_runtime::{Methods, RpcError};
+use jrpc_runtime::mcp::{Mcp, McpServer};
+use jrpc_runtime::{Context, Methods, RpcError, rpc_service};
 use jrpc_tests::cancel::{Hang, hang};
 use jrpc_tests::raw_http::{Conn, post, request};
 use serde_json::json;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 
 /// An MCP server with `initialize` and `hang`, on a free local port.
 async fn start() -> (SocketAddr, Hang) {
@@ -89,14 +91,16 @@ async fn a_posted_cancelled_notice_aborts_the_request_answered_as_events() {
     assert_eq!(head.header("content-type"), Some("text/event-stream"));
     cancel(addr, &session, 6).await;
     hang.cancelled().await;
-    // The stream has the handler's `tick`, and ends without an answer.
+    // The stream has its priming event (an id, no data), the handler's `tick`, and ends without
+    // an answer.
     let mut pending = String::new();
     let mut events = Vec::new();
     while let Some(event) = conn.read_event(&mut pending).await {
         events.push(event);
     }
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert!(events[0].contains("\"tick\""), "{events:?}");
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events[0].ends_with("data: "), "{events:?}");
+    assert!(events[1].contains("\"tick\""), "{events:?}");
 }
 
 #[tokio::test]
@@ -122,4 +126,103 @@ async fn a_requests_meta_traceparent_is_its_handlers_trace() {
     assert_eq!(trace.traceparent(), traceparent);
     assert_eq!(trace.tracestate(), Some("congo=t61rcWkgMzE"));
     drop(conn);
+}
+
+/// Signals when dropped.
+struct Dropped(mpsc::UnboundedSender<()>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+struct Tools {
+    started: mpsc::UnboundedSender<()>,
+    dropped: mpsc::UnboundedSender<()>,
+}
+
+#[rpc_service(schema)]
+impl Tools {
+    /// Waits for ever, telling when it starts and when it is dropped.
+    async fn wait(&self) -> String {
+        let _dropped = Dropped(self.dropped.clone());
+        let _ = self.started.send(());
+        std::future::pending::<()>().await;
+        String::new()
+    }
+
+    /// Answers the caller's `traceparent`.
+    fn traced(&self, ctx: &Context) -> String {
+        ctx.trace()
+            .map_or_else(String::new, jrpc_runtime::TraceContext::traceparent)
+    }
+}
+
+/// A data-layer server with `wait` and `traced`; what `wait` tells (started, dropped).
+async fn start_tools() -> (
+    SocketAddr,
+    mpsc::UnboundedReceiver<()>,
+    mpsc::UnboundedReceiver<()>,
+) {
+    let (started, started_rx) = mpsc::unbounded_channel();
+    let (dropped, dropped_rx) = mpsc::unbounded_channel();
+    let tools = Tools { started, dropped };
+    let mcp = Mcp::builder("cancel", "1")
+        .tools(tools.into_methods())
+        .build()
+        .unwrap();
+    let server = McpServer::builder(mcp).build().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve(listener).await });
+    (addr, started_rx, dropped_rx)
+}
+
+#[tokio::test]
+async fn a_posted_cancelled_notice_aborts_a_tool_call() {
+    let (addr, mut started, mut dropped) = start_tools().await;
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": { "name": "test", "version": "1" },
+    } });
+    let reply = request(addr, &mcp_post(None, "application/json", &init.to_string())).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let session = reply.header("mcp-session-id").unwrap().to_owned();
+    let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": "wait", "arguments": {} } });
+    let mut conn = Conn::open(addr).await;
+    conn.write(&mcp_post(
+        Some(&session),
+        "application/json",
+        &call.to_string(),
+    ))
+    .await;
+    started.recv().await.unwrap();
+    cancel(addr, &session, 7).await;
+    dropped.recv().await.unwrap();
+    let reply = conn.read_reply().await;
+    assert_eq!(reply.status, 202, "{reply:?}");
+}
+
+#[tokio::test]
+async fn a_modern_requests_meta_traceparent_reaches_its_tool() {
+    let (addr, _, _) = start_tools().await;
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "traced",
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "traceparent": traceparent,
+        },
+    } });
+    let headers = "accept: application/json\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: traced\r\n";
+    let reply = request(
+        addr,
+        &post("/mcp", Some("application/json"), headers, &call.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.json()["result"]["content"][0]["text"], traceparent);
 }

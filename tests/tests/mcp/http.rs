@@ -141,6 +141,13 @@ fn data(event: &str) -> Value {
     serde_json::from_str(line).unwrap()
 }
 
+/// Asserts `event` is a stream's priming event (an id, the `retry`, no data); its id.
+fn primer(event: &str) -> &str {
+    assert!(event.contains("\nretry: 3000\n"), "{event:?}");
+    assert!(event.ends_with("data: "), "no data: {event:?}");
+    event_id(event)
+}
+
 fn event_id(event: &str) -> &str {
     event
         .lines()
@@ -149,7 +156,7 @@ fn event_id(event: &str) -> &str {
 }
 
 fn get(headers: &str) -> Vec<u8> {
-    format!("GET /mcp HTTP/1.1\r\nhost: test\r\n{headers}\r\n").into_bytes()
+    format!("GET /mcp HTTP/1.1\r\nhost: localhost\r\n{headers}\r\n").into_bytes()
 }
 
 /// A connection that opened session `id`'s GET stream: its head is read, its events are next.
@@ -194,7 +201,7 @@ async fn initialize_issues_a_random_session_id_that_later_requests_need() {
 async fn delete_ends_a_session() {
     let s = start(|b| b).await;
     let id = s.initialize().await;
-    let delete = |extra: String| format!("DELETE /mcp HTTP/1.1\r\nhost: test\r\n{extra}\r\n");
+    let delete = |extra: String| format!("DELETE /mcp HTTP/1.1\r\nhost: localhost\r\n{extra}\r\n");
     let ended = s.send(delete(session_header(&id)).as_bytes()).await;
     assert_eq!((ended.status, ended.body.as_str()), (204, ""));
     s.post_in(&id, &call(1, "ping", json!({})))
@@ -272,12 +279,13 @@ async fn notifications_and_answers_get_202_and_no_body() {
 async fn a_request_is_answered_as_accept_allows() {
     let s = start(|b| b).await;
     let id = s.initialize().await;
-    // Pushes: an event stream, ids naming the stream, the answer last.
+    // Pushes: an event stream, its priming event first, ids naming the stream, the answer last.
     let ticks = s.post_in(&id, &call(1, "ticks", json!([2]))).await;
     assert_eq!(ticks.header("content-type"), Some("text/event-stream"));
     let events: Vec<&str> = ticks.body.split_terminator("\n\n").collect();
+    primer(events[0]);
     assert_eq!(
-        events.iter().map(|e| data(e)).collect::<Vec<_>>(),
+        events[1..].iter().map(|e| data(e)).collect::<Vec<_>>(),
         [
             json!({ "jsonrpc": "2.0", "method": "tick", "params": { "n": 1 } }),
             json!({ "jsonrpc": "2.0", "method": "tick", "params": { "n": 2 } }),
@@ -318,6 +326,7 @@ async fn a_handlers_call_is_answered_by_a_post() {
     .await;
     assert_eq!(bounded(conn.read_head()).await.status, 200);
     let mut pending = String::new();
+    primer(&bounded(conn.read_event(&mut pending)).await.unwrap());
     let asked = data(&bounded(conn.read_event(&mut pending)).await.unwrap());
     assert_eq!(asked["method"], "answer");
     let answer = json!({ "jsonrpc": "2.0", "result": "jrpc", "id": asked["id"] });
@@ -338,6 +347,7 @@ async fn get_opens_the_sessions_stream() {
     let answered = s.post_in(&id, &call(1, "announce", json!(["hello"]))).await;
     assert_eq!(answered.json()["result"], id.as_str());
     let mut pending = String::new();
+    assert!(primer(&bounded(conn.read_event(&mut pending)).await.unwrap()).starts_with("0-"));
     let event = bounded(conn.read_event(&mut pending)).await.unwrap();
     assert_eq!(
         data(&event),
@@ -361,7 +371,7 @@ async fn get_opens_the_sessions_stream() {
 
     // Ending the session ends its stream.
     let delete = format!(
-        "DELETE /mcp HTTP/1.1\r\nhost: test\r\n{}\r\n",
+        "DELETE /mcp HTTP/1.1\r\nhost: localhost\r\n{}\r\n",
         session_header(&id)
     );
     assert_eq!(s.send(delete.as_bytes()).await.status, 204);
@@ -385,6 +395,7 @@ async fn a_broken_stream_is_resumed_from_its_last_event_id() {
         .await;
     bounded(first.read_head()).await;
     let mut pending = String::new();
+    primer(&bounded(first.read_event(&mut pending)).await.unwrap());
     let asked_event = bounded(first.read_event(&mut pending)).await.unwrap();
     let asked = data(&asked_event);
     let last_seen = event_id(&asked_event).to_owned();
@@ -520,9 +531,10 @@ async fn a_shutdown_ends_the_get_streams_and_drains() {
     let s = start(|b| b).await;
     let id = s.initialize().await;
     let mut conn = listen(&s, &id).await;
+    let mut pending = String::new();
+    primer(&bounded(conn.read_event(&mut pending)).await.unwrap());
     let drained = bounded(s.server.shutdown_handle().shutdown()).await;
     assert_eq!(drained, Drained::Complete);
-    let mut pending = String::new();
     assert_eq!(bounded(conn.read_event(&mut pending)).await, None);
 }
 
@@ -539,7 +551,7 @@ async fn other_paths_are_404_and_other_methods_405() {
         .await;
     reply.assert_envelope(404, -32600);
     let put = s
-        .send(b"PUT /mcp HTTP/1.1\r\nhost: test\r\ncontent-length: 0\r\n\r\n")
+        .send(b"PUT /mcp HTTP/1.1\r\nhost: localhost\r\ncontent-length: 0\r\n\r\n")
         .await;
     put.assert_envelope(405, -32600);
     assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));

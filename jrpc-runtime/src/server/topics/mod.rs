@@ -10,10 +10,12 @@ mod redis;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+use tokio::sync::mpsc;
 
 use crate::caller::Caller as _;
 use crate::dispatch::Context;
@@ -78,12 +80,19 @@ struct Registry {
 
 #[derive(Default)]
 struct State {
-    /// Topic name to its subscribers, by connection.
-    topics: HashMap<String, HashMap<u64, Peer>>,
+    /// Topic name to its subscribers, by connection (or watch).
+    topics: HashMap<String, HashMap<u64, Subscriber>>,
     /// The connections this registry has asked to be told of closing, with their topics. An
     /// entry stays until its connection closes, so that a connection that leaves and joins again
     /// does not pile up close hooks.
     connections: HashMap<u64, HashSet<String>>,
+}
+
+/// What a topic's notifications go to: a connection, or a [`TopicWatch`]'s queue.
+#[derive(Clone)]
+enum Subscriber {
+    Peer(Peer),
+    Watch(mpsc::Sender<Published>),
 }
 
 impl Registry {
@@ -149,22 +158,36 @@ impl Registry {
 
     /// Queues the notification for every local subscriber of `topic`; returns how many took it.
     fn deliver(&self, topic: &str, method: &str, params: Option<&RawValue>) -> usize {
-        let subscribers: Vec<(u64, Peer)> = match self.lock().topics.get(topic) {
+        let subscribers: Vec<(u64, Subscriber)> = match self.lock().topics.get(topic) {
             Some(subscribers) => subscribers
                 .iter()
-                .map(|(id, peer)| (*id, peer.clone()))
+                .map(|(id, subscriber)| (*id, subscriber.clone()))
                 .collect(),
             None => return 0,
         };
         let mut reached = 0;
-        for (id, peer) in subscribers {
+        for (id, subscriber) in subscribers {
             let raw = params.map(ToOwned::to_owned);
-            // A WebSocket (`Overflow::Close`) never waits for room; a peer that would wait is
-            // skipped, so that one slow subscriber holds up no one.
-            let sent = futures_util::FutureExt::now_or_never(peer.notify_raw(method, raw));
+            // A WebSocket (`Overflow::Close`) never waits for room; a peer that would wait, or a
+            // full watch, is skipped, so that one slow subscriber holds up no one.
+            let sent = match subscriber {
+                Subscriber::Peer(peer) => {
+                    futures_util::FutureExt::now_or_never(peer.notify_raw(method, raw))
+                        .map(|sent| sent.is_ok())
+                }
+                Subscriber::Watch(tx) => match tx.try_send(Published {
+                    topic: topic.to_owned(),
+                    method: method.to_owned(),
+                    params: raw,
+                }) {
+                    Ok(()) => Some(true),
+                    Err(mpsc::error::TrySendError::Full(_)) => None,
+                    Err(mpsc::error::TrySendError::Closed(_)) => Some(false),
+                },
+            };
             match sent {
-                Some(Ok(())) => reached += 1,
-                Some(Err(_)) => {
+                Some(true) => reached += 1,
+                Some(false) => {
                     // Closed: it leaves when its loop ends; make sure it is not counted again.
                     self.remove(topic, id);
                 }
@@ -232,6 +255,17 @@ impl Topics {
     /// [`SubscribeError::NoConnection`] when `ctx` is not a connection's that stays open.
     pub fn subscribe(&self, ctx: &Context, topic: &str) -> Result<bool, SubscribeError> {
         let peer = ctx.peer().ok_or(SubscribeError::NoConnection)?;
+        Ok(self.subscribe_peer(peer, topic))
+    }
+
+    /// Subscribes the connection `peer` to `topic`; `false` if it was subscribed already. For a
+    /// transport whose notifications go on a connection other than the request's (an MCP
+    /// session's GET stream).
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(dead_code, reason = "MCP's sessions subscribe so")
+    )]
+    pub(crate) fn subscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
         let id = peer.connection_id();
         let (added, first, new_connection) = {
             let mut state = self.inner.lock();
@@ -249,7 +283,9 @@ impl Topics {
             }
             let subscribers = state.topics.entry(topic.to_owned()).or_default();
             let first = subscribers.is_empty();
-            let added = subscribers.insert(id, peer.clone()).is_none();
+            let added = subscribers
+                .insert(id, Subscriber::Peer(peer.clone()))
+                .is_none();
             (added, first, new_connection)
         };
         if new_connection {
@@ -264,13 +300,18 @@ impl Topics {
         if first {
             self.inner.topics_changed();
         }
-        Ok(added)
+        added
     }
 
     /// Takes the connection that `ctx` belongs to out of `topic`; returns whether it was in.
     pub fn unsubscribe(&self, ctx: &Context, topic: &str) -> bool {
         ctx.peer()
-            .is_some_and(|peer| self.inner.remove(topic, peer.connection_id()))
+            .is_some_and(|peer| self.unsubscribe_peer(peer, topic))
+    }
+
+    /// Takes the connection `peer` out of `topic`; returns whether it was in.
+    pub(crate) fn unsubscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
+        self.inner.remove(topic, peer.connection_id())
     }
 
     /// Sends the notification `method` with `params` to every connection subscribed to `topic`,
@@ -327,5 +368,106 @@ impl Topics {
         }
         #[cfg(not(feature = "redis"))]
         let _ = topic;
+    }
+
+    /// Watches `topics`: what is published to any of them (in this process and, on a registry
+    /// shared through Redis, on every replica) is queued for the watch, up to `capacity`
+    /// notifications (at least one); past that a notification is skipped for this watch, as
+    /// for a connection that would wait. For what takes notifications without being a
+    /// [`Peer`] (an MCP listen stream over HTTP, which tags each with its own id). Dropping the
+    /// watch leaves its topics.
+    ///
+    /// ```
+    /// use jrpc_runtime::server::Topics;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let topics = Topics::new();
+    /// let mut watch = topics.watch(["prices"], 16);
+    /// assert_eq!(topics.publish("prices", "price", ("ACME", 12.5)).unwrap(), 1);
+    /// let published = watch.recv().await.unwrap();
+    /// assert_eq!((published.topic.as_str(), published.method.as_str()), ("prices", "price"));
+    /// assert_eq!(published.params.unwrap().get(), r#"["ACME",12.5]"#);
+    /// drop(watch);
+    /// assert_eq!(topics.subscribers("prices"), 0);
+    /// # });
+    /// ```
+    pub fn watch<I, S>(&self, topics: I, capacity: usize) -> TopicWatch
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        // Apart from connections' numbers, which count up from 1.
+        static WATCHES: AtomicU64 = AtomicU64::new(1 << 63);
+        let id = WATCHES.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        let topics: Vec<String> = topics.into_iter().map(Into::into).collect();
+        let mut first = false;
+        {
+            let mut state = self.inner.lock();
+            for topic in &topics {
+                let subscribers = state.topics.entry(topic.clone()).or_default();
+                first |= subscribers.is_empty();
+                subscribers.insert(id, Subscriber::Watch(tx.clone()));
+            }
+        }
+        if first {
+            self.inner.topics_changed();
+        }
+        TopicWatch {
+            id,
+            topics,
+            registry: Arc::downgrade(&self.inner),
+            rx,
+        }
+    }
+}
+
+/// A notification published to a topic, as a [`TopicWatch`] receives it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Published {
+    /// The topic it was published to.
+    pub topic: String,
+    /// Its method.
+    pub method: String,
+    /// Its params, as encoded once by the publisher.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// What is published to some topics, as it comes ([`Topics::watch`]); dropping it leaves them.
+pub struct TopicWatch {
+    id: u64,
+    topics: Vec<String>,
+    registry: Weak<Registry>,
+    rx: mpsc::Receiver<Published>,
+}
+
+impl TopicWatch {
+    /// The next notification; `None` once the registry is gone.
+    pub async fn recv(&mut self) -> Option<Published> {
+        self.rx.recv().await
+    }
+
+    /// The topics watched.
+    pub fn topics(&self) -> &[String] {
+        &self.topics
+    }
+}
+
+impl fmt::Debug for TopicWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TopicWatch")
+            .field("topics", &self.topics)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for TopicWatch {
+    fn drop(&mut self) {
+        if let Some(registry) = self.registry.upgrade() {
+            for topic in &self.topics {
+                registry.remove(topic, self.id);
+            }
+        }
     }
 }

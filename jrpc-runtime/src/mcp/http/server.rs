@@ -13,17 +13,38 @@ use tokio::net::TcpListener;
 use super::config::{McpServerBuilder, Settings};
 use super::endpoint::McpService;
 use super::protected::Metadata;
-use crate::dispatch::Methods;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
 use crate::http::{Protocols, drive};
+use crate::mcp::data::Mcp;
 use crate::server::{ConnectionCap, Io, ShutdownHandle, serve_each};
 
 /// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
 /// elsewhere, keep-alive connections, limits, and a graceful shutdown. See the
-/// [module docs](super) for the rules it follows.
+/// [module docs](crate::mcp) for the rules it follows.
 ///
 /// Cloning is cheap; clones are the same server.
+///
+/// ```
+/// use jrpc_runtime::mcp::McpServer;
+/// use jrpc_runtime::server::Drained;
+/// use jrpc_runtime::{Methods, RpcError};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut methods = Methods::new();
+/// methods.register("ping", &[], |(): (), _ctx| async move {
+///     Ok::<_, RpcError>(serde_json::json!({}))
+/// })?;
+/// let server = McpServer::builder(methods).build()?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let shutdown = server.shutdown_handle();
+/// let serving = tokio::spawn(async move { server.serve(listener).await });
+/// assert_eq!(shutdown.shutdown().await, Drained::Complete);
+/// serving.await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct McpServer {
     inner: Arc<Inner>,
@@ -38,9 +59,10 @@ struct Inner {
 }
 
 impl McpServer {
-    /// A builder serving `methods`, with every setting at its default.
-    pub fn builder(methods: Methods) -> McpServerBuilder {
-        McpServerBuilder::new(methods)
+    /// A builder serving `mcp` (an [`Mcp`] server, or a method table served as it is: see
+    /// [`Mcp::raw`]), with every setting at its default.
+    pub fn builder(mcp: impl Into<Mcp>) -> McpServerBuilder {
+        McpServerBuilder::new(mcp.into())
     }
 
     pub(crate) fn new(endpoint: McpService, settings: Settings, cap: ConnectionCap) -> Self {

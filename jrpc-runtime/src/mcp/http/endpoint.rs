@@ -1,5 +1,5 @@
 //! The MCP endpoint: one HTTP request in, one response out, by the rules of Streamable HTTP
-//! (see the [module docs](super)).
+//! (see the [module docs](crate::mcp)).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use hyper::body::Body;
 use serde_json::value::RawValue;
 
 use super::config::Settings;
+use super::modern;
 use super::session::{Cancellable, GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::dispatch::{Methods, TraceContext};
 use crate::http::auth::Grant;
@@ -20,6 +21,7 @@ use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
 use crate::http::service::{BoxError, read_post, unread_reply};
 use crate::http::sse::{self, Replies};
+use crate::mcp::data::{Mcp, StreamCloser};
 use crate::peer::Cancellation;
 use crate::server::Shutdown;
 use crate::server::reply::{envelope, refusal};
@@ -29,12 +31,12 @@ use crate::wire::{ErrorCode, RpcError};
 use crate::wire::{Incoming, id_of, incoming};
 
 /// `Mcp-Session-Id`.
-fn session_header() -> HeaderName {
+pub(super) fn session_header() -> HeaderName {
     HeaderName::from_static("mcp-session-id")
 }
 
 /// `MCP-Protocol-Version`.
-fn version_header() -> HeaderName {
+pub(super) fn version_header() -> HeaderName {
     HeaderName::from_static("mcp-protocol-version")
 }
 
@@ -45,13 +47,13 @@ fn last_event_header() -> HeaderName {
 
 /// The MCP endpoint alone: a [`tower_service::Service`] and a [`hyper::service::Service`], to
 /// mount at a path of another router; [`McpServer`](super::McpServer) serves it at its `path`.
-/// It answers whatever reaches it by the rules in the [module docs](super).
+/// It answers whatever reaches it by the rules in the [module docs](crate::mcp).
 ///
 /// Cloning is cheap: clones share the sessions, the table and the shutdown state.
 #[derive(Clone)]
 pub struct McpService {
-    shared: Arc<McpShared>,
-    peer_addr: Option<SocketAddr>,
+    pub(super) shared: Arc<McpShared>,
+    pub(super) peer_addr: Option<SocketAddr>,
 }
 
 impl std::fmt::Debug for McpService {
@@ -63,18 +65,23 @@ impl std::fmt::Debug for McpService {
 }
 
 /// What the clones of an [`McpService`] share.
-struct McpShared {
-    methods: Methods,
-    settings: Settings,
+pub(super) struct McpShared {
+    /// The server, for what it says of its tools beyond the table (their `x-mcp-header`s).
+    pub(super) mcp: Mcp,
+    pub(super) methods: Methods,
+    pub(super) settings: Settings,
     sessions: Sessions,
     shutdown: Arc<Shutdown>,
     tags: Tags,
     /// Whether the task that ends sessions at a shutdown runs.
     watching: AtomicBool,
-    /// Stateless mode: the events of requests' streams, and where answers to their calls go.
-    log: Arc<EventLog>,
-    replies: Arc<Replies>,
-    next_stream: AtomicU64,
+    /// Requests without a session (the modern era's, and the legacy era's in stateless mode):
+    /// the events of their streams, and where answers to their calls go.
+    pub(super) log: Arc<EventLog>,
+    pub(super) replies: Arc<Replies>,
+    pub(super) next_stream: AtomicU64,
+    /// Cancelled when a shutdown begins: modern listen streams end then.
+    pub(super) closing: tokio_util::sync::CancellationToken,
 }
 
 /// What a POST's body holds.
@@ -86,15 +93,21 @@ enum Posted {
 }
 
 impl McpService {
-    pub(crate) fn new(methods: Methods, settings: Settings, shutdown: Arc<Shutdown>) -> Self {
+    pub(crate) fn new(
+        mcp: Mcp,
+        methods: Methods,
+        settings: Settings,
+        shutdown: Arc<Shutdown>,
+    ) -> Self {
         let sessions = Sessions::new(
             settings.max_sessions,
             settings.session_idle_timeout,
-            settings.replay_buffer,
+            (settings.replay_buffer, settings.sse_retry),
             settings.streams.clone(),
         );
         Self {
             shared: Arc::new(McpShared {
+                mcp,
                 methods,
                 settings,
                 sessions,
@@ -104,6 +117,7 @@ impl McpService {
                 log: EventLog::new(0),
                 replies: Replies::new(),
                 next_stream: AtomicU64::new(1),
+                closing: tokio_util::sync::CancellationToken::new(),
             }),
             peer_addr: None,
         }
@@ -149,8 +163,8 @@ impl McpService {
         let shared = &*self.shared;
         self.watch_shutdown();
         let settings = &shared.settings;
-        if let Some(res) = check_origin(req.headers(), &settings.allowed_origins)
-            .or_else(|| check_version(req.headers(), &settings.protocol_versions))
+        if let Some(res) = check_host(&req, &settings.allowed_hosts)
+            .or_else(|| check_origin(req.headers(), &settings.allowed_origins))
         {
             return unread_reply(&req, res);
         }
@@ -164,8 +178,16 @@ impl McpService {
         }
         match *req.method() {
             Method::POST => {}
-            Method::GET if !settings.stateless => return unread_reply(&req, self.get(&req)),
-            Method::DELETE if !settings.stateless => return unread_reply(&req, self.delete(&req)),
+            Method::GET | Method::DELETE if !settings.stateless => {
+                // Sessions are the legacy era's: so is everything but a POST.
+                if let Some(res) = check_version(req.headers(), &settings.protocol_versions) {
+                    return unread_reply(&req, res);
+                }
+                return match *req.method() {
+                    Method::GET => unread_reply(&req, self.get(&req)),
+                    _ => unread_reply(&req, self.delete(&req)),
+                };
+            }
             _ => return unread_reply(&req, not_allowed(req.method(), settings.stateless)),
         }
         let (parts, body) =
@@ -177,6 +199,12 @@ impl McpService {
         let Ok(text) = String::from_utf8(Vec::from(body)) else {
             return reply::not_utf8();
         };
+        if modern::is_modern(&parts.headers, &text) {
+            return self.post_modern(parts, text, in_flight, tag).await;
+        }
+        if let Some(res) = check_version(&parts.headers, &settings.protocol_versions) {
+            return res;
+        }
         let posted = if sse::has_call(&text) {
             Posted::Calls
         } else if only_notifications_and_answers(&text) {
@@ -194,33 +222,69 @@ impl McpService {
         }
         let session = match self.session(&parts.headers) {
             Ok(session) => session,
-            Err(NoSession::Missing) if is_initialize(&text) => match shared.sessions.create() {
-                Ok(session) => {
-                    let mut res = self
-                        .post(parts, text, posted, Some(&session), in_flight, tag)
-                        .await;
-                    if let Ok(id) = HeaderValue::from_str(&session.id) {
-                        res.headers_mut().insert(session_header(), id);
-                    }
-                    return res;
-                }
-                Err(Refused::Full(max)) => {
-                    let why = format!("{max} sessions are open (`max_sessions`); retry later");
-                    return reply::closing(envelope(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        &RpcError::new(ErrorCode::SERVER_ERROR, "Too many sessions")
-                            .with_data(&why),
-                    ));
-                }
-                Err(Refused::NoRandom(why)) => {
-                    tracing::error!(%why, "no random bytes for a session id");
-                    return envelope(StatusCode::INTERNAL_SERVER_ERROR, &RpcError::internal());
-                }
-            },
+            Err(NoSession::Missing) if is_initialize(&text) => {
+                return self
+                    .post_initialize(parts, text, posted, in_flight, tag)
+                    .await;
+            }
             Err(refused) => return refused.reply(),
         };
+        if let Some(res) = check_negotiated(&parts.headers, &session) {
+            return res;
+        }
         self.post(parts, text, posted, Some(&session), in_flight, tag)
             .await
+    }
+
+    /// Answers a POST of `initialize` without a session: in a new one, whose id the answer
+    /// carries; `503` at `max_sessions`.
+    async fn post_initialize(
+        &self,
+        parts: Parts,
+        text: String,
+        posted: Posted,
+        in_flight: crate::server::Tracked,
+        tag: &RequestTag,
+    ) -> Response<ResponseBody> {
+        match self.shared.sessions.create() {
+            Ok(session) => {
+                let mut res = self
+                    .post(parts, text, posted, Some(&session), in_flight, tag)
+                    .await;
+                if let Ok(id) = HeaderValue::from_str(&session.id) {
+                    res.headers_mut().insert(session_header(), id);
+                }
+                res
+            }
+            Err(Refused::Full(max)) => {
+                let why = format!("{max} sessions are open (`max_sessions`); retry later");
+                reply::closing(envelope(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &RpcError::new(ErrorCode::SERVER_ERROR, "Too many sessions").with_data(&why),
+                ))
+            }
+            Err(Refused::NoRandom(why)) => {
+                tracing::error!(%why, "no random bytes for a session id");
+                envelope(StatusCode::INTERNAL_SERVER_ERROR, &RpcError::internal())
+            }
+        }
+    }
+
+    /// The context of a request of either era: its tag, headers, peer address, and the
+    /// identity its bearer token gave.
+    pub(super) fn context(&self, parts: Parts, tag: &RequestTag) -> crate::dispatch::Context {
+        let mut ctx = crate::dispatch::Context::new(Transport::Http)
+            .with_tag(tag.clone())
+            .with_headers(parts.headers);
+        if self.shared.settings.auth.is_some()
+            && let Some(grant) = parts.extensions.get::<Grant>().cloned()
+        {
+            ctx = grant.apply(ctx);
+        }
+        if let Some(addr) = self.peer_addr {
+            ctx = ctx.with_peer_addr(addr);
+        }
+        ctx
     }
 
     /// Answers a POST, in `session` (none in stateless mode).
@@ -235,19 +299,11 @@ impl McpService {
     ) -> Response<ResponseBody> {
         let shared = &*self.shared;
         let events = sse::asks_for_events(&parts.headers);
-        let mut ctx = crate::dispatch::Context::new(Transport::Http)
-            .with_tag(tag.clone())
-            .with_headers(parts.headers);
-        if shared.settings.auth.is_some()
-            && let Some(grant) = parts.extensions.get::<Grant>().cloned()
-        {
-            ctx = grant.apply(ctx);
-        }
-        if let Some(addr) = self.peer_addr {
-            ctx = ctx.with_peer_addr(addr);
-        }
+        let mut ctx = self.context(parts, tag);
         if let Some(session) = session {
-            ctx = ctx.with_extension(session.handle());
+            ctx = ctx
+                .with_extension(session.handle())
+                .with_extension(Arc::clone(&session.legacy));
         }
         // A request's `params._meta` names its caller's trace more closely than the headers.
         let request = (!incoming::is_batch(&text))
@@ -290,14 +346,18 @@ impl McpService {
             return reply::answer(answer.unwrap_or_default());
         }
         let answered = match session {
-            // A session's request runs on if its client goes: the client may resume it.
+            // A session's request runs on if its client goes: the client may resume it; its
+            // handler may end the stream for the client to poll for the rest.
             Some(session) => {
+                let stream = session.next_stream();
+                let log = Arc::clone(&session.log);
+                let ctx = ctx.with_extension(StreamCloser::new(move || log.cut(stream)));
                 sse::answer(
                     &shared.methods,
                     ctx,
                     text,
                     &session.log,
-                    session.next_stream(),
+                    stream,
                     replies,
                     &shared.settings.streams,
                     (in_flight, running, cancellable),
@@ -384,6 +444,7 @@ impl McpService {
             draining.await;
             if let Some(shared) = shared.upgrade() {
                 shared.sessions.end_all();
+                shared.closing.cancel();
             }
         });
     }
@@ -464,7 +525,7 @@ fn cancel_named(session: &Session, text: &str) {
 }
 
 /// The trace context MCP's `params._meta` carries (`traceparent`, `tracestate`), if any.
-fn trace_of_meta(params: Option<&RawValue>) -> Option<TraceContext> {
+pub(super) fn trace_of_meta(params: Option<&RawValue>) -> Option<TraceContext> {
     #[derive(serde::Deserialize)]
     struct Params<'a> {
         #[serde(rename = "_meta", borrow)]
@@ -507,6 +568,46 @@ fn check_origin(headers: &HeaderMap, allowed: &[String]) -> Option<Response<Resp
         StatusCode::FORBIDDEN,
         &format!("origin `{text}` is not allowed (`allowed_origins`)"),
     ))
+}
+
+/// `403` for a `Host` that is not allowed (a page of another site whose name resolves to a
+/// local server: DNS rebinding); none is checked when `allowed` is empty. The host of an HTTP/2
+/// request is its URI's.
+fn check_host<B>(req: &Request<B>, allowed: &[String]) -> Option<Response<ResponseBody>> {
+    if allowed.is_empty() {
+        return None;
+    }
+    let host = match req.headers().get(::http::header::HOST) {
+        Some(value) => value.to_str().unwrap_or_default(),
+        None => req.uri().authority()?.as_str(),
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6
+            .split_once(']')
+            .map_or(host, |(v6, _)| &host[..v6.len() + 2]),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(name)) {
+        return None;
+    }
+    Some(refusal(
+        StatusCode::FORBIDDEN,
+        &format!("host `{host}` is not allowed (`allowed_hosts`)"),
+    ))
+}
+
+/// `400` for an `MCP-Protocol-Version` other than the one the session's `initialize` agreed on.
+fn check_negotiated(headers: &HeaderMap, session: &Session) -> Option<Response<ResponseBody>> {
+    let sent = headers.get(version_header())?.to_str().unwrap_or_default();
+    let negotiated = session.legacy.version()?;
+    (sent != negotiated).then(|| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "`MCP-Protocol-Version` `{sent}` is not the session's: it agreed on `{negotiated}`"
+            ),
+        )
+    })
 }
 
 /// Whether `origin` (`scheme://host[:port]`) is allowed: listed as it is, or its host listed.

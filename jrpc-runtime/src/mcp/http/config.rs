@@ -6,15 +6,13 @@ use std::time::Duration;
 use super::endpoint::McpService;
 use super::protected::{Metadata, ProtectedResource};
 use super::server::McpServer;
-use crate::dispatch::Methods;
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::http::{BearerAuth, HttpServer, HttpServerBuilder};
+use crate::mcp::data::Mcp;
+use crate::mcp::protocol::version::LEGACY_HTTP_VERSIONS;
 use crate::peer::PeerConfig;
 use crate::server::{ConnectionCap, Shutdown};
-
-/// The protocol revisions whose Streamable HTTP this transport follows.
-const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// Builds an [`McpServer`]: its path, the origins it takes, sessions (or none), and the limits,
 /// checked by [`build`](Self::build).
@@ -38,9 +36,12 @@ const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct McpServerBuilder {
+    mcp: Mcp,
     http: HttpServerBuilder,
     path: String,
     allowed_origins: Vec<String>,
+    allowed_hosts: Vec<String>,
+    sse_retry: Option<Duration>,
     stateless: bool,
     max_sessions: usize,
     session_idle_timeout: Duration,
@@ -54,6 +55,8 @@ pub struct McpServerBuilder {
 pub(crate) struct Settings {
     pub(crate) path: Box<str>,
     pub(crate) allowed_origins: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) sse_retry: Option<Duration>,
     pub(crate) protocol_versions: Vec<String>,
     pub(crate) stateless: bool,
     pub(crate) max_sessions: usize,
@@ -73,13 +76,18 @@ pub(crate) struct Settings {
 }
 
 impl McpServerBuilder {
-    pub(crate) fn new(methods: Methods) -> Self {
+    pub(crate) fn new(mcp: Mcp) -> Self {
         Self {
-            http: HttpServer::builder(methods),
+            http: HttpServer::builder(mcp.methods().clone()),
+            mcp,
             path: "/mcp".to_owned(),
             allowed_origins: ["localhost", "127.0.0.1", "[::1]"]
                 .map(String::from)
                 .to_vec(),
+            allowed_hosts: ["localhost", "127.0.0.1", "[::1]"]
+                .map(String::from)
+                .to_vec(),
+            sse_retry: Some(Duration::from_secs(3)),
             stateless: false,
             max_sessions: 1000,
             session_idle_timeout: Duration::from_secs(30 * 60),
@@ -107,6 +115,26 @@ impl McpServerBuilder {
         S: Into<String>,
     {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The names a request's `Host` may carry (default `localhost`, `127.0.0.1` and `[::1]`,
+    /// any port); a request with another is answered `403`, so that a page of another site
+    /// whose name a resolver points at a local server (DNS rebinding) cannot reach it. A server
+    /// reached by a public name must list it; an empty list checks no `Host` at all.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How long a legacy client waits before it reconnects to a stream the server closed (the
+    /// SSE `retry` of each stream's priming event; default 3 s; `None` sends none).
+    pub fn sse_retry(mut self, wait: Option<Duration>) -> Self {
+        self.sse_retry = wait;
         self
     }
 
@@ -220,6 +248,9 @@ impl McpServerBuilder {
         if self.allowed_origins.iter().any(|o| o.trim().is_empty()) {
             return Err(ConfigError::new("allowed_origins", "an origin is empty"));
         }
+        if self.allowed_hosts.iter().any(|h| h.trim().is_empty()) {
+            return Err(ConfigError::new("allowed_hosts", "a host is empty"));
+        }
         check::at_least_one("max_sessions", self.max_sessions)?;
         check::limit("session_idle_timeout", self.session_idle_timeout)?;
         check::at_least_one("max_in_flight", self.max_in_flight)?;
@@ -241,7 +272,12 @@ impl McpServerBuilder {
         let settings = Settings {
             path: self.path.into(),
             allowed_origins: self.allowed_origins,
-            protocol_versions: PROTOCOL_VERSIONS.map(String::from).to_vec(),
+            allowed_hosts: self.allowed_hosts,
+            sse_retry: self.sse_retry,
+            protocol_versions: LEGACY_HTTP_VERSIONS
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect(),
             stateless: self.stateless,
             max_sessions: self.max_sessions,
             session_idle_timeout: self.session_idle_timeout,
@@ -258,7 +294,7 @@ impl McpServerBuilder {
         };
         let shutdown = Shutdown::new(http.drain_timeout);
         let cap = ConnectionCap::new(http.max_connections);
-        let endpoint = McpService::new(http.methods, settings.clone(), shutdown);
+        let endpoint = McpService::new(self.mcp, http.methods, settings.clone(), shutdown);
         Ok(McpServer::new(endpoint, settings, cap))
     }
 }
@@ -266,6 +302,7 @@ impl McpServerBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::Methods;
 
     fn key_of(builder: McpServerBuilder) -> &'static str {
         builder.build().map(drop).unwrap_err().key()
@@ -276,6 +313,7 @@ mod tests {
         let b = || McpServer::builder(Methods::new());
         assert_eq!(key_of(b().path("mcp")), "path");
         assert_eq!(key_of(b().allowed_origins([" "])), "allowed_origins");
+        assert_eq!(key_of(b().allowed_hosts([""])), "allowed_hosts");
         assert_eq!(key_of(b().max_sessions(0)), "max_sessions");
         assert_eq!(
             key_of(b().session_idle_timeout(Duration::ZERO)),

@@ -15,6 +15,7 @@ use crate::dispatch::Context;
 use crate::framing::Frame;
 use crate::http::events::EventLog;
 use crate::http::sse::{self, Replies};
+use crate::mcp::data::LegacyState;
 use crate::peer::{Peer, PeerConfig};
 use crate::transport::Transport;
 use crate::wire::Id;
@@ -70,6 +71,8 @@ pub(crate) struct Session {
     pub(crate) log: Arc<EventLog>,
     /// Answers to the calls its handlers made.
     pub(crate) replies: Arc<Replies>,
+    /// What `initialize` said.
+    pub(crate) legacy: Arc<LegacyState>,
     standalone: Peer,
     /// The input of the GET stream's connection: dropped when the session ends, which ends it.
     standalone_input: Mutex<Option<mpsc::Sender<Frame>>>,
@@ -223,16 +226,26 @@ pub(crate) struct Sessions {
     max: usize,
     idle: Duration,
     retain: usize,
+    /// The `retry` of each stream's priming event.
+    retry: Option<Duration>,
     streams: PeerConfig,
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration, retain: usize, streams: PeerConfig) -> Self {
+    /// Sessions, at most `max`, each ended after `idle` unused, keeping `replay.0` bytes of its
+    /// events, its streams primed with `replay.1` as their `retry`.
+    pub(crate) fn new(
+        max: usize,
+        idle: Duration,
+        replay: (usize, Option<Duration>),
+        streams: PeerConfig,
+    ) -> Self {
         Self {
             map: Mutex::default(),
             max,
             idle,
-            retain,
+            retain: replay.0,
+            retry: replay.1,
             streams,
         }
     }
@@ -240,7 +253,7 @@ impl Sessions {
     /// A new session with a fresh id; expired sessions are ended first to make room.
     pub(crate) fn create(&self) -> Result<Arc<Session>, Refused> {
         let id = session_id().map_err(Refused::NoRandom)?;
-        let log = EventLog::new(self.retain);
+        let log = EventLog::primed(self.retain, self.retry);
         let replies = Replies::new();
         let ctx = Context::new(Transport::Http);
         let (standalone, input) = sse::open(&log, GET_STREAM, &replies, &self.streams, ctx);
@@ -248,6 +261,7 @@ impl Sessions {
             id: id.into(),
             log,
             replies,
+            legacy: LegacyState::new(Some(standalone.clone())),
             standalone,
             standalone_input: Mutex::new(Some(input)),
             next_stream: AtomicU64::new(GET_STREAM + 1),
@@ -334,7 +348,7 @@ mod tests {
             .queue(16)
             .call_timeout(None);
         let streams = sse::stream_config(limits).unwrap();
-        Sessions::new(max, idle, 1024, streams)
+        Sessions::new(max, idle, (1024, None), streams)
     }
 
     #[test]

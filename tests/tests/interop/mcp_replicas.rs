@@ -1,0 +1,106 @@
+//! `mcp_everything` replicas on one Redis, as the modern era's statelessness promises: any
+//! replica serves any request, so a change made on one reaches a `subscriptions/listen` stream
+//! held by another. The test starts its own `redis-server` on a free port (and kills it by its
+//! PID); where it is not installed the test says so and passes (under CI it fails).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use jrpc_tests::bounded;
+use jrpc_tests::examples::Calculator;
+use jrpc_tests::raw_http::{Conn, post, request};
+use jrpc_tests::redis::RedisServer;
+use serde_json::{Value, json};
+
+fn everything() -> PathBuf {
+    let mut built =
+        jrpc_tests::build_examples(&["mcp_everything"]).unwrap_or_else(|why| panic!("{why}"));
+    built.remove("mcp_everything").unwrap_or_default()
+}
+
+/// A modern POST of `method` (and `name`) to `/mcp`.
+fn modern_post(method: &str, name: Option<&str>, id: &str, params: Value) -> Vec<u8> {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+    let mut headers = format!(
+        "accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\n"
+    );
+    if let Some(name) = name {
+        headers.push_str(&format!("mcp-name: {name}\r\n"));
+    }
+    post(
+        "/mcp",
+        Some("application/json"),
+        &headers,
+        &body.to_string(),
+    )
+}
+
+fn addr(server: &Calculator) -> SocketAddr {
+    server.addr.parse().unwrap()
+}
+
+fn event(text: &str) -> Value {
+    serde_json::from_str(text.trim_start_matches("data: ")).unwrap()
+}
+
+#[tokio::test]
+async fn a_change_on_one_replica_reaches_a_listen_stream_on_another() {
+    let Some(mut redis) = RedisServer::start("mcp_replicas_share_changes") else {
+        return;
+    };
+    let exe = everything();
+    let url = redis.url();
+    let args = ["--http", "127.0.0.1:0", "--redis", url.as_str()];
+    let mut one = Calculator::spawn(&exe, &args);
+    let mut two = Calculator::spawn(&exe, &args);
+
+    let mut listening = Conn::open(addr(&one)).await;
+    let params = json!({ "notifications": { "toolsListChanged": true } });
+    listening
+        .write(&modern_post(
+            "subscriptions/listen",
+            None,
+            "listen-1",
+            params,
+        ))
+        .await;
+    assert_eq!(bounded(listening.read_head()).await.status, 200);
+    let mut pending = String::new();
+    // The acknowledgement comes once replica one follows the topic on Redis.
+    let ack = event(&bounded(listening.read_event(&mut pending)).await.unwrap());
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+
+    let trigger = json!({ "name": "test_trigger_tool_change", "arguments": {} });
+    let reply = bounded(request(
+        addr(&two),
+        &modern_post(
+            "tools/call",
+            Some("test_trigger_tool_change"),
+            "t-1",
+            trigger,
+        ),
+    ))
+    .await;
+    assert_eq!(
+        reply.json()["result"]["content"][0]["text"],
+        "Mutation triggered"
+    );
+
+    let changed = event(&bounded(listening.read_event(&mut pending)).await.unwrap());
+    assert_eq!(
+        changed,
+        json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                "params": { "_meta": { "io.modelcontextprotocol/subscriptionId": "listen-1" } } })
+    );
+    one.assert_alive();
+    two.assert_alive();
+    redis.kill();
+}
