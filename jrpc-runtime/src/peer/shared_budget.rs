@@ -106,17 +106,28 @@ impl ServerBudget {
 
     /// Ready while the budget is not full; else this task is woken when bytes are given back.
     pub(crate) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<()> {
-        if !self.is_full() {
+        self.poll_until(cx, || !self.is_full())
+    }
+
+    /// Takes `bytes` if they fit, or if nothing is held (as [`take`](Self::take) does); else
+    /// this task is woken when bytes are given back. The caller gives them back.
+    pub(crate) fn poll_take(&self, bytes: usize, cx: &TaskContext<'_>) -> Poll<()> {
+        self.poll_until(cx, || self.try_take(bytes))
+    }
+
+    /// Ready once `ready` holds; else this task is woken when bytes are given back.
+    fn poll_until(&self, cx: &TaskContext<'_>, ready: impl Fn() -> bool) -> Poll<()> {
+        if ready() {
             return Poll::Ready(());
         }
         self.wakers().push(cx.waker().clone());
         self.waiting.fetch_add(1, Ordering::SeqCst);
         // Looked at again once counted: bytes given back in between are not missed (the waker
         // left behind is woken for nothing, once).
-        if self.is_full() {
-            Poll::Pending
-        } else {
+        if ready() {
             Poll::Ready(())
+        } else {
+            Poll::Pending
         }
     }
 

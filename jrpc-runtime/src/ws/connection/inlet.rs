@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use super::super::direct::{Direct, Read};
 use super::link::{Link, RUN, Sending};
+use super::meter::Meter;
 use super::pump::End;
 use crate::framing::Frame;
 use crate::peer::connection::Input;
@@ -24,7 +25,9 @@ use crate::peer::connection::Input;
 /// across and not taken hold at most `room` bytes together (or one message, however large),
 /// and one more, read while they did not fit, waits here; the socket is not read past it. A
 /// call begun here crosses beside them, uncounted: at most one is on its way, since nothing is
-/// answered here again until the loop has taken it.
+/// answered here again until the loop has taken it. A message stays counted in the server's
+/// budget by the socket's [`Meter`] until it is answered here or crosses, the one waiting here
+/// included.
 pub(super) struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
     /// ended).
@@ -35,6 +38,8 @@ pub(super) struct Inlet {
     /// message over.
     pub(super) direct: Option<Direct>,
     pub(super) link: Arc<Link>,
+    /// What the messages read hold in the server's budget, until they are answered or cross.
+    pub(super) meter: Option<Arc<Meter>>,
     /// The peer's room for a message being read: its `max_message_size`.
     pub(super) room: usize,
     pub(super) max_message_size: Option<usize>,
@@ -46,9 +51,23 @@ impl Inlet {
         self.frames.is_some()
     }
 
-    /// Whether the socket is being read: the peer takes messages and none waits for room.
+    /// Whether the socket is being read: the peer takes messages, none waits for room, and the
+    /// server's budget has room for what comes.
     pub(super) fn reads(&self) -> bool {
-        self.frames.is_some() && self.pending.is_none()
+        self.frames.is_some() && self.pending.is_none() && !self.waits()
+    }
+
+    /// Whether the socket waits for room in the server's budget.
+    fn waits(&self) -> bool {
+        self.meter.as_ref().is_some_and(|meter| meter.waits())
+    }
+
+    /// The messages read so far are answered, or counted where they went: the meter gives back
+    /// their bytes.
+    fn release(&self) {
+        if let Some(meter) = &self.meter {
+            meter.release();
+        }
     }
 
     /// Stops reading: what waits is dropped, and the peer's loop sees the end of its input.
@@ -82,6 +101,7 @@ impl Inlet {
             }
             Poll::Pending => return Poll::Pending,
         }
+        let waited = self.waits();
         // Answered here only while the loop has dealt with all it was handed: so in order.
         let mut direct = self.direct.as_ref().zip(answers).filter(|(direct, _)| {
             self.pending.is_none() && frames.lane().taker_waits() && direct.caught_up()
@@ -100,16 +120,12 @@ impl Inlet {
                     server.force(text.len());
                 }
                 run.push(Input::Frame(Frame::Message(text)));
+                self.release();
             }
             if run.len() + answered == RUN {
                 break None;
             }
-            // While the server's budget is spent, the socket is not read.
-            if let Some(server) = &self.link.server
-                && server.poll_room(cx).is_pending()
-            {
-                break None;
-            }
+            // While the server's budget is spent, the socket's meter does not read it.
             let Poll::Ready(message) = ws.poll_next_unpin(cx) else {
                 break None;
             };
@@ -125,35 +141,41 @@ impl Inlet {
                     Read::Answered(answer) => {
                         answers.push_back(answer);
                         answered += 1;
+                        self.release();
                         continue;
                     }
                     Read::Done => {
                         answered += 1;
+                        self.release();
                         continue;
                     }
                     Read::Queued => {
                         // What its handler sent goes first: what follows goes behind it.
                         answered += 1;
                         direct = None;
+                        self.release();
                         continue;
                     }
                     Read::Started(call) => {
                         // What follows waits behind it.
                         run.push(call);
                         direct = None;
+                        self.release();
                         continue;
                     }
                     Read::Other => {}
                 }
             }
             direct = None;
+            // Still counted by the meter, until it crosses.
             self.pending = Some(text.as_str().to_owned());
         };
         if let Some(end) = end {
             return Poll::Ready(Err(end));
         }
-        // A message that waited for room also counts: the idle clock stood while it waited.
-        let moved = read || !run.is_empty();
+        // A message that waited for room also counts, as does the end of a wait for the server's
+        // budget: the idle clock stood while they waited.
+        let moved = read || !run.is_empty() || (waited && !self.waits());
         if !run.is_empty()
             && let Some(frames) = self.frames.as_ref()
             && frames.lane().send(run).is_err()
@@ -243,6 +265,7 @@ mod tests {
             pending: None,
             direct: None,
             link,
+            meter: None,
             room,
             max_message_size: None,
         };

@@ -150,7 +150,13 @@ impl Pump {
                         }
                     },
                     () = tick(ping.as_mut()) => self.outbox.ping = true,
-                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
+                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => {
+                        // Unless the socket began to wait for the server's budget meanwhile: its
+                        // clock stands until the wait ends.
+                        if self.inlet.reads() {
+                            break End::Idle;
+                        }
+                    }
                 }
             };
             self.inlet.close();
