@@ -29,6 +29,11 @@ use crate::transport::RequestTag;
 use crate::transport::Transport;
 use crate::wire::{id_of, incoming, is_batch};
 
+/// How many times a body counts in the server's budget while its call runs: the body itself,
+/// and its params once decoded (a copy of about the same size, which the handler holds until
+/// its answer is made).
+const COPIES: usize = 2;
+
 /// The error type request bodies may fail with.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -205,10 +210,12 @@ impl RpcService {
             let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
             // The body waits for room in the server's budget before it is read (its socket is
             // not read meanwhile); the wait is not the client's, so the read timeout starts after.
+            // The room is for the body and its params decoded ([`COPIES`]), until the answer is
+            // made.
             let hint = body.size_hint();
             let declared = hint.exact().unwrap_or(hint.lower());
             let declared = usize::try_from(declared).unwrap_or(usize::MAX).min(limit);
-            let mut held = endpoint.budget.take(declared).await;
+            let mut held = endpoint.budget.take(declared * COPIES).await;
             let body = match read_body(body, limit, timeout, Some(&mut held)).await {
                 Ok(body) => body,
                 Err(res) => return res,
@@ -403,8 +410,9 @@ enum Unread {
 }
 
 /// A body's bytes, at most `limit` of them (every frame counted, so a chunked body stops at the
-/// cap too). A body of one frame, as nearly every request's is, is that frame's bytes as they
-/// are; the frames of a longer one are copied together.
+/// cap too), each past the length `held` counts already counted there too ([`COPIES`] times). A
+/// body of one frame, as nearly every request's is, is that frame's bytes as they are; the frames
+/// of a longer one are copied together, into one buffer of the announced length.
 async fn whole<B>(
     body: B,
     limit: usize,
@@ -417,7 +425,7 @@ where
     let mut body = std::pin::pin!(body);
     let (mut first, mut joined, mut len) = (hyper::body::Bytes::new(), Vec::new(), 0usize);
     // What `held` counts already: the length the body announced.
-    let mut counted = held.as_ref().map_or(0, |held| held.bytes());
+    let mut counted = held.as_ref().map_or(0, |held| held.bytes() / COPIES);
     // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not asked
     // for one more frame.
     while !body.is_end_stream() {
@@ -435,7 +443,7 @@ where
         if let Some(held) = held.as_deref_mut()
             && len > counted
         {
-            held.grow(len - counted);
+            held.grow((len - counted) * COPIES);
             counted = len;
         }
         if first.is_empty() && joined.is_empty() {
@@ -443,7 +451,8 @@ where
             continue;
         }
         if joined.is_empty() {
-            joined.reserve(len);
+            // Once: growing by doubling would copy a large body on the way, twice over.
+            joined.reserve(len.max(counted));
             joined.extend_from_slice(&first);
         }
         while data.has_remaining() {

@@ -1,0 +1,126 @@
+//! HTTP's hold on the server's byte budget: a request's body waits for its bytes, and an answer
+//! counts its own until hyper has written it.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::peer::shared_budget::{ServerBudget, Waiting};
+
+impl ServerBudget {
+    /// Waits until `ready` holds, looked at each time bytes are given back.
+    async fn wait(&self, mut ready: impl FnMut() -> bool) {
+        if ready() {
+            return;
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _counted = Waiting(&self.waiting);
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            // Registered before looking, so that bytes given back in between are not missed.
+            freed.as_mut().enable();
+            if ready() {
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    /// Takes `bytes` if they fit, or if nothing is held (one body larger than the budget goes
+    /// alone).
+    fn try_take(&self, bytes: usize) -> bool {
+        let mut held = self.held();
+        loop {
+            if held != 0 && held.saturating_add(bytes) > self.limit {
+                return false;
+            }
+            match self.held.compare_exchange_weak(
+                held,
+                held + bytes,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(now) => held = now,
+            }
+        }
+    }
+
+    /// Waits until `bytes` fit, then holds them until the [`Held`] is dropped.
+    pub(crate) async fn take(self: &Arc<Self>, bytes: usize) -> Held {
+        self.wait(|| self.try_take(bytes)).await;
+        self.held_for(bytes)
+    }
+
+    /// Waits until the budget is not full (at once if it is not).
+    #[cfg_attr(not(test), allow(dead_code, reason = "the tests wait for room"))]
+    pub(crate) async fn room(&self) {
+        self.wait(|| !self.is_full()).await;
+    }
+
+    /// Counts `bytes` (whatever is held) until the [`Held`] is dropped.
+    pub(crate) fn hold(self: &Arc<Self>, bytes: usize) -> Held {
+        self.force(bytes);
+        self.held_for(bytes)
+    }
+
+    fn held_for(self: &Arc<Self>, bytes: usize) -> Held {
+        Held {
+            budget: Arc::clone(self),
+            bytes,
+        }
+    }
+}
+
+/// Bytes held in a [`ServerBudget`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Held {
+    budget: Arc<ServerBudget>,
+    bytes: usize,
+}
+
+impl Held {
+    /// The bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Counts `bytes` more (a chunked body's next frame), whatever is held.
+    pub(crate) fn grow(&mut self, bytes: usize) {
+        self.budget.force(bytes);
+        self.bytes += bytes;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.budget.give_back(self.bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_full_budget_makes_takers_wait_until_bytes_are_given_back() {
+        let budget = ServerBudget::new(100);
+        let first = budget.take(80).await;
+        let waiting = tokio::spawn({
+            let budget = Arc::clone(&budget);
+            async move { budget.take(50).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        drop(first);
+        let second = waiting.await.unwrap();
+        assert_eq!(budget.held(), 50);
+        drop(second);
+        // Alone, more than the budget goes.
+        let whole = budget.take(500).await;
+        assert!(budget.is_full());
+        drop(whole);
+        assert_eq!(budget.held(), 0);
+        budget.room().await;
+    }
+}
