@@ -5,6 +5,7 @@
 use futures_util::StreamExt as _;
 
 use super::handle::{Begun, FirstPoll};
+use super::limit::Unlimited;
 use super::methods::Element;
 use super::{Batches, Context, Methods};
 use crate::wire::{Id, Rejection, Request, RpcError, incoming, write};
@@ -127,7 +128,7 @@ impl Methods {
         };
         if !run.waiting.is_empty() {
             // After one that waits, each answer is kept apart, to be written in order.
-            match self.answer_apart(begun, ctx, cx) {
+            match self.answer_apart(begun, ctx, cx, Unlimited) {
                 FirstPoll::Answered(answer) => run.rest.push(answer),
                 FirstPoll::Waiting(begun, span) => run.wait(begun, span),
             }
@@ -138,7 +139,7 @@ impl Methods {
             run.make_room();
         }
         let mark = write::open_element(&mut run.out);
-        match self.answer_if_ready(begun, ctx, cx, &mut run.out) {
+        match self.answer_if_ready(begun, ctx, cx, &mut run.out, Unlimited) {
             FirstPoll::Answered(()) if run.out.len() > mark + 1 => {}
             FirstPoll::Answered(()) => run.out.truncate(mark),
             FirstPoll::Waiting(begun, span) => {
@@ -164,7 +165,10 @@ impl Methods {
         if !waiting.is_empty() {
             let finished = futures_util::future::join_all(waiting.into_iter().map(
                 |(at, begun, span)| async move {
-                    (at, self.finish_in(begun, span, ctx, deadline).await)
+                    (
+                        at,
+                        self.finish_in(begun, span, ctx, deadline, Unlimited).await,
+                    )
                 },
             ))
             .await;
@@ -198,7 +202,7 @@ impl Methods {
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
         let begun = self.begin(req, ctx);
-        self.finish(begun, ctx, deadline).await
+        self.finish(begun, ctx, deadline, Unlimited).await
     }
 }
 

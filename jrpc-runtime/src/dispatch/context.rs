@@ -40,21 +40,24 @@ struct Shared {
     headers: Option<Headers>,
     request_tag: Option<RequestTag>,
     extensions: Extensions,
+    /// The largest answer the transport sends, in bytes: a result is written up to it.
+    answer_limit: usize,
 }
 
 impl Context {
     /// A context for requests arriving on `transport`.
     pub fn new(transport: Transport) -> Self {
-        Self::of_request(transport, None, None, None)
+        Self::of_request(transport, None, None, None, usize::MAX)
     }
 
     /// A context made whole at once (one allocation, and nothing to make unique after): what a
-    /// transport builds for each HTTP request.
+    /// transport builds for each HTTP request, whose answers it sends up to `answer_limit` bytes.
     pub(crate) fn of_request(
         transport: Transport,
         peer_addr: Option<SocketAddr>,
         request_tag: Option<RequestTag>,
         headers: Option<Headers>,
+        answer_limit: usize,
     ) -> Self {
         let ctx = Self {
             id: None,
@@ -64,6 +67,7 @@ impl Context {
                 headers: None,
                 request_tag,
                 extensions: Extensions::default(),
+                answer_limit,
             }),
         };
         // Set through the one setter (the Arc is not shared yet: nothing is copied).
@@ -105,6 +109,19 @@ impl Context {
     pub fn with_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         Arc::make_mut(&mut self.shared).extensions.insert(value);
         self
+    }
+
+    /// This context for a transport that sends answers of at most `bytes` (its
+    /// `max_message_size`): a result is written up to it, and no further.
+    #[must_use]
+    pub(crate) fn with_answer_limit(mut self, bytes: usize) -> Self {
+        Arc::make_mut(&mut self.shared).answer_limit = bytes;
+        self
+    }
+
+    /// The largest answer the request's transport sends, in bytes (`usize::MAX` in process).
+    pub(crate) fn answer_limit(&self) -> usize {
+        self.shared.answer_limit
     }
 
     /// This context for requests arriving on `transport` instead.

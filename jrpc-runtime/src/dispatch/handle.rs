@@ -6,6 +6,7 @@ use std::panic::AssertUnwindSafe;
 
 use tracing::Instrument as _;
 
+use super::limit::{AnswerLimit, KnownLimit, Unlimited, too_large};
 use super::methods::{BoxCall, Failure, NotStarted, OnePass, Output};
 use super::{Context, ErrorReport, FromParams as _, Methods, Observation, Outcome, Params};
 use crate::wire::write::WriteId;
@@ -15,19 +16,29 @@ impl Methods {
     /// Answers one body (a request, a notification or a batch) as an in-process call: the
     /// answer's text, or `None` when nothing is to be sent back.
     pub async fn handle(&self, body: &str) -> Option<String> {
-        let answer = self.handle_bytes(body, &self.inner.in_process).await;
+        let answer = self
+            .handle_bytes(body, &self.inner.in_process, Unlimited)
+            .await;
         answer.map(write::text)
     }
 
     /// Answers one body arriving with `ctx` (its transport, headers, peer...); each request gets
     /// a clone of `ctx` stamped with its id.
     pub async fn handle_in(&self, body: &str, ctx: &Context) -> Option<String> {
-        self.handle_bytes(body, ctx).await.map(write::text)
+        self.handle_bytes(body, ctx, Unlimited)
+            .await
+            .map(write::text)
     }
 
     /// [`handle_in`](Self::handle_in), the answer left as the bytes written: for a transport
-    /// that sends bytes, so that they are not checked again for UTF-8.
-    pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
+    /// that sends bytes, so that they are not checked again for UTF-8. A request's answer stops
+    /// being written past `limit` (a batch's is not: the transport checks it whole).
+    pub(crate) async fn handle_bytes(
+        &self,
+        body: &str,
+        ctx: &Context,
+        limit: impl AnswerLimit,
+    ) -> Option<Vec<u8>> {
         if incoming::is_batch(body) {
             // Boxed: a batch's future is larger than a request's, and every caller's future
             // would carry it (a request's future is moved and allocated whole).
@@ -40,7 +51,7 @@ impl Methods {
                 Err(rejection) => return Some(rejection.answer()),
             },
         };
-        self.finish(begun, ctx, self.deadline()).await
+        self.finish(begun, ctx, self.deadline(), limit).await
     }
 
     #[inline]
@@ -139,7 +150,7 @@ impl Methods {
         self.begun_at(read, logged, started)
     }
 
-    #[inline]
+    #[inline(always)]
     fn begun_at<'a>(
         &self,
         read: OnePass<'a>,
@@ -166,15 +177,17 @@ impl Methods {
         }
     }
 
-    /// Runs a request begun, under the deadline, and writes its answer; logs and observes it.
+    /// Runs a request begun, under the deadline, and writes its answer within `limit`; logs and
+    /// observes it.
     #[inline]
     pub(crate) fn finish<'s>(
         &'s self,
         begun: Begun<'s>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
+        limit: impl AnswerLimit,
     ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
-        self.finish_in(begun, None, ctx, deadline)
+        self.finish_in(begun, None, ctx, deadline, limit)
     }
 
     /// [`finish`](Self::finish), in `span` when [`answer_at_once`](Self::answer_at_once) made
@@ -188,6 +201,7 @@ impl Methods {
         span: Option<tracing::Span>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
+        limit: impl AnswerLimit,
     ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
         let mut begun = begun;
         async move {
@@ -196,11 +210,12 @@ impl Methods {
                 Start::Done(answer, outcome) => (answer.take(), *outcome),
                 Start::Running(_) => {
                     let mut out = Vec::new();
+                    let limit = limit.of(ctx);
                     // Entering a disabled span on every poll is measurable on the hot path.
                     let output = if span.is_disabled() {
-                        run(&mut begun.state, &mut out, deadline).await
+                        run(&mut begun.state, &mut out, deadline, limit).await
                     } else {
-                        run(&mut begun.state, &mut out, deadline)
+                        run(&mut begun.state, &mut out, deadline, limit)
                             .instrument(span.clone())
                             .await
                     };
@@ -213,12 +228,18 @@ impl Methods {
         }
     }
 
-    /// Answers a request begun at once when its handler finishes in its first poll and nothing
-    /// is to be logged in its span: what a peer's loop tries before it gives a call a task of
-    /// its own. The request comes back, its handler polled once, when it has to wait.
-    pub(crate) fn answer_at_once<'a>(&self, begun: Begun<'a>, ctx: &Context) -> FirstPoll<'a> {
+    /// Answers a request begun at once, within `limit`, when its handler finishes in its first
+    /// poll and nothing is to be logged in its span: what a peer's loop tries before it gives a
+    /// call a task of its own. The request comes back, its handler polled once, when it has to
+    /// wait.
+    pub(crate) fn answer_at_once<'a>(
+        &self,
+        begun: Begun<'a>,
+        ctx: &Context,
+        limit: impl AnswerLimit,
+    ) -> FirstPoll<'a> {
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
-        self.answer_apart(begun, ctx, &mut noop)
+        self.answer_apart(begun, ctx, &mut noop, limit)
     }
 
     /// [`answer_if_ready`](Self::answer_if_ready), its answer (if any) in a buffer of its own.
@@ -228,9 +249,10 @@ impl Methods {
         begun: Begun<'a>,
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
+        limit: impl AnswerLimit,
     ) -> FirstPoll<'a> {
         let mut out = Vec::new();
-        match self.answer_if_ready(begun, ctx, cx, &mut out) {
+        match self.answer_if_ready(begun, ctx, cx, &mut out, limit) {
             FirstPoll::Answered(()) => FirstPoll::Answered((!out.is_empty()).then_some(out)),
             FirstPoll::Waiting(begun, span) => FirstPoll::Waiting(begun, span),
         }
@@ -246,6 +268,7 @@ impl Methods {
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
+        limit: impl AnswerLimit,
     ) -> FirstPoll<'a, ()> {
         let span = begun.span(ctx);
         if !span.is_disabled() {
@@ -264,7 +287,7 @@ impl Methods {
             }
             Start::Running(_) => {
                 let start = out.len();
-                let output = match begun.state.poll_once(cx, out) {
+                let output = match begun.state.poll_once(cx, out, limit.of(ctx)) {
                     std::task::Poll::Ready(output) => output,
                     std::task::Poll::Pending => return FirstPoll::Waiting(begun, None),
                 };
@@ -277,7 +300,7 @@ impl Methods {
 
     /// Records in its span, logs and tells the observer how a request begun went: the one exit
     /// of every request, so that the observer and the log see every way out.
-    #[inline]
+    #[inline(always)]
     fn settle(&self, begun: &Begun<'_>, span: &tracing::Span, ctx: &Context, outcome: Outcome) {
         let (method, id) = (&*begun.method, begun.id.as_ref());
         if !span.is_disabled() {
@@ -341,6 +364,12 @@ impl Methods {
                 self.report(&begun.method, begun.id.as_ref(), &reason);
                 RpcError::internal()
             }
+            // A notification's result is not sent: too large or not.
+            Err(Failure::TooLarge(_)) if raw_id.is_none() => {
+                out.truncate(start);
+                return Outcome::Success;
+            }
+            Err(Failure::TooLarge(limit)) => too_large(&begun.method, limit),
         };
         // A panic while the result was written may have left part of it.
         out.truncate(start);
@@ -446,20 +475,22 @@ enum Start {
 }
 
 impl Start {
-    /// Polls a running call once, with panics contained, its result written to `out` (`Ready`
-    /// at once, with nothing written, for a request answered already). A call that is done is
-    /// dropped there, so that a panic in its drop is contained as one in its poll is.
+    /// Polls a running call once, with panics contained, its result written to `out` within
+    /// `limit` (`Ready` at once, with nothing written, for a request answered already). A call
+    /// that is done is dropped there, so that a panic in its drop is contained as one in its
+    /// poll is.
     #[inline]
     fn poll_once(
         &mut self,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
+        limit: impl KnownLimit,
     ) -> std::task::Poll<Output> {
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let Start::Running(call) = self else {
                 return std::task::Poll::Ready(Ok(()));
             };
-            let polled = call.as_mut().poll_into(cx, out);
+            let polled = limit.poll(call.as_mut(), cx, out);
             if polled.is_ready() {
                 *self = Start::Done(None, Outcome::Success);
             }
@@ -472,13 +503,14 @@ impl Start {
 }
 
 /// Runs a request's call with panics contained and the deadline applied, its result written to
-/// `out`.
+/// `out` within `limit`.
 async fn run(
     state: &mut Start,
     out: &mut Vec<u8>,
     deadline: Option<tokio::time::Instant>,
+    limit: impl KnownLimit,
 ) -> Output {
-    let polled = std::future::poll_fn(|cx| state.poll_once(cx, out));
+    let polled = std::future::poll_fn(|cx| state.poll_once(cx, out, limit));
     match deadline {
         None => polled.await,
         Some(deadline) => match tokio::time::timeout_at(deadline, polled).await {

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::limit::Capped;
 use super::params::ParamsSeed;
 use super::{Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo};
 use crate::error::RegisterError;
@@ -24,7 +25,7 @@ use crate::wire::{RawId, incoming, write};
 /// A handler's work, started: polled until it is done, its result then written where the answer
 /// goes (so that a batch's answers are written into the batch's buffer, none in a buffer of its
 /// own).
-pub(super) trait Call: Send {
+pub(crate) trait Call: Send {
     /// Polls the handler; once it is done, appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and
     /// its result to `out`, or gives why it failed (what it wrote of the result is then the
     /// caller's to take back).
@@ -32,6 +33,15 @@ pub(super) trait Call: Send {
         self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
+    ) -> Poll<Output>;
+
+    /// [`poll_into`](Self::poll_into), the result's writing given up
+    /// ([`Failure::TooLarge`]) once `out` would pass `limit` bytes.
+    fn poll_capped(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+        limit: usize,
     ) -> Poll<Output>;
 }
 
@@ -50,13 +60,23 @@ where
     ) -> Poll<Output> {
         self.poll(cx).map(|result| encode(result, out))
     }
+
+    fn poll_capped(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Poll<Output> {
+        self.poll(cx)
+            .map(|result| encode_capped(result, out, limit))
+    }
 }
 
 /// A handler's call, its type erased.
 pub(super) type BoxCall = Pin<Box<dyn Call>>;
 
 /// What a handler's call ends with: its result written, or why it failed.
-pub(super) type Output = Result<(), Failure>;
+pub(crate) type Output = Result<(), Failure>;
 
 /// A registered handler with its types erased.
 pub(super) trait Handler: Send + Sync {
@@ -225,11 +245,13 @@ type ErrorHook = dyn Fn(&ErrorReport<'_>) + Send + Sync;
 
 type Observer = dyn Fn(&Observation<'_>) + Send + Sync;
 
-pub(super) enum Failure {
+pub(crate) enum Failure {
     /// The handler answered an error.
     Rpc(RpcError),
     /// Something the client must not see the details of: answered `-32603`, reported to the hook.
     Internal(String),
+    /// The answer would pass this limit, in bytes: answered `-32008`.
+    TooLarge(usize),
 }
 
 /// Elements of one batch running at once, unless set: as many calls as a connection runs at once
@@ -597,6 +619,28 @@ fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>, out: &mut Vec<u
     out.extend_from_slice(write::RESULT_PREFIX);
     serde_json::to_writer(&mut *out, &value)
         .map_err(|err| Failure::Internal(format!("result could not be encoded: {err}")))
+}
+
+/// [`encode`], the result's writing given up once the answer would pass `limit` bytes.
+#[inline]
+fn encode_capped<T: Serialize, E: Into<RpcError>>(
+    result: Result<T, E>,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Output {
+    let value = result.map_err(|err| Failure::Rpc(err.into()))?;
+    if out.capacity() == 0 {
+        *out = Vec::with_capacity(64);
+    }
+    out.extend_from_slice(write::RESULT_PREFIX);
+    match serde_json::to_writer(Capped { out, limit }, &value) {
+        Ok(()) => Ok(()),
+        // The writer's only failure: the limit.
+        Err(err) if err.is_io() => Err(Failure::TooLarge(limit)),
+        Err(err) => Err(Failure::Internal(format!(
+            "result could not be encoded: {err}"
+        ))),
+    }
 }
 
 /// FNV-1a: method names are short and chosen by the server, so a keyed hash buys nothing here.

@@ -21,7 +21,7 @@ use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
-use crate::dispatch::{Context, Methods};
+use crate::dispatch::{Context, MaxMessageSize, Methods};
 use crate::peer::PeerConfig;
 use crate::peer::shared_budget::{Held, ServerBudget};
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
@@ -166,16 +166,18 @@ impl RpcService {
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
     ) -> Context {
-        let peer = self.peer_addr;
+        let (peer, limit) = (self.peer_addr, self.endpoint.max_message_size);
         match &self.endpoint.context_hook {
             None => Context::of_request(
                 transport,
                 peer,
                 Some(tag),
                 Some(headers(&mut parts.headers)),
+                limit,
             ),
             Some(hook) => {
-                let ctx = (hook.0)(parts, Context::of_request(transport, peer, Some(tag), None));
+                let ctx = Context::of_request(transport, peer, Some(tag), None, limit);
+                let ctx = (hook.0)(parts, ctx);
                 ctx.with_headers(headers(&mut parts.headers))
             }
         }
@@ -247,7 +249,8 @@ impl RpcService {
                 .await;
                 return sse::reply(answered);
             }
-            let Some(answer) = endpoint.methods.handle_bytes(text, &ctx).await else {
+            let answering = endpoint.methods.handle_bytes(text, &ctx, MaxMessageSize);
+            let Some(answer) = answering.await else {
                 return reply::no_content();
             };
             let answer = if answer.len() > endpoint.max_message_size {

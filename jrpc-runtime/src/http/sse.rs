@@ -24,7 +24,7 @@ use hyper::body::Bytes;
 use tokio::sync::mpsc;
 
 use super::events::{EventLog, First};
-use crate::dispatch::{Context, Methods};
+use crate::dispatch::{Context, MaxMessageSize, Methods};
 use crate::framing::Frame;
 use crate::peer::budget::{Budget, Room};
 use crate::peer::handle::one_line;
@@ -32,7 +32,7 @@ use crate::peer::limits::Limits;
 use crate::peer::{Peer, PeerConfig};
 use crate::server::reply::{Body, closing, envelope, json};
 use crate::wire::RpcError;
-use crate::wire::{Incoming, id_of, incoming};
+use crate::wire::{Incoming, id_of, incoming, write};
 
 /// Whether `Accept` asks for an event stream: it names `text/event-stream` (with a `q` above
 /// zero). `*/*` and `text/*` do not: curl, `fetch` and `requests` send `*/*` by default and
@@ -271,8 +271,8 @@ pub(crate) async fn answer(
     // The request's span (its tag, its peer) goes with it into its task.
     let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
         let _guard = guard;
-        if let Some(answer) = methods.handle_in(&text, &ctx).await {
-            let answer = one_line(answer);
+        if let Some(answer) = methods.handle_bytes(&text, &ctx, MaxMessageSize).await {
+            let answer = one_line(write::text(answer));
             let _ = answer_slot.set(Bytes::from(answer.clone()));
             // Queued behind what the handler sent; a text that finds no room closes the stream.
             let _ = peer.send_text("(answer)", answer, true).await;

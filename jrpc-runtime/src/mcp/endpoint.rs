@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
-use crate::dispatch::Methods;
+use crate::dispatch::{MaxMessageSize, Methods};
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
@@ -172,7 +172,10 @@ impl McpService {
         } else {
             // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
             let ctx = crate::Context::new(Transport::Http);
-            let answer = endpoint.methods.handle_bytes(&text, &ctx).await;
+            let answer = endpoint
+                .methods
+                .handle_bytes(&text, &ctx, MaxMessageSize)
+                .await;
             let mut res = reply::answer(answer.unwrap_or_default());
             *res.status_mut() = StatusCode::BAD_REQUEST;
             return res;
@@ -224,6 +227,7 @@ impl McpService {
         let endpoint = &*self.endpoint;
         let events = sse::asks_for_events(&parts.headers);
         let mut ctx = crate::Context::new(Transport::Http)
+            .with_answer_limit(endpoint.settings.max_message_size)
             .with_tag(tag.clone())
             .with_headers(parts.headers);
         if let Some(addr) = self.peer_addr {
@@ -249,7 +253,10 @@ impl McpService {
             None => None,
         };
         if !events {
-            let answer = endpoint.methods.handle_bytes(&text, &ctx).await;
+            let answer = endpoint
+                .methods
+                .handle_bytes(&text, &ctx, MaxMessageSize)
+                .await;
             return reply::answer(answer.unwrap_or_default());
         }
         let answered = match session {

@@ -61,7 +61,7 @@ use super::Room;
 use super::answer::admit;
 use super::handle::Shared;
 use super::{Cancellation, PeerConfig};
-use crate::dispatch::{Begun, FirstPoll};
+use crate::dispatch::{Begun, FirstPoll, MaxMessageSize};
 use crate::dispatch::{Context, Methods};
 use crate::error::ClientError;
 use crate::framing::Frame;
@@ -501,8 +501,9 @@ impl Connection {
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         Running(tokio::spawn(async move {
             // A notification is never answered, whatever the handler does.
+            let deadline = methods.deadline();
             methods
-                .finish_in(begun, span, &ctx, methods.deadline())
+                .finish_in(begun, span, &ctx, deadline, MaxMessageSize)
                 .await;
         }))
     }
@@ -543,7 +544,10 @@ impl Connection {
         commands: &mpsc::Receiver<Command>,
     ) {
         let (id, method) = (begun.id().cloned(), begun.method());
-        let (begun, span) = match self.methods.answer_at_once(begun, &self.ctx) {
+        let (begun, span) = match self
+            .methods
+            .answer_at_once(begun, &self.ctx, MaxMessageSize)
+        {
             FirstPoll::Answered(text) => {
                 let slot = self.next_slot;
                 self.next_slot += 1;
@@ -576,8 +580,9 @@ impl Connection {
         let method: Box<str> = method.into();
         let task = self.tasks.spawn(async move {
             let _handling = handling;
+            let deadline = methods.deadline();
             let text = methods
-                .finish_in(begun, span, &ctx, methods.deadline())
+                .finish_in(begun, span, &ctx, deadline, MaxMessageSize)
                 .await;
             let text = text.map(write::text);
             let Ok(text) = admit(&shared, text, Some(&method), answer_id.as_ref()) else {

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::mpsc;
 
-use crate::dispatch::{Context, FirstPoll, Methods};
+use crate::dispatch::{Context, FirstPoll, MaxMessageSize, Methods};
 use crate::peer::Peer;
 use crate::peer::answer::admit;
 use crate::peer::budget::Room;
@@ -116,7 +116,10 @@ impl Direct {
             return Read::Other;
         };
         let (id, method) = (begun.id().cloned(), begun.method());
-        let answer = match self.methods.answer_at_once(begun, &self.ctx) {
+        let answer = match self
+            .methods
+            .answer_at_once(begun, &self.ctx, MaxMessageSize)
+        {
             FirstPoll::Answered(answer) => answer.map(write::text),
             FirstPoll::Waiting(begun, span) => {
                 return Read::Started(Input::from((begun.into_owned(), span)));
