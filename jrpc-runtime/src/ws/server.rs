@@ -349,7 +349,8 @@ impl WsServer {
         let settings = &self.inner.settings;
         let budget = settings.peer.server_budget.as_ref()?;
         let max_frame = settings.ws.max_frame_size.unwrap_or(usize::MAX);
-        Some(Meter::new(Arc::clone(budget), max_frame))
+        let base = settings.ws.read_buffer_size;
+        Some(Meter::new(Arc::clone(budget), max_frame, base))
     }
 
     /// Serves one WebSocket until it closes, with the server's topics in its handlers' context
@@ -418,7 +419,9 @@ mod tests {
     /// client's bytes left in the socket, until room is given back; then it is read and answered.
     #[tokio::test(start_paused = true)]
     async fn frames_arriving_at_once_are_held_to_the_budget() {
-        const BUDGET: usize = 64 * 1024;
+        // Room for a call read (its frame in tungstenite's buffer, and its room as a message)
+        // beside one waiting, and for two waiting, not three.
+        const BUDGET: usize = 100_000;
         const FRAME: usize = 30_000;
         // What one read takes (`read_buffer_size`): counted as it comes, before a frame's room.
         const READ: usize = 4096;
@@ -471,8 +474,9 @@ mod tests {
         // The paused clock moves on once every task waits: all that could be read is.
         tokio::time::sleep(Duration::from_secs(1)).await;
         let held = budget.held();
-        // Two calls are read (their envelopes a few bytes over `FRAME` each); the third frame
-        // holds at most one read, and waits for the rest of its room.
+        // Two calls are read, and wait in their connections' links (tungstenite's read buffer,
+        // grown to hold each, made anew once it held nothing); the third frame has had one read
+        // (into the buffer tungstenite has) and waits for its room.
         assert!(
             held <= BUDGET,
             "{held} bytes held against a budget of {BUDGET}"

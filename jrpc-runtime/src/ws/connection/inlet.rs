@@ -18,6 +18,7 @@ use super::meter::Meter;
 use super::pump::End;
 use crate::framing::Frame;
 use crate::peer::connection::Input;
+use crate::peer::shared_budget::Held;
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.
 ///
@@ -25,15 +26,18 @@ use crate::peer::connection::Input;
 /// across and not taken hold at most `room` bytes together (or one message, however large),
 /// and one more, read while they did not fit, waits here; the socket is not read past it. A
 /// call begun here crosses beside them, uncounted: at most one is on its way, since nothing is
-/// answered here again until the loop has taken it. A message stays counted in the server's
-/// budget by the socket's [`Meter`] until it is answered here or crosses, the one waiting here
-/// included.
+/// answered here again until the loop has taken it. On a server, what the socket brings is
+/// counted in its budget by the socket's [`Meter`] (tungstenite's buffer, a message gathered
+/// from fragments until it is answered here or crosses), the message waiting here by `held`,
+/// and those across by the link.
 pub(super) struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
     /// ended).
     pub(super) frames: Option<Sending<Input>>,
     /// A message read while the peer had no room for it.
     pub(super) pending: Option<String>,
+    /// Its bytes in the server's budget, until the link counts them.
+    pub(super) held: Option<Held>,
     /// What answers calls here, while the peer's loop waits for more; `None` hands every
     /// message over.
     pub(super) direct: Option<Direct>,
@@ -73,6 +77,7 @@ impl Inlet {
     /// Stops reading: what waits is dropped, and the peer's loop sees the end of its input.
     pub(super) fn close(&mut self) {
         self.pending = None;
+        self.held = None;
         self.frames = None;
     }
 
@@ -119,8 +124,8 @@ impl Inlet {
                 if let Some(server) = &self.link.server {
                     server.force(text.len());
                 }
+                self.held = None;
                 run.push(Input::Frame(Frame::Message(text)));
-                self.release();
             }
             if run.len() + answered == RUN {
                 break None;
@@ -130,6 +135,9 @@ impl Inlet {
                 break None;
             };
             read = true;
+            if let Some(meter) = &self.meter {
+                meter.took();
+            }
             let text = match self.received(message) {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
@@ -167,8 +175,14 @@ impl Inlet {
                 }
             }
             direct = None;
-            // Still counted by the meter, until it crosses.
-            self.pending = Some(text.as_str().to_owned());
+            let text = text.as_str().to_owned();
+            self.held = self
+                .link
+                .server
+                .as_ref()
+                .map(|server| server.hold(text.len()));
+            self.pending = Some(text);
+            self.release();
         };
         if let Some(end) = end {
             return Poll::Ready(Err(end));
@@ -263,6 +277,7 @@ mod tests {
         let inlet = Inlet {
             frames: Some(frames_tx),
             pending: None,
+            held: None,
             direct: None,
             link,
             meter: None,

@@ -143,6 +143,7 @@ where
         inlet: Inlet {
             frames: Some(frames_tx),
             pending: None,
+            held: None,
             direct: Some(direct),
             link,
             meter,
