@@ -10,6 +10,7 @@
 //! cargo run --example calculator -- --stdio                       # one JSON message a line
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
 //! cargo run --example calculator -- --drain-timeout 5             # seconds calls may finish in at the end
+//! cargo run --example calculator -- --token s3cret --read-token r3ad  # HTTP and WebSocket ask for a bearer token
 //! cargo run --example calculator -- --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379   # topics shared by every replica
 //! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
@@ -25,16 +26,22 @@
 //! `watch(topic)` and `announce(topic, text)` reach the connections of this process; with
 //! `--redis URL` (over the network, a Unix socket or stdio) those of every calculator on that
 //! Redis too. If Redis cannot be reached at start-up it prints the URL and exits 1.
+//!
+//! With `--token TOKEN` (over the network), every HTTP request and WebSocket upgrade must carry
+//! `Authorization: Bearer TOKEN`, else it is answered `401` with `WWW-Authenticate: Bearer`;
+//! `--read-token TOKEN` is a second token, which may call every method but `announce` and
+//! `watch`: those are answered `-32003` (`data` `{"method": ...}`), each element of a batch on its
+//! own.
 
 use std::io::Write as _;
 use std::time::Duration;
 
-use jrpc_examples::{Args, Calc, calculator_info, calculator_methods};
-use jrpc_runtime::http::HttpServer;
+use jrpc_examples::{Access, Args, Calc, calculator_info, calculator_methods, read_only};
+use jrpc_runtime::http::{BearerAuth, HttpServer};
 use jrpc_runtime::server::{Drained, ServerTls, ShutdownHandle, SocketServer, Topics};
 use jrpc_runtime::{Framing, PeerConfig};
 
-const USAGE: &str = "calculator [--redis URL] [--drain-timeout SECONDS] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] | --unix PATH | --stdio [--content-length]) | --openrpc";
+const USAGE: &str = "calculator [--redis URL] [--drain-timeout SECONDS] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] [--token TOKEN] [--read-token TOKEN] | --unix PATH | --stdio [--content-length]) | --openrpc";
 
 #[tokio::main]
 async fn main() {
@@ -49,6 +56,8 @@ async fn main() {
     let key = args.value("--tls-key");
     let redis = args.value("--redis");
     let drain_timeout = args.value("--drain-timeout");
+    let token = args.value("--token");
+    let read_token = args.value("--read-token");
     args.finish();
     if openrpc {
         let document = calculator_methods(Calc::default()).openrpc(&calculator_info());
@@ -63,6 +72,13 @@ async fn main() {
         (None, None) => None,
         _ => usage_error("`--tls-cert` and `--tls-key` go together"),
     };
+    let tokens: Vec<(String, Access)> = [(token, Access::Full), (read_token, Access::Read)]
+        .into_iter()
+        .filter_map(|(token, access)| Some((token?, access)))
+        .collect();
+    if !tokens.is_empty() && (stdio || unix.is_some()) {
+        usage_error("`--token` and `--read-token` are asked over HTTP and WebSocket (`--listen`)");
+    }
     let drain = match drain_timeout.map(|secs| secs.parse::<f64>()) {
         None => None,
         Some(Ok(secs)) if secs.is_finite() && secs >= 0.0 => Some(Duration::from_secs_f64(secs)),
@@ -103,7 +119,7 @@ async fn main() {
         serve_unix(&path, calc, drain).await
     } else {
         let listen = listen.as_deref().unwrap_or("127.0.0.1:8080");
-        serve_network(listen, tls, calc, topics, drain).await
+        serve_network(listen, tls, calc, topics, drain, tokens).await
     };
     if let Err(err) = result {
         eprintln!("calculator: {err}");
@@ -122,9 +138,17 @@ async fn serve_network(
     calc: Calc,
     topics: Topics,
     drain: Option<Duration>,
+    tokens: Vec<(String, Access)>,
 ) -> Result<(), String> {
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut builder = HttpServer::builder(calculator_methods(calc)).topics(topics);
+    let mut methods = calculator_methods(calc);
+    if tokens.iter().any(|(_, access)| *access == Access::Read) {
+        read_only(&mut methods);
+    }
+    let mut builder = HttpServer::builder(methods).topics(topics);
+    if !tokens.is_empty() {
+        builder = builder.bearer_auth(BearerAuth::tokens(tokens));
+    }
     if let Some(tls) = tls {
         builder = builder.tls(tls);
     }

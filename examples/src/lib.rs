@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use jrpc_runtime::layers::Authorize;
 use jrpc_runtime::server::{SubscribeError, Topics};
 use jrpc_runtime::{Caller as _, Context, ErrorCode, Methods, RpcError, ServiceInfo, rpc_service};
 use serde_json::Value;
@@ -82,6 +83,24 @@ pub fn calculator_info() -> ServiceInfo {
     ServiceInfo::new("calculator", env!("CARGO_PKG_VERSION")).with_description(
         "A calculator, and the methods the JSON-RPC 2.0 specification's examples call.",
     )
+}
+
+/// What a bearer token lets its holder call: everything, or everything but what changes what
+/// others see (`announce`, `watch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Every method.
+    Full,
+    /// Every method but `announce` and `watch`.
+    Read,
+}
+
+/// Refuses `announce` and `watch` (`-32003`) to calls whose context holds [`Access::Read`], each
+/// element of a batch on its own; calls without an [`Access`] (no token asked) may call anything.
+pub fn read_only(methods: &mut Methods) {
+    methods.layer(Authorize::new(|method, ctx: &Context| {
+        ctx.extension::<Access>() != Some(&Access::Read) || !matches!(method, "announce" | "watch")
+    }));
 }
 
 /// The method table of `calc`, answering `rpc.discover` as well.

@@ -7,7 +7,7 @@
 
 use crate::dispatch::Context;
 use crate::peer::Peer;
-use crate::peer::handle::Own;
+use crate::peer::handle::ConnectionPeer;
 use crate::server::{SubscribeError, Topics};
 
 /// A handler's connection, and topic operations through the [`Topics`] registry the
@@ -32,7 +32,7 @@ impl Context {
     /// A notification handler must not await a call on its own connection: incoming messages are
     /// read only after it finishes, so the answer would never be read. Spawn the call instead.
     pub fn peer(&self) -> Option<&Peer> {
-        self.extension::<Own>().map(Own::peer)
+        self.extension::<ConnectionPeer>().map(ConnectionPeer::peer)
     }
 
     /// The registry of the connection's server, if the request came over one that has it.

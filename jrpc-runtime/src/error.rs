@@ -64,7 +64,7 @@ pub enum ClientError {
     Encode(String),
     /// The server ran the call, but its answer was larger than the server's
     /// `max_message_size`, so it answered this error instead
-    /// ([`ErrorCode::RESPONSE_TOO_LARGE`](crate::ErrorCode::RESPONSE_TOO_LARGE)): ask for less, or
+    /// ([`ErrorCode::RESPONSE_TOO_LARGE`](crate::wire::ErrorCode::RESPONSE_TOO_LARGE)): ask for less, or
     /// raise the server's limit.
     #[error("the answer was too large to send: {0}")]
     AnswerTooLarge(RpcError),

@@ -14,6 +14,8 @@
 //!   one by URL (`unix:` too); [`server`] holds what the servers share, the socket server and
 //!   topics.
 //! - [`mcp`] serves MCP's Streamable HTTP on those pieces.
+//! - [`Methods::layer`] puts tower layers around every call; [`layers`] has authorization and
+//!   rate and in-flight limits.
 //!
 //! ## Quick start
 //!
@@ -89,7 +91,9 @@
 //! - [`guide::limits`]: one name per setting, and how memory is bounded.
 //! - [`guide::transports`]: TLS, HTTP/2 and Unix sockets, and the decisions behind them.
 //! - [`guide::topics`]: notifications to groups of connections, in one process or across replicas.
-//! - [`guide::logs`]: what is logged at which level.
+//! - [`guide::logs`]: what is logged at which level, and the observer hook for metrics.
+//! - [`guide::around_calls`]: call layers, authorization and limits, bearer authentication,
+//!   cancellation and trace context: what runs around every call.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -104,6 +108,7 @@ pub mod framing;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
+pub mod layers;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -138,6 +143,8 @@ pub mod guide {
     pub mod topics {}
     #[doc = include_str!("../docs/logs.md")]
     pub mod logs {}
+    #[doc = include_str!("../docs/around-calls.md")]
+    pub mod around_calls {}
 }
 
 /// The package README's example, compiled as a doc test.
@@ -153,9 +160,9 @@ pub use batch::{Batch, BatchAnswers, Slot};
 pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEncoding};
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{
-    Batches, Context, ErrorReport, FromParams, MethodDoc, Methods, Notifications, Observation,
-    Outcome, ParamDoc, ParamStructure, Params, SchemaDoc, ServiceInfo, SpanId, TraceContext,
-    TraceId, Whole,
+    Answer, Batches, BoxError, Call, CallService, Context, ErrorReport, FromParams, MethodDoc,
+    Methods, Notifications, Observation, Outcome, ParamDoc, ParamStructure, Params, SchemaDoc,
+    ServiceInfo, SpanId, TraceContext, TraceId, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use peer::{

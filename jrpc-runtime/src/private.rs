@@ -19,6 +19,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use crate::batch::{Batch, Slot};
 use crate::caller::ParamEncoding;
 use crate::dispatch::{Context, Methods, SchemaDoc, Whole};
 use crate::error::{ClientError, RegisterError};
@@ -31,43 +32,73 @@ fn discard(result: Result<&mut Methods, RegisterError>) {
     debug_assert!(result.is_ok(), "{:?}", result.err());
 }
 
-/// Types a method parameter may have.
+/// Types a method parameter may have. No supertrait (rustc reports a missing one as a bound
+/// of the trait, with a note into this module): the helpers decode through its items.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method parameter",
     label = "this type does not implement `serde::Deserialize` (owned), or is not `Send`",
     note = "parameters are decoded from the request: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields"
 )]
-pub trait RpcParam: DeserializeOwned + Send + 'static {}
+pub trait RpcParam: Sized {
+    /// What is decoded from the request: the type itself.
+    type Owned: DeserializeOwned + Send + 'static;
+
+    /// The parameter, from what was decoded.
+    fn from_owned(owned: Self::Owned) -> Self;
+
+    /// The witness of this parameter type, which the expansion makes first, at the type:
+    /// rustc reports the trait there with no note, and leaves out a helper's bound on the
+    /// type at an argument spanned the same way (the same error at the same place).
+    #[inline]
+    fn witness() -> Param<Self> {
+        Param(SchemaDoc::any(), PhantomData)
+    }
+}
 #[diagnostic::do_not_recommend]
-impl<T: DeserializeOwned + Send + 'static> RpcParam for T {}
+impl<T: DeserializeOwned + Send + 'static> RpcParam for T {
+    type Owned = T;
+
+    #[inline]
+    fn from_owned(owned: T) -> T {
+        owned
+    }
+}
 
 /// Types a service with `schema` describes: the JSON Schema of each parameter and result is
-/// schemars'.
-#[cfg(feature = "schema")]
+/// schemars'. Without the `schema` feature every type is one (with `{}`): the one error is
+/// [`schema_feature`]'s.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no JSON Schema",
     label = "this type does not implement `schemars::JsonSchema`",
     note = "`#[rpc_service(schema)]` describes every parameter and result type: derive `schemars::JsonSchema` for `{Self}` (schemars 1.x), or leave `schema` out"
 )]
-pub trait RpcSchema: schemars::JsonSchema {}
+pub trait RpcSchema {
+    /// The type's schema.
+    fn schema() -> SchemaDoc;
+
+    /// A parameter's witness with its schema, made at the type as [`RpcParam::witness`] is.
+    #[inline]
+    fn describe(witness: Param<Self>) -> Param<Self>
+    where
+        Self: Sized,
+    {
+        Param(Self::schema(), witness.1)
+    }
+}
 #[cfg(feature = "schema")]
-impl<T: schemars::JsonSchema + ?Sized> RpcSchema for T {}
-
-/// Without the `schema` feature nothing is asked of a type: the one error is
-/// [`schema_feature`]'s.
+#[diagnostic::do_not_recommend]
+impl<T: schemars::JsonSchema + ?Sized> RpcSchema for T {
+    #[inline]
+    fn schema() -> SchemaDoc {
+        SchemaDoc::of::<T>()
+    }
+}
 #[cfg(not(feature = "schema"))]
-pub trait RpcSchema {}
-#[cfg(not(feature = "schema"))]
-impl<T: ?Sized> RpcSchema for T {}
-
-/// The schema of `T` (`{}` without the `schema` feature).
-#[inline]
-#[cfg_attr(not(feature = "schema"), allow(clippy::extra_unused_type_parameters))]
-fn schema_of<T: RpcSchema + ?Sized>() -> SchemaDoc {
-    #[cfg(feature = "schema")]
-    return SchemaDoc::of::<T>();
-    #[cfg(not(feature = "schema"))]
-    SchemaDoc::any()
+impl<T: ?Sized> RpcSchema for T {
+    #[inline]
+    fn schema() -> SchemaDoc {
+        SchemaDoc::any()
+    }
 }
 
 /// Implemented only when the runtime is built with the `schema` feature.
@@ -296,7 +327,7 @@ pub fn at_described<K: Kind>(kind: K) -> Described<K>
 where
     K::Ok: RpcSchema,
 {
-    Described(kind, schema_of::<K::Ok>())
+    Described(kind, K::Ok::schema())
 }
 
 /// A parameter type, as an argument the expansion spans at the user's type: a registration
@@ -304,15 +335,24 @@ where
 /// description (`{}` unless the service has `schema`).
 pub struct Param<P>(SchemaDoc, PhantomData<fn() -> P>);
 
+impl<P> Param<P> {
+    /// The witness, as the expansion passes it to a helper, spanned as where it was made.
+    #[inline]
+    pub fn at(self) -> Self {
+        self
+    }
+}
+
 /// The runtime's `Context`, taken by value. Never implemented: a parameter of a type named
 /// `Context` goes through [`Probe::param`], which asks for it only of the runtime's context,
-/// where it is the one error (its supertrait's error at the same place is implied by it).
+/// where it is the one error. The helper's error at the same place is implied by it: rustc
+/// compares the bound that failed there, [`RpcParam`]'s impl's, with these supertraits.
 #[diagnostic::on_unimplemented(
     message = "the context is passed by reference: take `&Context`, not `Context`",
     label = "the request's context, taken by value",
     note = "a `&Context` parameter is given the request's context; parameters taken by value are decoded from `params`"
 )]
-pub trait ByReference<'a>: RpcParam {}
+pub trait ByReference<'a>: RpcParam + DeserializeOwned + Send + 'static {}
 
 impl Probe<Context> {
     /// The witness of a parameter of the runtime's `Context`: an error.
@@ -347,7 +387,7 @@ impl<R> Fallback<R> {
     where
         R: RpcSchema,
     {
-        Param(schema_of::<R>(), PhantomData)
+        Param(R::schema(), PhantomData)
     }
 }
 
@@ -355,13 +395,6 @@ impl<R> Fallback<R> {
 #[inline]
 pub const fn param<P>() -> Param<P> {
     Param(SchemaDoc::any(), PhantomData)
-}
-
-/// The witness of parameter type `P` with its schema, for a service with `schema`: a type
-/// without one is reported where the call is spanned, at the type.
-#[inline]
-pub fn described<P: RpcSchema>() -> Param<P> {
-    Param(schema_of::<P>(), PhantomData)
 }
 
 /// What the expansion says of a method besides its types: its wire name, the wire names of its
@@ -456,8 +489,8 @@ macro_rules! shape {
             Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
         {
             let this = Arc::clone(this);
-            discard(table.register(meta.0, meta.1, move |params, ctx| {
-                handler(Arc::clone(&this), params, ctx)
+            discard(table.register(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
+                handler(Arc::clone(&this), ($($P::from_owned($p),)*), ctx)
             }));
             describe(table, &meta, &[$($p.0,)*], ok.schema());
         }
@@ -477,8 +510,8 @@ macro_rules! shape {
             Fut: Future<Output = ()> + Send + 'static,
         {
             let this = Arc::clone(this);
-            discard(table.register_notification(meta.0, meta.1, move |params, ctx| {
-                handler(Arc::clone(&this), params, ctx)
+            discard(table.register_notification(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
+                handler(Arc::clone(&this), ($($P::from_owned($p),)*), ctx)
             }));
             describe(table, &meta, &[$($p.0,)*], SchemaDoc::any());
         }
@@ -525,8 +558,8 @@ pub fn call_whole<S, P, KO, KE, F, Fut>(
 {
     let this = Arc::clone(this);
     discard(
-        table.register(meta.0, meta.1, move |params: Whole<P>, ctx| {
-            handler(Arc::clone(&this), params, ctx)
+        table.register(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
+            handler(Arc::clone(&this), Whole(P::from_owned(owned)), ctx)
         }),
     );
     describe(table, &meta, &[param.0], ok.schema());
@@ -546,11 +579,13 @@ pub fn notify_whole<S, P, F, Fut>(
     Fut: Future<Output = ()> + Send + 'static,
 {
     let this = Arc::clone(this);
-    discard(
-        table.register_notification(meta.0, meta.1, move |params: Whole<P>, ctx| {
-            handler(Arc::clone(&this), params, ctx)
-        }),
-    );
+    discard(table.register_notification(
+        meta.0,
+        meta.1,
+        move |Whole(owned): Whole<P::Owned>, ctx| {
+            handler(Arc::clone(&this), Whole(P::from_owned(owned)), ctx)
+        },
+    ));
     describe(table, &meta, &[param.0], SchemaDoc::any());
 }
 
@@ -738,13 +773,13 @@ pub type StubParams = Result<Option<Box<RawValue>>, ClientError>;
 
 /// Adds a stub method's call to a typed batch.
 #[inline]
-pub fn batch_call<T>(batch: &mut crate::Batch, method: &str, params: StubParams) -> crate::Slot<T> {
+pub fn batch_call<T>(batch: &mut Batch, method: &str, params: StubParams) -> Slot<T> {
     batch.push_call(method.to_owned(), params)
 }
 
 /// Adds a stub method's notification to a typed batch.
 #[inline]
-pub fn batch_notify(batch: &mut crate::Batch, method: &str, params: StubParams) {
+pub fn batch_notify(batch: &mut Batch, method: &str, params: StubParams) {
     batch.push_notification(method.to_owned(), params);
 }
 

@@ -38,7 +38,7 @@ use crate::error::ConfigError;
 ///   [`ServerTls`](crate::server::ServerTls)); ALPN offers `h2` and `http/1.1` over HTTP, and
 ///   `http/1.1` for WebSocket (its upgrade is an HTTP/1.1 exchange).
 /// - A certificate the client does not trust (unknown issuer, another name, expired) fails the
-///   connection at once with [`ClientError::Transport`](crate::ClientError::Transport), whose
+///   connection at once with [`ClientError::Transport`](crate::error::ClientError::Transport), whose
 ///   message names the problem and whose source is the [`rustls::Error`].
 #[derive(Clone)]
 pub struct ClientTls {

@@ -18,6 +18,10 @@ pub(crate) struct Woken<F> {
     inner: Pin<Box<F>>,
     flag: Arc<Flag>,
     waker: Waker,
+    /// The outer waker last registered, while no wake has taken it since: a turn of the same
+    /// task then registers nothing (a registration is two compare-and-swaps and a waker
+    /// compared), as a wake would still find it.
+    registered: Option<Waker>,
 }
 
 /// Whether the inner future has woken since it was last polled, and whom to wake then.
@@ -47,6 +51,7 @@ impl<F: Future> Woken<F> {
             inner: Box::pin(inner),
             waker: Waker::from(Arc::clone(&flag)),
             flag,
+            registered: None,
         }
     }
 }
@@ -64,12 +69,22 @@ impl<F: Future> Future for Woken<F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
         // Registered before the flag is read: a wake in between is not lost.
-        self.flag.outer.register(cx.waker());
-        if !self.flag.woken.swap(false, Ordering::AcqRel) {
+        if !this
+            .registered
+            .as_ref()
+            .is_some_and(|registered| registered.will_wake(cx.waker()))
+        {
+            this.flag.outer.register(cx.waker());
+            this.registered = Some(cx.waker().clone());
+        }
+        if !this.flag.woken.swap(false, Ordering::AcqRel) {
             return Poll::Pending;
         }
-        let this = &mut *self;
+        // The wake took the registration (or one may take it while the inner future is
+        // polled): registered again first, so that a wake from here on finds it.
+        this.flag.outer.register(cx.waker());
         this.inner
             .as_mut()
             .poll(&mut Context::from_waker(&this.waker))
@@ -94,6 +109,54 @@ mod tests {
         notify.notify_one();
         assert!(woken.flag.woken.load(Ordering::Acquire));
         assert!(woken.as_mut().poll(&mut cx).is_ready());
+    }
+
+    /// Counts its wakes.
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Turns that register nothing (the same task, not woken) still leave a waker for the next
+    /// wake, and each wake taken leaves one for the one after.
+    #[tokio::test]
+    async fn every_wake_finds_the_task_however_many_turns_passed() {
+        let notify = Arc::new(Notify::new());
+        let waiting = Arc::clone(&notify);
+        let mut woken = Box::pin(Woken::new(async move {
+            waiting.notified().await;
+            waiting.notified().await;
+        }));
+        let count = Arc::new(Count(0.into()));
+        let waker = Waker::from(Arc::clone(&count));
+        let mut cx = Context::from_waker(&waker);
+        for _ in 0..3 {
+            assert!(woken.as_mut().poll(&mut cx).is_pending());
+        }
+        notify.notify_one();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        // The first wait ends, the second begins: pending again, and its wake is not lost.
+        assert!(woken.as_mut().poll(&mut cx).is_pending());
+        assert!(woken.as_mut().poll(&mut cx).is_pending());
+        notify.notify_one();
+        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+        assert!(woken.as_mut().poll(&mut cx).is_ready());
+        // Another task's waker is registered in its place.
+        let other = Arc::new(Count(0.into()));
+        let mut woken = Box::pin(Woken::new(std::future::pending::<()>()));
+        assert!(woken.as_mut().poll(&mut cx).is_pending());
+        let other_waker = Waker::from(Arc::clone(&other));
+        assert!(
+            woken
+                .as_mut()
+                .poll(&mut Context::from_waker(&other_waker))
+                .is_pending()
+        );
+        woken.flag.wake_by_ref();
+        assert_eq!(other.0.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]

@@ -1,9 +1,13 @@
 //! Methods several tests register, each added to a test's own `Methods`.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
+use jrpc_runtime::http::BearerAuth;
+use jrpc_runtime::layers::Authorize;
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
+use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc};
 
 /// `add [a, b]`: the sum of two integers, answered at once.
@@ -49,12 +53,29 @@ pub fn news(methods: &mut Methods) -> mpsc::UnboundedReceiver<String> {
 }
 
 /// `big [n]`: a string of `n` `x`s, for answers of a chosen size.
+///
+/// Each answer is a copy of its size's JSON text, made once: encoding megabytes of string in a
+/// debug build (serde_json's escape check, byte by byte) is most of what the memory tests would
+/// otherwise spend, and the runtime's work per answer (its text written, buffered, sent) is the
+/// same for a raw value.
 pub fn big(methods: &mut Methods) {
     methods
         .register("big", &["n"], |(n,): (usize,), _| async move {
-            Ok::<_, RpcError>("x".repeat(n))
+            Ok::<_, RpcError>(big_text(n))
         })
         .unwrap();
+}
+
+/// The JSON text of a string of `n` `x`s.
+fn big_text(n: usize) -> Box<RawValue> {
+    static MADE: Mutex<BTreeMap<usize, Box<RawValue>>> = Mutex::new(BTreeMap::new());
+    let mut made = MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    made.entry(n)
+        .or_insert_with(|| {
+            let text = format!("\"{}\"", "x".repeat(n));
+            RawValue::from_string(text).expect("a JSON string")
+        })
+        .clone()
 }
 
 /// `ping`: a notification that counts itself in `pings`.
@@ -146,4 +167,79 @@ pub fn gate(methods: &mut Methods, gate: &Arc<Gate>) {
             }
         })
         .unwrap();
+}
+
+/// What [`guarded`]'s layer saw: each call's method and id (`None` for a notification), in the
+/// order it saw them.
+pub type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// A batch for a [`guarded`] table: a call of `add`, a call of `secret` (refused), and a
+/// notification of `add`.
+pub const GUARDED_BATCH: &str = concat!(
+    r#"[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},"#,
+    r#"{"jsonrpc":"2.0","method":"secret","id":2},"#,
+    r#"{"jsonrpc":"2.0","method":"add","params":[3,4]}]"#,
+);
+
+/// The answer to [`GUARDED_BATCH`].
+pub const GUARDED_ANSWER: &str = concat!(
+    r#"[{"jsonrpc":"2.0","result":3,"id":1},"#,
+    r#"{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden","data":{"method":"secret"}},"id":2}]"#,
+);
+
+/// What [`guarded`]'s layer sees of [`GUARDED_BATCH`].
+pub fn guarded_batch_seen() -> Vec<(String, Option<String>)> {
+    vec![
+        ("add".to_owned(), Some("1".to_owned())),
+        ("secret".to_owned(), Some("2".to_owned())),
+        ("add".to_owned(), None),
+    ]
+}
+
+/// `add` and `secret`, behind a call layer that records every call it sees and refuses
+/// `secret` (`-32003`): what shows that a transport runs the layers for each element of a batch.
+pub fn guarded(methods: &mut Methods) -> Seen {
+    add(methods);
+    methods
+        .register("secret", &[], |(): (), _| async {
+            Ok::<_, RpcError>("leaked")
+        })
+        .unwrap();
+    let seen = Seen::default();
+    let sink = Arc::clone(&seen);
+    methods.layer(Authorize::new(move |method, ctx: &Context| {
+        let id = ctx.id().map(ToString::to_string);
+        sink.lock().unwrap().push((method.to_owned(), id));
+        method != "secret"
+    }));
+    seen
+}
+
+/// What a bearer token of [`access`] gives.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Access {
+    /// Every method.
+    Full,
+    /// Every method but `write`.
+    Read,
+}
+
+/// `whoami` (the [`Access`] in the context, shown as `Some(Read)`) and `write`, which an
+/// `Authorize` layer lets only [`Access::Full`] call; and the bearer authentication that gives
+/// the tokens `full` and `read` their access.
+pub fn access(methods: &mut Methods) -> BearerAuth {
+    methods
+        .register("whoami", &[], |(): (), ctx: Context| async move {
+            Ok::<_, RpcError>(format!("{:?}", ctx.extension::<Access>()))
+        })
+        .unwrap();
+    methods
+        .register("write", &[], |(): (), _| async {
+            Ok::<_, RpcError>("written")
+        })
+        .unwrap();
+    methods.layer(Authorize::new(|method, ctx: &Context| {
+        ctx.extension::<Access>() == Some(&Access::Full) || method != "write"
+    }));
+    BearerAuth::tokens([("full", Access::Full), ("read", Access::Read)])
 }

@@ -36,11 +36,26 @@ pub async fn bounded<F: Future>(fut: F) -> F::Output {
     bounded_by(LIMIT, fut).await
 }
 
-/// Runs `fut`, failing the test if it does not finish within `limit`.
+/// Runs `fut`, failing the test if it does not finish within `limit` of the wall clock.
+///
+/// The limit is kept by a thread, not by a tokio timer: on a paused clock, tokio moves time on to
+/// its next timer whenever no task can run, and a test waiting for bytes the kernel has not
+/// delivered yet (loopback delivery is deferred under load) would then be failed at once, as if
+/// it had hung.
 pub async fn bounded_by<F: Future>(limit: Duration, fut: F) -> F::Output {
-    tokio::time::timeout(limit, fut)
-        .await
-        .unwrap_or_else(|_| panic!("the test hung: it did not finish within {limit:?}"))
+    let (expired, expiry) = tokio::sync::oneshot::channel::<()>();
+    // Dropped when `fut` finishes (or the test fails), which ends the watchdog thread early.
+    let (_finished, finish) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finish.recv_timeout(limit) {
+            let _ = expired.send(());
+        }
+    });
+    tokio::select! {
+        biased;
+        output = fut => output,
+        _ = expiry => panic!("the test hung: it did not finish within {limit:?}"),
+    }
 }
 
 /// Polls `check` until it holds, within [`LIMIT`].

@@ -4,7 +4,9 @@
 use std::net::SocketAddr;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
+};
 use tokio::net::TcpStream;
 
 /// A reply as read off the wire.
@@ -55,22 +57,44 @@ impl Reply {
     }
 }
 
+/// What a [`Conn`] reads and writes: a TCP stream, or one end of an in-memory pipe.
+pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> Stream for S {}
+
 /// One client connection, read as HTTP/1.1.
 pub struct Conn {
-    stream: BufReader<TcpStream>,
+    stream: BufReader<Box<dyn Stream>>,
+    /// The local port of a TCP connection.
+    port: Option<u16>,
 }
 
 impl Conn {
     /// Connects to `addr`.
     pub async fn open(addr: SocketAddr) -> Self {
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let port = stream.local_addr().unwrap().port();
         Self {
-            stream: BufReader::new(TcpStream::connect(addr).await.unwrap()),
+            stream: BufReader::new(Box::new(stream)),
+            port: Some(port),
+        }
+    }
+
+    /// A connection over `stream` (one end of a `tokio::io::duplex` pipe, say).
+    pub fn over(stream: impl Stream + 'static) -> Self {
+        Self {
+            stream: BufReader::new(Box::new(stream)),
+            port: None,
         }
     }
 
     /// The connection's local port.
+    ///
+    /// # Panics
+    ///
+    /// When it is not a TCP connection.
     pub fn local_port(&self) -> u16 {
-        self.stream.get_ref().local_addr().unwrap().port()
+        self.port.expect("a TCP connection")
     }
 
     /// Writes `bytes` as they are.

@@ -3,11 +3,17 @@
 //! - `count N CASE jrpc|floor`: one in-process case of the dispatch bench
 //!   (`jrpc-runtime/benches/cases/`) N times: `Methods::handle`, or the bare typed serde_json
 //!   work that answers the same body;
-//! - `serve jrpc|floor`: an HTTP/1.1 server on 127.0.0.1 (jrpc's `HttpServer` with its defaults,
-//!   or the floor of `bench/src/floor/`, hyper 1 and typed serde_json) on a tokio runtime with one
-//!   worker thread; prints `listening PORT` and serves until its standard input closes;
-//! - `client PORT N`: N calls of `add`, one at a time, on one keep-alive connection (run natively,
-//!   not under callgrind), each answer checked.
+//! - `serve jrpc|observed|jrpc-layered|jrpc-auth|floor`: an HTTP server on 127.0.0.1 (jrpc's
+//!   `HttpServer` with its defaults, the same with an observer hook on its table, or the floor of
+//!   `bench/src/floor/`, hyper 1 and typed serde_json) on a tokio runtime with one worker thread;
+//!   prints `listening PORT` and serves until its standard input closes; `jrpc-layered` adds one
+//!   no-op call layer, `jrpc-auth` bearer authentication and an `Authorize` layer (the `layered`
+//!   and `authorized` cases' tables): what each costs a call;
+//! - `client PORT N [PAUSE_US [--token]]`: N calls of `add`, one at a time, on one keep-alive
+//!   HTTP/1.1 connection (run natively, not under callgrind), each answer checked, a pause of
+//!   PAUSE µs before each; with `--token`, with the bearer token `jrpc-auth` asks for;
+//! - `h2client PORT N [PAUSE]`: the same over one HTTP/2 connection with prior knowledge (h2c),
+//!   one stream at a time.
 
 use std::hint::black_box;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -29,6 +35,9 @@ mod floor_http;
 
 type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
 
+/// The bearer token of the `jrpc-auth` server, which `client ... --token` sends.
+const TOKEN: &str = "gate-token-0123456789abcdef";
+
 /// The call the client sends, and the answer it expects (the id is written back as sent).
 const BODY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"add","params":[7,1]}"#;
 const RESULT: &str = r#""result":8"#;
@@ -39,10 +48,15 @@ fn main() -> Result<()> {
     match args[..] {
         ["count", n, case, side] => count(n.parse()?, case, side),
         ["serve", side] => serve(side),
-        ["client", port, n] => client(port.parse()?, n.parse()?, 0),
-        ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?),
+        ["client", port, n] => client(port.parse()?, n.parse()?, 0, false),
+        ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?, false),
+        ["client", port, n, pause, "--token"] => {
+            client(port.parse()?, n.parse()?, pause.parse()?, true)
+        }
+        ["h2client", port, n, pause] => h2client(port.parse()?, n.parse()?, pause.parse()?),
         _ => Err(
-            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|floor | client PORT N".into(),
+            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|observed|jrpc-layered|jrpc-auth|floor | client PORT N [PAUSE_US [--token]] | h2client PORT N PAUSE_US"
+                .into(),
         ),
     }
 }
@@ -88,17 +102,34 @@ fn serve(side: &str) -> Result<()> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
         match side {
-            "jrpc" => {
-                use cases::Calc as _;
-                let server =
-                    jrpc_runtime::http::HttpServer::builder(cases::Impl.into_methods()).build()?;
+            // `observed`: jrpc's server with an observer hook on its table, reading each
+            // call's `elapsed` (what the hook costs a network call).
+            "jrpc" | "observed" | "jrpc-layered" | "jrpc-auth" => {
+                let methods = cases::table(match side {
+                    "observed" => "observed",
+                    "jrpc-layered" => "layered",
+                    "jrpc-auth" => "authorized",
+                    _ => "",
+                });
+                let mut builder = jrpc_runtime::http::HttpServer::builder(methods);
+                if side == "jrpc-auth" {
+                    let tokens = [(TOKEN, "gate")];
+                    builder = builder.bearer_auth(jrpc_runtime::http::BearerAuth::tokens(tokens));
+                }
+                let server = builder.build()?;
                 tokio::spawn(async move { server.serve(listener).await });
             }
             "floor" => {
                 tokio::spawn(async move {
                     while let Ok((stream, _)) = listener.accept().await {
                         let _ = stream.set_nodelay(true);
-                        tokio::spawn(floor_http::serve_http(stream, false));
+                        tokio::spawn(async move {
+                            // HTTP/2 by its preface, as the floor of bench/ tells it.
+                            let mut first = [0u8; 4];
+                            let h2 =
+                                matches!(stream.peek(&mut first).await, Ok(4)) && &first == b"PRI ";
+                            floor_http::serve_http(stream, h2).await
+                        });
                     }
                 });
             }
@@ -115,14 +146,20 @@ fn serve(side: &str) -> Result<()> {
     std::process::exit(0)
 }
 
-/// Makes `n` calls one at a time on one keep-alive connection, checking each answer.
-fn client(port: u16, n: usize, pause_us: u64) -> Result<()> {
+/// Makes `n` calls one at a time on one keep-alive connection (with [`TOKEN`] if `token`),
+/// checking each answer.
+fn client(port: u16, n: usize, pause_us: u64, token: bool) -> Result<()> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_nodelay(true)?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let authorization = if token {
+        format!("authorization: Bearer {TOKEN}\r\n")
+    } else {
+        String::new()
+    };
     let request = format!(
         "POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\n\r\n{BODY}",
+         {authorization}content-length: {}\r\n\r\n{BODY}",
         BODY.len()
     );
     let mut reader = BufReader::new(stream.try_clone()?);
@@ -161,4 +198,40 @@ fn client(port: u16, n: usize, pause_us: u64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Makes `n` calls one at a time on one HTTP/2 connection with prior knowledge (h2c), checking
+/// each answer; on a runtime of one thread, so that the client's own timing varies little.
+fn h2client(port: u16, n: usize, pause_us: u64) -> Result<()> {
+    use http_body_util::{BodyExt as _, Full};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+        stream.set_nodelay(true)?;
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let (mut sender, connection) =
+            hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io).await?;
+        tokio::spawn(connection);
+        let uri: hyper::Uri = format!("http://127.0.0.1:{port}/rpc").parse()?;
+        for _ in 0..n {
+            if pause_us > 0 {
+                // A blocking pause, as the HTTP/1.1 client's: the server parks before each call.
+                std::thread::sleep(Duration::from_micros(pause_us));
+            }
+            let req = hyper::Request::post(uri.clone())
+                .header("content-type", "application/json")
+                .body(Full::new(bytes::Bytes::from_static(BODY.as_bytes())))?;
+            let res = sender.send_request(req).await?;
+            if res.status() != hyper::StatusCode::OK {
+                return Err(format!("status {}", res.status()).into());
+            }
+            let body = res.into_body().collect().await?.to_bytes();
+            if !std::str::from_utf8(&body)?.contains(RESULT) {
+                return Err(format!("answer {:?}", String::from_utf8_lossy(&body)).into());
+            }
+        }
+        Ok(())
+    })
 }

@@ -5,7 +5,7 @@
 //! parameter types given explicitly (so an unmet bound points at the type)
 //! and a closure calling the method.
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 use super::{at, call_over, krate_at, local, local_at};
@@ -210,7 +210,7 @@ fn register(
     // The decoded value: a tuple of the parameters read from `params`, or
     // the one parameter wrapped in `Whole`.
     let idents: Vec<_> = values.iter().filter_map(|param| param.ident()).collect();
-    let witnesses = param_witnesses(&values, args);
+    let (checks, witnesses) = param_witnesses(&values, args);
     let names: Vec<&str> = values
         .iter()
         .map(|param| param.wire_name.as_str())
@@ -225,13 +225,16 @@ fn register(
     if method.is_notification() {
         return quote_spanned! {span=>
             #(#cfgs)*
-            #krate::__private::#helper(
-                &mut #table,
-                &#this,
-                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
-                #(#witnesses,)*
-                move |#this, #pat, #ctx_pat| async move { #call; },
-            );
+            {
+                #(#checks)*
+                #krate::__private::#helper(
+                    &mut #table,
+                    &#this,
+                    #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
+                    #(#witnesses,)*
+                    move |#this, #pat, #ctx_pat| async move { #call; },
+                );
+            }
         };
     }
 
@@ -247,6 +250,7 @@ fn register(
         #(#cfgs)*
         {
             let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
+            #(#checks)*
             #krate::__private::#helper(
                 &mut #table,
                 &#this,
@@ -260,43 +264,78 @@ fn register(
     }
 }
 
-/// One witness per parameter type, spanned over the type: the helper's
-/// `RpcParam` bound is reported there (rustc blames the argument whose type
-/// names the helper's type parameter). With `schema`, each witness also
-/// carries its type's JSON Schema (and asks for one).
-fn param_witnesses(values: &[&Param], args: &ServiceArgs) -> Vec<TokenStream> {
-    let param_fn = if args.schema.is_some() {
-        "described"
-    } else {
-        "param"
-    };
-    values
+/// One witness per parameter type: the statements that make them, and the
+/// arguments that pass them to the helper.
+///
+/// A witness is made first, through the parameter trait and at the type as
+/// written (`<T as RpcParam>::witness()`, then `RpcSchema::describe` with
+/// `schema`): rustc checks the trait there, early, and reports it with no
+/// note. The helper's bound on the same type, at an argument spanned over
+/// the same tokens, is then an error already reported at that place, which
+/// rustc leaves out; reported on its own, it would carry a note pointing
+/// into the runtime. Naming the type again is harmless: a type that does not
+/// resolve gives the same error at the same place, which rustc reports once.
+fn param_witnesses(values: &[&Param], args: &ServiceArgs) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut checks = Vec::new();
+    let witnesses = values
         .iter()
-        .map(|param| {
+        .enumerate()
+        .map(|(i, param)| {
             let (start, end) = range(&param.ty);
             let start = at(start);
             let krate = krate_at(args, start);
             let ty = &param.ty;
-            let param_fn = Ident::new(param_fn, start);
             if is_context(ty) {
                 // Maybe the runtime's context, taken by value: decided by
                 // the type, which then gets its own message.
+                let param_fn = if args.schema.is_some() {
+                    "described"
+                } else {
+                    "param"
+                };
+                let param_fn = Ident::new(param_fn, start);
                 let mut head = quote_spanned!(start=> #krate::__private::Probe::<);
                 head.extend(quote!(#ty));
                 head.extend(quote_spanned!(start=> >::NEW));
                 head.extend(quote_spanned!(at(end)=> .#param_fn));
                 return call_over(head, TokenStream::new(), end);
             }
-            // The type is inferred from the handler's call of the method,
-            // not repeated: a type that does not resolve is then reported
-            // once, at the signature.
-            call_over(
-                quote_spanned!(start=> #krate::__private::#param_fn),
-                TokenStream::new(),
-                end,
+            let witness = local_at(&format!("__jrpc_p{i}"), start);
+            // Spanned over the user's own tokens, as written (not at the macro's call site):
+            // rustc reports the witness's check at the type as written, and the helper's bound
+            // is left out only where it has that very span.
+            let (first, last) = range(ty);
+            let krate = krate_at(args, first);
+            let mut head = quote_spanned!(first=> <);
+            head.extend(quote!(#ty));
+            head.extend(quote_spanned!(first=> as #krate::__private::RpcParam>::witness));
+            let made = call_as_written(head, TokenStream::new(), last);
+            checks.push(quote_spanned!(start=> let #witness = #made;));
+            if args.schema.is_some() {
+                let described = call_over(
+                    quote_spanned!(start=> #krate::__private::RpcSchema::describe),
+                    quote!(#witness),
+                    end,
+                );
+                checks.push(quote_spanned!(start=> let #witness = #described;));
+            }
+            call_as_written(
+                quote_spanned!(first=> #krate::__private::Param::at),
+                quote!(#witness),
+                last,
             )
         })
-        .collect()
+        .collect();
+    (checks, witnesses)
+}
+
+/// [`call_over`] with the parenthesis at `end` itself: with `head` starting at
+/// a user's token as written, the call covers that type's tokens exactly.
+fn call_as_written(mut head: TokenStream, args: TokenStream, end: Span) -> TokenStream {
+    let mut group = Group::new(Delimiter::Parenthesis, args);
+    group.set_span(end);
+    head.extend([proc_macro2::TokenTree::Group(group)]);
+    head
 }
 
 /// The call of the method, arguments in the user's order, the context

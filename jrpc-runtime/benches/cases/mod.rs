@@ -4,6 +4,7 @@
 
 use std::hint::black_box;
 
+use jrpc_runtime::layers::Authorize;
 use jrpc_runtime::{Methods, rpc_service};
 use serde::{Deserialize, Serialize};
 
@@ -120,22 +121,40 @@ fn baseline_unknown(body: &str) -> String {
     .unwrap()
 }
 
-/// The table a case runs on: with an observer for `observed`.
+/// The table a case runs on: with an observer for `observed`, one call layer that does nothing
+/// for `layered`, and an `Authorize` that reads an extension for `authorized`.
 pub fn table(case: &str) -> Methods {
     let mut methods: Methods = Impl.into_methods();
-    if case == "observed" {
-        methods.observe(|observation| {
-            black_box(observation.elapsed);
-        });
+    match case {
+        "observed" => {
+            methods.observe(|observation| {
+                black_box(observation.elapsed);
+            });
+        }
+        "layered" => {
+            methods.layer(tower_layer::Identity::new());
+        }
+        "authorized" => {
+            methods.layer(Authorize::new(|method, ctx| {
+                ctx.extension::<Reader>().is_none() || method == "add"
+            }));
+        }
+        _ => {}
     }
     methods
 }
+
+/// An identity `authorized`'s layer looks for (none is there: every call is let through).
+#[derive(Clone)]
+struct Reader;
 
 /// A baseline: the bare serde_json work for a body.
 pub type Baseline = fn(&str) -> String;
 
 /// The cases: name, body, baseline. `observed` is `positional` on a table with an observer
-/// hook set (tracing compiled in, no subscriber): what the hook costs.
+/// hook set (tracing compiled in, no subscriber): what the hook costs; `layered` and
+/// `authorized` are `positional` through one call layer, a no-op (tower's `Identity`) and an
+/// `Authorize`: what a layer costs.
 pub fn cases() -> Vec<(&'static str, String, Baseline)> {
     vec![
         (
@@ -144,6 +163,8 @@ pub fn cases() -> Vec<(&'static str, String, Baseline)> {
             baseline_positional as Baseline,
         ),
         ("observed", POSITIONAL.to_owned(), baseline_positional),
+        ("layered", POSITIONAL.to_owned(), baseline_positional),
+        ("authorized", POSITIONAL.to_owned(), baseline_positional),
         ("named", NAMED.to_owned(), baseline_named),
         ("batch_of_10", batch(), baseline_batch),
         ("unknown_method", UNKNOWN.to_owned(), baseline_unknown),

@@ -4,7 +4,7 @@
 
 use futures_util::StreamExt as _;
 
-use super::handle::{Begun, FirstPoll};
+use super::handle::{FirstPoll, Started};
 use super::limit::Unlimited;
 use super::methods::Element;
 use super::{Batches, Context, Methods};
@@ -37,7 +37,7 @@ impl Methods {
         let cap = self.inner.batch_concurrency.get();
         if elements.len() <= cap {
             let elements = elements.into_iter().map(Element::from).collect();
-            return self.all_at_once(elements, ctx, deadline).await;
+            return self.run_batch(elements, ctx, deadline).await;
         }
         // At most `cap` running, started in order as earlier ones finish; answers in order.
         // (The futures are made first: a stream mapping with a closure here would not be
@@ -65,6 +65,10 @@ impl Methods {
         let Batches::UpTo(max) = self.inner.batches else {
             return None;
         };
+        // Call layers see each element's raw params: the elements are read as usual.
+        if self.inner.layers.is_some() {
+            return None;
+        }
         let method = incoming::peek_batch_method(body)?;
         let handler = &*self.inner.table.get(method)?.handler;
         let max = max.min(self.inner.batch_concurrency.get());
@@ -84,10 +88,10 @@ impl Methods {
         Some(self.join(run, ctx, deadline).await)
     }
 
-    /// Answers a batch's elements all at once, in one task: each element is begun and polled
+    /// Answers a batch's elements all at once, in one task: each element is started and polled
     /// once where it stands, and only those that wait are joined (most handlers finish in
     /// their first poll). The answers in order.
-    pub(super) async fn all_at_once(
+    pub(super) async fn run_batch(
         &self,
         elements: Vec<Element<'_>>,
         ctx: &Context,
@@ -108,7 +112,7 @@ impl Methods {
         self.join(run, ctx, deadline).await
     }
 
-    /// Begins a batch's element and polls its handler once with `cx`: answered, or left to
+    /// Starts a batch's element and polls its handler once with `cx`: answered, or left to
     /// [`join`](Self::join).
     #[inline]
     fn take<'a>(
@@ -118,9 +122,9 @@ impl Methods {
         cx: &mut std::task::Context<'_>,
         run: &mut BatchRun<'a>,
     ) {
-        let begun = match element {
-            Element::Started(read) => self.begun(read),
-            Element::Request(req) => self.begin(req, ctx),
+        let started = match element {
+            Element::Started(read) => self.start_one_pass(read),
+            Element::Request(req) => self.start(req, ctx),
             Element::Rejected(rejection) => {
                 run.rejected(rejection.answer());
                 return;
@@ -128,23 +132,23 @@ impl Methods {
         };
         if !run.waiting.is_empty() {
             // After one that waits, each answer is kept apart, to be written in order.
-            match self.answer_apart(begun, ctx, cx, Unlimited) {
+            match self.run_once_apart(started, ctx, cx, Unlimited) {
                 FirstPoll::Answered(answer) => run.rest.push(answer),
-                FirstPoll::Waiting(begun, span) => run.wait(begun, span),
+                FirstPoll::Waiting(started, span) => run.wait(started, span),
             }
             return;
         }
         // Until one waits, each answer is written straight into the batch's.
-        if begun.raw_id.is_some() {
+        if started.raw_id.is_some() {
             run.make_room();
         }
         let mark = write::open_element(&mut run.out);
-        match self.answer_if_ready(begun, ctx, cx, &mut run.out, Unlimited) {
+        match self.run_once_into(started, ctx, cx, &mut run.out, Unlimited) {
             FirstPoll::Answered(()) if run.out.len() > mark + 1 => {}
             FirstPoll::Answered(()) => run.out.truncate(mark),
-            FirstPoll::Waiting(begun, span) => {
+            FirstPoll::Waiting(started, span) => {
                 run.out.truncate(mark);
-                run.wait(begun, span);
+                run.wait(started, span);
             }
         }
     }
@@ -164,10 +168,10 @@ impl Methods {
         } = run;
         if !waiting.is_empty() {
             let finished = futures_util::future::join_all(waiting.into_iter().map(
-                |(at, begun, span)| async move {
+                |(at, started, span)| async move {
                     (
                         at,
-                        self.finish_in(begun, span, ctx, deadline, Unlimited).await,
+                        self.run_in(started, span, ctx, deadline, Unlimited).await,
                     )
                 },
             ))
@@ -201,8 +205,8 @@ impl Methods {
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
-        let begun = self.begin(req, ctx);
-        self.finish(begun, ctx, deadline, Unlimited).await
+        let started = self.start(req, ctx);
+        self.run(started, ctx, deadline, Unlimited).await
     }
 }
 
@@ -214,15 +218,15 @@ struct BatchRun<'a> {
     /// The answers from the first that waits on, in order (`None` for those not answered yet).
     rest: Vec<Option<Vec<u8>>>,
     /// The requests that wait, with the place of their answers in `rest`.
-    waiting: Vec<(usize, Begun<'a>, Option<tracing::Span>)>,
+    waiting: Vec<(usize, Started<'a>, Option<tracing::Span>)>,
     /// How many elements the batch has.
     count: usize,
 }
 
 impl<'a> BatchRun<'a> {
     /// An element whose handler waits, its answer's place kept.
-    fn wait(&mut self, begun: Begun<'a>, span: Option<tracing::Span>) {
-        self.waiting.push((self.rest.len(), begun, span));
+    fn wait(&mut self, started: Started<'a>, span: Option<tracing::Span>) {
+        self.waiting.push((self.rest.len(), started, span));
         self.rest.push(None);
     }
 

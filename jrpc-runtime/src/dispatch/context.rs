@@ -124,6 +124,11 @@ impl Context {
         self.shared.answer_limit
     }
 
+    /// Adds a typed value in place (see [`with_extension`](Self::with_extension)).
+    pub(crate) fn insert_extension<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        Arc::make_mut(&mut self.shared).extensions.insert(value);
+    }
+
     /// This context for requests arriving on `transport` instead.
     #[must_use]
     pub(crate) fn with_transport(mut self, transport: Transport) -> Self {

@@ -1,5 +1,5 @@
 //! Answering a body: one request or a notification in (a batch goes to [`batch`](super::batch)),
-//! the answer's text out; a request's life from its handler begun to its answer written.
+//! the answer's text out; a request's life from its handler started to its answer written.
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
@@ -44,14 +44,14 @@ impl Methods {
             // would carry it (a request's future is moved and allocated whole).
             return Box::pin(self.handle_batch(body, ctx)).await;
         }
-        let begun = match self.begin_body(body, ctx, None) {
-            Some(begun) => begun,
+        let started = match self.start_body(body, ctx, None) {
+            Some(started) => started,
             None => match incoming::parse_request(body) {
-                Ok(req) => self.begin(req, ctx),
+                Ok(req) => self.start(req, ctx),
                 Err(rejection) => return Some(rejection.answer()),
             },
         };
-        self.finish(begun, ctx, self.deadline(), limit).await
+        self.run(started, ctx, self.deadline(), limit).await
     }
 
     #[inline]
@@ -64,18 +64,21 @@ impl Methods {
     fn clock(&self) -> (bool, Option<std::time::Instant>) {
         // The per-request line is at DEBUG; while that is off, it costs one cached check.
         let logged = tracing::enabled!(tracing::Level::DEBUG);
-        let started = (logged || self.inner.observer.is_some()).then(std::time::Instant::now);
-        (logged, started)
+        let started_at = (logged || self.inner.observer.is_some()).then(std::time::Instant::now);
+        (logged, started_at)
     }
 
     /// A request read already: its handler found and started, or its answer when there is none
     /// to run (bad params, an unknown method, a panic).
     #[inline]
-    pub(crate) fn begin<'a>(&self, req: Request<'a>, ctx: &Context) -> Begun<'a> {
-        let (logged, started) = self.clock();
+    pub(crate) fn start<'a>(&self, req: Request<'a>, ctx: &Context) -> Started<'a> {
+        let (logged, started_at) = self.clock();
         let id = req.id.map(id_of);
         let state = 'done: {
             let ctx = ctx.for_request(id.clone());
+            if let Some(layers) = &self.inner.layers {
+                break 'done Stage::Running(self.layered(layers, &req.method, req.params, ctx));
+            }
             let fut = match self.inner.table.get(&*req.method) {
                 Some(entry) => {
                     let handler = &*entry.handler;
@@ -88,7 +91,7 @@ impl Methods {
                             let reason = panicked(&*panic);
                             let (answer, outcome) =
                                 self.internal(&req.method, id.as_ref(), req.id, &reason);
-                            break 'done Start::Done(answer, outcome);
+                            break 'done Stage::Done(answer, outcome);
                         }
                     }
                 }
@@ -96,7 +99,7 @@ impl Methods {
                     _ if self.serves_discover(&req.method) => match self.discover(req.params) {
                         Ok(fut) => fut,
                         Err(err) => {
-                            break 'done Start::Done(
+                            break 'done Stage::Done(
                                 answer(req.id, &err),
                                 Outcome::Error(err.code()),
                             );
@@ -108,174 +111,175 @@ impl Methods {
                     }
                     None => {
                         let err = RpcError::method_not_found();
-                        break 'done Start::Done(answer(req.id, &err), Outcome::Error(err.code()));
+                        break 'done Stage::Done(answer(req.id, &err), Outcome::Error(err.code()));
                     }
                 },
             };
-            Start::Running(fut)
+            Stage::Running(fut)
         };
-        Begun {
+        Started {
             method: req.method,
             raw_id: req.id.map(RawId::from),
             id,
             logged,
-            started,
+            started_at,
             state,
         }
     }
 
     /// A request read from `body` with its params in one pass, its handler started; `None` when
     /// it is not read so, and must be read as usual, and for a request naming `except` (a peer's
-    /// cancellation notice, which never reaches a handler).
+    /// cancellation notice, which never reaches a handler). On a table with call layers (which
+    /// see the raw params) the request is read as usual here, and goes through them.
     #[inline]
-    pub(crate) fn begin_body<'a>(
+    pub(crate) fn start_body<'a>(
         &self,
         body: &'a str,
         ctx: &Context,
         except: Option<&str>,
-    ) -> Option<Begun<'a>> {
+    ) -> Option<Started<'a>> {
+        if self.inner.layers.is_some() {
+            return self.start_body_layered(body, ctx, except);
+        }
         let method = incoming::peek_method(body)?;
         if except == Some(method) {
             return None;
         }
         let entry = self.inner.table.get(method)?;
-        let (logged, started) = self.clock();
+        let (logged, started_at) = self.clock();
         let read = entry.handler.start_body(body, method, ctx)?;
-        Some(self.begun_at(read, logged, started))
+        Some(self.start_one_pass_at(read, logged, started_at))
     }
 
-    /// A request read and started, as [`begin`](Self::begin) makes it.
-    pub(super) fn begun<'a>(&self, read: OnePass<'a>) -> Begun<'a> {
-        let (logged, started) = self.clock();
-        self.begun_at(read, logged, started)
+    /// A request read and started, as [`start`](Self::start) makes it.
+    pub(super) fn start_one_pass<'a>(&self, read: OnePass<'a>) -> Started<'a> {
+        let (logged, started_at) = self.clock();
+        self.start_one_pass_at(read, logged, started_at)
     }
 
-    #[inline(always)]
-    fn begun_at<'a>(
+    #[inline]
+    fn start_one_pass_at<'a>(
         &self,
         read: OnePass<'a>,
         logged: bool,
-        started: Option<std::time::Instant>,
-    ) -> Begun<'a> {
+        started_at: Option<std::time::Instant>,
+    ) -> Started<'a> {
         let state = match read.started {
-            Ok(fut) => Start::Running(fut),
+            Ok(fut) => Stage::Running(fut),
             Err(NotStarted::Panicked(panic)) => {
                 let reason = panicked(&*panic);
                 let (answer, outcome) =
                     self.internal(read.method, read.id.as_ref(), read.raw_id.as_ref(), &reason);
-                Start::Done(answer, outcome)
+                Stage::Done(answer, outcome)
             }
             Err(NotStarted::Refused(err)) => refused(read.method, read.raw_id.as_ref(), &err),
         };
-        Begun {
+        Started {
             method: Cow::Borrowed(read.method),
             raw_id: read.raw_id,
             id: read.id,
             logged,
-            started,
+            started_at,
             state,
         }
     }
 
-    /// Runs a request begun, under the deadline, and writes its answer within `limit`; logs and
+    /// Runs a started request under the deadline, and writes its answer within `limit`; logs and
     /// observes it.
     #[inline]
-    pub(crate) fn finish<'s>(
+    pub(crate) fn run<'s>(
         &'s self,
-        begun: Begun<'s>,
+        started: Started<'s>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
         limit: impl AnswerLimit,
     ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
-        self.finish_in(begun, None, ctx, deadline, limit)
+        self.run_in(started, None, ctx, deadline, limit)
     }
 
-    /// [`finish`](Self::finish), in `span` when [`answer_at_once`](Self::answer_at_once) made
+    /// [`run`](Self::run), in `span` when [`run_once`](Self::run_once) made
     /// it already (a request has one span).
     ///
-    /// Not an `async fn`: its future keeps the request begun once, in place (an `async fn`'s
+    /// Not an `async fn`: its future keeps the request started once, in place (an `async fn`'s
     /// arguments are moved into locals of its own, and kept twice).
-    pub(crate) fn finish_in<'s>(
+    pub(crate) fn run_in<'s>(
         &'s self,
-        begun: Begun<'s>,
+        started: Started<'s>,
         span: Option<tracing::Span>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
         limit: impl AnswerLimit,
     ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
-        let mut begun = begun;
+        let mut started = started;
         async move {
-            let span = span.unwrap_or_else(|| begun.span(ctx));
-            let (answer, outcome) = match &mut begun.state {
-                Start::Done(answer, outcome) => (answer.take(), *outcome),
-                Start::Running(_) => {
+            let span = span.unwrap_or_else(|| started.span(ctx));
+            let (answer, outcome) = match &mut started.state {
+                Stage::Done(answer, outcome) => (answer.take(), *outcome),
+                Stage::Running(_) => {
                     let mut out = Vec::new();
                     let limit = limit.of(ctx);
                     // Entering a disabled span on every poll is measurable on the hot path.
                     let output = if span.is_disabled() {
-                        run(&mut begun.state, &mut out, deadline, limit).await
+                        run_call(&mut started.state, &mut out, deadline, limit).await
                     } else {
-                        run(&mut begun.state, &mut out, deadline, limit)
+                        run_call(&mut started.state, &mut out, deadline, limit)
                             .instrument(span.clone())
                             .await
                     };
-                    let outcome = self.written(output, &mut out, 0, &begun);
-                    (begun.raw_id.is_some().then_some(out), outcome)
+                    let outcome = self.written(output, &mut out, 0, &started);
+                    (started.raw_id.is_some().then_some(out), outcome)
                 }
             };
-            self.settle(&begun, &span, ctx, outcome);
+            self.end(&started, &span, ctx, outcome);
             answer
         }
     }
 
-    /// Answers a request begun at once, within `limit`, when its handler finishes in its first
-    /// poll and nothing is to be logged in its span: what a peer's loop tries before it gives a
-    /// call a task of its own. The request comes back, its handler polled once, when it has to
-    /// wait.
-    pub(crate) fn answer_at_once<'a>(
+    /// Answers a started request at once when its handler finishes in its first poll (run in
+    /// the request's span when a subscriber records it): what a peer's loop tries before it
+    /// gives a call a task of its own. The request comes back, its handler polled once, when it
+    /// has to wait, with its span when that is recorded.
+    pub(crate) fn run_once<'a>(
         &self,
-        begun: Begun<'a>,
+        started: Started<'a>,
         ctx: &Context,
         limit: impl AnswerLimit,
     ) -> FirstPoll<'a> {
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
-        self.answer_apart(begun, ctx, &mut noop, limit)
+        self.run_once_apart(started, ctx, &mut noop, limit)
     }
 
-    /// [`answer_if_ready`](Self::answer_if_ready), its answer (if any) in a buffer of its own.
+    /// [`run_once_into`](Self::run_once_into), its answer (if any) in a buffer of its own.
     #[inline]
-    pub(super) fn answer_apart<'a>(
+    pub(super) fn run_once_apart<'a>(
         &self,
-        begun: Begun<'a>,
+        started: Started<'a>,
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
         limit: impl AnswerLimit,
     ) -> FirstPoll<'a> {
         let mut out = Vec::new();
-        match self.answer_if_ready(begun, ctx, cx, &mut out, limit) {
+        match self.run_once_into(started, ctx, cx, &mut out, limit) {
             FirstPoll::Answered(()) => FirstPoll::Answered((!out.is_empty()).then_some(out)),
-            FirstPoll::Waiting(begun, span) => FirstPoll::Waiting(begun, span),
+            FirstPoll::Waiting(started, span) => FirstPoll::Waiting(started, span),
         }
     }
 
-    /// [`answer_at_once`](Self::answer_at_once), its handler polled with `cx`, so that a handler
+    /// [`run_once`](Self::run_once), its handler polled with `cx`, so that a handler
     /// that waits is woken through it, and its answer (if any) appended to `out`: how a batch's
     /// elements are first run.
     #[inline]
-    pub(super) fn answer_if_ready<'a>(
+    pub(super) fn run_once_into<'a>(
         &self,
-        mut begun: Begun<'a>,
+        mut started: Started<'a>,
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
         limit: impl AnswerLimit,
     ) -> FirstPoll<'a, ()> {
-        let span = begun.span(ctx);
-        if !span.is_disabled() {
-            return FirstPoll::Waiting(begun, Some(span));
-        }
-        let outcome = match &mut begun.state {
-            Start::Done(answer, outcome) => {
+        let span = started.span(ctx);
+        let outcome = match &mut started.state {
+            Stage::Done(answer, outcome) => {
                 if let Some(answer) = answer.take() {
                     if out.is_empty() {
                         *out = answer;
@@ -285,30 +289,42 @@ impl Methods {
                 }
                 *outcome
             }
-            Start::Running(_) => {
+            Stage::Running(_) => {
                 let start = out.len();
-                let output = match begun.state.poll_once(cx, out, limit.of(ctx)) {
-                    std::task::Poll::Ready(output) => output,
-                    std::task::Poll::Pending => return FirstPoll::Waiting(begun, None),
+                let limit = limit.of(ctx);
+                // Under a subscriber that records the span, the first poll runs in it as the
+                // later ones do: whether a call is answered at once (and so never counted in
+                // flight) does not depend on logging.
+                let polled = if span.is_disabled() {
+                    started.state.poll_once(cx, out, limit)
+                } else {
+                    span.in_scope(|| started.state.poll_once(cx, out, limit))
                 };
-                self.written(output, out, start, &begun)
+                let output = match polled {
+                    std::task::Poll::Ready(output) => output,
+                    std::task::Poll::Pending => {
+                        let span = (!span.is_disabled()).then_some(span);
+                        return FirstPoll::Waiting(started, span);
+                    }
+                };
+                self.written(output, out, start, &started)
             }
         };
-        self.settle(&begun, &span, ctx, outcome);
+        self.end(&started, &span, ctx, outcome);
         FirstPoll::Answered(())
     }
 
-    /// Records in its span, logs and tells the observer how a request begun went: the one exit
+    /// Records in its span, logs and tells the observer how a started request went: the one exit
     /// of every request, so that the observer and the log see every way out.
-    #[inline(always)]
-    fn settle(&self, begun: &Begun<'_>, span: &tracing::Span, ctx: &Context, outcome: Outcome) {
-        let (method, id) = (&*begun.method, begun.id.as_ref());
+    #[inline]
+    fn end(&self, started: &Started<'_>, span: &tracing::Span, ctx: &Context, outcome: Outcome) {
+        let (method, id) = (&*started.method, started.id.as_ref());
         if !span.is_disabled() {
             span.record("outcome", tracing::field::display(outcome));
         }
-        if let Some(started) = begun.started {
-            let elapsed = started.elapsed();
-            if begun.logged {
+        if let Some(started_at) = started.started_at {
+            let elapsed = started_at.elapsed();
+            if started.logged {
                 // A notification has no id: `none`, which no id's JSON text can be.
                 let shown: &dyn std::fmt::Display = match id {
                     Some(id) => id,
@@ -335,7 +351,7 @@ impl Methods {
         }
     }
 
-    /// Completes the answer the call of a request begun wrote from `out[start..]` (its result,
+    /// Completes the answer the call of a request started wrote from `out[start..]` (its result,
     /// or nothing when it failed): the result closed with the id, an error in its place, or
     /// nothing at all for a notification. Its outcome.
     fn written(
@@ -343,9 +359,9 @@ impl Methods {
         output: Output,
         out: &mut Vec<u8>,
         start: usize,
-        begun: &Begun<'_>,
+        started: &Started<'_>,
     ) -> Outcome {
-        let raw_id = begun.raw_id.as_ref();
+        let raw_id = started.raw_id.as_ref();
         let err = match output {
             Ok(()) => {
                 match raw_id {
@@ -354,22 +370,12 @@ impl Methods {
                 }
                 return Outcome::Success;
             }
-            Err(Failure::Rpc(err)) if err.code().is_reserved() => {
-                let reason = format!("handler answered the reserved code {}: {err}", err.code());
-                self.report(&begun.method, begun.id.as_ref(), &reason);
-                RpcError::internal()
-            }
-            Err(Failure::Rpc(err)) => err,
-            Err(Failure::Internal(reason)) => {
-                self.report(&begun.method, begun.id.as_ref(), &reason);
-                RpcError::internal()
-            }
             // A notification's result is not sent: too large or not.
             Err(Failure::TooLarge(_)) if raw_id.is_none() => {
                 out.truncate(start);
                 return Outcome::Success;
             }
-            Err(Failure::TooLarge(limit)) => too_large(&begun.method, limit),
+            Err(failure) => self.failed(failure, &started.method, started.id.as_ref()),
         };
         // A panic while the result was written may have left part of it.
         out.truncate(start);
@@ -377,6 +383,25 @@ impl Methods {
             write::error(out, &err, raw_id);
         }
         Outcome::Error(err.code())
+    }
+
+    /// The error a failed call is answered with: the handler's own, unless its code is reserved;
+    /// a layer's as it is; `-32603` for anything internal, whose reason is reported.
+    #[cold]
+    pub(super) fn failed(&self, failure: Failure, method: &str, id: Option<&Id>) -> RpcError {
+        match failure {
+            Failure::Rpc(err) if err.code().is_reserved() => {
+                let reason = format!("handler answered the reserved code {}: {err}", err.code());
+                self.report(method, id, &reason);
+                RpcError::internal()
+            }
+            Failure::Rpc(err) | Failure::Answered(err) => err,
+            Failure::Internal(reason) => {
+                self.report(method, id, &reason);
+                RpcError::internal()
+            }
+            Failure::TooLarge(limit) => too_large(method, limit),
+        }
     }
 
     /// Reports an internal failure and answers `-32603` with no detail.
@@ -395,7 +420,7 @@ impl Methods {
 
     /// Logs an internal failure and tells the error hook.
     #[cold]
-    fn report(&self, method: &str, id: Option<&Id>, reason: &str) {
+    pub(super) fn report(&self, method: &str, id: Option<&Id>, reason: &str) {
         tracing::error!(method, id = ?id, reason, "request failed");
         if let Some(hook) = &self.inner.on_error {
             hook(&ErrorReport { method, id, reason });
@@ -404,7 +429,7 @@ impl Methods {
 }
 
 /// A request whose handler was found and started, or that was answered without one.
-pub(crate) struct Begun<'a> {
+pub(crate) struct Started<'a> {
     method: Cow<'a, str>,
     /// `None` for a notification.
     pub(super) raw_id: Option<RawId<'a>>,
@@ -412,11 +437,11 @@ pub(crate) struct Begun<'a> {
     /// Whether its DEBUG line is on.
     logged: bool,
     /// When it began, if it is to be logged or observed.
-    started: Option<std::time::Instant>,
-    state: Start,
+    started_at: Option<std::time::Instant>,
+    state: Stage,
 }
 
-impl<'a> Begun<'a> {
+impl<'a> Started<'a> {
     /// The request's span (disabled, and all but free, without a subscriber that wants it).
     fn span(&self, ctx: &Context) -> tracing::Span {
         let span = tracing::debug_span!(
@@ -443,38 +468,37 @@ impl<'a> Begun<'a> {
     }
 
     /// The same request, owning what it borrowed from the text it was read from.
-    pub(crate) fn into_owned(self) -> Begun<'static> {
-        Begun {
+    pub(crate) fn into_owned(self) -> Started<'static> {
+        Started {
             method: Cow::Owned(self.method.into_owned()),
             raw_id: self.raw_id.map(RawId::into_owned),
             id: self.id,
             logged: self.logged,
-            started: self.started,
+            started_at: self.started_at,
             state: self.state,
         }
     }
 }
 
-/// A request begun, after its handler's first poll ([`Methods::answer_at_once`]): answered, or
+/// A request started, after its handler's first poll ([`Methods::run_once`]): answered, or
 /// waiting.
 pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     /// It is answered (with nothing, for a notification).
     Answered(A),
-    /// Its handler waits, or its span is recorded (and all of it is to run in that span): the
-    /// request, and the span once made, to be finished in a task of its own or joined with the
-    /// rest of its batch.
-    Waiting(Begun<'a>, Option<tracing::Span>),
+    /// Its handler waits: the request, and its span when a subscriber records it (a request
+    /// has one span), to be run in a task of its own or joined with the rest of its batch.
+    Waiting(Started<'a>, Option<tracing::Span>),
 }
 
-/// Where a request stands once begun.
-enum Start {
+/// Where a request stands once started.
+pub(super) enum Stage {
     /// Its handler's call, to run.
     Running(BoxCall),
     /// Answered already (with nothing, for a notification), with this outcome.
     Done(Option<Vec<u8>>, Outcome),
 }
 
-impl Start {
+impl Stage {
     /// Polls a running call once, with panics contained, its result written to `out` within
     /// `limit` (`Ready` at once, with nothing written, for a request answered already). A call
     /// that is done is dropped there, so that a panic in its drop is contained as one in its
@@ -487,12 +511,12 @@ impl Start {
         limit: impl KnownLimit,
     ) -> std::task::Poll<Output> {
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let Start::Running(call) = self else {
+            let Stage::Running(call) = self else {
                 return std::task::Poll::Ready(Ok(()));
             };
             let polled = limit.poll(call.as_mut(), cx, out);
             if polled.is_ready() {
-                *self = Start::Done(None, Outcome::Success);
+                *self = Stage::Done(None, Outcome::Success);
             }
             polled
         }));
@@ -504,8 +528,8 @@ impl Start {
 
 /// Runs a request's call with panics contained and the deadline applied, its result written to
 /// `out` within `limit`.
-async fn run(
-    state: &mut Start,
+pub(super) async fn run_call(
+    state: &mut Stage,
     out: &mut Vec<u8>,
     deadline: Option<tokio::time::Instant>,
     limit: impl KnownLimit,
@@ -521,7 +545,7 @@ async fn run(
 }
 
 /// Why a handler that panicked failed, for the log and the error hook.
-fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
+pub(super) fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
     format!("handler panicked: {}", panic_message(panic))
 }
 
@@ -539,12 +563,12 @@ fn answer(raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Option<Ve
 }
 
 /// A request whose params did not decode, answered why.
-fn refused(method: &str, raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Start {
+fn refused(method: &str, raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Stage {
     if raw_id.is_none() {
         // Nobody hears about a notification's bad params unless it is logged.
         tracing::warn!(method = %method, error = %err, "notification params did not decode");
     }
-    Start::Done(answer(raw_id, err), Outcome::Error(err.code()))
+    Stage::Done(answer(raw_id, err), Outcome::Error(err.code()))
 }
 
 #[cfg(test)]

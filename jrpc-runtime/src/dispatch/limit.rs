@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use super::Context;
-use super::methods::{Call, Output};
+use super::methods::{Output, Work};
 use crate::wire::{ErrorCode, RpcError};
 
 /// How far an answer may run: [`Unlimited`], or the [`MaxMessageSize`] of the request's
@@ -30,7 +30,7 @@ pub(crate) trait KnownLimit: Copy + Send + Sync + 'static {
     /// Polls `call`, its result written into `out` within the limit.
     fn poll(
         self,
-        call: Pin<&mut dyn Call>,
+        call: Pin<&mut dyn Work>,
         cx: &mut TaskContext<'_>,
         out: &mut Vec<u8>,
     ) -> Poll<Output>;
@@ -53,7 +53,7 @@ impl KnownLimit for Unlimited {
     #[inline]
     fn poll(
         self,
-        call: Pin<&mut dyn Call>,
+        call: Pin<&mut dyn Work>,
         cx: &mut TaskContext<'_>,
         out: &mut Vec<u8>,
     ) -> Poll<Output> {
@@ -84,7 +84,7 @@ impl KnownLimit for UpTo {
     #[inline]
     fn poll(
         self,
-        call: Pin<&mut dyn Call>,
+        call: Pin<&mut dyn Work>,
         cx: &mut TaskContext<'_>,
         out: &mut Vec<u8>,
     ) -> Poll<Output> {

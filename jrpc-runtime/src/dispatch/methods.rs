@@ -25,7 +25,7 @@ use crate::wire::{RawId, incoming, write};
 /// A handler's work, started: polled until it is done, its result then written where the answer
 /// goes (so that a batch's answers are written into the batch's buffer, none in a buffer of its
 /// own).
-pub(crate) trait Call: Send {
+pub(crate) trait Work: Send {
     /// Polls the handler; once it is done, appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and
     /// its result to `out`, or gives why it failed (what it wrote of the result is then the
     /// caller's to take back).
@@ -36,17 +36,24 @@ pub(crate) trait Call: Send {
     ) -> Poll<Output>;
 
     /// [`poll_into`](Self::poll_into), the result's writing given up
-    /// ([`Failure::TooLarge`]) once `out` would pass `limit` bytes.
+    /// ([`Failure::TooLarge`]) once `out` would pass `limit` bytes. Unless a kind of work writes
+    /// its result as it goes (a handler's does), the result is looked at once written (a call
+    /// layer's answer is made whole by the layers).
     fn poll_capped(
         self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
         limit: usize,
-    ) -> Poll<Output>;
+    ) -> Poll<Output> {
+        self.poll_into(cx, out).map(|output| match output {
+            Ok(()) if out.len() > limit => Err(Failure::TooLarge(limit)),
+            output => output,
+        })
+    }
 }
 
-/// Every handler's future is a [`Call`]: its result is encoded as it finishes.
-impl<Fut, T, E> Call for Fut
+/// Every handler's future is [`Work`]: its result is encoded as it finishes.
+impl<Fut, T, E> Work for Fut
 where
     Fut: Future<Output = Result<T, E>> + Send,
     T: Serialize,
@@ -73,7 +80,7 @@ where
 }
 
 /// A handler's call, its type erased.
-pub(super) type BoxCall = Pin<Box<dyn Call>>;
+pub(super) type BoxCall = Pin<Box<dyn Work>>;
 
 /// What a handler's call ends with: its result written, or why it failed.
 pub(crate) type Output = Result<(), Failure>;
@@ -252,6 +259,9 @@ pub(crate) enum Failure {
     Internal(String),
     /// The answer would pass this limit, in bytes: answered `-32008`.
     TooLarge(usize),
+    /// An error a call layer answered, or the dispatch's own below the layers: sent as it is,
+    /// whatever its code.
+    Answered(RpcError),
 }
 
 /// Elements of one batch running at once, unless set: as many calls as a connection runs at once
@@ -317,6 +327,8 @@ pub(super) struct Inner {
     pub(super) batch_concurrency: NonZeroUsize,
     pub(super) handler_timeout: Option<Duration>,
     pub(super) in_process: Context,
+    /// The call layers every request goes through; `None` while there are none.
+    pub(super) layers: Option<super::layer::Stack>,
 }
 
 /// One method of the table.
@@ -362,6 +374,7 @@ impl Methods {
                 batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
                 handler_timeout: None,
                 in_process: Context::new(Transport::InProcess),
+                layers: None,
             }),
         }
     }

@@ -12,6 +12,7 @@ mod describe;
 mod extensions;
 mod handle;
 mod in_process;
+mod layer;
 mod limit;
 mod methods;
 mod notifications;
@@ -23,7 +24,8 @@ mod trace;
 
 pub use context::Context;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
-pub(crate) use handle::{Begun, FirstPoll};
+pub(crate) use handle::{FirstPoll, Started};
+pub use layer::{Answer, BoxError, Call, CallService};
 pub(crate) use limit::MaxMessageSize;
 pub use methods::{Batches, Methods};
 pub use notifications::Notifications;

@@ -349,18 +349,23 @@ impl Visitor<'_> for KeyIndex {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        Ok(self.0.iter().position(|name| *name == key))
+        // Lengths first, then bytes in a loop: names are short, and a call of `memcmp` for each
+        // costs more than comparing them.
+        let same = |name: &&str| {
+            name.len() == key.len() && name.bytes().zip(key.bytes()).all(|(a, b)| a == b)
+        };
+        Ok(self.0.iter().position(same))
     }
 }
 
 /// One parameter's value; a failure records which parameter it was.
-struct Slot<'r, T> {
+struct ParamSeed<'r, T> {
     name: &'static str,
     reason: &'r mut Option<String>,
     marker: PhantomData<T>,
 }
 
-impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for Slot<'_, T> {
+impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for ParamSeed<'_, T> {
     type Value = T;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
@@ -404,7 +409,7 @@ macro_rules! tuple_params {
             fn visit_seq<SeqA: SeqAccess<'de>>(self, mut seq: SeqA) -> Result<Self::Value, SeqA::Error> {
                 let mut slots: Self::Value = ($(None::<$T>,)+);
                 $(
-                    match seq.next_element_seed(Slot::<$T> {
+                    match seq.next_element_seed(ParamSeed::<$T> {
                         name: name_at(self.names, $idx),
                         reason: &mut *self.reason,
                         marker: PhantomData,
@@ -435,7 +440,7 @@ macro_rules! tuple_params {
                     match index {
                         $(
                             Some($idx) => {
-                                slots.$idx = Some(map.next_value_seed(Slot::<$T> {
+                                slots.$idx = Some(map.next_value_seed(ParamSeed::<$T> {
                                     name: name_at(self.names, $idx),
                                     reason: &mut *self.reason,
                                     marker: PhantomData,

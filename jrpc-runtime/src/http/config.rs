@@ -5,22 +5,24 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::auth::BearerAuth;
 use super::server::HttpServer;
-use super::service::RpcService;
+use super::service::{Admission, RpcService};
 use super::sse::stream_config;
 use crate::dispatch::{Batches, Context, Methods};
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::PeerConfig;
 use crate::peer::limits::{Limits, limit_setters};
-use crate::peer::shared_budget::{ServerBudget, default_budget};
+use crate::peer::shared_budget::ServerBudget;
 #[cfg(feature = "tls")]
 use crate::server::ServerTls;
 #[cfg(feature = "ws")]
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Shutdown, Slots};
+use crate::server::budget::default_budget;
+use crate::server::{ConnectionCap, Shutdown};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 
@@ -73,6 +75,7 @@ pub struct HttpServerBuilder {
     batch_concurrency: Option<usize>,
     drain_timeout: Duration,
     context_hook: Option<ContextHook>,
+    auth: Option<BearerAuth>,
     #[cfg(feature = "ws")]
     websocket: WsSettings,
     #[cfg(feature = "ws")]
@@ -124,6 +127,7 @@ impl HttpServerBuilder {
             batch_concurrency: None,
             drain_timeout: Duration::from_secs(30),
             context_hook: None,
+            auth: None,
             #[cfg(feature = "ws")]
             websocket: WsSettings::default(),
             #[cfg(feature = "ws")]
@@ -276,6 +280,18 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Asks every request on the RPC path (`POST`s, SSE answers) and every WebSocket upgrade for
+    /// a bearer token that `auth` takes (default: none asked): without one, a request is
+    /// answered `401` with `WWW-Authenticate: Bearer` before its body is read, and the identity
+    /// the token gives goes in the request's [`Context`] (over WebSocket, the connection's), before
+    /// [`map_context`](Self::map_context) runs. See [`BearerAuth`]; per-method rights are a call
+    /// layer's ([`Authorize`](crate::layers::Authorize)). An [`RpcService`] mounted in another
+    /// router asks for it too.
+    pub fn bearer_auth(mut self, auth: BearerAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     /// The settings of each connection on the WebSocket path (default: [`WsSettings::default`]);
     /// the drain budget is this builder's [`drain_timeout`](Self::drain_timeout).
     ///
@@ -373,7 +389,10 @@ impl HttpServerBuilder {
             parts.budget,
             parts.body_read_timeout,
             shutdown,
-            builder.context_hook,
+            Admission {
+                auth: parts.auth,
+                context_hook: builder.context_hook,
+            },
             parts.streams,
         );
         let settings = Settings {
@@ -387,7 +406,7 @@ impl HttpServerBuilder {
         Ok(HttpServer::new(
             endpoint,
             settings,
-            Slots::new(parts.max_connections),
+            ConnectionCap::new(parts.max_connections),
             #[cfg(feature = "ws")]
             ws,
             #[cfg(feature = "tls")]
@@ -411,6 +430,8 @@ pub(crate) struct Checked {
     pub(crate) body_read_timeout: Duration,
     pub(crate) free_idle_after: Option<Duration>,
     pub(crate) drain_timeout: Duration,
+    /// What every request must carry, when set.
+    pub(crate) auth: Option<BearerAuth>,
     /// The builder, for what only the HTTP server reads (paths, WebSocket, `map_context`).
     rest: Box<HttpServerBuilder>,
 }
@@ -461,6 +482,7 @@ impl HttpServerBuilder {
             body_read_timeout: self.body_read_timeout,
             free_idle_after: self.free_idle_after,
             drain_timeout: self.drain_timeout,
+            auth: self.auth.take(),
             rest: Box::new(self),
         })
     }

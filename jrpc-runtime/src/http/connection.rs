@@ -2,7 +2,7 @@
 //!
 //! The first bytes tell HTTP/2 (its preface: h2c with prior knowledge, or what ALPN chose over
 //! TLS) from HTTP/1.1, and hyper's connection of that version serves the rest. An HTTP/1.1
-//! connection is also watched by a timer of its own. Its requests count themselves as they begin
+//! connection is also watched by a timer of its own. Its requests count themselves as they start
 //! and end (an event stream ends when its body does), the last end with the time, and its stream
 //! tells whether hyper has written anything it has not flushed yet (an answer still on its way
 //! out); when the timer rings it looks at them:
@@ -74,6 +74,8 @@ pub(crate) struct Protocols {
     http2: http2::Builder<TokioExecutor>,
     header_read_timeout: Duration,
     free_idle_after: Option<Duration>,
+    /// How many times a connection of the server was parked.
+    parked: AtomicU64,
 }
 
 impl Protocols {
@@ -96,13 +98,19 @@ impl Protocols {
             http2,
             header_read_timeout,
             free_idle_after,
+            parked: AtomicU64::new(0),
         }
+    }
+
+    /// How many times a connection served with these protocols was parked.
+    pub(crate) fn parked(&self) -> u64 {
+        self.parked.load(Ordering::Relaxed)
     }
 }
 
 /// What a connection serves: the router of an HTTP server, answering each request with a
 /// future of its own.
-pub(crate) trait Endpoint:
+pub(crate) trait ConnectionService:
     Service<
         Request<Incoming>,
         Response = Response<ResponseBody>,
@@ -114,7 +122,7 @@ pub(crate) trait Endpoint:
 {
 }
 
-impl<S> Endpoint for S where
+impl<S> ConnectionService for S where
     S: Service<
             Request<Incoming>,
             Response = Response<ResponseBody>,
@@ -139,7 +147,7 @@ pub(crate) fn drive<S>(
     counted: Tracked,
 ) -> impl Future<Output = ()> + Send + 'static
 where
-    S: Endpoint,
+    S: ConnectionService,
 {
     let protocols = Arc::clone(protocols);
     async move {
@@ -176,6 +184,7 @@ where
             let Some(parts) = watch.serve(Box::pin(conn), &mut closing, &shutdown).await else {
                 return;
             };
+            protocols.parked.fetch_add(1, Ordering::Relaxed);
             let http1::Parts {
                 io: parked,
                 read_buf,
@@ -244,12 +253,12 @@ async fn drain<C: Future<Output = Result<(), hyper::Error>>>(
 /// What a connection's requests tell its timer, and its stream.
 #[derive(Debug)]
 struct Activity {
-    /// Requests begun and not ended (an event stream ends when hyper drops its body).
+    /// Requests started and not ended (an event stream ends when hyper drops its body).
     busy: AtomicU32,
-    /// When the last request ended, in nanoseconds from `start` (0 before the first): what a
-    /// ring compares with the last, to tell that one began and ended between them.
+    /// When the last request ended, in nanoseconds from `epoch` (0 before the first): what a
+    /// ring compares with the last, to tell that one started and ended between them.
     ended: AtomicU64,
-    start: Instant,
+    epoch: Instant,
     /// hyper has written and not flushed since: an answer (a large one, to a client that reads
     /// slowly) may still be on its way out after its request ended.
     writing: AtomicBool,
@@ -262,25 +271,25 @@ impl Activity {
         Self {
             busy: AtomicU32::new(0),
             ended: AtomicU64::new(0),
-            start: Instant::now(),
+            epoch: Instant::now(),
             writing: AtomicBool::new(false),
             parking: AtomicBool::new(false),
         }
     }
 
-    fn begin(&self) {
+    fn start(&self) {
         self.busy.fetch_add(1, Ordering::Relaxed);
     }
 
     fn end(&self) {
         // At least 1: 0 is "none yet".
-        let ended = self.start.elapsed().as_nanos().max(1);
+        let ended = self.epoch.elapsed().as_nanos().max(1);
         self.ended
             .store(u64::try_from(ended).unwrap_or(u64::MAX), Ordering::Relaxed);
         self.busy.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// When the last request ended, in nanoseconds from `start`.
+    /// When the last request ended, in nanoseconds from `epoch`.
     fn ended(&self) -> u64 {
         self.ended.load(Ordering::Relaxed)
     }
@@ -302,7 +311,7 @@ where
     type Future = Watching<S::Future>;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
-        self.activity.begin();
+        self.activity.start();
         Watching {
             inner: self.inner.call(req),
             activity: Some(Arc::clone(&self.activity)),
@@ -324,23 +333,30 @@ where
     type Output = Result<Response<ResponseBody>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Ok(res) = std::task::ready!(self.inner.poll_unpin(cx));
-        let Some(activity) = self.activity.take() else {
-            return Poll::Ready(Ok(res));
+        // The answer is returned as it came, not taken apart and put together again: each
+        // would copy it.
+        let answered = self.inner.poll_unpin(cx);
+        let Poll::Ready(Ok(res)) = &answered else {
+            return answered;
         };
-        if !res.body().is_streamed() {
+        let streamed = res.body().is_streamed();
+        let Some(activity) = self.activity.take() else {
+            return answered;
+        };
+        if !streamed {
             activity.end();
-            return Poll::Ready(Ok(res));
+            return answered;
         }
         // An event stream is still being answered while hyper writes its body.
         let ends = Ends(activity);
-        let res = res.map(move |body| {
-            ResponseBody::streamed(body.map_frame(move |frame| {
-                let _held = &ends;
-                frame
-            }))
-        });
-        Poll::Ready(Ok(res))
+        answered.map_ok(move |res| {
+            res.map(move |body| {
+                ResponseBody::streamed(body.map_frame(move |frame| {
+                    let _held = &ends;
+                    frame
+                }))
+            })
+        })
     }
 }
 
@@ -543,7 +559,7 @@ impl Watch {
         shutdown: &Shutdown,
     ) -> Option<http1::Parts<TokioIo<ServerIo<I>>, Watched<S>>>
     where
-        S: Endpoint,
+        S: ConnectionService,
     {
         self.began = self.activity.ended();
         loop {
@@ -624,7 +640,7 @@ impl Watch {
         if busy {
             self.active_at = now;
         } else if moved {
-            let at = self.activity.start + Duration::from_nanos(ended);
+            let at = self.activity.epoch + Duration::from_nanos(ended);
             self.active_at = self.active_at.max(at);
         }
         let timeout = self.active_at + self.header_read_timeout;

@@ -4,10 +4,10 @@
 //! | piece | what it is |
 //! | --- | --- |
 //! | [`HttpServer`] | the server: an accept loop ([`serve`](HttpServer::serve)) and a connection adapter ([`serve_connection`](HttpServer::serve_connection)) |
-//! | [`HttpServerBuilder`] | its settings, checked by `build` ([`ConfigError`](crate::ConfigError) names the bad one) |
+//! | [`HttpServerBuilder`] | its settings, checked by `build` ([`ConfigError`](crate::error::ConfigError) names the bad one) |
 //! | [`RpcService`] | the endpoint alone: a `tower_service::Service` and a `hyper::service::Service` |
 //! | [`ShutdownHandle`](crate::server::ShutdownHandle) | starts a graceful shutdown and waits for it ([`Drained`](crate::server::Drained)) |
-//! | [`HttpClient`] | the client: keep-alive pool, timeouts, batches; a [`Caller`](crate::Caller) |
+//! | [`HttpClient`] | the client: keep-alive pool, timeouts, batches; a [`Caller`](crate::caller::Caller) |
 //!
 //! # Statuses
 //!
@@ -18,7 +18,7 @@
 //! | the same with notifications only | `204` | none |
 //! | another method on the RPC path | `405`, `Allow: POST` | `-32600` |
 //! | a body over `max_message_size` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
-//! | a call whose answer is over `max_message_size` | `200` | `-32008` with the call's id (`null` for a batch), the limit in `data` (the answer stops being written once it passes it); the client sees [`ClientError::AnswerTooLarge`](crate::ClientError::AnswerTooLarge) |
+//! | a call whose answer is over `max_message_size` | `200` | `-32008` with the call's id (`null` for a batch), the limit in `data` (the answer stops being written once it passes it); the client sees [`ClientError::AnswerTooLarge`](crate::error::ClientError::AnswerTooLarge) |
 //! | a `content-type` that is not JSON | `415` | `-32600` |
 //! | a body that breaks off (bad chunking, a client gone mid-body) | `400` | `-32600` |
 //! | a body slower than `body_read_timeout` | `408` | `-32600` |
@@ -50,7 +50,7 @@
 //!
 //! A `POST` whose `Accept` names `text/event-stream` (`*/*` does not: curl, `fetch` and
 //! `requests` send it and expect JSON) and whose body holds a call runs with its handler's
-//! [`Context::peer`](crate::Context::peer) live for the request: what the handler sends the
+//! [`Context::peer`](crate::dispatch::Context::peer) live for the request: what the handler sends the
 //! client (notifications, and calls) goes out as Server-Sent Events (`data: <json>`), in order,
 //! then the answer, then the stream ends. The client answers a handler's call by posting the
 //! answer to the RPC path (`204`); it is handed to the call waiting for it.
@@ -96,7 +96,7 @@
 //! | concern | decision |
 //! | --- | --- |
 //! | settings | the limits ([`Limits`](crate::peer::limits::Limits): `max_message_size`, `max_buffered`, `max_in_flight`, `queue`, `write_timeout`, `call_timeout`) set on the HTTP builder apply to the WebSocket path too; [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, for what only WebSocket has (pings, idle timeout, buffers) and for limits that differ on `/ws` (a limit it sets wins); `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...). The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
-//! | topics | the server holds a [`Topics`](crate::server::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::Context::subscribe), and [`publish`](crate::server::Topics::publish) on [`HttpServer::topics`] reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
+//! | topics | the server holds a [`Topics`](crate::server::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::dispatch::Context::subscribe), and [`publish`](crate::server::Topics::publish) on [`HttpServer::topics`] reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
 //! | context | [`map_context`](HttpServerBuilder::map_context) runs once per WebSocket, on the upgrade request, and its context is the base of every call on the connection: an authentication layer in front sees WebSocket clients as it sees HTTP ones. The context also has the upgrade's headers, its `x-request-id` tag and the peer's address. |
 //! | limits | a connection counts against [`max_connections`](HttpServerBuilder::max_connections) from its accept until it closes, as HTTP or as the WebSocket it was upgraded to; it counts once, not once per side. A shutdown waits for it the same way. |
 //!
@@ -163,6 +163,8 @@
 //! let app = axum::Router::new().route_service("/rpc", server.service());
 //! ```
 
+pub(crate) mod auth;
+pub(crate) mod budget;
 mod client;
 mod config;
 mod connection;
@@ -174,6 +176,7 @@ pub(crate) mod service;
 pub(crate) mod sse;
 
 pub use crate::caller::BatchCall;
+pub use auth::BearerAuth;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
 #[cfg(feature = "mcp")]

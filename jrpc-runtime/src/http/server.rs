@@ -25,7 +25,7 @@ use crate::dispatch::Methods;
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{Io, ShutdownHandle, Slot, Slots, accept_loop};
+use crate::server::{ConnectionCap, ConnectionPermit, Io, ShutdownHandle, accept_loop};
 #[cfg(feature = "ws")]
 use crate::transport::RequestTag;
 #[cfg(feature = "ws")]
@@ -51,7 +51,7 @@ struct Inner {
     endpoint: RpcService,
     settings: Settings,
     protocols: Arc<Protocols>,
-    slots: Slots,
+    cap: ConnectionCap,
     /// The TLS handshake every accepted connection goes through first, when there is one.
     #[cfg(feature = "tls")]
     tls: Option<Acceptor>,
@@ -80,7 +80,7 @@ impl HttpServer {
     pub(crate) fn new(
         endpoint: RpcService,
         settings: Settings,
-        slots: Slots,
+        cap: ConnectionCap,
         #[cfg(feature = "ws")] ws: WsServer,
         #[cfg(feature = "tls")] tls: Option<Acceptor>,
     ) -> Self {
@@ -90,7 +90,7 @@ impl HttpServer {
                 endpoint,
                 settings,
                 protocols: Arc::new(protocols),
-                slots,
+                cap,
                 #[cfg(feature = "tls")]
                 tls,
                 #[cfg(feature = "ws")]
@@ -111,12 +111,20 @@ impl HttpServer {
     }
 
     /// The registry that handlers on the WebSocket path subscribe to
-    /// ([`Context::subscribe`](crate::Context::subscribe));
+    /// ([`Context::subscribe`](crate::dispatch::Context::subscribe));
     /// [`Topics::publish`] on it reaches them.
     #[cfg(feature = "ws")]
     #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     pub fn topics(&self) -> &Topics {
         self.inner.ws.topics()
+    }
+
+    /// How many times one of the server's HTTP/1.1 connections, idle for
+    /// [`free_idle_after`](HttpServerBuilder::free_idle_after), freed its buffers so far: what a
+    /// test of that setting counts.
+    #[doc(hidden)]
+    pub fn idle_frees(&self) -> u64 {
+        self.inner.protocols.parked()
     }
 
     /// Accepts connections on `listener` and serves each in its own task, until a shutdown
@@ -142,10 +150,10 @@ impl HttpServer {
         let what = "HTTP";
         accept_loop(
             listener,
-            &self.inner.slots,
+            &self.inner.cap,
             &shutdown,
             what,
-            |stream, peer, slot| {
+            |stream, peer, permit| {
                 #[cfg(feature = "tls")]
                 if let Some(tls) = &self.inner.tls {
                     let (this, tls) = (self.clone(), tls.clone());
@@ -153,13 +161,13 @@ impl HttpServer {
                     let counted = shutdown.track_connection();
                     tokio::spawn(async move {
                         if let Some(stream) = tls.accept(stream).await {
-                            this.connection(stream, peer, Some(slot)).await;
+                            this.connection(stream, peer, Some(permit)).await;
                         }
                         drop(counted);
                     });
                     return;
                 }
-                tokio::spawn(self.connection(stream, peer, Some(slot)));
+                tokio::spawn(self.connection(stream, peer, Some(permit)));
             },
         )
         .await;
@@ -177,27 +185,28 @@ impl HttpServer {
         self.connection(io, peer_addr, None)
     }
 
-    /// [`serve_connection`](Self::serve_connection), holding `slot` until the connection (or
+    /// [`serve_connection`](Self::serve_connection), holding `permit` until the connection (or
     /// the WebSocket it turns into) closes.
     fn connection(
         &self,
         io: impl Io,
         peer_addr: Option<SocketAddr>,
-        slot: Option<Slot>,
+        permit: Option<ConnectionPermit>,
     ) -> impl Future<Output = ()> + Send + 'static {
         let endpoint = match peer_addr {
             Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
             None => self.inner.endpoint.clone(),
-        };
+        }
+        .own();
         let shutdown = Arc::clone(self.inner.endpoint.shutdown());
         // Counted as HTTP while hyper serves it; a WebSocket it turns into counts itself.
         let counted = shutdown.track_connection();
-        // The router, and so the slot, lives as long as hyper's connection; a WebSocket upgrade
-        // keeps a clone of the slot until the socket closes.
+        // The router, and so the permit, lives as long as hyper's connection; a WebSocket upgrade
+        // keeps a clone of the permit until the socket closes.
         let router = Router {
             endpoint,
             server: Arc::clone(&self.inner),
-            slot: Arc::new(slot),
+            permit: Arc::new(permit),
         };
         drive(
             &self.inner.protocols,
@@ -217,7 +226,7 @@ struct Router {
     server: Arc<Inner>,
     /// Held for the connection's life (and a WebSocket's it turns into): its place under the cap.
     #[cfg_attr(not(feature = "ws"), allow(dead_code, reason = "held for its drop"))]
-    slot: Arc<Option<Slot>>,
+    permit: Arc<Option<ConnectionPermit>>,
 }
 
 impl Router {
@@ -240,10 +249,14 @@ impl Router {
     /// `tag` is the request's `x-request-id` (taken or made up), which is echoed on the reply.
     ///
     /// The upgrade goes to the public [`WsServer::upgrade_with`], with the context the endpoint
-    /// makes of the upgrade request (so `map_context` applies) and the connection's
-    /// `max_connections` slot, which the socket keeps until it closes.
+    /// makes of the upgrade request (so `map_context` applies, and the identity `bearer_auth`
+    /// found; without one the upgrade is answered `401`) and the connection's
+    /// `max_connections` permit, which the socket keeps until it closes.
     #[cfg(feature = "ws")]
-    fn websocket(&self, req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
+    fn websocket(&self, mut req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
+        if let Err(res) = self.endpoint.admit(&mut req) {
+            return super::service::unread_reply(&req, *res);
+        }
         let (mut parts, body) = req.into_parts();
         let copied = |headers: &mut ::http::HeaderMap| crate::context::copied(headers);
         let ctx = self
@@ -252,7 +265,7 @@ impl Router {
         let req = Request::from_parts(parts, body);
         self.server
             .ws
-            .upgrade_with(req, ctx, Arc::clone(&self.slot))
+            .upgrade_with(req, ctx, Arc::clone(&self.permit))
     }
 }
 

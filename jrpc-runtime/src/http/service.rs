@@ -9,13 +9,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
+#[cfg(feature = "ws")]
+use ::http::HeaderMap;
 use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
+#[cfg(any(feature = "ws", feature = "mcp"))]
 use ::http::request::Parts;
-use ::http::{HeaderMap, HeaderValue, Method, Request, Response};
+use ::http::{HeaderValue, Method, Request, Response, Version};
 use futures_util::future::Either;
 use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
 
+use super::auth::{BearerAuth, Grant, Refusal};
 use super::config::ContextHook;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
@@ -23,7 +27,8 @@ use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::dispatch::{Context, MaxMessageSize, Methods};
 use crate::peer::PeerConfig;
-use crate::peer::shared_budget::{Held, ServerBudget};
+use crate::peer::shared_budget::ServerBudget;
+use crate::server::budget::Held;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
@@ -40,6 +45,14 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The future of [`RpcService`]'s `call`.
 pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+/// What a request goes through before it runs: the bearer token it must carry, and what the
+/// application adds to its context.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Admission {
+    pub(crate) auth: Option<BearerAuth>,
+    pub(crate) context_hook: Option<ContextHook>,
+}
 
 /// The JSON-RPC endpoint: answers a `POST` carrying a JSON-RPC body.
 ///
@@ -82,12 +95,16 @@ pub(crate) type ResponseFuture =
 /// Cloning is cheap: clones share the table, the limits and the shutdown state.
 #[derive(Clone, Debug)]
 pub struct RpcService {
-    endpoint: Arc<Endpoint>,
+    shared: Arc<RpcShared>,
     peer_addr: Option<SocketAddr>,
+    /// Serving an [`HttpServer`](super::HttpServer)'s own connections: no code of the
+    /// application sees its replies.
+    own: bool,
 }
 
+/// What the clones of an [`RpcService`] share.
 #[derive(Debug)]
-struct Endpoint {
+struct RpcShared {
     methods: Methods,
     max_message_size: usize,
     /// The byte budget the server's connections share: bodies wait for it, answers count in it.
@@ -96,6 +113,8 @@ struct Endpoint {
     shutdown: Arc<Shutdown>,
     tags: Tags,
     context_hook: Option<ContextHook>,
+    /// What every request must carry, when set.
+    auth: Option<BearerAuth>,
     /// The connection settings of an SSE answer.
     streams: PeerConfig,
     /// Where SSE answers' events wait to be sent (none is kept after).
@@ -112,11 +131,12 @@ impl RpcService {
         budget: Arc<ServerBudget>,
         body_read_timeout: Duration,
         shutdown: Arc<Shutdown>,
-        context_hook: Option<ContextHook>,
+        admission: Admission,
         streams: PeerConfig,
     ) -> Self {
+        let Admission { auth, context_hook } = admission;
         Self {
-            endpoint: Arc::new(Endpoint {
+            shared: Arc::new(RpcShared {
                 methods,
                 max_message_size,
                 budget,
@@ -124,12 +144,14 @@ impl RpcService {
                 shutdown,
                 tags: Tags::default(),
                 context_hook,
+                auth,
                 streams,
                 log: EventLog::new(0),
                 next_stream: AtomicU64::new(0),
                 replies: Replies::new(),
             }),
             peer_addr: None,
+            own: false,
         }
     }
 
@@ -141,24 +163,33 @@ impl RpcService {
         self
     }
 
+    /// This service, serving an [`HttpServer`](super::HttpServer)'s own connections.
+    pub(crate) fn own(mut self) -> Self {
+        self.own = true;
+        self
+    }
+
     /// A handle to shut this endpoint (and the [`HttpServer`](super::HttpServer) it came from)
     /// down gracefully.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle::new(Arc::clone(&self.endpoint.shutdown))
+        ShutdownHandle::new(Arc::clone(&self.shared.shutdown))
     }
 
     pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
-        &self.endpoint.shutdown
+        &self.shared.shutdown
     }
 
     pub(crate) fn tags(&self) -> &Tags {
-        &self.endpoint.tags
+        &self.shared.tags
     }
 
-    /// The context a request's handlers start from, over HTTP or (made once, of the upgrade
-    /// request) WebSocket: the transport, the request tag, the peer's address, the headers
-    /// `headers` makes of the request's (once `map_context` has read them), and what
-    /// `map_context` adds.
+    /// The context a WebSocket's calls start from, made once of the upgrade request: the
+    /// transport, the request tag, the peer's address, the identity `bearer_auth` found (left in
+    /// the request's extensions by [`admit`](Self::admit)), the headers `headers` makes of the
+    /// request's (once `map_context` has read them), and what `map_context` adds. (An HTTP
+    /// request's is made in [`answer`](Self::answer).)
+    #[cfg(feature = "ws")]
+    #[inline]
     pub(crate) fn context(
         &self,
         transport: Transport,
@@ -166,21 +197,60 @@ impl RpcService {
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
     ) -> Context {
-        let (peer, limit) = (self.peer_addr, self.endpoint.max_message_size);
-        match &self.endpoint.context_hook {
-            None => Context::of_request(
-                transport,
-                peer,
-                Some(tag),
-                Some(headers(&mut parts.headers)),
-                limit,
-            ),
-            Some(hook) => {
-                let ctx = Context::of_request(transport, peer, Some(tag), None, limit);
-                let ctx = (hook.0)(parts, ctx);
-                ctx.with_headers(headers(&mut parts.headers))
-            }
+        if self.shared.context_hook.is_none() && self.shared.auth.is_none() {
+            let headers = headers(&mut parts.headers);
+            let limit = self.shared.max_message_size;
+            return Context::of_request(transport, self.peer_addr, Some(tag), Some(headers), limit);
         }
+        self.context_with(transport, parts, tag, headers)
+    }
+
+    /// [`context`](Self::context) with an identity or `map_context` to add.
+    #[cfg(feature = "ws")]
+    #[cold]
+    fn context_with(
+        &self,
+        transport: Transport,
+        parts: &mut Parts,
+        tag: RequestTag,
+        headers: fn(&mut HeaderMap) -> HeaderMap,
+    ) -> Context {
+        let limit = self.shared.max_message_size;
+        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None, limit);
+        if let Some(grant) = parts.extensions.get::<Grant>() {
+            ctx = grant.clone().apply(ctx);
+        }
+        if let Some(hook) = &self.shared.context_hook {
+            ctx = (hook.0)(parts, ctx);
+        }
+        ctx.with_headers(headers(&mut parts.headers))
+    }
+
+    /// Lets a request (or a WebSocket upgrade) through when it carries a token `bearer_auth`
+    /// takes, or when none is asked for: the identity the token gives goes in its extensions,
+    /// for [`context`](Self::context). Else the `401` that refuses it.
+    pub(crate) fn admit<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
+        if let Some(auth) = &self.shared.auth {
+            let grant = auth.check(req.headers())?;
+            req.extensions_mut().insert(grant);
+        }
+        Ok(())
+    }
+
+    /// The value of the `x-request-id` of a reply to a request of `version` tagged `tag`.
+    ///
+    /// On this server's own HTTP/2 connections, it is marked sensitive, which HTTP/2's header
+    /// compression (HPACK) never indexes: every reply has a tag of its own, and indexed, each
+    /// would be looked for among the tags indexed before (h2 compares it with each: its table
+    /// is hashed by name only) and then added, pushing entries that do repeat out of the table.
+    /// Only there: a sensitive value prints as `Sensitive` in `Debug`, which a middleware
+    /// logging a mounted service's replies would show.
+    fn reply_tag(&self, tag: &RequestTag, version: Version) -> Option<HeaderValue> {
+        let mut value = request_id::header(tag.clone())?;
+        if self.own && version == Version::HTTP_2 {
+            value.set_sensitive(true);
+        }
+        Some(value)
     }
 
     /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
@@ -190,93 +260,135 @@ impl RpcService {
     /// twice, and the request whole beside its parts).
     fn answer<B>(
         self,
-        req: Request<B>,
+        mut req: Request<B>,
         tag: RequestTag,
         in_flight: Tracked,
-    ) -> impl Future<Output = Response<ResponseBody>> + Send + 'static
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static
     where
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
+        // The reply's `x-request-id`, set where the reply is made: a future around this one to
+        // set it would move the reply once more, and poll one more layer.
+        let reply_tag = self.reply_tag(&tag, req.version());
+        // Checked before anything else of the request is: a refused body is never read.
+        if let Err(res) = self.admit(&mut req) {
+            let res = unread_reply(&req, *res);
+            return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag))));
+        }
         let posted = match *req.method() {
-            Method::POST => post_body(req, self.endpoint.max_message_size),
+            Method::POST => post_checked(&req, self.shared.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
         };
-        let (mut parts, body, asks_for_events) = match posted {
-            Ok(posted) => posted,
-            Err(res) => return Either::Left(std::future::ready(res)),
+        let asks_for_events = match posted {
+            Ok(asks_for_events) => asks_for_events,
+            Err(res) => return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag)))),
         };
+        let (mut parts, body) = req.into_parts();
+        // The identity a bearer token gave, which `admit` left in the request's extensions.
+        let grant = match self.shared.auth {
+            Some(_) => parts.extensions.remove::<Grant>(),
+            None => None,
+        };
+        // The context is made here, so that the future holds it rather than what it is made of.
+        // `map_context` runs once the body is read, reading the request's parts before the
+        // context takes the headers: only then are the parts kept (boxed, so that a request's
+        // future without the hook does not carry their room).
+        let shared = self.shared;
+        let (headers, mut hooked) = match shared.context_hook {
+            None => (Some(std::mem::take(&mut parts.headers)), None),
+            Some(_) => (None, Some(Box::new(parts))),
+        };
+        let (peer, limit) = (self.peer_addr, shared.max_message_size);
+        let mut ctx = Context::of_request(Transport::Http, peer, Some(tag), headers, limit);
+        if let Some(grant) = grant {
+            ctx = grant.apply(ctx);
+        }
         Either::Right(async move {
-            let endpoint = &*self.endpoint;
-            let (limit, timeout) = (endpoint.max_message_size, endpoint.body_read_timeout);
-            // The body waits for room in the server's budget before it is read (its socket is
-            // not read meanwhile); the wait is not the client's, so the read timeout starts after.
-            // The room is for the body and its params decoded ([`COPIES`]), until the answer is
-            // made.
-            let hint = body.size_hint();
-            let declared = hint.exact().unwrap_or(hint.lower());
-            let declared = usize::try_from(declared).unwrap_or(usize::MAX).min(limit);
-            let mut held = endpoint.budget.take(declared * COPIES).await;
-            let body = match read_body(body, limit, timeout, Some(&mut held)).await {
-                Ok(body) => body,
-                Err(res) => return res,
+            let res = 'answered: {
+                let (limit, timeout) = (shared.max_message_size, shared.body_read_timeout);
+                // The body waits for room in the server's budget before it is read (its socket
+                // is not read meanwhile); the wait is not the client's, so the read timeout
+                // starts after. The room is for the body and its params decoded ([`COPIES`]),
+                // until the answer is made.
+                let mut held = shared.budget.take(announced(&body, limit) * COPIES).await;
+                let body = match read_body(body, limit, timeout, Some(&mut held)).await {
+                    Ok(body) => body,
+                    Err(res) => break 'answered res,
+                };
+                // Read where it lies: the body is usually a slice of the connection's read
+                // buffer.
+                let Ok(text) = std::str::from_utf8(&body) else {
+                    break 'answered reply::not_utf8();
+                };
+                let events = asks_for_events && sse::has_call(text);
+                // An answer to a call a handler made during an SSE answer.
+                if !shared.replies.is_empty() && shared.replies.route(text) {
+                    break 'answered reply::no_content();
+                }
+                let ctx = match (&shared.context_hook, hooked.as_deref_mut()) {
+                    (Some(hook), Some(parts)) => {
+                        (hook.0)(parts, ctx).with_headers(std::mem::take(&mut parts.headers))
+                    }
+                    _ => ctx,
+                };
+                if events {
+                    let stream = shared.next_stream.fetch_add(1, Ordering::Relaxed);
+                    let answered = sse::answer(
+                        &shared.methods,
+                        ctx,
+                        text.to_owned(),
+                        &shared.log,
+                        stream,
+                        &shared.replies,
+                        &shared.streams,
+                        in_flight,
+                        true,
+                    )
+                    .await;
+                    break 'answered sse::reply(answered);
+                }
+                let Some(answer) = shared
+                    .methods
+                    .handle_bytes(text, &ctx, MaxMessageSize)
+                    .await
+                else {
+                    break 'answered reply::no_content();
+                };
+                let answer = if answer.len() > shared.max_message_size {
+                    too_large(text, answer.len(), shared.max_message_size)
+                } else {
+                    answer
+                };
+                drop(held);
+                // Held to here, so that a shutdown waits for the answer.
+                drop(in_flight);
+                reply::answer_counted(answer, &shared.budget)
             };
-            // Read where it lies: the body is usually a slice of the connection's read buffer.
-            let Ok(text) = std::str::from_utf8(&body) else {
-                return reply::not_utf8();
-            };
-            let events = asks_for_events && sse::has_call(text);
-            // An answer to a call a handler made during an SSE answer.
-            if !endpoint.replies.is_empty() && endpoint.replies.route(text) {
-                return reply::no_content();
-            }
-            // `map_context` reads the headers first; then the context takes them.
-            let ctx = self.context(Transport::Http, &mut parts, tag, std::mem::take);
-            if events {
-                let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
-                let answered = sse::answer(
-                    &endpoint.methods,
-                    ctx,
-                    text.to_owned(),
-                    &endpoint.log,
-                    stream,
-                    &endpoint.replies,
-                    &endpoint.streams,
-                    in_flight,
-                    true,
-                )
-                .await;
-                return sse::reply(answered);
-            }
-            let answering = endpoint.methods.handle_bytes(text, &ctx, MaxMessageSize);
-            let Some(answer) = answering.await else {
-                return reply::no_content();
-            };
-            let answer = if answer.len() > endpoint.max_message_size {
-                self.too_large(text, answer.len())
-            } else {
-                answer
-            };
-            drop(held);
-            // Held to here, so that a shutdown waits for the answer.
-            drop(in_flight);
-            reply::answer_counted(answer, &endpoint.budget)
+            Ok(with_tag(res, reply_tag))
         })
     }
+}
 
-    /// The answer that replaces one of `bytes`, larger than `max_message_size`, to the request
-    /// `text`: an error answer to its call, with its id (`null` for a batch), logged.
-    #[cold]
-    fn too_large(&self, text: &str, bytes: usize) -> Vec<u8> {
-        let request = (!is_batch(text))
-            .then(|| incoming::parse_request(text).ok())
-            .flatten();
-        let method = request.as_ref().map(|req| &*req.method);
-        let id = request.as_ref().and_then(|req| req.id).map(id_of);
-        let limit = self.endpoint.max_message_size;
-        crate::peer::answer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
-    }
+/// The answer that replaces one of `bytes`, larger than `limit`, to the request `text`: an error
+/// answer to its call, with its id (`null` for a batch), logged.
+#[cold]
+fn too_large(text: &str, bytes: usize, limit: usize) -> Vec<u8> {
+    let request = (!is_batch(text))
+        .then(|| incoming::parse_request(text).ok())
+        .flatten();
+    let method = request.as_ref().map(|req| &*req.method);
+    let id = request.as_ref().and_then(|req| req.id).map(id_of);
+    crate::peer::answer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
+}
+
+/// What a body announces it holds (hyper's knows its `Content-Length`), at most `limit`: the
+/// room it takes in the budget before it is read.
+fn announced<B: Body>(body: &B, limit: usize) -> usize {
+    let hint = body.size_hint();
+    let declared = hint.exact().unwrap_or(hint.lower());
+    usize::try_from(declared).unwrap_or(usize::MAX).min(limit)
 }
 
 /// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
@@ -294,8 +406,17 @@ pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> t
 }
 
 /// `res` with its request's tag in `x-request-id`.
-pub(crate) fn tagged(mut res: Response<ResponseBody>, tag: RequestTag) -> Response<ResponseBody> {
-    if let Some(value) = request_id::header(tag) {
+pub(crate) fn tagged(res: Response<ResponseBody>, tag: RequestTag) -> Response<ResponseBody> {
+    with_tag(res, request_id::header(tag))
+}
+
+/// `res` with `value` in `x-request-id`: its request's tag as [`request_id::header`] makes it.
+#[inline]
+pub(crate) fn with_tag(
+    mut res: Response<ResponseBody>,
+    value: Option<HeaderValue>,
+) -> Response<ResponseBody> {
+    if let Some(value) = value {
         res.headers_mut().insert(x_request_id(), value);
     }
     res
@@ -327,21 +448,20 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let (parts, body, _) = post_body(req, limit)?;
+    post_checked(&req, limit)?;
+    let (parts, body) = req.into_parts();
     Ok((parts, read_body(body, limit, timeout, None).await?))
 }
 
-/// A `POST`'s parts and body, when its headers allow the body to be read: a JSON content type
-/// (or none) and no announced length over `limit`; else the reply that refuses it (`415`, `413`).
-/// And whether it asks for an event stream ([`sse::asks_for_events`]).
+/// Whether a `POST`'s headers allow its body to be read: a JSON content type (or none) and no
+/// announced length over `limit`; else the reply that refuses it (`415`, `413`). And whether it
+/// asks for an event stream ([`sse::asks_for_events`]). The request is looked at, not taken:
+/// each move of it is a copy.
 ///
 /// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
 /// more than the pass.
 #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
-fn post_body<B: Body>(
-    req: Request<B>,
-    limit: usize,
-) -> Result<(Parts, B, bool), Response<ResponseBody>> {
+fn post_checked<B: Body>(req: &Request<B>, limit: usize) -> Result<bool, Response<ResponseBody>> {
     let (mut content_type, mut content_length, mut events) = (None, None, false);
     for (name, value) in req.headers() {
         if name == CONTENT_TYPE {
@@ -356,15 +476,14 @@ fn post_body<B: Body>(
         && !is_json(content_type)
     {
         return Err(unread_reply(
-            &req,
+            req,
             reply::unsupported_media_type(content_type),
         ));
     }
-    if declared_length(&req, content_length).is_some_and(|len| len > limit as u64) {
+    if declared_length(req, content_length).is_some_and(|len| len > limit as u64) {
         return Err(reply::too_large(limit));
     }
-    let (parts, body) = req.into_parts();
-    Ok((parts, body, events))
+    Ok(events)
 }
 
 /// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it
@@ -504,15 +623,15 @@ pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
     }
 }
 
-/// What an endpoint type (a `Clone` struct with `endpoint.tags`, `endpoint.shutdown` and
+/// What an endpoint type (a `Clone` struct with `shared.tags`, `shared.shutdown` and
 /// `peer_addr`, and a `fn answer(self, Request<B>, tag: RequestTag, in_flight) -> impl Future<Output
-/// = Response<ResponseBody>> + Send + 'static`) is served with: `boxed_respond`, which tags the
-/// request (`x-request-id`), counts it for a shutdown (`503` once one began) and runs it in its
-/// span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
+/// = Result<Response<ResponseBody>, Infallible>> + Send + 'static` whose reply carries `tag` in
+/// `x-request-id`) is served with: `boxed_respond`, which tags the request, counts it for a
+/// shutdown (`503` once one began) and runs it in its span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
 /// request, there is no queue) and hyper's, each answering with a future that owns a clone.
 macro_rules! endpoint_services {
-    ($endpoint:ty) => {
-        impl $endpoint {
+    ($service:ty) => {
+        impl $service {
             /// Answers one HTTP request; what the `Service` impls call.
             fn boxed_respond<B>(
                 &self,
@@ -523,30 +642,27 @@ macro_rules! endpoint_services {
                 B::Data: Send,
                 B::Error: Into<$crate::http::service::BoxError>,
             {
-                use ::futures_util::FutureExt as _;
                 use ::tracing::Instrument as _;
                 use $crate::http::service::tagged;
-                let tag = self.endpoint.tags.tag(req.headers());
+                let tag = self.shared.tags.tag(req.headers());
                 // Held until the answer is ready, so that a shutdown waits for it.
-                let Some(in_flight) = self.endpoint.shutdown.track_call() else {
+                let Some(in_flight) = self.shared.shutdown.track_call() else {
                     let res = tagged($crate::http::reply::unavailable(), tag);
                     return Box::pin(::std::future::ready(Ok(res)));
                 };
                 let span = $crate::http::service::request_span(&tag, self.peer_addr);
-                let answer = self.clone().answer(req, tag.clone(), in_flight);
-                // `map`, not an `async` block: the answer's future stays where it is (awaiting
-                // it in a block would move it, and the block would hold it twice).
-                let tagged = move |res| Ok(tagged(res, tag));
+                // The answer sets the tag on its reply itself (no future around it to do so).
+                let answer = self.clone().answer(req, tag, in_flight);
                 // Entering a disabled span on every poll is measurable per request.
                 if span.is_disabled() {
-                    Box::pin(answer.map(tagged))
+                    Box::pin(answer)
                 } else {
-                    Box::pin(answer.instrument(span).map(tagged))
+                    Box::pin(answer.instrument(span))
                 }
             }
         }
 
-        impl<B> ::tower_service::Service<::http::Request<B>> for $endpoint
+        impl<B> ::tower_service::Service<::http::Request<B>> for $service
         where
             B: ::hyper::body::Body + Send + 'static,
             B::Data: Send,
@@ -568,7 +684,7 @@ macro_rules! endpoint_services {
             }
         }
 
-        impl<B> ::hyper::service::Service<::http::Request<B>> for $endpoint
+        impl<B> ::hyper::service::Service<::http::Request<B>> for $service
         where
             B: ::hyper::body::Body + Send + 'static,
             B::Data: Send,
@@ -615,7 +731,7 @@ mod tests {
             ServerBudget::new(1 << 20),
             Duration::from_secs(30),
             Shutdown::new(Duration::from_secs(1)),
-            None,
+            super::Admission::default(),
             sse::stream_config(
                 crate::peer::limits::Limits::new()
                     .max_message_size(max_message_size)
@@ -667,6 +783,32 @@ mod tests {
             body_text(res).await,
             r#"{"jsonrpc":"2.0","result":"abc","id":1}"#
         );
+    }
+
+    /// A server's own HTTP/2 replies carry the tag as a value HPACK never indexes; HTTP/1.1
+    /// replies, and a mounted service's, carry it plainly.
+    #[tokio::test]
+    async fn marks_the_tag_sensitive_on_its_own_http2_connections() {
+        let body = br#"{"jsonrpc":"2.0","method":"echo_tag","id":1}"#;
+        for (own, version, sensitive) in [
+            (true, Version::HTTP_2, true),
+            (true, Version::HTTP_11, false),
+            (false, Version::HTTP_2, false),
+        ] {
+            let mut svc = service(1024);
+            if own {
+                svc = svc.own();
+            }
+            let req = Request::post("/rpc")
+                .version(version)
+                .header("x-request-id", "abc")
+                .body(Full::new(Bytes::from_static(body)))
+                .unwrap();
+            let res = svc.call(req).await.unwrap();
+            let tag = &res.headers()["x-request-id"];
+            assert_eq!(tag.as_bytes(), b"abc");
+            assert_eq!(tag.is_sensitive(), sensitive, "{own} {version:?}");
+        }
     }
 
     #[tokio::test]

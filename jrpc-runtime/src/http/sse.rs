@@ -2,7 +2,7 @@
 //! sends the client while it runs, then the answer.
 //!
 //! The request runs here, in a task of its own, with a [`Peer`] whose writes are the stream's
-//! events ([`EventLog`]) as its context's [`peer`](crate::Context::peer). That connection reads
+//! events ([`EventLog`]) as its context's [`peer`](crate::dispatch::Context::peer). That connection reads
 //! only the answers the client posts back to the handler's calls ([`Replies`] routes them to
 //! it). When the handler ends, its answer is queued behind what it sent, the connection's input
 //! ends, and it ends once all is in the log: so the answer is the stream's last event.
@@ -124,13 +124,13 @@ impl Replies {
 }
 
 /// The settings an event stream's connection runs with: a server's pushes never wait for room
-/// ([`Overflow::Close`](crate::Overflow::Close)), and the room of an event comes back once the
+/// ([`Overflow::Close`](crate::peer::Overflow::Close)), and the room of an event comes back once the
 /// body has sent it.
-pub(crate) fn stream_config(limits: Limits) -> Result<PeerConfig, crate::ConfigError> {
+pub(crate) fn stream_config(limits: Limits) -> Result<PeerConfig, crate::error::ConfigError> {
     let mut config = PeerConfig::builder()
         .limits(limits)
         .max_buffered(limits.get_max_buffered())
-        .overflow(crate::Overflow::Close)
+        .overflow(crate::peer::Overflow::Close)
         .build()?;
     // The body gives back the room of what it sent, and keeps the write deadline.
     config.sink_gives_back = true;

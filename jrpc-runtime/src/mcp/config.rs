@@ -1,15 +1,17 @@
 //! The MCP server's settings: their defaults, the builder, and the checks `build` makes.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::endpoint::McpService;
+use super::protected::{Metadata, ProtectedResource};
 use super::server::McpServer;
 use crate::dispatch::Methods;
 use crate::error::ConfigError;
 use crate::error::check;
-use crate::http::{HttpServer, HttpServerBuilder};
+use crate::http::{BearerAuth, HttpServer, HttpServerBuilder};
 use crate::peer::PeerConfig;
-use crate::server::{Shutdown, Slots};
+use crate::server::{ConnectionCap, Shutdown};
 
 /// The protocol revisions whose Streamable HTTP this transport follows.
 const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
@@ -44,6 +46,7 @@ pub struct McpServerBuilder {
     session_idle_timeout: Duration,
     replay_buffer: usize,
     max_in_flight: usize,
+    protected: Option<ProtectedResource>,
 }
 
 /// The checked settings the server runs with.
@@ -63,6 +66,10 @@ pub(crate) struct Settings {
     pub(crate) free_idle_after: Option<Duration>,
     pub(crate) write_timeout: Option<Duration>,
     pub(crate) streams: PeerConfig,
+    /// What every request must carry, when set.
+    pub(crate) auth: Option<BearerAuth>,
+    /// The protected resource's metadata, when it is served.
+    pub(crate) metadata: Option<Arc<Metadata>>,
 }
 
 impl McpServerBuilder {
@@ -78,6 +85,7 @@ impl McpServerBuilder {
             session_idle_timeout: Duration::from_secs(30 * 60),
             replay_buffer: 128 * 1024,
             max_in_flight: 128,
+            protected: None,
         }
     }
 
@@ -143,6 +151,34 @@ impl McpServerBuilder {
         self
     }
 
+    /// Serves the endpoint's metadata as an OAuth protected resource (RFC 9728) at
+    /// `/.well-known/oauth-protected-resource` and at that path followed by the resource's
+    /// (`/.well-known/oauth-protected-resource/mcp` for `https://host/mcp`), to anyone, and names
+    /// its URL in every `401` (`WWW-Authenticate: Bearer resource_metadata="<url>"`), so that a
+    /// client finds the authorization server to get a token from. It needs a
+    /// [`bearer_auth`](HttpServerBuilder::bearer_auth) set with [`http`](Self::http): the tokens
+    /// are the verifier's to check.
+    ///
+    /// ```
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::http::BearerAuth;
+    /// use jrpc_runtime::mcp::{McpServer, ProtectedResource};
+    ///
+    /// let server = McpServer::builder(Methods::new())
+    ///     .http(|http| http.bearer_auth(BearerAuth::verifier(|token| (token == "t0ken").then_some(()))))
+    ///     .protected_resource(
+    ///         ProtectedResource::new("https://mcp.example.com/mcp")
+    ///             .authorization_server("https://auth.example.com"),
+    ///     )
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok::<(), jrpc_runtime::ConfigError>(())
+    /// ```
+    pub fn protected_resource(mut self, metadata: ProtectedResource) -> Self {
+        self.protected = Some(metadata);
+        self
+    }
+
     /// Sets what the endpoint shares with [`HttpServer`]'s, each as
     /// [`HttpServerBuilder`] has it (its default, its check): the largest message
     /// (`max_message_size`, default 10 MiB); what one stream (a request's SSE answer, or a
@@ -176,8 +212,9 @@ impl McpServerBuilder {
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a `path` not starting with
     /// `/` or holding `?`, `#` or whitespace; an origin that is empty; a zero `max_sessions`,
-    /// `session_idle_timeout` or `max_in_flight`; an [`http`](Self::http) setting, for the
-    /// reasons [`HttpServerBuilder::build`] gives.
+    /// `session_idle_timeout` or `max_in_flight`; `protected_resource` with an identifier that
+    /// is not an absolute `http(s)://` URL without a fragment, or without a `bearer_auth`; an
+    /// [`http`](Self::http) setting, for the reasons [`HttpServerBuilder::build`] gives.
     pub fn build(self) -> Result<McpServer, ConfigError> {
         crate::http::check_path("path", &self.path)?;
         if self.allowed_origins.iter().any(|o| o.trim().is_empty()) {
@@ -186,7 +223,21 @@ impl McpServerBuilder {
         check::at_least_one("max_sessions", self.max_sessions)?;
         check::limit("session_idle_timeout", self.session_idle_timeout)?;
         check::at_least_one("max_in_flight", self.max_in_flight)?;
-        let http = self.http.checked()?;
+        let mut http = self.http.checked()?;
+        let metadata = self
+            .protected
+            .as_ref()
+            .map(ProtectedResource::served)
+            .transpose()?;
+        if let Some(metadata) = &metadata {
+            let Some(auth) = http.auth.take() else {
+                return Err(ConfigError::new(
+                    "protected_resource",
+                    "needs `bearer_auth` (set with `http`): the verifier checks the tokens",
+                ));
+            };
+            http.auth = Some(auth.resource_metadata(&metadata.url));
+        }
         let settings = Settings {
             path: self.path.into(),
             allowed_origins: self.allowed_origins,
@@ -202,11 +253,13 @@ impl McpServerBuilder {
             free_idle_after: http.free_idle_after,
             write_timeout: http.write_timeout,
             streams: http.streams,
+            auth: http.auth,
+            metadata: metadata.map(Arc::new),
         };
         let shutdown = Shutdown::new(http.drain_timeout);
-        let slots = Slots::new(http.max_connections);
+        let cap = ConnectionCap::new(http.max_connections);
         let endpoint = McpService::new(http.methods, settings.clone(), shutdown);
-        Ok(McpServer::new(endpoint, settings, slots))
+        Ok(McpServer::new(endpoint, settings, cap))
     }
 }
 

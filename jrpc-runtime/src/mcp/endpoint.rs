@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::config::Settings;
 use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::dispatch::{MaxMessageSize, Methods};
+use crate::http::auth::Grant;
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
@@ -48,19 +49,20 @@ fn last_event_header() -> HeaderName {
 /// Cloning is cheap: clones share the sessions, the table and the shutdown state.
 #[derive(Clone)]
 pub struct McpService {
-    endpoint: Arc<Endpoint>,
+    shared: Arc<McpShared>,
     peer_addr: Option<SocketAddr>,
 }
 
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")
-            .field("sessions", &self.endpoint.sessions.len())
+            .field("sessions", &self.shared.sessions.len())
             .finish_non_exhaustive()
     }
 }
 
-struct Endpoint {
+/// What the clones of an [`McpService`] share.
+struct McpShared {
     methods: Methods,
     settings: Settings,
     sessions: Sessions,
@@ -91,7 +93,7 @@ impl McpService {
             settings.streams.clone(),
         );
         Self {
-            endpoint: Arc::new(Endpoint {
+            shared: Arc::new(McpShared {
                 methods,
                 settings,
                 sessions,
@@ -116,12 +118,12 @@ impl McpService {
 
     /// How many sessions are open.
     pub fn sessions(&self) -> usize {
-        self.endpoint.sessions.len()
+        self.shared.sessions.len()
     }
 
     /// The shutdown state it shares with its server: sessions end when a shutdown begins.
     pub(crate) fn shutdown(&self) -> &Arc<Shutdown> {
-        &self.endpoint.shutdown
+        &self.shared.shutdown
     }
 
     /// [`serve`](Self::serve), owning what it serves with: what the HTTP services call.
@@ -130,25 +132,34 @@ impl McpService {
         req: Request<B>,
         tag: RequestTag,
         in_flight: crate::server::Tracked,
-    ) -> Response<ResponseBody> {
-        self.serve(req, &tag, in_flight).await
+    ) -> Result<Response<ResponseBody>, std::convert::Infallible> {
+        let res = self.serve(req, &tag, in_flight).await;
+        Ok(crate::http::service::tagged(res, tag))
     }
 
     /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer
     /// is ready.
     async fn serve<B: Body<Data: Send, Error: Into<BoxError>> + Send>(
         &self,
-        req: Request<B>,
+        mut req: Request<B>,
         tag: &RequestTag,
         in_flight: crate::server::Tracked,
     ) -> Response<ResponseBody> {
-        let endpoint = &*self.endpoint;
+        let shared = &*self.shared;
         self.watch_shutdown();
-        let settings = &endpoint.settings;
+        let settings = &shared.settings;
         if let Some(res) = check_origin(req.headers(), &settings.allowed_origins)
             .or_else(|| check_version(req.headers(), &settings.protocol_versions))
         {
             return unread_reply(&req, res);
+        }
+        // Every method asks for the token, before a body is read; the identity it gives goes
+        // with the request's head to where its context is made.
+        if let Some(auth) = &settings.auth {
+            match auth.check(req.headers()) {
+                Ok(grant) => req.extensions_mut().insert(grant),
+                Err(res) => return unread_reply(&req, *res),
+            };
         }
         match *req.method() {
             Method::POST => {}
@@ -171,8 +182,8 @@ impl McpService {
             Posted::NoCalls
         } else {
             // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
-            let ctx = crate::Context::new(Transport::Http);
-            let answer = endpoint
+            let ctx = crate::dispatch::Context::new(Transport::Http);
+            let answer = shared
                 .methods
                 .handle_bytes(&text, &ctx, MaxMessageSize)
                 .await;
@@ -185,7 +196,7 @@ impl McpService {
         }
         let session = match self.session(&parts.headers) {
             Ok(session) => session,
-            Err(NoSession::Missing) if is_initialize(&text) => match endpoint.sessions.create() {
+            Err(NoSession::Missing) if is_initialize(&text) => match shared.sessions.create() {
                 Ok(session) => {
                     let mut res = self
                         .post(parts, text, posted, Some(&session), in_flight, tag)
@@ -224,36 +235,41 @@ impl McpService {
         in_flight: crate::server::Tracked,
         tag: &RequestTag,
     ) -> Response<ResponseBody> {
-        let endpoint = &*self.endpoint;
+        let shared = &*self.shared;
         let events = sse::asks_for_events(&parts.headers);
-        let mut ctx = crate::Context::new(Transport::Http)
-            .with_answer_limit(endpoint.settings.max_message_size)
+        let mut ctx = crate::dispatch::Context::new(Transport::Http)
+            .with_answer_limit(shared.settings.max_message_size)
             .with_tag(tag.clone())
             .with_headers(parts.headers);
+        if shared.settings.auth.is_some()
+            && let Some(grant) = parts.extensions.get::<Grant>().cloned()
+        {
+            ctx = grant.apply(ctx);
+        }
         if let Some(addr) = self.peer_addr {
             ctx = ctx.with_peer_addr(addr);
         }
         if let Some(session) = session {
             ctx = ctx.with_extension(session.handle());
         }
-        let replies = session.map_or(&endpoint.replies, |s| &s.replies);
+        let replies = session.map_or(&shared.replies, |s| &s.replies);
         if let Posted::NoCalls = posted {
             route_answers(replies, &text);
             // Notifications run before the `202`: the client may count on their effect.
-            endpoint.methods.handle_in(&text, &ctx).await;
+            shared.methods.handle_in(&text, &ctx).await;
             let mut res = reply::no_content();
             *res.status_mut() = StatusCode::ACCEPTED;
             return res;
         }
         let running = match session {
-            Some(session) => match session.start_request(endpoint.settings.max_in_flight) {
+            Some(session) => match session.start_request(shared.settings.max_in_flight) {
                 Some(running) => Some(running),
-                None => return busy(endpoint.settings.max_in_flight),
+                None => return busy(shared.settings.max_in_flight),
             },
             None => None,
         };
         if !events {
-            let answer = endpoint
+            let answer = shared
                 .methods
                 .handle_bytes(&text, &ctx, MaxMessageSize)
                 .await;
@@ -263,28 +279,28 @@ impl McpService {
             // A session's request runs on if its client goes: the client may resume it.
             Some(session) => {
                 sse::answer(
-                    &endpoint.methods,
+                    &shared.methods,
                     ctx,
                     text,
                     &session.log,
                     session.next_stream(),
                     replies,
-                    &endpoint.settings.streams,
+                    &shared.settings.streams,
                     (in_flight, running),
                     false,
                 )
                 .await
             }
             None => {
-                let stream = endpoint.next_stream.fetch_add(1, Ordering::Relaxed);
+                let stream = shared.next_stream.fetch_add(1, Ordering::Relaxed);
                 sse::answer(
-                    &endpoint.methods,
+                    &shared.methods,
                     ctx,
                     text,
-                    &endpoint.log,
+                    &shared.log,
                     stream,
                     replies,
-                    &endpoint.settings.streams,
+                    &shared.settings.streams,
                     in_flight,
                     true,
                 )
@@ -330,7 +346,7 @@ impl McpService {
     /// `DELETE`: ends the session.
     fn delete<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
         match session_of(req.headers()) {
-            Ok(id) if self.endpoint.sessions.remove(id) => reply::no_content(),
+            Ok(id) if self.shared.sessions.remove(id) => reply::no_content(),
             Ok(_) => NoSession::Unknown.reply(),
             Err(refused) => refused.reply(),
         }
@@ -339,21 +355,21 @@ impl McpService {
     /// The open session a request names, or the reply refusing it.
     fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, NoSession> {
         let id = session_of(headers)?;
-        self.endpoint.sessions.get(id).ok_or(NoSession::Unknown)
+        self.shared.sessions.get(id).ok_or(NoSession::Unknown)
     }
 
     /// Ends every session when a shutdown begins, so that their GET streams end and connections
     /// drain; started with the first request (in a runtime).
     fn watch_shutdown(&self) {
-        if self.endpoint.watching.swap(true, Ordering::AcqRel) {
+        if self.shared.watching.swap(true, Ordering::AcqRel) {
             return;
         }
-        let endpoint = Arc::downgrade(&self.endpoint);
-        let draining = self.endpoint.shutdown.draining();
+        let shared = Arc::downgrade(&self.shared);
+        let draining = self.shared.shutdown.draining();
         tokio::spawn(async move {
             draining.await;
-            if let Some(endpoint) = endpoint.upgrade() {
-                endpoint.sessions.end_all();
+            if let Some(shared) = shared.upgrade() {
+                shared.sessions.end_all();
             }
         });
     }

@@ -1,5 +1,5 @@
 //! MCP's Streamable HTTP transport (protocol revisions 2025-03-26, 2025-06-18 and 2025-11-25),
-//! for any [`Methods`](crate::Methods) table: sessions, SSE answers, the GET stream, origin and
+//! for any [`Methods`](crate::dispatch::Methods) table: sessions, SSE answers, the GET stream, origin and
 //! protocol-version checks, resumability, and a stateless mode. It is built on the HTTP layer's
 //! SSE answers ([`crate::http`]) and the [`server`](crate::server) pieces.
 //!
@@ -8,7 +8,8 @@
 //! | [`McpServer`] | the server: an accept loop and a connection adapter, the endpoint at `/mcp` |
 //! | [`McpServerBuilder`] | its settings, checked by `build` |
 //! | [`McpService`] | the endpoint alone, a tower and hyper service |
-//! | [`McpSession`] | a session, in a handler's [`Context`](crate::Context): its id and its GET stream's [`Peer`](crate::Peer) |
+//! | [`McpSession`] | a session, in a handler's [`Context`](crate::dispatch::Context): its id and its GET stream's [`Peer`](crate::peer::Peer) |
+//! | [`ProtectedResource`] | the endpoint's metadata as an OAuth protected resource (RFC 9728) |
 //!
 //! # The rules
 //!
@@ -16,11 +17,13 @@
 //! | --- | --- |
 //! | any, with an `Origin` not allowed ([`allowed_origins`](McpServerBuilder::allowed_origins)) | `403` |
 //! | any, with an `MCP-Protocol-Version` other than the three revisions | `400` |
+//! | any, without a bearer token the verifier takes, when [`http`](McpServerBuilder::http) sets a `bearer_auth` | `401`, `WWW-Authenticate: Bearer` (with `resource_metadata="<url>"` when [`protected_resource`](McpServerBuilder::protected_resource) is set), before the body is read |
+//! | `GET` of `/.well-known/oauth-protected-resource` (and that path followed by the endpoint's) | the protected resource's metadata (RFC 9728), when [`protected_resource`](McpServerBuilder::protected_resource) is set; no token asked |
 //! | `POST` of `initialize`, no `Mcp-Session-Id` | a new session: its id in `Mcp-Session-Id` (128 random bits, 32 hex digits) on the answer |
 //! | `POST` (or `GET`, `DELETE`) without `Mcp-Session-Id`, not `initialize` | `400` |
 //! | with an id no open session has (never issued, ended, expired) | `404` |
 //! | `POST` of notifications and answers only | `202`, no body; notifications run first, answers go to the calls that wait for them |
-//! | `POST` with a request, `Accept` naming `text/event-stream` | an SSE answer: the handler's [`Context::peer`](crate::Context::peer) pushes and calls on it, then the answer; `application/json` when it sends nothing |
+//! | `POST` with a request, `Accept` naming `text/event-stream` | an SSE answer: the handler's [`Context::peer`](crate::dispatch::Context::peer) pushes and calls on it, then the answer; `application/json` when it sends nothing |
 //! | `POST` with a request, no such `Accept` | `application/json`; the handler has no peer |
 //! | `POST` that is not JSON, or not messages | `400`, the JSON-RPC error (`-32700`, `-32600`) |
 //! | `POST` past the session's [`max_in_flight`](McpServerBuilder::max_in_flight) | `200`, `-32000` |
@@ -59,12 +62,14 @@
 //!
 //! # Not done
 //!
-//! Batches are the table's to take or refuse ([`Methods::batches`](crate::Methods::batches)):
+//! Batches are the table's to take or refuse ([`Methods::batches`](crate::dispatch::Methods::batches)):
 //! 2025-03-26 had them, later revisions do not. A client's `notifications/cancelled` is a
 //! notification like any other here: it does not abort the request it names (over stdio,
-//! [`Cancellation::Mcp`](crate::Cancellation::Mcp) does). The server never closes a stream early
-//! to have the client poll (the 2025-11-25 `retry` field), sends no priming event, and offers no
-//! authorization: put one in front ([`McpService`] is a tower service).
+//! [`Cancellation::Mcp`](crate::peer::Cancellation::Mcp) does). The server never closes a stream early
+//! to have the client poll (the 2025-11-25 `retry` field), and sends no priming event. Of
+//! authorization it takes bearer tokens and serves the resource's metadata; the tokens' checks
+//! (a JWT's signature and audience, an introspection) are the verifier's, and a session is not
+//! bound to the identity that opened it.
 //!
 //! # Example
 //!
@@ -91,10 +96,12 @@
 
 mod config;
 mod endpoint;
+mod protected;
 mod server;
 mod session;
 
 pub use config::McpServerBuilder;
 pub use endpoint::McpService;
+pub use protected::ProtectedResource;
 pub use server::McpServer;
 pub use session::McpSession;

@@ -12,11 +12,12 @@ use tokio::net::TcpListener;
 
 use super::config::{McpServerBuilder, Settings};
 use super::endpoint::McpService;
+use super::protected::Metadata;
 use crate::dispatch::Methods;
 use crate::http::reply::{self, ResponseBody};
 use crate::http::service::ResponseFuture;
 use crate::http::{Protocols, drive};
-use crate::server::{Io, ShutdownHandle, Slots, serve_each};
+use crate::server::{ConnectionCap, Io, ShutdownHandle, serve_each};
 
 /// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
 /// elsewhere, keep-alive connections, limits, and a graceful shutdown. See the
@@ -33,7 +34,7 @@ struct Inner {
     endpoint: McpService,
     settings: Settings,
     protocols: Arc<Protocols>,
-    slots: Slots,
+    cap: ConnectionCap,
 }
 
 impl McpServer {
@@ -42,7 +43,7 @@ impl McpServer {
         McpServerBuilder::new(methods)
     }
 
-    pub(crate) fn new(endpoint: McpService, settings: Settings, slots: Slots) -> Self {
+    pub(crate) fn new(endpoint: McpService, settings: Settings, cap: ConnectionCap) -> Self {
         let inner = Inner {
             protocols: Arc::new(Protocols::new(
                 settings.header_read_timeout,
@@ -50,7 +51,7 @@ impl McpServer {
             )),
             endpoint,
             settings,
-            slots,
+            cap,
         };
         Self {
             inner: Arc::new(inner),
@@ -81,6 +82,7 @@ impl McpServer {
             endpoint: peer_addr
                 .map_or_else(|| mcp.clone(), |addr| mcp.clone().with_peer_addr(addr)),
             path: self.inner.settings.path.clone(),
+            metadata: self.inner.settings.metadata.clone(),
         };
         let counted = mcp.shutdown().track_connection();
         let write_timeout = self.inner.settings.write_timeout;
@@ -100,10 +102,10 @@ impl McpServer {
     /// `max_connections` it waits for one to close before accepting another.
     pub async fn serve(&self, listener: TcpListener) {
         let connection = |stream, peer| self.serve_connection(stream, peer);
-        let slots = &self.inner.slots;
+        let cap = &self.inner.cap;
         serve_each(
             listener,
-            slots,
+            cap,
             self.inner.endpoint.shutdown(),
             "MCP",
             connection,
@@ -112,11 +114,13 @@ impl McpServer {
     }
 }
 
-/// The per-connection service: the endpoint at its path, `404` elsewhere.
+/// The per-connection service: the endpoint at its path, the protected resource's metadata at
+/// its own (when served), `404` elsewhere.
 #[derive(Clone)]
 struct Router {
     endpoint: McpService,
     path: Box<str>,
+    metadata: Option<Arc<Metadata>>,
 }
 
 impl hyper::service::Service<Request<Incoming>> for Router {
@@ -128,7 +132,10 @@ impl hyper::service::Service<Request<Incoming>> for Router {
         if req.uri().path() == &*self.path {
             return hyper::service::Service::call(&self.endpoint, req);
         }
-        let res = crate::http::service::unread_reply(&req, reply::not_found(req.uri().path()));
+        let found = (self.metadata.as_ref())
+            .and_then(|metadata| metadata.reply(req.method(), req.uri().path()));
+        let res = found.unwrap_or_else(|| reply::not_found(req.uri().path()));
+        let res = crate::http::service::unread_reply(&req, res);
         Box::pin(std::future::ready(Ok(res)))
     }
 }

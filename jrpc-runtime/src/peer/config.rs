@@ -22,14 +22,14 @@ pub enum Framing {
     ContentLength,
 }
 
-/// What [`Caller::call`](crate::Caller::call) and [`notify`](crate::Caller::notify) on a
+/// What [`Caller::call`](crate::caller::Caller::call) and [`notify`](crate::caller::Caller::notify) on a
 /// [`Peer`](super::Peer) do when the outgoing queue is full, or its byte budget
 /// ([`max_buffered`](PeerConfigBuilder::max_buffered)) is spent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Overflow {
     /// Wait for room (backpressure on the sender). A message larger than the whole budget fails
-    /// with [`ClientError::TooLong`](crate::ClientError::TooLong).
+    /// with [`ClientError::TooLong`](crate::error::ClientError::TooLong).
     #[default]
     Wait,
     /// Close the connection: for servers pushing to clients that may stop reading.

@@ -31,9 +31,10 @@
 //! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
 //! answered without a task switch, a copy of the request or a box for it, which is where a
 //! connection's throughput goes. A transport that reads in a task of its own (a WebSocket's
-//! pump) answers such calls itself, by the same rules (`ws/direct.rs`); those that
-//! wait reach the loop begun ([`Input::Started`]). (While a subscriber records the request's DEBUG span, the call
-//! starts in its task instead, so that all of it runs in the span.) The price is
+//! pump) answers such calls itself, by the same rules (`ws/inline_dispatch.rs`); those that
+//! wait reach the loop started ([`Input::Waiting`]). (While a subscriber records the request's
+//! DEBUG span, that first poll runs in the span too, so that logging changes neither which calls
+//! count against the cap nor where their answers are written.) The price is
 //! that a handler computing for long before its first `.await` holds up its connection for that
 //! long; move such work to `tokio::task::spawn_blocking`.
 //!
@@ -61,8 +62,8 @@ use super::Room;
 use super::answer::admit;
 use super::handle::Shared;
 use super::{Cancellation, PeerConfig};
-use crate::dispatch::{Begun, FirstPoll, MaxMessageSize};
 use crate::dispatch::{Context, Methods};
+use crate::dispatch::{FirstPoll, MaxMessageSize, Started};
 use crate::error::ClientError;
 use crate::framing::Frame;
 use crate::wire::{ErrorCode, Id, RpcError};
@@ -117,19 +118,19 @@ pub(crate) enum Input {
     Frame(Frame),
     /// A call whose handler did not finish in the poll that began it: it goes on in a task of
     /// its own, as any call that waits.
-    Started(Started),
+    Waiting(Waiting),
 }
 
 /// A call a transport began where it read it, its handler waiting (see [`Input`]).
-impl From<(Begun<'static>, Option<tracing::Span>)> for Input {
-    fn from((begun, span): (Begun<'static>, Option<tracing::Span>)) -> Self {
-        Self::Started(Started { begun, span })
+impl From<(Started<'static>, Option<tracing::Span>)> for Input {
+    fn from((started, span): (Started<'static>, Option<tracing::Span>)) -> Self {
+        Self::Waiting(Waiting { started, span })
     }
 }
 
-/// A call begun and polled once where it was read, its handler waiting.
-pub(crate) struct Started {
-    pub(super) begun: Begun<'static>,
+/// A call started and polled once where it was read, its handler waiting.
+pub(crate) struct Waiting {
+    pub(super) started: Started<'static>,
     pub(super) span: Option<tracing::Span>,
 }
 
@@ -261,7 +262,7 @@ impl Connection {
                         }
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
                         Some(Ok(Input::Frame(frame))) => notification = self.incoming(frame, &answer_tx, &commands),
-                        Some(Ok(Input::Started(started))) => notification = self.started(started, &answer_tx),
+                        Some(Ok(Input::Waiting(waiting))) => notification = self.run_waiting(waiting, &answer_tx),
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
                     () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
@@ -316,17 +317,17 @@ impl Connection {
 
     /// A call the transport began: a call goes on in a task of its own; a notification is what
     /// the loop now waits for.
-    fn started(
+    fn run_waiting(
         &mut self,
-        started: Started,
+        waiting: Waiting,
         answer_tx: &mpsc::WeakSender<Command>,
     ) -> Option<Running> {
-        let Started { begun, span } = started;
-        if begun.id().is_some() {
-            self.spawn_call(begun, span, answer_tx);
+        let Waiting { started, span } = waiting;
+        if started.id().is_some() {
+            self.spawn_call(started, span, answer_tx);
             return None;
         }
-        Some(self.notification(begun, span))
+        Some(self.notification(started, span))
     }
 
     /// The connection's error when the drain time ran out.
@@ -441,7 +442,7 @@ impl Connection {
         if incoming::is_batch(&text) {
             // A batch is calls too: past the cap it is refused whole, with one answer.
             if !self.refused_busy(None) {
-                self.start_batch(text, answers, commands);
+                self.run_batch(text, answers, commands);
             }
             return None;
         }
@@ -451,20 +452,20 @@ impl Connection {
         // nothing is started: the usual read refuses a call before anything runs.
         let notice = self.config.cancellation.method();
         if !self.busy()
-            && let Some(begun) = self.methods.begin_body(&text, &self.ctx, notice)
+            && let Some(started) = self.methods.start_body(&text, &self.ctx, notice)
         {
-            if begun.id().is_some() {
-                self.start_call(begun, answers, commands);
+            if started.id().is_some() {
+                self.run_call(started, answers, commands);
                 return None;
             }
-            return Some(self.notification(begun, None));
+            return Some(self.notification(started, None));
         }
         match incoming::parse(&text) {
             Incoming::Request(req) => match req.id {
                 Some(raw_id) => {
                     if !self.refused_busy(Some(raw_id)) {
-                        let begun = self.methods.begin(req, &self.ctx);
-                        self.start_call(begun, answers, commands);
+                        let started = self.methods.start(req, &self.ctx);
+                        self.run_call(started, answers, commands);
                     }
                     None
                 }
@@ -473,8 +474,8 @@ impl Connection {
                     None
                 }
                 None => {
-                    let begun = self.methods.begin(req, &self.ctx);
-                    Some(self.notification(begun, None))
+                    let started = self.methods.start(req, &self.ctx);
+                    Some(self.notification(started, None))
                 }
             },
             Incoming::Response(res) => {
@@ -496,14 +497,14 @@ impl Connection {
 
     /// Runs a notification's handler in a task of its own (in `span`, if made already), which
     /// the loop waits for before it reads on.
-    fn notification(&mut self, begun: Begun<'_>, span: Option<tracing::Span>) -> Running {
-        let begun = begun.into_owned();
+    fn notification(&mut self, started: Started<'_>, span: Option<tracing::Span>) -> Running {
+        let started = started.into_owned();
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         Running(tokio::spawn(async move {
             // A notification is never answered, whatever the handler does.
             let deadline = methods.deadline();
             methods
-                .finish_in(begun, span, &ctx, deadline, MaxMessageSize)
+                .run_in(started, span, &ctx, deadline, MaxMessageSize)
                 .await;
         }))
     }
@@ -534,20 +535,17 @@ impl Connection {
         while self.tasks.try_join_next().is_some() {}
     }
 
-    /// Starts a call read from a message: answered at once when its handler finishes in its
+    /// Runs a call read from a message: answered at once when its handler finishes in its
     /// first poll (most do), without a task, a copy of the request or a box for it; otherwise
     /// it goes on in a task of its own.
-    fn start_call(
+    fn run_call(
         &mut self,
-        begun: Begun<'_>,
+        started: Started<'_>,
         answers: &mpsc::WeakSender<Command>,
         commands: &mpsc::Receiver<Command>,
     ) {
-        let (id, method) = (begun.id().cloned(), begun.method());
-        let (begun, span) = match self
-            .methods
-            .answer_at_once(begun, &self.ctx, MaxMessageSize)
-        {
+        let (id, method) = (started.id().cloned(), started.method());
+        let (started, span) = match self.methods.run_once(started, &self.ctx, MaxMessageSize) {
             FirstPoll::Answered(text) => {
                 let slot = self.next_slot;
                 self.next_slot += 1;
@@ -555,25 +553,25 @@ impl Connection {
                 self.answered(slot, id, text, Some(&method), answers, commands);
                 return;
             }
-            FirstPoll::Waiting(begun, span) => (begun.into_owned(), span),
+            FirstPoll::Waiting(started, span) => (started.into_owned(), span),
         };
-        self.spawn_call(begun, span, answers);
+        self.spawn_call(started, span, answers);
     }
 
     /// Runs a call whose handler waits in a task of its own, counted in flight while it runs.
     fn spawn_call(
         &mut self,
-        begun: Begun<'static>,
+        started: Started<'static>,
         span: Option<tracing::Span>,
         answers: &mpsc::WeakSender<Command>,
     ) {
         let slot = self.next_slot;
         self.next_slot += 1;
-        let (id, method) = (begun.id().cloned(), begun.method());
+        let (id, method) = (started.id().cloned(), started.method());
         self.reap();
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
         // Counted in flight while it runs, however it ends (answered, cancelled).
-        let handling = Handling::start(&self.shared);
+        let handling = Handling::new(&self.shared);
         let answers = answers.clone();
         let shared = Arc::clone(&self.shared);
         let answer_id = id.clone();
@@ -582,7 +580,7 @@ impl Connection {
             let _handling = handling;
             let deadline = methods.deadline();
             let text = methods
-                .finish_in(begun, span, &ctx, deadline, MaxMessageSize)
+                .run_in(started, span, &ctx, deadline, MaxMessageSize)
                 .await;
             let text = text.map(write::text);
             let Ok(text) = admit(&shared, text, Some(&method), answer_id.as_ref()) else {
@@ -593,9 +591,9 @@ impl Connection {
         self.running.insert(slot, (id, Some(task)));
     }
 
-    /// Starts a batch in a task of its own, after one poll here: most batches of calls that
+    /// Runs a batch in a task of its own, after one poll here: most batches of calls that
     /// finish at once are answered without the task switch.
-    fn start_batch(
+    fn run_batch(
         &mut self,
         text: String,
         answers: &mpsc::WeakSender<Command>,
@@ -605,7 +603,7 @@ impl Connection {
         let slot = self.next_slot;
         self.next_slot += 1;
         let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
-        let handling = Handling::start(&self.shared);
+        let handling = Handling::new(&self.shared);
         let mut call: Pin<Box<dyn Future<Output = Option<String>> + Send>> = Box::pin(async move {
             // Counted in flight while this runs, however it ends (answered, cancelled).
             let _handling = handling;
@@ -727,7 +725,7 @@ async fn deliver(
 struct Handling(Arc<Shared>);
 
 impl Handling {
-    fn start(shared: &Arc<Shared>) -> Self {
+    fn new(shared: &Arc<Shared>) -> Self {
         shared.handling.fetch_add(1, Ordering::AcqRel);
         Self(Arc::clone(shared))
     }

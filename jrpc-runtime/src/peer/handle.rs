@@ -194,9 +194,9 @@ impl fmt::Debug for Driver {
 /// The connection's own handle in its handlers' contexts ([`Context::peer`] finds it); its
 /// field is this module's, so that no one else can put one there.
 #[derive(Clone)]
-pub(crate) struct Own(Peer);
+pub(crate) struct ConnectionPeer(Peer);
 
-impl Own {
+impl ConnectionPeer {
     /// The handle.
     pub(crate) fn peer(&self) -> &Peer {
         &self.0
@@ -265,7 +265,7 @@ impl Peer {
     }
 
     /// [`start`](Self::start) over a stream of inputs, some of them calls the transport began
-    /// itself; with the context the loop serves with, which such calls are begun in.
+    /// itself; with the context the loop serves with, which such calls are started in.
     pub(crate) fn start_inputs<R, W, RE, WE>(
         reader: R,
         writer: W,
@@ -351,7 +351,7 @@ impl Peer {
     /// connection carries what their handlers send (an HTTP request answered as an event
     /// stream).
     pub(crate) fn own_context(&self, ctx: Context) -> Context {
-        ctx.with_extension(Own(Peer {
+        ctx.with_extension(ConnectionPeer(Peer {
             tx: Sender::Weak(self.tx.weak()),
             ..self.clone()
         }))

@@ -15,7 +15,7 @@ pub(crate) const WATERMARK: usize = 256 * 1024;
 /// unsent bytes, the calls in flight, the outgoing queue, and the write and call timeouts.
 ///
 /// One value configures an `http::HttpServer` (its `POST`s, its SSE answers and its WebSocket
-/// path alike), a `ws::WsServer` and a [`PeerConfig`](crate::PeerConfig); each of their
+/// path alike), a `ws::WsServer` and a [`PeerConfig`](crate::peer::PeerConfig); each of their
 /// builders also has these setters itself. A limit left unset takes the default given here; on
 /// an HTTP server's WebSocket path, it takes the HTTP server's value first, so raising the HTTP
 /// limits raises those of `/ws` too. The builder's `build` checks them and names a bad one by
@@ -73,7 +73,7 @@ impl Limits {
     /// reading (the client's next messages wait in its socket) until the client takes some; no
     /// message is refused for it, and an answer larger than the watermark is held whole. A
     /// push (a notification or call from the server) that finds the connection past its
-    /// watermark closes it under [`Overflow::Close`](crate::Overflow::Close): its client does
+    /// watermark closes it under [`Overflow::Close`](crate::peer::Overflow::Close): its client does
     /// not keep up. What all the connections of a server hold together is bounded by the
     /// server's byte budget (`server_budget`).
     pub fn max_buffered(mut self, bytes: usize) -> Self {
@@ -103,8 +103,8 @@ impl Limits {
         self
     }
 
-    /// How long a call from a handler to its client ([`Context::peer`](crate::Context::peer)),
-    /// or from a [`Peer`](crate::Peer) handle, waits for its answer (default 60 s); `None` waits
+    /// How long a call from a handler to its client ([`Context::peer`](crate::dispatch::Context::peer)),
+    /// or from a [`Peer`](crate::peer::Peer) handle, waits for its answer (default 60 s); `None` waits
     /// forever.
     pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
         self.call_timeout = Some(limit);

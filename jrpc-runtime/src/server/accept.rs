@@ -17,19 +17,20 @@ use super::{Io, Shutdown};
 /// A kind of listener the accept loop takes connections from.
 pub(crate) trait Listener: Send {
     /// A connection's byte stream.
-    type Io: Io;
+    type Stream: Io;
 
     /// Takes the next connection, with the peer's network address where it has one.
-    fn accept(&self) -> impl Future<Output = io::Result<(Self::Io, Option<SocketAddr>)>> + Send;
+    fn accept(&self)
+    -> impl Future<Output = io::Result<(Self::Stream, Option<SocketAddr>)>> + Send;
 
     /// Where it listens, for the log line.
     fn local(&self) -> String;
 }
 
 impl Listener for TcpListener {
-    type Io = tokio::net::TcpStream;
+    type Stream = tokio::net::TcpStream;
 
-    async fn accept(&self) -> io::Result<(Self::Io, Option<SocketAddr>)> {
+    async fn accept(&self) -> io::Result<(Self::Stream, Option<SocketAddr>)> {
         let (stream, peer) = TcpListener::accept(self).await?;
         // Answers are small and written whole: send them without waiting for more.
         let _ = stream.set_nodelay(true);
@@ -44,9 +45,9 @@ impl Listener for TcpListener {
 
 #[cfg(unix)]
 impl Listener for UnixListener {
-    type Io = tokio::net::UnixStream;
+    type Stream = tokio::net::UnixStream;
 
-    async fn accept(&self) -> io::Result<(Self::Io, Option<SocketAddr>)> {
+    async fn accept(&self) -> io::Result<(Self::Stream, Option<SocketAddr>)> {
         // A Unix peer's address is a path at best (usually none): nothing a `SocketAddr` holds.
         let (stream, _peer) = UnixListener::accept(self).await?;
         Ok((stream, None))
@@ -65,13 +66,13 @@ impl Listener for UnixListener {
 
 /// A connection's place under the server's `max_connections` cap, held until it closes (as the
 /// WebSocket an HTTP connection was upgraded to, too).
-pub(crate) type Slot = OwnedSemaphorePermit;
+pub(crate) type ConnectionPermit = OwnedSemaphorePermit;
 
 /// How many connections a server serves at once.
 #[derive(Debug)]
-pub(crate) struct Slots(Arc<Semaphore>);
+pub(crate) struct ConnectionCap(Arc<Semaphore>);
 
-impl Slots {
+impl ConnectionCap {
     /// Room for `max` connections; `max` was checked to be at most
     /// [`Semaphore::MAX_PERMITS`].
     pub(crate) fn new(max: usize) -> Self {
@@ -79,7 +80,7 @@ impl Slots {
     }
 }
 
-/// Accepts connections on `listener` and hands each to `serve` with its slot, until a shutdown
+/// Accepts connections on `listener` and hands each to `serve` with its permit, until a shutdown
 /// begins; then returns (dropping the listener), while the open connections drain.
 ///
 /// At the cap it waits for a connection to close before accepting another: new clients wait in
@@ -88,20 +89,20 @@ impl Slots {
 /// retried after 100 ms.
 pub(crate) async fn accept_loop<L: Listener>(
     listener: L,
-    slots: &Slots,
+    cap: &ConnectionCap,
     shutdown: &Shutdown,
     what: &'static str,
-    mut serve: impl FnMut(L::Io, Option<SocketAddr>, Slot),
+    mut serve: impl FnMut(L::Stream, Option<SocketAddr>, ConnectionPermit),
 ) {
     tracing::info!(addr = %listener.local(), "serving {what}");
     let stopping = shutdown.draining();
     tokio::pin!(stopping);
     loop {
-        let slot = tokio::select! {
+        let permit = tokio::select! {
             biased;
             () = &mut stopping => break,
-            slot = Arc::clone(&slots.0).acquire_owned() => match slot {
-                Ok(slot) => slot,
+            permit = Arc::clone(&cap.0).acquire_owned() => match permit {
+                Ok(permit) => permit,
                 Err(_) => break, // never closed: the semaphore lives as long as the server
             },
         };
@@ -121,31 +122,31 @@ pub(crate) async fn accept_loop<L: Listener>(
                 }
             }
         };
-        serve(stream, peer, slot);
+        serve(stream, peer, permit);
     }
     tracing::info!("stopped accepting {what} connections");
 }
 
 /// [`accept_loop`], serving each connection with the future `connection` makes of it, in a task
-/// of its own that holds the connection's slot until the future ends.
+/// of its own that holds the connection's permit until the future ends.
 #[cfg_attr(
     not(any(feature = "ws", feature = "mcp")),
     allow(dead_code, reason = "the servers without upgrades use it")
 )]
 pub(crate) async fn serve_each<L: Listener, F>(
     listener: L,
-    slots: &Slots,
+    cap: &ConnectionCap,
     shutdown: &Shutdown,
     what: &'static str,
-    connection: impl Fn(L::Io, Option<SocketAddr>) -> F,
+    connection: impl Fn(L::Stream, Option<SocketAddr>) -> F,
 ) where
     F: Future<Output = ()> + Send + 'static,
 {
-    accept_loop(listener, slots, shutdown, what, |stream, peer, slot| {
+    accept_loop(listener, cap, shutdown, what, |stream, peer, permit| {
         let serving = connection(stream, peer);
         tokio::spawn(async move {
             serving.await;
-            drop(slot);
+            drop(permit);
         });
     })
     .await;

@@ -9,17 +9,17 @@
 //!
 //! | piece | what it is |
 //! | --- | --- |
-//! | [`Limits`](crate::Limits) | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
+//! | [`Limits`](crate::peer::Limits) | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
 //! | [`ShutdownHandle`] | starts a graceful shutdown of any server and waits for it ([`Drained`]) |
-//! | [`SocketServer`] | JSON-RPC on Unix or TCP sockets, one two-way [`Peer`](crate::Peer) per connection, either framing |
+//! | [`SocketServer`] | JSON-RPC on Unix or TCP sockets, one two-way [`Peer`](crate::peer::Peer) per connection, either framing |
 //! | [`ServerTls`] (with `tls`) | how the HTTP server terminates TLS: a rustls configuration, or PEM files checked at build time |
-//! | [`Topics`] | named groups of connections that get the same notifications; [`Context::subscribe`](crate::Context::subscribe) subscribes from a handler |
+//! | [`Topics`] | named groups of connections that get the same notifications; [`Context::subscribe`](crate::dispatch::Context::subscribe) subscribes from a handler |
 //! | [`Topics::redis`] (with `redis`) | a registry shared by every replica of a service through Redis pub/sub |
 //!
 //! How the limits bound memory, and how to size them for many connections:
 //! [`guide::limits`](crate::guide::limits).
 //!
-//! Topics need nothing from a transport but a connection that stays open ([`Context::peer`](crate::Context::peer)),
+//! Topics need nothing from a transport but a connection that stays open ([`Context::peer`](crate::dispatch::Context::peer)),
 //! so they are built without `http` and `ws` too: a stdio server (one process per client, an MCP
 //! server say) joins the topics of its siblings through Redis.
 
@@ -29,6 +29,8 @@
 )]
 
 mod accept;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) mod budget;
 mod io;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod reply;
@@ -38,7 +40,7 @@ mod socket;
 mod tls;
 mod topics;
 
-pub(crate) use accept::{Slot, Slots, accept_loop, serve_each};
+pub(crate) use accept::{ConnectionCap, ConnectionPermit, accept_loop, serve_each};
 pub use io::Io;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use reply::ResponseBody;

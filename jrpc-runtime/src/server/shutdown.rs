@@ -14,6 +14,7 @@
 //! request on one gets a clear `503` with `Connection: close` rather than a reset socket.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::time::Duration;
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
@@ -23,6 +24,9 @@ use tokio_util::task::task_tracker::TaskTrackerToken;
 /// The shared drain state.
 #[derive(Debug)]
 pub(crate) struct Shutdown {
+    /// Cleared as draining begins: what every request reads (the token's own state is behind a
+    /// lock).
+    serving: AtomicBool,
     draining: CancellationToken,
     closing: CancellationToken,
     stopped: CancellationToken,
@@ -41,6 +45,7 @@ pub(crate) type Tracked = TaskTrackerToken;
 impl Shutdown {
     pub(crate) fn new(budget: Duration) -> Arc<Self> {
         Arc::new(Self {
+            serving: AtomicBool::new(true),
             draining: CancellationToken::new(),
             closing: CancellationToken::new(),
             stopped: CancellationToken::new(),
@@ -57,7 +62,7 @@ impl Shutdown {
 
     /// Whether new requests are served.
     pub(crate) fn is_serving(&self) -> bool {
-        !self.draining.is_cancelled()
+        self.serving.load(Ordering::SeqCst)
     }
 
     /// Resolves when a shutdown begins: stop accepting, close WebSockets with 1001.
@@ -82,6 +87,8 @@ impl Shutdown {
     /// waits for the count, so a call is either refused or waited for, never missed.
     pub(crate) fn track_call(&self) -> Option<Tracked> {
         let tracked = self.calls.token();
+        // Ordered with `run`'s fence: the count is seen there, or the phase here.
+        fence(Ordering::SeqCst);
         self.is_serving().then_some(tracked)
     }
 
@@ -94,11 +101,15 @@ impl Shutdown {
     /// rule as [`track_call`](Self::track_call).
     pub(crate) fn admit_connection(&self) -> Option<Tracked> {
         let tracked = self.connections.token();
+        fence(Ordering::SeqCst);
         self.is_serving().then_some(tracked)
     }
 
     async fn run(&self) -> Drained {
         let deadline = crate::time::after(self.budget);
+        self.serving.store(false, Ordering::SeqCst);
+        // Ordered with `track_call`'s fence: a call counted before it is waited for below.
+        fence(Ordering::SeqCst);
         self.draining.cancel();
         tracing::info!(budget = ?self.budget, "draining");
         self.calls.close();

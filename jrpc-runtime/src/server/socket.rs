@@ -1,4 +1,4 @@
-//! JSON-RPC on Unix and TCP sockets: one two-way [`Peer`](crate::Peer) per connection, under the
+//! JSON-RPC on Unix and TCP sockets: one two-way [`Peer`](crate::peer::Peer) per connection, under the
 //! shared accept loop, connection cap and graceful shutdown.
 
 use std::future::Future;
@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::net::UnixListener;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use super::accept::{Listener, Slot, Slots, accept_loop};
+use super::accept::{ConnectionCap, ConnectionPermit, Listener, accept_loop};
 use super::{Io, Shutdown, ShutdownHandle};
 use crate::dispatch::Methods;
 use crate::error::ConfigError;
@@ -32,7 +32,7 @@ use crate::transport::Transport;
 /// connection stops reading, its running calls finish and are answered, then it closes; past the
 /// [`drain_timeout`](SocketServerBuilder::drain_timeout) what is left is dropped. Handlers see
 /// [`Transport::Unix`] or [`Transport::Tcp`] (and the peer's address over TCP), and their
-/// connection's [`Context::peer`](crate::Context::peer) to push to or call the client.
+/// connection's [`Context::peer`](crate::dispatch::Context::peer) to push to or call the client.
 ///
 /// ```no_run
 /// use jrpc_runtime::server::SocketServer;
@@ -61,7 +61,7 @@ struct Inner {
     methods: Methods,
     config: PeerConfig,
     shutdown: Arc<Shutdown>,
-    slots: Slots,
+    cap: ConnectionCap,
 }
 
 /// Builds a [`SocketServer`]; [`build`](Self::build) checks the settings.
@@ -110,7 +110,7 @@ impl SocketServerBuilder {
                 methods: self.methods,
                 config: self.config.with_lifetime(Lifetime::UntilInputEnds),
                 shutdown: Shutdown::new(self.drain_timeout),
-                slots: Slots::new(self.max_connections),
+                cap: ConnectionCap::new(self.max_connections),
             }),
         })
     }
@@ -151,11 +151,11 @@ impl SocketServer {
     async fn serve<L: Listener>(&self, listener: L, transport: Transport, what: &'static str) {
         accept_loop(
             listener,
-            &self.inner.slots,
+            &self.inner.cap,
             &self.inner.shutdown,
             what,
-            |io, peer_addr, slot| {
-                tokio::spawn(self.connection(io, transport, peer_addr, Some(slot)));
+            |io, peer_addr, permit| {
+                tokio::spawn(self.connection(io, transport, peer_addr, Some(permit)));
             },
         )
         .await;
@@ -178,7 +178,7 @@ impl SocketServer {
         io: impl Io,
         transport: Transport,
         peer_addr: Option<SocketAddr>,
-        slot: Option<Slot>,
+        permit: Option<ConnectionPermit>,
     ) -> impl Future<Output = ()> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         async move {
@@ -209,7 +209,7 @@ impl SocketServer {
                 }
             }
             drop(counted);
-            drop(slot);
+            drop(permit);
         }
     }
 }

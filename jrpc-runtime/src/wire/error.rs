@@ -33,6 +33,9 @@ impl ErrorCode {
     /// The first code of the implementation-defined server range (`-32099..=-32000`); jrpc answers it
     /// when a call is refused for load (too many calls in flight).
     pub const SERVER_ERROR: Self = Self(-32000);
+    /// A call refused for who makes it (in the server range): what
+    /// [`Authorize`](crate::layers::Authorize) answers, with `data` naming the method.
+    pub const FORBIDDEN: Self = Self(-32003);
     /// A call cancelled by the client (the LSP `RequestCancelled` code).
     pub const REQUEST_CANCELLED: Self = Self(-32800);
     /// An answer larger than the server's `max_message_size` (in the server range, the code

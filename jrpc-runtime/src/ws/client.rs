@@ -98,8 +98,8 @@ impl Caller for WsClient {
 
     async fn batch_raw(
         &self,
-        calls: Vec<crate::BatchCall>,
-    ) -> Result<crate::BatchResults, ClientError> {
+        calls: Vec<crate::caller::BatchCall>,
+    ) -> Result<crate::caller::BatchResults, ClientError> {
         self.peer.batch_raw(calls).await
     }
 }
@@ -222,7 +222,7 @@ impl WsClientBuilder {
     /// # Errors
     ///
     /// [`ClientError::Transport`] when a setting is out of range (a
-    /// [`ConfigError`](crate::ConfigError), `tls` included), a header is invalid, the URL is
+    /// [`ConfigError`](crate::error::ConfigError), `tls` included), a header is invalid, the URL is
     /// invalid (or `wss://` without the `tls` feature), the connection or its TLS handshake
     /// fails, it all takes longer than the connect timeout, or the server refuses the upgrade.
     pub async fn connect(self) -> Result<WsClient, ClientError> {

@@ -1,14 +1,14 @@
 //! JSON-RPC over WebSocket (tokio-tungstenite): a server where each connection is a
-//! [`Peer`](crate::Peer), topics, and a client.
+//! [`Peer`](crate::peer::Peer), topics, and a client.
 //!
 //! | piece | what it is |
 //! | --- | --- |
 //! | [`WsServer`] | the server: an accept loop ([`serve`](WsServer::serve)), a connection adapter ([`serve_connection`](WsServer::serve_connection)), an upgrade answer for hyper or axum ([`upgrade`](WsServer::upgrade), [`upgrade_with`](WsServer::upgrade_with)), a graceful shutdown ([`shutdown_handle`](WsServer::shutdown_handle)) |
 //! | [`WsServerBuilder`] | its settings, checked by `build` |
 //! | [`WsSettings`] | the settings of each connection, for a [`WsServer`] or an `http::HttpServer`'s WebSocket path |
-//! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::Caller) for generated stubs |
+//! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::caller::Caller) for generated stubs |
 //!
-//! Topics ([`Topics`](crate::server::Topics), [`Context::subscribe`](crate::Context::subscribe)) and the
+//! Topics ([`Topics`](crate::server::Topics), [`Context::subscribe`](crate::dispatch::Context::subscribe)) and the
 //! shutdown handle are the [`server`](crate::server) layer's, shared with the HTTP server.
 //!
 //! `http::HttpServer` also serves WebSocket, on its `ws_path` (default
@@ -19,9 +19,9 @@
 //!
 //! One JSON-RPC message (or batch) per text frame; answers, notifications and calls from the
 //! server are text frames too. A notification gets no frame back. A handler's own
-//! notifications ([`Context::peer`](crate::Context::peer)) go out before its answer. Handlers
-//! see [`Transport::WebSocket`](crate::Transport::WebSocket), the peer's address and the upgrade
-//! request's headers in their [`Context`](crate::Context).
+//! notifications ([`Context::peer`](crate::dispatch::Context::peer)) go out before its answer. Handlers
+//! see [`Transport::WebSocket`](crate::transport::Transport::WebSocket), the peer's address and the upgrade
+//! request's headers in their [`Context`](crate::dispatch::Context).
 //!
 //! # Closing
 //!
@@ -45,11 +45,11 @@
 //!
 //! A call whose handler finishes in its first poll (most do) is answered by the task that reads
 //! the socket, without a hand-off to the connection's loop and back; a handler that waits goes on
-//! in a task of its own. Messages keep the order a [`Peer`](crate::Peer) gives them: a
+//! in a task of its own. Messages keep the order a [`Peer`](crate::peer::Peer) gives them: a
 //! notification handler finishes before what follows it runs, and a handler's pushes go out
 //! before its answer.
 //!
-//! Pushes never wait for room ([`Overflow::Close`](crate::Overflow::Close)): a server must not
+//! Pushes never wait for room ([`Overflow::Close`](crate::peer::Overflow::Close)): a server must not
 //! stall on one slow client. So size [`queue`](WsSettings::queue) for the largest burst a
 //! handler or a publish sends at once: a handler that pushes a thousand notifications in a loop
 //! outruns the connection's writer and finds the queue full.
@@ -71,7 +71,7 @@
 
 mod client;
 mod connection;
-mod direct;
+mod inline_dispatch;
 mod server;
 mod settings;
 mod upgrade;

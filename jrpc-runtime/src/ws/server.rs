@@ -1,5 +1,5 @@
 //! The WebSocket server: its builder, its accept loop, the handshake on a raw socket or over
-//! hyper's upgrade, and one [`Peer`](crate::Peer) per connection.
+//! hyper's upgrade, and one [`Peer`](crate::peer::Peer) per connection.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -23,16 +23,17 @@ use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::budget::WriteDeadline;
 use crate::peer::limits::Limits;
-use crate::peer::shared_budget::{ServerBudget, default_budget};
+use crate::peer::shared_budget::ServerBudget;
+use crate::server::budget::default_budget;
 use crate::server::reply::{self, Body};
-use crate::server::{Io, Shutdown, ShutdownHandle, Slots, Topics, Tracked, serve_each};
+use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, Tracked, serve_each};
 use crate::transport::Transport;
 
 /// How long a client may take over the opening handshake on a raw socket
 /// ([`WsServer::serve`]); the same bound as HTTP's header read timeout.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A JSON-RPC server over WebSocket: each connection is a [`Peer`](crate::Peer), so handlers
+/// A JSON-RPC server over WebSocket: each connection is a [`Peer`](crate::peer::Peer), so handlers
 /// can push to their client and call it; topics reach groups of connections.
 ///
 /// Four ways to serve it:
@@ -76,7 +77,7 @@ struct Inner {
     settings: Settings,
     topics: Topics,
     shutdown: Arc<Shutdown>,
-    slots: Slots,
+    cap: ConnectionCap,
 }
 
 /// Builds a [`WsServer`]: the connection settings ([`WsSettings`]), the drain budget, the
@@ -233,7 +234,7 @@ impl WsServerBuilder {
                 settings,
                 topics: self.topics.unwrap_or_default(),
                 shutdown,
-                slots: Slots::new(self.max_connections),
+                cap: ConnectionCap::new(self.max_connections),
             }),
         })
     }
@@ -264,7 +265,7 @@ impl WsServer {
     pub async fn serve(&self, listener: TcpListener) {
         serve_each(
             listener,
-            &self.inner.slots,
+            &self.inner.cap,
             &self.inner.shutdown,
             "WebSocket",
             |stream, peer| self.serve_connection(stream, peer),

@@ -148,13 +148,13 @@ impl WsSettings {
 
     fn check_as(
         &self,
-        peer: crate::PeerConfigBuilder,
+        peer: crate::peer::PeerConfigBuilder,
         base: Limits,
     ) -> Result<Settings, ConfigError> {
         let limits = self.limits.or(base);
         let max_message_size = limits.get_max_message_size();
         let mut peer = peer
-            .context(crate::Context::new(Transport::WebSocket))
+            .context(crate::dispatch::Context::new(Transport::WebSocket))
             .limits(limits)
             .max_buffered(limits.get_max_buffered())
             .build()?;

@@ -4,6 +4,7 @@
 
 mod client;
 mod idle;
+mod layers;
 mod limits;
 mod logging;
 mod server;

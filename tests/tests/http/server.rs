@@ -14,7 +14,7 @@ use jrpc_runtime::{Batches, Caller, Context, Methods, RpcError};
 use jrpc_tests::bounded;
 use jrpc_tests::fixtures::{add, count_pings, request_header};
 use jrpc_tests::raw_http::{Conn, post, post_json, request};
-use jrpc_tests::servers::serve_http;
+use jrpc_tests::servers::{connect_in_memory, serve_http};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
@@ -65,9 +65,19 @@ fn methods(state: &Arc<State>) -> Methods {
 
 struct Running {
     addr: SocketAddr,
+    server: HttpServer,
     shutdown: ShutdownHandle,
     serving: JoinHandle<()>,
     state: Arc<State>,
+}
+
+impl Running {
+    /// A connection over an in-memory pipe, for a test on a paused clock: over loopback TCP, a
+    /// delivery the kernel defers under load lets tokio move the clock on to the server's next
+    /// timeout while every task waits for the bytes.
+    fn conn_in_memory(&self) -> Conn {
+        Conn::over(connect_in_memory(&self.server, 64 * 1024))
+    }
 }
 
 async fn start(configure: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder) -> Running {
@@ -76,9 +86,10 @@ async fn start(configure: impl FnOnce(HttpServerBuilder) -> HttpServerBuilder) -
         .build()
         .expect("valid settings");
     let shutdown = server.shutdown_handle();
-    let (addr, serving) = serve_http(server).await;
+    let (addr, serving) = serve_http(server.clone()).await;
     Running {
         addr,
+        server,
         shutdown,
         serving,
         state,
@@ -552,7 +563,7 @@ async fn shutdown_lets_a_slow_call_finish_and_answers_new_requests_503() {
 async fn shutdown_gives_up_on_a_stuck_call_when_the_budget_is_spent() {
     bounded(async {
         let server = start(|b| b.drain_timeout(Duration::from_millis(200))).await;
-        let mut stuck = Conn::open(server.addr).await;
+        let mut stuck = server.conn_in_memory();
         stuck
             .write(&post_json(r#"{"jsonrpc":"2.0","method":"gate","id":1}"#))
             .await;
@@ -579,20 +590,21 @@ async fn builder_settings_reach_the_method_table() {
                 .batches(Batches::UpTo(2))
         })
         .await;
-        let slow = request(
-            server.addr,
-            &post_json(r#"{"jsonrpc":"2.0","method":"sleep","params":[30000],"id":1}"#),
-        )
-        .await;
+        let mut conn = server.conn_in_memory();
+        let slow = conn
+            .send(&post_json(
+                r#"{"jsonrpc":"2.0","method":"sleep","params":[30000],"id":1}"#,
+            ))
+            .await;
         assert_eq!(slow.status, 200);
         assert_eq!(slow.json()["error"]["code"], -32603);
 
         let three = format!("[{ADD},{ADD},{ADD}]");
-        let reply = request(server.addr, &post_json(&three)).await;
+        let reply = conn.send(&post_json(&three)).await;
         assert_eq!(reply.status, 200);
         assert_eq!(reply.json()["error"]["code"], -32600);
         let two = format!("[{ADD},{ADD}]");
-        let reply = request(server.addr, &post_json(&two)).await;
+        let reply = conn.send(&post_json(&two)).await;
         assert_eq!(reply.json().as_array().map(Vec::len), Some(2));
     })
     .await;
@@ -635,18 +647,18 @@ async fn past_max_connections_new_clients_wait_for_a_free_slot() {
 async fn a_client_slow_to_send_its_headers_is_cut_off() {
     bounded(async {
         let server = start(|b| b.header_read_timeout(Duration::from_millis(200))).await;
-        let mut conn = Conn::open(server.addr).await;
+        let mut conn = server.conn_in_memory();
         conn.write(b"POST /rpc HTTP/1.1\r\nhost: te").await;
         assert!(conn.is_closed().await);
     })
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_header_read_timeout_runs_from_each_request_of_a_kept_connection() {
     bounded(async {
         let server = start(|b| b.header_read_timeout(Duration::from_millis(600))).await;
-        let mut conn = Conn::open(server.addr).await;
+        let mut conn = server.conn_in_memory();
         // Each head comes well within the timeout of the answer before it, though the three
         // together take longer than one timeout.
         for _ in 0..3 {
@@ -664,7 +676,7 @@ async fn the_header_read_timeout_runs_from_each_request_of_a_kept_connection() {
 async fn a_body_slower_than_the_body_read_timeout_is_408() {
     bounded(async {
         let server = start(|b| b.body_read_timeout(Duration::from_millis(200))).await;
-        let mut conn = Conn::open(server.addr).await;
+        let mut conn = server.conn_in_memory();
         // The headers announce 60 bytes; only the first few ever come.
         conn.write(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: 60\r\n\r\n{\"jsonrpc\"").await;
         let reply = conn.read_reply().await;

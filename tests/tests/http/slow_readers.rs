@@ -11,6 +11,7 @@ use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::ws::{WsServer, WsSettings};
 use jrpc_runtime::{Caller as _, ClientError, Methods, Outcome, Peer, PeerConfig, RpcError};
 use jrpc_tests::fixtures::{Gate, add, big};
+use jrpc_tests::logs::logged;
 use jrpc_tests::process::{alone, rss};
 use jrpc_tests::raw_http::{Conn, post_json};
 use jrpc_tests::raw_ws::{CLOSE, PING, RawWs};
@@ -18,6 +19,8 @@ use jrpc_tests::servers::{serve_http, serve_ws};
 use jrpc_tests::{bounded, eventually};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
 
 /// What the observer saw: each request's method and outcome.
 type Seen = Arc<Mutex<Vec<(String, Outcome)>>>;
@@ -140,14 +143,19 @@ async fn a_websocket_client_that_never_reads_is_cut_by_the_write_timeout() {
 /// counts handlers running, not answers waiting to be written.
 #[tokio::test]
 async fn a_late_websocket_reader_of_instant_calls_is_never_told_busy() {
-    // Instant calls skip the in-flight cap only while no `tracing` subscriber listens, and other
-    // tests of this binary set one (on their own threads) while they run.
-    if !alone(
-        module_path!(),
-        "a_late_websocket_reader_of_instant_calls_is_never_told_busy",
-    ) {
-        return;
-    }
+    bounded(late_websocket_reader()).await;
+}
+
+/// The same under a subscriber that records each request's span (at DEBUG): logging changes
+/// neither which calls count against the cap nor what the client is told.
+#[test]
+fn under_a_subscriber_a_late_websocket_reader_is_never_told_busy() {
+    logged(LevelFilter::DEBUG, FmtSpan::NONE, |_| {
+        late_websocket_reader()
+    });
+}
+
+async fn late_websocket_reader() {
     let (methods, _) = methods(&Gate::shared());
     let server = WsServer::builder(methods)
         .settings(WsSettings::new().max_in_flight(4).queue(8))
@@ -297,40 +305,39 @@ async fn an_http_answer_over_the_cap_is_an_error_answer_with_its_id() {
 /// pipelined, and all are answered once the reader reads.
 #[tokio::test]
 async fn a_late_stream_reader_of_instant_calls_is_never_told_busy() {
-    // Instant calls skip the in-flight cap only while no `tracing` subscriber listens, and other
-    // tests of this binary set one (on their own threads) while they run.
-    if !alone(
-        module_path!(),
-        "a_late_stream_reader_of_instant_calls_is_never_told_busy",
-    ) {
-        return;
+    bounded(late_stream_reader()).await;
+}
+
+/// The same under a subscriber that records each request's span (at DEBUG).
+#[test]
+fn under_a_subscriber_a_late_stream_reader_is_never_told_busy() {
+    logged(LevelFilter::DEBUG, FmtSpan::NONE, |_| late_stream_reader());
+}
+
+async fn late_stream_reader() {
+    let mut methods = Methods::new();
+    add(&mut methods);
+    // Calls in through a roomy pipe, answers out through a tiny one: the answers back up.
+    let (mut to_server, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, from_server) = tokio::io::duplex(64);
+    let config = PeerConfig::builder()
+        .max_in_flight(2)
+        .queue(4)
+        .build()
+        .unwrap();
+    let (_peer, driver) = Peer::connect_split(server_in, server_out, methods, config);
+    tokio::spawn(driver);
+    const CALLS: usize = 2000;
+    for id in 0..CALLS {
+        let line = call(id, "add", "[1,2]") + "\n";
+        to_server.write_all(line.as_bytes()).await.unwrap();
     }
-    bounded(async {
-        let mut methods = Methods::new();
-        add(&mut methods);
-        // Calls in through a roomy pipe, answers out through a tiny one: the answers back up.
-        let (mut to_server, server_in) = tokio::io::duplex(1 << 20);
-        let (server_out, from_server) = tokio::io::duplex(64);
-        let config = PeerConfig::builder()
-            .max_in_flight(2)
-            .queue(4)
-            .build()
-            .unwrap();
-        let (_peer, driver) = Peer::connect_split(server_in, server_out, methods, config);
-        tokio::spawn(driver);
-        const CALLS: usize = 2000;
-        for id in 0..CALLS {
-            let line = call(id, "add", "[1,2]") + "\n";
-            to_server.write_all(line.as_bytes()).await.unwrap();
-        }
-        let mut lines = BufReader::new(from_server).lines();
-        for _ in 0..CALLS {
-            let line = lines.next_line().await.unwrap().expect("an answer");
-            let answer: Value = serde_json::from_str(&line).unwrap();
-            assert_eq!(answer["result"], 3, "{answer}");
-        }
-    })
-    .await;
+    let mut lines = BufReader::new(from_server).lines();
+    for _ in 0..CALLS {
+        let line = lines.next_line().await.unwrap().expect("an answer");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["result"], 3, "{answer}");
+    }
 }
 
 /// A stream whose other side stops reading: once a write has waited `write_timeout`, the loop

@@ -19,7 +19,8 @@ use jrpc_tests::{LIMIT, bounded};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-fn calculator_exe() -> PathBuf {
+/// The calculator's executable, built once for the tests of this binary that start it.
+pub(crate) fn calculator_exe() -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match BUILT.get_or_init(|| {
         jrpc_tests::build_examples(&["calculator"])

@@ -2,6 +2,7 @@
 //! Python, curl): their command lines, output, exit status and topics are a contract.
 
 mod calculator;
+mod calculator_auth;
 mod calculator_topics;
 mod drain_exit;
 mod net;

@@ -1,4 +1,5 @@
 //! MCP's Streamable HTTP transport, and topics across replicas through a real Redis.
 
 mod http;
+mod layers;
 mod redis_topics;

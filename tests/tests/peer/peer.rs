@@ -318,7 +318,7 @@ async fn answers_in_reverse_order_wake_the_right_callers() {
 // Timeouts
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_call_times_out_and_the_connection_goes_on() {
     bounded(async {
         let mut methods = Methods::new();
@@ -344,7 +344,7 @@ async fn a_call_times_out_and_the_connection_goes_on() {
     .await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_configured_timeout_applies_and_a_late_answer_is_dropped() {
     bounded(async {
         let config = PeerConfig::builder().call_timeout(Some(SHORT)).build().unwrap();
@@ -370,7 +370,7 @@ async fn the_configured_timeout_applies_and_a_late_answer_is_dropped() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_call_times_out_even_while_the_other_side_does_not_read() {
     bounded(async {
         let config = PeerConfig::builder().queue(1).call_timeout(Some(SHORT)).build().unwrap();
@@ -392,7 +392,7 @@ async fn a_call_times_out_even_while_the_other_side_does_not_read() {
 // Closing
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_other_side_gone_fails_pending_calls_and_cancels_running_handlers() {
     bounded(async {
         let (a_methods, _, mut a_events) = holding();
@@ -512,7 +512,7 @@ async fn a_queue_past_what_a_channel_holds_is_refused_and_the_largest_works() {
     .await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn past_the_drain_budget_running_calls_are_cancelled() {
     bounded(async {
         let (methods, _, mut rx) = holding();
@@ -655,7 +655,7 @@ async fn lsp_a_dropped_call_sends_cancel_request() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn lsp_cancellation_between_two_peers() {
     bounded(async {
         let (mut methods, _, mut rx) = holding();
@@ -1105,7 +1105,7 @@ async fn a_line_cut_off_by_the_end_of_input_is_still_read() {
 // Ordering
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_notification_handler_finishes_before_the_next_message_is_read() {
     bounded(async {
         let log = Arc::new(Mutex::new(Vec::<&'static str>::new()));
@@ -1116,7 +1116,8 @@ async fn a_notification_handler_finishes_before_the_next_message_is_read() {
                 let log = Arc::clone(&note_log);
                 async move {
                     log.lock().unwrap().push("note started");
-                    // Long enough that the call below would overtake it if it were read.
+                    // On the paused clock this ends only once nothing else can run: the call
+                    // below, had it been read, would have run first.
                     tokio::time::sleep(SHORT).await;
                     log.lock().unwrap().push("note finished");
                 }
@@ -1369,7 +1370,7 @@ async fn large_messages_both_ways_at_once_do_not_deadlock() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn overflow_close_closes_a_connection_whose_other_side_stopped_reading() {
     bounded(async {
         let mut methods = Methods::new();

@@ -151,6 +151,9 @@ fn ended(pid: u32) -> bool {
     }
 }
 
+/// Polls until process `pid` has ended. The kernel tells nothing when another process's child
+/// ends, so this looks every 10 ms of the real clock; the period is not a budget (the test's
+/// bound is), and no assertion depends on it.
 #[cfg(target_os = "linux")]
 async fn wait_until_ended(pid: u32) {
     while !ended(pid) {

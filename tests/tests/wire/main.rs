@@ -4,4 +4,5 @@
 mod conformance;
 mod discovery;
 mod handle;
+mod layers;
 mod props;

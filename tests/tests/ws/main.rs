@@ -4,6 +4,7 @@
 mod backpressure;
 mod client;
 mod http;
+mod layers;
 mod memory;
 mod server;
 mod shutdown;

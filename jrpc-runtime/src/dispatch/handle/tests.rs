@@ -159,8 +159,8 @@ async fn a_future_that_panics_in_its_drop_is_answered_internal_error() {
     let Ok(req) = incoming::parse_request(call) else {
         panic!("a valid request");
     };
-    let begun = methods.begin(req, ctx);
-    match methods.answer_at_once(begun, ctx, Unlimited) {
+    let started = methods.start(req, ctx);
+    match methods.run_once(started, ctx, Unlimited) {
         FirstPoll::Answered(answer) => assert_eq!(answer.as_deref(), Some(internal.as_bytes())),
         FirstPoll::Waiting(..) => panic!("it finished in its first poll"),
     }
@@ -229,7 +229,7 @@ async fn one_pass_answers_as_the_usual_read() {
     let body = r#"{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}"#;
     assert!(
         methods
-            .begin_body(body, &methods.inner.in_process, None)
+            .start_body(body, &methods.inner.in_process, None)
             .is_some()
     );
     // In a batch too, before or after any other element, alone or not.
@@ -386,6 +386,6 @@ async fn batch_as_usual(methods: &Methods, body: &str) -> Option<String> {
         return Some(write::text(write::error_bytes(&err, &None::<&Id>)));
     }
     let elements = elements.into_iter().map(Element::from).collect();
-    let answer = methods.all_at_once(elements, &methods.inner.in_process, None);
+    let answer = methods.run_batch(elements, &methods.inner.in_process, None);
     answer.await.map(write::text)
 }

@@ -123,8 +123,16 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
 /// The index of the quote that closes the string whose contents start at `at`.
 #[inline]
 fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    // Most strings in params (member names, short values) end within a few bytes, found by a
+    // plain loop sooner than memchr is set up; memchr searches past them.
+    const SHORT: usize = 16;
     loop {
-        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        let rest = bytes.get(at..)?;
+        let head = &rest[..rest.len().min(SHORT)];
+        at += match head.iter().position(|&b| b == b'"' || b == b'\\') {
+            Some(found) => found,
+            None => head.len() + memchr::memchr2(b'"', b'\\', &rest[head.len()..])?,
+        };
         if bytes[at] == b'"' {
             return Some(at);
         }
@@ -167,6 +175,28 @@ mod tests {
         assert_eq!(read(body), Some((expected, None, body.len())));
         let body = r#"{"jsonrpc":"2.0","method":"add"},"#;
         assert_eq!(read(body), Some((None, None, body.len() - 1)));
+    }
+
+    /// A string's end is found whatever its length and wherever its escapes fall, within the
+    /// first bytes or past them.
+    #[test]
+    fn finds_strings_ends_at_any_length() {
+        for len in 0..40 {
+            for escape in [None, Some(0), Some(len / 2), Some(15), Some(16), Some(len)] {
+                let mut text = "x".repeat(len);
+                if let Some(at) = escape.filter(|at| *at <= len) {
+                    text.insert_str(at, r#"\""#);
+                }
+                let params = format!(r#"["{text}",{{"k":"{text}"}}]"#);
+                let body =
+                    format!(r#"{{"jsonrpc":"2.0","method":"add","params":{params},"id":1}}"#);
+                assert_eq!(
+                    read(&body),
+                    Some((Some(params.clone()), Some("1".into()), body.len())),
+                    "{body}"
+                );
+            }
+        }
     }
 
     /// Anything else is left to the full reader: white space, other members, members written

@@ -12,20 +12,20 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use super::super::direct::{Direct, Read};
+use super::super::inline_dispatch::{InlineDispatch, Read};
 use super::link::{Link, RUN, Sending};
 use super::meter::Meter;
 use super::pump::End;
 use crate::framing::Frame;
 use crate::peer::connection::Input;
-use crate::peer::shared_budget::Held;
+use crate::server::budget::Held;
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.
 ///
 /// What waits for the peer is bounded as before runs crossed together: the messages handed
 /// across and not taken hold at most `room` bytes together (or one message, however large),
 /// and one more, read while they did not fit, waits here; the socket is not read past it. A
-/// call begun here crosses beside them, uncounted: at most one is on its way, since nothing is
+/// call started here crosses beside them, uncounted: at most one is on its way, since nothing is
 /// answered here again until the loop has taken it. On a server, what the socket brings is
 /// counted in its budget by the socket's [`Meter`] (tungstenite's buffer, a message gathered
 /// from fragments until it is answered here or crosses), the message waiting here by `held`,
@@ -40,7 +40,7 @@ pub(super) struct Inlet {
     pub(super) held: Option<Held>,
     /// What answers calls here, while the peer's loop waits for more; `None` hands every
     /// message over.
-    pub(super) direct: Option<Direct>,
+    pub(super) inline: Option<InlineDispatch>,
     pub(super) link: Arc<Link>,
     /// What the messages read hold in the server's budget, until they are answered or cross.
     pub(super) meter: Option<Arc<Meter>>,
@@ -108,8 +108,8 @@ impl Inlet {
         }
         let waited = self.waits();
         // Answered here only while the loop has dealt with all it was handed: so in order.
-        let mut direct = self.direct.as_ref().zip(answers).filter(|(direct, _)| {
-            self.pending.is_none() && frames.lane().taker_waits() && direct.caught_up()
+        let mut inline = self.inline.as_ref().zip(answers).filter(|(inline, _)| {
+            self.pending.is_none() && frames.lane().taker_waits() && inline.caught_up()
         });
         let mut run = Vec::new();
         let mut read = false;
@@ -144,7 +144,7 @@ impl Inlet {
                 Err(end) => break Some(end),
             };
             // Past the in-flight cap or half the budget, the loop waits, or refuses.
-            if let Some((answering, answers)) = direct.as_mut().filter(|(d, _)| d.open()) {
+            if let Some((answering, answers)) = inline.as_mut().filter(|(d, _)| d.open()) {
                 match answering.read(text.as_str()) {
                     Read::Answered(answer) => {
                         answers.push_back(answer);
@@ -160,21 +160,21 @@ impl Inlet {
                     Read::Queued => {
                         // What its handler sent goes first: what follows goes behind it.
                         answered += 1;
-                        direct = None;
+                        inline = None;
                         self.release();
                         continue;
                     }
-                    Read::Started(call) => {
+                    Read::Waiting(call) => {
                         // What follows waits behind it.
                         run.push(call);
-                        direct = None;
+                        inline = None;
                         self.release();
                         continue;
                     }
                     Read::Other => {}
                 }
             }
-            direct = None;
+            inline = None;
             let text = text.as_str().to_owned();
             self.held = self
                 .link
@@ -278,7 +278,7 @@ mod tests {
             frames: Some(frames_tx),
             pending: None,
             held: None,
-            direct: None,
+            inline: None,
             link,
             meter: None,
             room,
@@ -291,7 +291,7 @@ mod tests {
         match input {
             Some(Ok(Input::Frame(Frame::Message(text)))) => text,
             Some(Ok(Input::Frame(other))) => panic!("expected a message, got {other:?}"),
-            Some(Ok(Input::Started(_))) => panic!("expected a message, got a call begun"),
+            Some(Ok(Input::Waiting(_))) => panic!("expected a message, got a call started"),
             None => panic!("expected a message, got the end"),
         }
     }

@@ -27,7 +27,7 @@ const RUNS: usize = 2;
 /// In place of two tokio channels: each allocates its shared state and its first block of 32
 /// slots when made, about 1.3 KiB an idle connection holds; both ways here are one allocation.
 pub(super) struct Link {
-    /// Runs of messages read (and calls begun), to the peer's loop.
+    /// Runs of messages read (and calls started), to the peer's loop.
     pub(super) inbound: Lane<Input>,
     /// Runs of texts written, to the pump.
     pub(super) outbound: Lane<String>,
@@ -108,12 +108,14 @@ pub(super) struct LaneState<T> {
 #[derive(Debug)]
 pub(super) struct Gone;
 
-fn park(slot: &mut Option<Waker>, cx: &TaskContext<'_>) {
-    if !slot
+/// Keeps `cx`'s waker in `stored`, to be woken when the other side moves; a clone only when the
+/// one kept would not wake the same task.
+fn store_waker(stored: &mut Option<Waker>, cx: &TaskContext<'_>) {
+    if !stored
         .as_ref()
         .is_some_and(|waker| waker.will_wake(cx.waker()))
     {
-        *slot = Some(cx.waker().clone());
+        *stored = Some(cx.waker().clone());
     }
 }
 
@@ -131,7 +133,7 @@ impl<T> Lane<T> {
         if state.len < RUNS {
             return Poll::Ready(Ok(()));
         }
-        park(&mut state.sender, cx);
+        store_waker(&mut state.sender, cx);
         Poll::Pending
     }
 
@@ -172,7 +174,7 @@ impl<T> Lane<T> {
         if state.sent_all {
             return Poll::Ready(None);
         }
-        park(&mut state.taker, cx);
+        store_waker(&mut state.taker, cx);
         Poll::Pending
     }
 

@@ -374,6 +374,38 @@ fn header(bytes: &[u8]) -> Option<(u64, u8, bool)> {
     Some((len, first & 0x0F, first & 0x80 != 0))
 }
 
+/// The WebSocket's reader stops while its server's budget is spent, or until a frame's room
+/// fits, and is woken when bytes are given back.
+impl ServerBudget {
+    /// Ready while the budget is not full; else this task is woken when bytes are given back.
+    pub(crate) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<()> {
+        self.poll_until(cx, || !self.is_full())
+    }
+
+    /// Takes `bytes` if they fit, or if nothing is held (as
+    /// [`try_take`](ServerBudget::try_take) does); else this task is woken when bytes are given
+    /// back. The caller gives them back.
+    pub(crate) fn poll_take(&self, bytes: usize, cx: &TaskContext<'_>) -> Poll<()> {
+        self.poll_until(cx, || self.try_take(bytes))
+    }
+
+    /// Ready once `ready` holds; else this task is woken when bytes are given back.
+    fn poll_until(&self, cx: &TaskContext<'_>, ready: impl Fn() -> bool) -> Poll<()> {
+        if ready() {
+            return Poll::Ready(());
+        }
+        self.wakers().push(cx.waker().clone());
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Looked at again once counted: bytes given back in between are not missed (the waker
+        // left behind is woken for nothing, once).
+        if ready() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,7 +468,7 @@ mod tests {
         let mut socket = Metered::new(socket, Some(Arc::clone(&meter)), false);
         // Something else holds 1 000 bytes: a frame of 700 (the buffer's growth, and its room in
         // its message) does not fit.
-        let other = server.take(1000).await;
+        let other = server.hold(1000);
         let big = frame(1, true, &[b'x'; 700]);
         client.write_all(&big).await.unwrap();
         let mut buf = [0; 10];
@@ -461,7 +493,7 @@ mod tests {
         // counted. A frame that fits in it needs room for its message only.
         meter.release();
         assert_eq!(server.held(), 700);
-        let other = server.take(700).await;
+        let other = server.hold(700);
         let fits = frame(1, true, &[b'y'; 500]);
         client.write_all(&fits).await.unwrap();
         let mut read = vec![0; fits.len()];

@@ -9,14 +9,14 @@
 //! a block of 32 slots when it is made.
 //!
 //! A call whose handler finishes in its first poll (most do) never crosses: the pump answers it
-//! where it reads it ([`Direct`](crate::peer::Direct)), and writes the answer with the others it made, without a
+//! where it reads it ([`InlineDispatch`](super::inline_dispatch::InlineDispatch)), and writes the answer with the others it made, without a
 //! wake-up of the peer's loop either way. It does so only while the loop has dealt with all it
 //! was handed and waits for more, and nothing written before (by the loop, a handle or the pump)
 //! waits for the socket; once it hands a message over, or a handler sent something while it ran
 //! (its answer then goes behind that, through the loop), the rest of what it read goes over too.
 //! So messages keep their order: a notification handler that waits still holds up what follows
 //! it, and what a handler sends goes out before its answer and before the answers that follow.
-//! A call whose handler waits crosses begun, and runs in a task of its own as any call that
+//! A call whose handler waits crosses started, and runs in a task of its own as any call that
 //! waits.
 //!
 //! Messages cross in runs: the pump reads what the socket has (up to 32 messages) and hands it
@@ -84,7 +84,7 @@ use self::link::{Link, Reader, Writer, ends};
 pub(crate) use self::meter::{Meter, Metered};
 use self::outbox::Outbox;
 use self::pump::Pump;
-use super::direct::Direct;
+use super::inline_dispatch::InlineDispatch;
 use crate::dispatch::{Context, Methods};
 use crate::peer::{Peer, PeerConfig};
 
@@ -136,15 +136,15 @@ where
     };
     let config = settings.peer.clone().with_context(ctx);
     let (in_flight, notice) = (config.max_in_flight(), config.cancellation.method());
-    let direct_methods = methods.clone();
+    let inline_methods = methods.clone();
     let (peer, driver, loop_ctx) = Peer::start_inputs(reader, writer, methods, config);
-    let direct = Direct::new(direct_methods, loop_ctx, &peer, in_flight, notice);
+    let inline = InlineDispatch::new(inline_methods, loop_ctx, &peer, in_flight, notice);
     let pump = Pump {
         inlet: Inlet {
             frames: Some(frames_tx),
             pending: None,
             held: None,
-            direct: Some(direct),
+            inline: Some(inline),
             link,
             meter,
             room: settings.peer.max_message_size(),

@@ -29,7 +29,7 @@ use crate::woken::Woken;
 const RENEW_WRITTEN: usize = 64 * 1024;
 
 /// What the socket's branch of the pump's loop did.
-enum Io {
+enum SocketEvent {
     /// The outbox wrote: the peer's loop has ended and all is flushed, or a write failed.
     Written(Result<(), WsError>),
     /// The inlet moved messages across, or found the connection's end.
@@ -143,17 +143,17 @@ impl Pump {
                     io = poll_fn(|cx| {
                         let written = self.outbox.poll(&mut ws, &self.out, &self.budget, cx);
                         if let Poll::Ready(written) = written {
-                            return Poll::Ready(Io::Written(written));
+                            return Poll::Ready(SocketEvent::Written(written));
                         }
                         let answers = self.outbox.answers();
                         if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, answers, cx) {
-                            return Poll::Ready(Io::Read(read));
+                            return Poll::Ready(SocketEvent::Read(read));
                         }
                         // All is written and read: go round, to give tungstenite fresh buffers.
                         if self.renewal_due(draining)
                             && matches!(ws.poll_flush_unpin(cx), Poll::Ready(Ok(())))
                         {
-                            return Poll::Ready(Io::Read(Ok(())));
+                            return Poll::Ready(SocketEvent::Read(Ok(())));
                         }
                         Poll::Pending
                     }) => match io.ended() {
@@ -278,7 +278,7 @@ impl Pump {
     }
 }
 
-impl Io {
+impl SocketEvent {
     /// The connection's end this says, if any: `None` when messages moved and it goes on.
     fn ended(self) -> Option<End> {
         match self {

@@ -1,0 +1,118 @@
+//! [`Authorize`]: who may call which method.
+
+use std::sync::Arc;
+use std::task::Poll;
+
+use futures_util::future::Either;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::dispatch::{Answer, Call, Context};
+use crate::wire::{ErrorCode, RpcError};
+
+type Allow = dyn Fn(&str, &Context) -> bool + Send + Sync;
+
+/// A call layer that lets each call through, or answers it `-32003` "Forbidden" with `data`
+/// `{"method": <the method>}`, as `allow` decides from the method and the call's
+/// [`Context`] (typically an identity the transport's authentication put there). It decides for
+/// each call on its own: in a batch, the elements it refuses are answered so and the others run.
+///
+/// ```
+/// use jrpc_runtime::layers::Authorize;
+/// use jrpc_runtime::{Context, Methods, RpcError};
+///
+/// #[derive(Clone)]
+/// enum Access { Full, Read }
+///
+/// let mut methods = Methods::new();
+/// methods.register("read", &[], |(): (), _| async { Ok::<_, RpcError>(1) })?;
+/// methods.register("write", &[], |(): (), _| async { Ok::<_, RpcError>(2) })?;
+/// methods.layer(Authorize::new(|method, ctx: &Context| match ctx.extension::<Access>() {
+///     Some(Access::Full) => true,
+///     Some(Access::Read) => method == "read",
+///     None => false,
+/// }));
+/// # let ctx = Context::new(jrpc_runtime::Transport::Http).with_extension(Access::Read);
+/// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+/// #     let answer = methods.handle_in(r#"{"jsonrpc":"2.0","method":"write","id":1}"#, &ctx).await;
+/// #     assert_eq!(answer.as_deref(), Some(r#"{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden","data":{"method":"write"}},"id":1}"#));
+/// # });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Authorize {
+    allow: Arc<Allow>,
+}
+
+impl Authorize {
+    /// Lets a call through when `allow(method, ctx)` is true.
+    pub fn new<F>(allow: F) -> Self
+    where
+        F: Fn(&str, &Context) -> bool + Send + Sync + 'static,
+    {
+        Self {
+            allow: Arc::new(allow),
+        }
+    }
+}
+
+impl std::fmt::Debug for Authorize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorize").finish_non_exhaustive()
+    }
+}
+
+impl<S> Layer<S> for Authorize {
+    type Service = Authorized<S>;
+
+    fn layer(&self, inner: S) -> Authorized<S> {
+        Authorized {
+            inner,
+            allow: Arc::clone(&self.allow),
+        }
+    }
+}
+
+/// The service [`Authorize`] makes of the one it wraps.
+#[derive(Clone)]
+pub struct Authorized<S> {
+    inner: S,
+    allow: Arc<Allow>,
+}
+
+impl<S> std::fmt::Debug for Authorized<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorized").finish_non_exhaustive()
+    }
+}
+
+impl<S> Service<Call> for Authorized<S>
+where
+    S: Service<Call, Response = Answer>,
+{
+    type Response = Answer;
+    type Error = S::Error;
+    type Future = Either<std::future::Ready<Result<Answer, S::Error>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: Call) -> Self::Future {
+        if (self.allow)(call.method(), call.context()) {
+            return Either::Right(self.inner.call(call));
+        }
+        Either::Left(std::future::ready(Ok(Answer::error(forbidden(
+            call.method(),
+        )))))
+    }
+}
+
+/// `-32003` "Forbidden", naming the method.
+fn forbidden(method: &str) -> RpcError {
+    #[derive(serde::Serialize)]
+    struct Data<'a> {
+        method: &'a str,
+    }
+    RpcError::new(ErrorCode::FORBIDDEN, "Forbidden").with_data(&Data { method })
+}
