@@ -32,6 +32,12 @@
 //! `--read-token TOKEN` is a second token, which may call every method but `announce` and
 //! `watch`: those are answered `-32003` (`data` `{"method": ...}`), each element of a batch on its
 //! own.
+//!
+//! A call can be cancelled. Over WebSocket and stdio, LSP's `$/cancelRequest {"id": ID}` drops
+//! that call's handler and the call is answered `-32800` at once; over HTTP, a client that closes
+//! its connection (or resets its HTTP/2 stream) cancels its calls. `sleep(ms)` is the method to
+//! try it on. With `RUST_LOG=debug`, each request's line on stderr carries the `trace_id` of the
+//! `traceparent` it came with (an HTTP request's or the WebSocket upgrade's header).
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -39,7 +45,8 @@ use std::time::Duration;
 use jrpc_examples::{Access, Args, Calc, calculator_info, calculator_methods, read_only};
 use jrpc_runtime::http::{BearerAuth, HttpServer};
 use jrpc_runtime::server::{Drained, ServerTls, ShutdownHandle, SocketServer, Topics};
-use jrpc_runtime::{Framing, PeerConfig};
+use jrpc_runtime::ws::WsSettings;
+use jrpc_runtime::{Cancellation, Framing, PeerConfig};
 
 const USAGE: &str = "calculator [--redis URL] [--drain-timeout SECONDS] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] [--token TOKEN] [--read-token TOKEN] | --unix PATH | --stdio [--content-length]) | --openrpc";
 
@@ -105,7 +112,9 @@ async fn main() {
         } else {
             Framing::Lines
         };
-        let mut config = PeerConfig::builder().framing(framing);
+        let mut config = PeerConfig::builder()
+            .framing(framing)
+            .cancellation(Cancellation::Lsp);
         if let Some(drain) = drain {
             config = config.drain_timeout(drain);
         }
@@ -145,7 +154,9 @@ async fn serve_network(
     if tokens.iter().any(|(_, access)| *access == Access::Read) {
         read_only(&mut methods);
     }
-    let mut builder = HttpServer::builder(methods).topics(topics);
+    let mut builder = HttpServer::builder(methods)
+        .topics(topics)
+        .websocket(WsSettings::new().cancellation(Cancellation::Lsp));
     if !tokens.is_empty() {
         builder = builder.bearer_auth(BearerAuth::tokens(tokens));
     }

@@ -183,3 +183,12 @@ fn call_over(mut head: TokenStream, args: TokenStream, end: Span) -> TokenStream
     head.extend([proc_macro2::TokenTree::Group(group)]);
     head
 }
+
+/// [`call_over`] with the parenthesis at `end` itself: with `head` starting at
+/// a user's token as written, the call covers that type's tokens exactly.
+fn call_as_written(mut head: TokenStream, args: TokenStream, end: Span) -> TokenStream {
+    let mut group = Group::new(Delimiter::Parenthesis, args);
+    group.set_span(end);
+    head.extend([proc_macro2::TokenTree::Group(group)]);
+    head
+}

@@ -6,6 +6,8 @@
 //! the server's registry).
 
 use crate::dispatch::Context;
+#[cfg(any(feature = "http", feature = "ws"))]
+use crate::dispatch::TraceContext;
 use crate::peer::Peer;
 use crate::peer::handle::ConnectionPeer;
 use crate::server::{SubscribeError, Topics};
@@ -65,11 +67,17 @@ impl Context {
 /// A request's headers, kept on its `Context` by the transports that have them.
 #[cfg(any(feature = "http", feature = "ws"))]
 impl Context {
-    /// Sets the HTTP headers of the request (or of the WebSocket upgrade).
+    /// Sets the HTTP headers of the request (or of the WebSocket upgrade), and the caller's trace
+    /// when they carry a valid `traceparent` (with its `tracestate`): see [`Context::trace`].
     #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
     #[must_use]
     pub fn with_headers(self, headers: http::HeaderMap) -> Self {
-        self.with_header_slot(headers)
+        let trace = trace_of(&headers);
+        let ctx = self.with_header_slot(headers);
+        match trace {
+            Some(trace) => ctx.with_trace(trace),
+            None => ctx,
+        }
     }
 
     /// Sets the headers of a request that the context outlives (a WebSocket upgrade), each value
@@ -85,6 +93,55 @@ impl Context {
     #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
     pub fn headers(&self) -> Option<&http::HeaderMap> {
         self.header_slot()
+    }
+}
+
+/// `traceparent`.
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+
+/// `tracestate`.
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) static TRACESTATE: http::HeaderName = http::HeaderName::from_static("tracestate");
+
+/// The trace context `headers` carry: a valid `traceparent`, and the `tracestate` beside it (its
+/// several headers joined, as W3C Trace Context reads them).
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) fn trace_of(headers: &http::HeaderMap) -> Option<TraceContext> {
+    let parent = headers.get(&TRACEPARENT)?.to_str().ok()?;
+    let mut states = headers
+        .get_all(&TRACESTATE)
+        .iter()
+        .filter_map(|value| value.to_str().ok());
+    let state = match (states.next(), states.next()) {
+        (Some(first), None) => Some(std::borrow::Cow::Borrowed(first)),
+        (Some(first), Some(second)) => {
+            let mut joined = format!("{first},{second}");
+            for more in states {
+                joined.push(',');
+                joined.push_str(more);
+            }
+            Some(std::borrow::Cow::Owned(joined))
+        }
+        (None, _) => None,
+    };
+    TraceContext::parse(parent, state.as_deref())
+}
+
+/// Sets `traceparent` and `tracestate` to `trace`'s, in place of any there were: what a client
+/// sends on a call made while a traced request is served.
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) fn trace_headers(headers: &mut http::HeaderMap, trace: &TraceContext) {
+    if let Ok(parent) = http::HeaderValue::try_from(trace.traceparent()) {
+        headers.insert(TRACEPARENT.clone(), parent);
+    }
+    match trace.tracestate().map(http::HeaderValue::from_str) {
+        Some(Ok(state)) => {
+            headers.insert(TRACESTATE.clone(), state);
+        }
+        _ => {
+            headers.remove(&TRACESTATE);
+        }
     }
 }
 

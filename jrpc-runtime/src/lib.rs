@@ -73,6 +73,7 @@
 //! | `tls` | TLS (rustls on *ring*): `server::ServerTls` for the HTTP server (`https://`, `wss://`, HTTP/2 by ALPN), `ClientTls` and `https://`/`wss://` URLs for the clients; brings `http` and `ws` | no |
 //! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
 //! | `mcp` | [`mcp`]: MCP's Streamable HTTP server; implies `http`, adds getrandom (session ids) | no |
+//! | `otel` | OpenTelemetry through `tracing-opentelemetry`: a request's span is the child of its caller's `traceparent`, and calls carry the current span's context ([`guide::tracing`]) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
 //! the peer, framing, stdio, topics and the Unix-socket server: an LSP or MCP server over stdio
@@ -94,6 +95,8 @@
 //! - [`guide::logs`]: what is logged at which level, and the observer hook for metrics.
 //! - [`guide::around_calls`]: call layers, authorization and limits, bearer authentication,
 //!   cancellation and trace context: what runs around every call.
+//! - [`guide::cancellation`]: what cancels a request, on every transport, and `ctx.cancelled()`.
+//! - [`guide::tracing`]: W3C trace context, read, logged and sent on; OpenTelemetry (`otel`).
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -145,6 +148,10 @@ pub mod guide {
     pub mod logs {}
     #[doc = include_str!("../docs/around-calls.md")]
     pub mod around_calls {}
+    #[doc = include_str!("../docs/cancellation.md")]
+    pub mod cancellation {}
+    #[doc = include_str!("../docs/tracing.md")]
+    pub mod tracing {}
 }
 
 /// The package README's example, compiled as a doc test.

@@ -4,26 +4,30 @@
 //! `notify_N`, `call_whole`, `notify_whole`) with the user's types and a closure calling the
 //! method. Everything that does not depend on the method lives here, once.
 //!
-//! Every bound a user's type must meet is a trait of this module with its own
-//! `#[diagnostic::on_unimplemented]` message, checked where the expansion names the type (an
-//! explicit type argument, or an argument spanned at the type), so rustc reports it once, at the
-//! type, in jrpc's words. Their blanket impls are `#[diagnostic::do_not_recommend]`, so the
-//! error names the jrpc trait rather than serde's, without a list of serde's implementors.
+//! Every bound a user's type must meet is a trait of this module (the result and error ones are
+//! the method table's, re-exported here) with its own `#[diagnostic::on_unimplemented]`
+//! message, checked where the expansion names the type (an explicit type argument, or an
+//! argument spanned at the type), so rustc reports it once, at the type, in jrpc's words. Where
+//! a helper also bounds the type, the expansion calls the trait's own method first, at the same
+//! place: rustc reports that with no note into this module, and leaves the helper's out. Their
+//! blanket impls are `#[diagnostic::do_not_recommend]`, so the error names the jrpc trait rather
+//! than serde's, without a list of serde's implementors.
 
-use std::io::Write as _;
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 
-use crate::batch::{Batch, Slot};
-use crate::caller::ParamEncoding;
 use crate::dispatch::{Context, Methods, SchemaDoc, Whole};
-use crate::error::{ClientError, RegisterError};
+pub use crate::dispatch::{IntoRpcError, RpcResult};
+use crate::error::RegisterError;
 use crate::wire::RpcError;
+
+#[path = "private/stub.rs"]
+mod stub;
+
+pub use stub::*;
 
 /// Registration results of generated code: names were checked when the macro ran (and
 /// duplicates under different `#[cfg]`s when the crate was compiled).
@@ -84,6 +88,16 @@ pub trait RpcSchema {
     {
         Param(Self::schema(), witness.1)
     }
+
+    /// A success type's schema, which the expansion takes at the type as written: rustc
+    /// reports a type without one there, with no note.
+    #[inline]
+    fn of(_ok: PhantomData<Self>) -> SchemaDoc
+    where
+        Self: Sized,
+    {
+        Self::schema()
+    }
 }
 #[cfg(feature = "schema")]
 #[diagnostic::do_not_recommend]
@@ -115,47 +129,6 @@ impl SchemaFeature for () {}
 #[inline]
 pub fn schema_feature<T: SchemaFeature>() {}
 
-/// Types a method may answer with.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a jrpc method result",
-    label = "this type does not implement `serde::Serialize`, or is not `Send`",
-    note = "results are encoded into the response: derive `serde::Serialize` for `{Self}`"
-)]
-pub trait RpcResult: Serialize + Send + 'static {}
-#[diagnostic::do_not_recommend]
-impl<T: Serialize + Send + 'static> RpcResult for T {}
-
-/// Error types a method may fail with.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a jrpc method error",
-    label = "this type does not implement `Into<jrpc_runtime::RpcError>`",
-    note = "for an error type of your crate, implement `From<{Self}> for jrpc_runtime::RpcError` to say which code and message each error answers",
-    note = "for a type of another crate (the orphan rule forbids that impl), return `Result<T, RpcError>` and convert with `.map_err(...)`, or wrap it in an error type of your crate"
-)]
-pub trait IntoRpcError: Into<RpcError> + 'static {}
-#[diagnostic::do_not_recommend]
-impl<E: Into<RpcError> + 'static> IntoRpcError for E {}
-
-/// Parameter types of a client stub.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a parameter of the client stub",
-    label = "this type does not implement `serde::Serialize`",
-    note = "the client stub encodes parameters into the request: derive `serde::Serialize` for `{Self}`, or leave the stub out with `#[rpc_service(client = false)]`"
-)]
-pub trait StubParam: Serialize {}
-#[diagnostic::do_not_recommend]
-impl<T: Serialize + ?Sized> StubParam for T {}
-
-/// Success types of a client stub.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a result of the client stub",
-    label = "this type does not implement `serde::Deserialize` (owned)",
-    note = "the client stub decodes the result from the response: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields, or leave the stub out with `#[rpc_service(client = false)]`"
-)]
-pub trait StubResult: DeserializeOwned {}
-#[diagnostic::do_not_recommend]
-impl<T: DeserializeOwned> StubResult for T {}
-
 /// What a served value must be: calls run concurrently, on any thread, sharing one value.
 ///
 /// The lifetime only makes `for<'a> Self: Service<'a>` a bound rustc checks where
@@ -179,17 +152,12 @@ pub trait Injected {
     fn from_context(ctx: &Context) -> &Self;
 }
 
+#[diagnostic::do_not_recommend]
 impl Injected for Context {
     #[inline]
     fn from_context(ctx: &Context) -> &Self {
         ctx
     }
-}
-
-/// The context handed to a `&Context` parameter.
-#[inline]
-pub fn context<C: Injected + ?Sized>(ctx: &Context) -> &C {
-    C::from_context(ctx)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,14 +288,23 @@ pub fn at<K: Kind>(kind: K) -> K {
     kind
 }
 
-/// [`at`], for a service with `schema`: the success type's schema comes along, and a success type
-/// without one is reported where the call is spanned, at the type.
+/// A kind's success type, for [`RpcResult::check`].
 #[inline]
-pub fn at_described<K: Kind>(kind: K) -> Described<K>
-where
-    K::Ok: RpcSchema,
-{
-    Described(kind, K::Ok::schema())
+pub fn ok_of<K: Kind>(_kind: K) -> PhantomData<K::Ok> {
+    PhantomData
+}
+
+/// A kind's error type, for [`IntoRpcError::check`].
+#[inline]
+pub fn err_of<K: Kind>(_kind: K) -> PhantomData<K::Err> {
+    PhantomData
+}
+
+/// [`at`], for a service with `schema`: the success type's schema comes along, taken by the
+/// expansion with [`RpcSchema::of`] at the type as written.
+#[inline]
+pub fn at_described<K: Kind>(kind: K, schema: SchemaDoc) -> Described<K> {
+    Described(kind, schema)
 }
 
 /// A parameter type, as an argument the expansion spans at the user's type: a registration
@@ -439,6 +416,16 @@ fn describe(table: &mut Methods, meta: &Meta, params: &[SchemaDoc], result: Sche
 pub trait OkOf<K: Kind> {
     /// The decoded success value, as the stub returns it.
     fn from_ok(ok: K::Ok) -> Self;
+
+    /// [`from_ok`](Self::from_ok), with `K` given by a value: the expansion calls it at the
+    /// success type as written, where rustc then reports an unmet `OkOf` with no note.
+    #[inline]
+    fn from_kind(_kind: K, ok: K::Ok) -> Self
+    where
+        Self: Sized,
+    {
+        Self::from_ok(ok)
+    }
 }
 
 impl<R> OkOf<IsValue<R>> for R {
@@ -489,7 +476,7 @@ macro_rules! shape {
             Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
         {
             let this = Arc::clone(this);
-            discard(table.register(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
+            discard(table.register_answer(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
                 handler(Arc::clone(&this), ($($P::from_owned($p),)*), ctx)
             }));
             describe(table, &meta, &[$($p.0,)*], ok.schema());
@@ -558,7 +545,7 @@ pub fn call_whole<S, P, KO, KE, F, Fut>(
 {
     let this = Arc::clone(this);
     discard(
-        table.register(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
+        table.register_answer(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
             handler(Arc::clone(&this), Whole(P::from_owned(owned)), ctx)
         }),
     );
@@ -587,214 +574,4 @@ pub fn notify_whole<S, P, F, Fut>(
         },
     ));
     describe(table, &meta, &[param.0], SchemaDoc::any());
-}
-
-// ---------------------------------------------------------------------------------------------
-// Client stubs.
-// ---------------------------------------------------------------------------------------------
-
-/// The name a client stub was given is its own: implemented by the macro for its stub, checked
-/// where the stub's name is used in the service's module.
-#[diagnostic::on_unimplemented(
-    message = "the name of the client stub is taken by `{Self}`",
-    label = "the client stub of this service has this name",
-    note = "another type of this name is in scope here: name the stub with `#[rpc_service(client = \"...\")]`, or leave it out with `#[rpc_service(client = false)]`"
-)]
-pub trait StubName {}
-
-/// Checks that a stub's name names the stub.
-#[inline]
-pub fn stub_name<S: StubName>(_stub: &S) {}
-
-/// A stub's parameter of a type named `Context`, taken by value: when it is the runtime's
-/// `Context` (a mistake the method table reports, once), the stub adds no second error; any
-/// other type is pushed as usual. Method lookup tries `ContextArg<Context>` before its `Deref`
-/// target.
-pub struct ContextArg<'a, T: ?Sized>(AnyArg<'a, T>);
-
-/// What [`ContextArg`] dereferences to: a parameter of any other type.
-pub struct AnyArg<'a, T: ?Sized>(&'a T);
-
-impl<'a, T: ?Sized> ContextArg<'a, T> {
-    /// Wraps the parameter's value.
-    #[inline]
-    pub fn new(value: &'a T) -> Self {
-        Self(AnyArg(value))
-    }
-}
-
-impl<'a, T: ?Sized> Deref for ContextArg<'a, T> {
-    type Target = AnyArg<'a, T>;
-
-    #[inline]
-    fn deref(&self) -> &AnyArg<'a, T> {
-        &self.0
-    }
-}
-
-impl ContextArg<'_, Context> {
-    /// The runtime's context: never sent (the method table does not compile).
-    ///
-    /// # Errors
-    ///
-    /// Never.
-    #[inline]
-    pub fn push(
-        &self,
-        _params: &mut ParamsBuilder,
-        _name: &'static str,
-    ) -> Result<(), ClientError> {
-        Ok(())
-    }
-}
-
-impl<T: ?Sized> AnyArg<'_, T> {
-    /// Adds the parameter.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Encode`] when the value cannot be encoded.
-    #[inline]
-    pub fn push(&self, params: &mut ParamsBuilder, name: &'static str) -> Result<(), ClientError>
-    where
-        T: StubParam,
-    {
-        params.push(name, self.0)
-    }
-}
-
-/// Builds a stub's `params`, positional or named.
-pub struct ParamsBuilder {
-    encoding: ParamEncoding,
-    out: Vec<u8>,
-    count: usize,
-}
-
-impl ParamsBuilder {
-    /// An empty parameter list.
-    pub fn new(encoding: ParamEncoding, capacity: usize) -> Self {
-        Self {
-            encoding,
-            out: Vec::with_capacity(16 * capacity + 2),
-            count: 0,
-        }
-    }
-
-    /// Adds one parameter; a named `None` is left out.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Encode`] when the value cannot be encoded.
-    pub fn push<T: StubParam + ?Sized>(
-        &mut self,
-        name: &'static str,
-        value: &T,
-    ) -> Result<(), ClientError> {
-        let mark = self.out.len();
-        self.out
-            .push(if self.count == 0 { self.open() } else { b',' });
-        if self.encoding == ParamEncoding::Named {
-            let _ = write!(self.out, "{}:", serde_json::Value::from(name));
-        }
-        let start = self.out.len();
-        serde_json::to_writer(&mut self.out, value)
-            .map_err(|err| ClientError::Encode(format!("parameter \"{name}\": {err}")))?;
-        if self.encoding == ParamEncoding::Named && &self.out[start..] == b"null" {
-            self.out.truncate(mark);
-            return Ok(());
-        }
-        self.count += 1;
-        Ok(())
-    }
-
-    fn open(&self) -> u8 {
-        match self.encoding {
-            ParamEncoding::Named => b'{',
-            _ => b'[',
-        }
-    }
-
-    /// The params; `None` when there are no parameters at all.
-    pub fn finish(mut self, declared: usize) -> Option<Box<RawValue>> {
-        if declared == 0 {
-            return None;
-        }
-        if self.count == 0 {
-            self.out.clear();
-            self.out.push(self.open());
-        }
-        self.out.push(match self.encoding {
-            ParamEncoding::Named => b'}',
-            _ => b']',
-        });
-        String::from_utf8(self.out)
-            .ok()
-            .and_then(|text| RawValue::from_string(text).ok())
-    }
-
-    /// The whole params value of a `params = whole` method.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Encode`] when the value cannot be encoded.
-    pub fn whole<T: StubParam + ?Sized>(value: &T) -> Result<Option<Box<RawValue>>, ClientError> {
-        serde_json::value::to_raw_value(value)
-            .map(Some)
-            .map_err(|err| ClientError::Encode(format!("params: {err}")))
-    }
-}
-
-/// Decodes a call's result into `T`.
-///
-/// # Errors
-///
-/// [`ClientError::Malformed`] when the result does not decode into `T`.
-pub fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ClientError> {
-    crate::caller::decode_result(raw)
-}
-
-/// Decodes a call's result into a stub's success type `O` (given as written), which `kind` (the
-/// probe of the method's return type) confirms.
-///
-/// # Errors
-///
-/// [`ClientError::Malformed`] when the result does not decode.
-pub fn decode_answer<O, K>(_kind: K, _ok: Param<O>, raw: &RawValue) -> Result<O, ClientError>
-where
-    K: Kind,
-    K::Ok: StubResult,
-    O: OkOf<K>,
-{
-    decode_result::<K::Ok>(raw).map(O::from_ok)
-}
-
-/// A stub's encoded params, or why they could not be encoded.
-pub type StubParams = Result<Option<Box<RawValue>>, ClientError>;
-
-/// Adds a stub method's call to a typed batch.
-#[inline]
-pub fn batch_call<T>(batch: &mut Batch, method: &str, params: StubParams) -> Slot<T> {
-    batch.push_call(method.to_owned(), params)
-}
-
-/// Adds a stub method's notification to a typed batch.
-#[inline]
-pub fn batch_notify(batch: &mut Batch, method: &str, params: StubParams) {
-    batch.push_notification(method.to_owned(), params);
-}
-
-/// The error type of a stub made with `#[rpc_service(client_error = E)]`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be the stub's error type",
-    label = "`{Self}` does not implement `From<ClientError>`",
-    note = "the stub's methods return `Result<T, {Self}>`: implement `From<jrpc_runtime::ClientError>` for `{Self}`, mapping the server's codes (`ClientError::rpc_error`) to your variants and keeping the rest in one"
-)]
-pub trait StubError: From<ClientError> {}
-#[diagnostic::do_not_recommend]
-impl<E: From<ClientError>> StubError for E {}
-
-/// Converts a stub's failure into the error type of `client_error = E`.
-#[inline]
-pub fn stub_error<E: StubError>(err: ClientError) -> E {
-    E::from(err)
 }

@@ -152,8 +152,23 @@ impl Calculator {
     ///
     /// When it cannot start, or prints no such line in time.
     pub fn start_as(server: &Path, args: &[&str], prefix: &str) -> Calculator {
+        Self::start_in(server, args, prefix, &[])
+    }
+
+    /// [`start_as`](Self::start_as), with `env` added to its environment (`RUST_LOG=debug`, say).
+    ///
+    /// # Panics
+    ///
+    /// When it cannot start, or prints no such line in time.
+    pub fn start_in(
+        server: &Path,
+        args: &[&str],
+        prefix: &str,
+        env: &[(&str, &str)],
+    ) -> Calculator {
         let mut child = Command::new(server)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -9,12 +9,14 @@
 //! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
 //! - [`redis`]: a real `redis-server` as a child process, and a proxy that cuts it off;
 //! - [`fixtures`]: methods several tests register;
+//! - [`cancel`]: a method that never answers and reports its cancellation;
 //! - [`logs`]: what a `tracing` subscriber writes, for a test to read;
 //! - [`tls`]: certificates made for the run.
 
 use std::future::Future;
 use std::time::Duration;
 
+pub mod cancel;
 pub mod examples;
 pub mod fixtures;
 pub mod logs;

@@ -27,6 +27,9 @@ pub fn logged<F: Future>(
         .finish();
     // The subscriber serves this thread, which the current-thread runtime runs every task on.
     let _default = subscriber.set_default();
+    // A test on another thread that met a callsite first, while this subscriber was being set,
+    // may have cached it as off for everyone: looked at again now that the subscriber is set.
+    tracing::callsite::rebuild_interest_cache();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

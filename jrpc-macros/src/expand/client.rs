@@ -14,7 +14,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned as _;
 use syn::{Generics, Path, Visibility};
 
-use super::{at, call_over, krate_at, local};
+use super::{at, call_as_written, call_over, krate_at, local};
 use crate::ast::{Method, Output, Param, Service, is_context};
 use crate::attr::ServiceArgs;
 use crate::ty::{Scan, range};
@@ -245,7 +245,7 @@ fn name_check(args: &ServiceArgs, client: &Ident, span: Span) -> TokenStream {
         const _: fn() = || {
             let #stub = ::core::unreachable!();
             let #pattern { .. } = #stub;
-            #krate::__private::stub_name(&#stub);
+            #krate::__private::StubName::check(&#stub);
         };
     }
 }
@@ -355,11 +355,11 @@ fn build_params(
     if values.is_empty() {
         return quote!(let #params = ::core::option::Option::None;);
     }
-    if method.attrs.whole.is_some() {
-        let idents = values.iter().filter_map(|param| param.ident());
-        let types = values.iter().map(|param| &param.ty);
+    if let (Some(_), [param]) = (&method.attrs.whole, values) {
+        let ident = param.ident();
+        let whole = stub_param(args, &param.ty, "to_whole", quote!(&#ident));
         return quote! {
-            let #params = #krate::__private::ParamsBuilder::whole::<#(#types)*>(&#(#idents)*)?;
+            let #params = #whole?;
         };
     }
     // The number of parameters of this build: an array of one `()` per
@@ -393,7 +393,8 @@ fn build_params(
             let push = call_over(arg, quote!(&mut #builder, #name), end);
             return Some(quote!(#(#cfgs)* #push?;));
         }
-        Some(quote!(#(#cfgs)* #builder.push::<#ty>(#name, &#ident)?;))
+        let push = stub_param(args, ty, "push_to", quote!(&#ident, &mut #builder, #name));
+        Some(quote!(#(#cfgs)* #push?;))
     });
     let counted = local("__jrpc_count");
     quote! {
@@ -402,6 +403,24 @@ fn build_params(
         #(#pushes)*
         let #params = #builder.finish(#counted);
     }
+}
+
+/// `<T as StubParam>::method(args)`, spanned over the parameter's type as
+/// written: an unmet `StubParam` is reported there, with no note into the
+/// runtime (it is the trait's own method).
+fn stub_param(
+    args: &ServiceArgs,
+    ty: &syn::Type,
+    method: &str,
+    call_args: TokenStream,
+) -> TokenStream {
+    let (first, last) = range(ty);
+    let krate = krate_at(args, first);
+    let method = Ident::new(method, first);
+    let mut head = quote_spanned!(first=> <);
+    head.extend(quote!(#ty));
+    head.extend(quote_spanned!(first=> as #krate::__private::StubParam>::#method));
+    call_as_written(head, call_args, last)
 }
 
 /// How a stub method sends its encoded `params`.
@@ -448,22 +467,51 @@ fn send(method: &Method, args: &ServiceArgs, params: &Ident) -> Send {
         quote!(#krate::__private::Probe::<#returned>::NEW.kind()),
         end,
     );
-    let mut ok_head = quote_spanned!(start=> #krate_start::__private::param::<);
+    // The success value as the stub returns it: the trait's own method,
+    // spanned at the success type as written, so that a type that says
+    // otherwise than the probe is reported there with no note.
+    let value = local("__jrpc_value");
+    let mut ok_head = quote_spanned!(start=> <);
     ok_head.extend(ok.clone());
-    ok_head.extend(quote_spanned!(start=> >));
-    let ok_witness = call_over(ok_head, TokenStream::new(), end);
+    ok_head.extend(quote_spanned!(start=> as #krate_start::__private::OkOf<_>>::from_kind));
+    let from_kind = call_over(
+        ok_head,
+        quote!(#krate::__private::Probe::<#returned>::NEW.kind(), #value),
+        end,
+    );
+    let decodes = decodes_check(args, &returned, start, end);
     Send {
         send: quote! {
+            #decodes
             let #raw = #krate::Caller::call_raw(&self.caller, #wire, #params).await?;
-            #krate::__private::decode_answer(
-                #spanned,
-                #ok_witness,
-                &#raw,
-            )
+            #krate::__private::decode_answer(#spanned, &#raw).map(|#value| #from_kind)
         },
         batched: quote!(#krate::__private::batch_call::<#ok>(&mut self.batch, #wire, #params)),
         ok,
     }
+}
+
+/// The check a stub makes first at its success type as written, that it
+/// decodes: `StubResult`'s own method, spanned as the argument of
+/// `decode_answer` whose bound is the same, so that rustc reports it with no
+/// note into the runtime and leaves the helper's bound out.
+fn decodes_check(
+    args: &ServiceArgs,
+    returned: &TokenStream,
+    start: Span,
+    end: Span,
+) -> TokenStream {
+    let krate = &args.krate;
+    let krate_start = krate_at(args, start);
+    let ok_of = call_over(
+        quote_spanned!(start=> #krate_start::__private::ok_of),
+        quote!(#krate::__private::Probe::<#returned>::NEW.kind()),
+        end,
+    );
+    let mut check = quote_spanned!(start=> #krate_start::__private::StubResult::);
+    check.extend([TokenTree::Ident(Ident::new("check", at(end)))]);
+    let check = call_over(check, ok_of, end);
+    quote!(#check;)
 }
 
 /// The stub method's error type and body: with `client_error = E`, the body
@@ -490,10 +538,15 @@ fn error_wrap(
     let result = local("__jrpc_result");
     // Spanned at the type, so that a missing `From<ClientError>` is
     // reported there, once.
+    // The type's tokens too: each method's error is then the same, which
+    // rustc reports once.
+    let ty_at = crate::attr::respan(ty.to_token_stream(), span);
+    let from_client =
+        quote_spanned!(span=> <#ty_at as #krate_span::__private::StubError>::from_client);
     let convert = quote_spanned! {span=>
         ::core::result::Result::map_err(
             #result,
-            #krate_span::__private::stub_error::<#ty>,
+            #from_client,
         )
     };
     (

@@ -5,10 +5,10 @@
 //! parameter types given explicitly (so an unmet bound points at the type)
 //! and a closure calling the method.
 
-use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
-use super::{at, call_over, krate_at, local, local_at};
+use super::{at, call_as_written, call_over, krate_at, local, local_at};
 use crate::ast::{Kind, Method, Output, Param, ParamKind, Service, is_context};
 use crate::attr::{ServiceArgs, cfg_predicate};
 use crate::ty::range;
@@ -245,12 +245,13 @@ fn register(
     let kind = local_at("__jrpc_kind", span);
     let unit = quote_spanned!(span=> ());
     let returned = method.output_ty.as_deref().map_or(unit, |ty| quote!(#ty));
-    let (ok, err) = result_witnesses(method, args, span);
+    let (ok, err, result_checks) = result_witnesses(method, args, span);
     quote_spanned! {span=>
         #(#cfgs)*
         {
             let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
             #(#checks)*
+            #result_checks
             #krate::__private::#helper(
                 &mut #table,
                 &#this,
@@ -329,15 +330,6 @@ fn param_witnesses(values: &[&Param], args: &ServiceArgs) -> (Vec<TokenStream>, 
     (checks, witnesses)
 }
 
-/// [`call_over`] with the parenthesis at `end` itself: with `head` starting at
-/// a user's token as written, the call covers that type's tokens exactly.
-fn call_as_written(mut head: TokenStream, args: TokenStream, end: Span) -> TokenStream {
-    let mut group = Group::new(Delimiter::Parenthesis, args);
-    group.set_span(end);
-    head.extend([proc_macro2::TokenTree::Group(group)]);
-    head
-}
-
 /// The call of the method, arguments in the user's order, the context
 /// injected (as the type the parameter names, which must be the runtime's
 /// `Context`), awaited when the method gives a future.
@@ -352,13 +344,16 @@ fn method_call(
     let ident = &method.sig.ident;
     let call_args = params.iter().map(|param| match param.kind {
         ParamKind::Context => {
+            // The trait's own method, spanned over the type: rustc reports
+            // a type that is not the runtime's `Context` there, with no note.
             let (start, end) = range(&param.ty);
             let krate = krate_at(args, at(start));
-            call_over(
-                quote_spanned!(at(start)=> #krate::__private::context),
-                quote_spanned!(span=> &#ctx),
-                end,
-            )
+            let mut head = quote_spanned!(at(start)=> #krate::__private::Injected::);
+            head.extend([proc_macro2::TokenTree::Ident(Ident::new(
+                "from_context",
+                at(end),
+            ))]);
+            call_over(head, quote_spanned!(span=> &#ctx), end)
         }
         ParamKind::Value => {
             let ident = param.ident();
@@ -375,13 +370,13 @@ fn method_call(
 
 /// The probe's kind as the success and as the error witness, each spanned
 /// at its type as written (the whole return type for an error type that is
-/// not written out).
-fn result_witnesses(method: &Method, args: &ServiceArgs, span: Span) -> (TokenStream, TokenStream) {
-    let result_fn = if args.schema.is_some() {
-        "at_described"
-    } else {
-        "at"
-    };
+/// not written out), and the checks made first at the same places (as a
+/// parameter's, so that rustc reports each with no note into the runtime).
+fn result_witnesses(
+    method: &Method,
+    args: &ServiceArgs,
+    span: Span,
+) -> (TokenStream, TokenStream, TokenStream) {
     let whole = method.output_ty.as_deref().map(range);
     let (ok_range, err_range) = match &method.output {
         Output::Unit => ((span, span), (span, span)),
@@ -391,16 +386,47 @@ fn result_witnesses(method: &Method, args: &ServiceArgs, span: Span) -> (TokenSt
             err.as_deref().map(range).or(whole).unwrap_or((span, span)),
         ),
     };
-    let witness = |(start, end): (Span, Span), helper: &str| {
+    // `krate::__private::at(kind)`, with more arguments after the kind.
+    let witness = |(start, end): (Span, Span), helper: &str, more: TokenStream| {
         let start = at(start);
         let krate = krate_at(args, start);
         let kind = local_at("__jrpc_kind", start);
         let helper = Ident::new(helper, start);
         call_over(
             quote_spanned!(start=> #krate::__private::#helper),
-            quote!(#kind),
+            quote!(#kind #more),
             end,
         )
     };
-    (witness(ok_range, result_fn), witness(err_range, "at"))
+    // `Bound::method(of(kind))`: the trait's own method, at the type.
+    let trait_call = |(start, end): (Span, Span), bound: &str, method: &str, of: &str| {
+        let start = at(start);
+        let krate = krate_at(args, start);
+        let kind = local_at("__jrpc_kind", start);
+        let of = Ident::new(of, start);
+        let bound = Ident::new(bound, start);
+        let arg = call_over(
+            quote_spanned!(start=> #krate::__private::#of),
+            quote!(#kind),
+            end,
+        );
+        let mut head = quote_spanned!(start=> #krate::__private::#bound::);
+        head.extend([proc_macro2::TokenTree::Ident(Ident::new(method, at(end)))]);
+        call_over(head, arg, end)
+    };
+    let checks = match method.output {
+        Output::Unit => TokenStream::new(),
+        _ => {
+            let ok = trait_call(ok_range, "RpcResult", "check", "ok_of");
+            let err = trait_call(err_range, "IntoRpcError", "check", "err_of");
+            quote!(#ok; #err;)
+        }
+    };
+    let ok = if args.schema.is_some() {
+        let schema = trait_call(ok_range, "RpcSchema", "of", "ok_of");
+        witness(ok_range, "at_described", quote!(, #schema))
+    } else {
+        witness(ok_range, "at", TokenStream::new())
+    };
+    (ok, witness(err_range, "at", TokenStream::new()), checks)
 }

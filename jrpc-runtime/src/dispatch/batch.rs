@@ -5,7 +5,6 @@
 use futures_util::StreamExt as _;
 
 use super::handle::{FirstPoll, Started};
-use super::limit::Unlimited;
 use super::methods::Element;
 use super::{Batches, Context, Methods};
 use crate::wire::{Id, Rejection, Request, RpcError, incoming, write};
@@ -132,7 +131,7 @@ impl Methods {
         };
         if !run.waiting.is_empty() {
             // After one that waits, each answer is kept apart, to be written in order.
-            match self.run_once_apart(started, ctx, cx, Unlimited) {
+            match self.run_once_apart(started, ctx, cx) {
                 FirstPoll::Answered(answer) => run.rest.push(answer),
                 FirstPoll::Waiting(started, span) => run.wait(started, span),
             }
@@ -143,7 +142,7 @@ impl Methods {
             run.make_room();
         }
         let mark = write::open_element(&mut run.out);
-        match self.run_once_into(started, ctx, cx, &mut run.out, Unlimited) {
+        match self.run_once_into(started, ctx, cx, &mut run.out) {
             FirstPoll::Answered(()) if run.out.len() > mark + 1 => {}
             FirstPoll::Answered(()) => run.out.truncate(mark),
             FirstPoll::Waiting(started, span) => {
@@ -169,10 +168,7 @@ impl Methods {
         if !waiting.is_empty() {
             let finished = futures_util::future::join_all(waiting.into_iter().map(
                 |(at, started, span)| async move {
-                    (
-                        at,
-                        self.run_in(started, span, ctx, deadline, Unlimited).await,
-                    )
+                    (at, self.run_in(started, span, ctx, deadline).await)
                 },
             ))
             .await;
@@ -206,7 +202,7 @@ impl Methods {
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
         let started = self.start(req, ctx);
-        self.run(started, ctx, deadline, Unlimited).await
+        self.run(started, ctx, deadline).await
     }
 }
 

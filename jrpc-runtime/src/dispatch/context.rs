@@ -4,13 +4,15 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::cancel::Slot;
 use super::extensions::Extensions;
+use super::trace::TraceContext;
 use crate::transport::{Headers, RequestTag, Transport};
 use crate::wire::Id;
 
 /// What a handler knows about its request: the transport, the request id, the peer's address,
-/// HTTP headers, per-connection extensions, and the connection's peer handle where the transport
-/// stays open.
+/// HTTP headers, the caller's trace, per-connection extensions, the connection's peer handle where
+/// the transport stays open, and whether the request was cancelled.
 ///
 /// Transports build one `Context` per connection (or per HTTP request) and the dispatcher stamps
 /// each request's id on a cheap clone. A method takes it as `ctx: &Context`:
@@ -26,10 +28,13 @@ use crate::wire::Id;
 /// assert_eq!(ctx.extension::<User>().map(|u| u.0), Some("ada"));
 /// assert!(ctx.id().is_none());
 /// ```
-#[derive(Clone)]
 pub struct Context {
-    id: Option<Id>,
+    /// The request's id: `None` in a context that is no request's (a connection's), `Some(None)`
+    /// for a notification.
+    id: Option<Option<Id>>,
     shared: Arc<Shared>,
+    /// The request's cancellation (see [`cancelled`](Self::cancelled)).
+    cancel: Slot,
 }
 
 #[derive(Clone)]
@@ -39,6 +44,8 @@ struct Shared {
     /// The request's (or the upgrade's) HTTP headers, where the transport has them.
     headers: Option<Headers>,
     request_tag: Option<RequestTag>,
+    /// The caller's trace, where the transport read one; boxed, as most requests carry none.
+    trace: Option<Box<TraceContext>>,
     extensions: Extensions,
     /// The largest answer the transport sends, in bytes: a result is written up to it.
     answer_limit: usize,
@@ -47,7 +54,7 @@ struct Shared {
 impl Context {
     /// A context for requests arriving on `transport`.
     pub fn new(transport: Transport) -> Self {
-        Self::of_request(transport, None, None, None, usize::MAX)
+        Self::of_request(transport, None, None, None, None, usize::MAX)
     }
 
     /// A context made whole at once (one allocation, and nothing to make unique after): what a
@@ -57,6 +64,7 @@ impl Context {
         peer_addr: Option<SocketAddr>,
         request_tag: Option<RequestTag>,
         headers: Option<Headers>,
+        trace: Option<Box<TraceContext>>,
         answer_limit: usize,
     ) -> Self {
         let ctx = Self {
@@ -66,9 +74,11 @@ impl Context {
                 peer_addr,
                 headers: None,
                 request_tag,
+                trace,
                 extensions: Extensions::default(),
                 answer_limit,
             }),
+            cancel: Slot::new(),
         };
         // Set through the one setter (the Arc is not shared yet: nothing is copied).
         match headers {
@@ -136,11 +146,21 @@ impl Context {
         self
     }
 
-    /// This context stamped with a request's id.
+    /// Sets the caller's trace, which the request's span and log line carry and calls made from
+    /// its handler continue (see [`trace`](Self::trace)).
+    #[must_use]
+    pub fn with_trace(mut self, trace: TraceContext) -> Self {
+        Arc::make_mut(&mut self.shared).trace = Some(Box::new(trace));
+        self
+    }
+
+    /// This context stamped with a request's id: the context its handler gets.
+    #[inline]
     pub(crate) fn for_request(&self, id: Option<Id>) -> Self {
         Self {
-            id,
+            id: Some(id),
             shared: Arc::clone(&self.shared),
+            cancel: Slot::new(),
         }
     }
 
@@ -151,7 +171,7 @@ impl Context {
 
     /// The request's id; `None` for a notification.
     pub fn id(&self) -> Option<&Id> {
-        self.id.as_ref()
+        self.id.as_ref().and_then(Option::as_ref)
     }
 
     /// The peer's network address, where the transport has one.
@@ -173,16 +193,69 @@ impl Context {
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.shared.extensions.get::<T>()
     }
+
+    /// The caller's W3C trace context, where the request carried one: its HTTP request's (or
+    /// WebSocket upgrade's) `traceparent` and `tracestate` headers, or an MCP request's
+    /// `params._meta`. The request's span and DEBUG line carry its trace id, and the clients a
+    /// handler calls through continue it.
+    pub fn trace(&self) -> Option<&TraceContext> {
+        self.shared.trace.as_deref()
+    }
+
+    /// Resolves once the request is cancelled: its caller went away (a dropped call, a closed
+    /// connection, a reset stream), a cancel notice named it, its handler timed out, or a
+    /// shutdown's drain budget ran out. The handler's own future is simply dropped then; this is
+    /// for work it handed to other tasks, which take this future (it owns what it needs) or a
+    /// clone of the context.
+    ///
+    /// It resolves only while the handler's future holds its context (every method the macro
+    /// makes does); on a context that is no request's (a connection's, one made with
+    /// [`new`](Self::new)) it never resolves. Nothing is allocated for it until it is asked for.
+    ///
+    /// ```
+    /// use jrpc_runtime::{Context, RpcError};
+    ///
+    /// async fn export(ctx: &Context) -> Result<(), RpcError> {
+    ///     let stop = ctx.cancelled();
+    ///     let work = tokio::spawn(async move {
+    ///         tokio::select! {
+    ///             () = stop => {}, // the caller went away: stop early
+    ///             () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
+    ///         }
+    ///     });
+    ///     work.await.map_err(|err| RpcError::new(1, err.to_string()))
+    /// }
+    /// ```
+    pub fn cancelled(&self) -> impl Future<Output = ()> + Send + 'static + use<> {
+        self.cancel.cancelled(self.id.is_some())
+    }
+
+    /// Whether the request was cancelled (see [`cancelled`](Self::cancelled)).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+/// A clone of a request's context shares its cancellation.
+impl Clone for Context {
+    fn clone(&self) -> Self {
+        Self {
+            id: self.id.clone(),
+            shared: Arc::clone(&self.shared),
+            cancel: self.cancel.share(self.id.is_some()),
+        }
+    }
 }
 
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
             .field("transport", &self.shared.transport)
-            .field("id", &self.id)
+            .field("id", &self.id())
             .field("peer_addr", &self.shared.peer_addr)
             .field("request_tag", &self.request_tag())
             .field("headers", &self.header_slot().is_some())
+            .field("trace", &self.trace())
             .field("extensions", &self.shared.extensions.len())
             .finish_non_exhaustive()
     }

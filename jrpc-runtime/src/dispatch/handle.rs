@@ -3,11 +3,14 @@
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::Poll;
 
-use tracing::Instrument as _;
+use futures_util::future::Either;
 
-use super::limit::{AnswerLimit, KnownLimit, Unlimited, too_large};
+use super::limit::too_large;
 use super::methods::{BoxCall, Failure, NotStarted, OnePass, Output};
+use super::trace::TraceContext;
 use super::{Context, ErrorReport, FromParams as _, Methods, Observation, Outcome, Params};
 use crate::wire::write::WriteId;
 use crate::wire::{Id, RawId, Request, RpcError, id_of, incoming, write};
@@ -16,29 +19,41 @@ impl Methods {
     /// Answers one body (a request, a notification or a batch) as an in-process call: the
     /// answer's text, or `None` when nothing is to be sent back.
     pub async fn handle(&self, body: &str) -> Option<String> {
-        let answer = self
-            .handle_bytes(body, &self.inner.in_process, Unlimited)
-            .await;
+        // The table's own context carries no trace: nothing to serve.
+        let answer = self.answer(body, &self.inner.in_process).await;
         answer.map(write::text)
     }
 
     /// Answers one body arriving with `ctx` (its transport, headers, peer...); each request gets
     /// a clone of `ctx` stamped with its id.
     pub async fn handle_in(&self, body: &str, ctx: &Context) -> Option<String> {
-        self.handle_bytes(body, ctx, Unlimited)
-            .await
-            .map(write::text)
+        self.handle_bytes(body, ctx).await.map(write::text)
     }
 
     /// [`handle_in`](Self::handle_in), the answer left as the bytes written: for a transport
-    /// that sends bytes, so that they are not checked again for UTF-8. A request's answer stops
-    /// being written past `limit` (a batch's is not: the transport checks it whole).
-    pub(crate) async fn handle_bytes(
-        &self,
-        body: &str,
-        ctx: &Context,
-        limit: impl AnswerLimit,
-    ) -> Option<Vec<u8>> {
+    /// that sends bytes, so that they are not checked again for UTF-8. The calls its handlers
+    /// make carry the trace of `ctx`, if it has one.
+    pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
+        match ctx.trace() {
+            None => self.answer(body, ctx).await,
+            Some(trace) => self.traced(body, ctx, trace).await,
+        }
+    }
+
+    /// [`answer`](Self::answer) with `trace` served. Boxed: every request's future would
+    /// otherwise carry the room for a trace.
+    #[cold]
+    fn traced<'a>(
+        &'a self,
+        body: &'a str,
+        ctx: &'a Context,
+        trace: &TraceContext,
+    ) -> Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>> {
+        Box::pin(super::trace::serving(trace, self.answer(body, ctx)))
+    }
+
+    /// [`handle_bytes`](Self::handle_bytes), with no trace served.
+    async fn answer(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
         if incoming::is_batch(body) {
             // Boxed: a batch's future is larger than a request's, and every caller's future
             // would carry it (a request's future is moved and allocated whole).
@@ -51,7 +66,23 @@ impl Methods {
                 Err(rejection) => return Some(rejection.answer()),
             },
         };
-        self.run(started, ctx, self.deadline(), limit).await
+        if let Stage::Done(..) = started.state {
+            // Answered already (an unknown method, bad params): nothing to run.
+            return self.ended(started, ctx);
+        }
+        self.run(started, ctx, self.deadline()).await
+    }
+
+    /// Ends a request answered as it started, and gives its answer.
+    #[inline(never)]
+    fn ended(&self, mut started: Started<'_>, ctx: &Context) -> Option<Vec<u8>> {
+        let span = started.span(ctx);
+        let Stage::Done(answer, outcome) = &mut started.state else {
+            return None;
+        };
+        let (answer, outcome) = (answer.take(), *outcome);
+        self.end(&started, &span, ctx, outcome);
+        answer
     }
 
     #[inline]
@@ -75,15 +106,16 @@ impl Methods {
         let (logged, started_at) = self.clock();
         let id = req.id.map(id_of);
         let state = 'done: {
-            let ctx = ctx.for_request(id.clone());
+            // Made only for a handler: a request answered at once has no use for it.
+            let ctx = || ctx.for_request(id.clone());
             if let Some(layers) = &self.inner.layers {
-                break 'done Stage::Running(self.layered(layers, &req.method, req.params, ctx));
+                break 'done Stage::Running(self.layered(layers, &req.method, req.params, ctx()));
             }
             let fut = match self.inner.table.get(&*req.method) {
                 Some(entry) => {
                     let handler = &*entry.handler;
                     match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        handler.start(req.params, ctx)
+                        handler.start(req.params, ctx())
                     })) {
                         Ok(Ok(fut)) => fut,
                         Ok(Err(err)) => break 'done refused(&req.method, req.id, &err),
@@ -107,7 +139,7 @@ impl Methods {
                     },
                     Some(fallback) => {
                         let params = Params::from_params(req.params, &[]).unwrap_or_default();
-                        fallback(req.method.clone().into_owned(), params, ctx)
+                        fallback(req.method.clone().into_owned(), params, ctx())
                     }
                     None => {
                         let err = RpcError::method_not_found();
@@ -184,54 +216,48 @@ impl Methods {
         }
     }
 
-    /// Runs a started request under the deadline, and writes its answer within `limit`; logs and
-    /// observes it.
+    /// Runs a started request under the deadline, and writes its answer; logs and observes it.
     #[inline]
     pub(crate) fn run<'s>(
         &'s self,
         started: Started<'s>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
-        limit: impl AnswerLimit,
-    ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
-        self.run_in(started, None, ctx, deadline, limit)
+    ) -> Running<'s> {
+        self.run_in(started, None, ctx, deadline)
     }
 
     /// [`run`](Self::run), in `span` when [`run_once`](Self::run_once) made
     /// it already (a request has one span).
-    ///
-    /// Not an `async fn`: its future keeps the request started once, in place (an `async fn`'s
-    /// arguments are moved into locals of its own, and kept twice).
     pub(crate) fn run_in<'s>(
         &'s self,
         started: Started<'s>,
         span: Option<tracing::Span>,
         ctx: &'s Context,
         deadline: Option<tokio::time::Instant>,
-        limit: impl AnswerLimit,
+    ) -> Running<'s> {
+        Running {
+            methods: self,
+            ctx,
+            started,
+            span,
+            out: Vec::new(),
+            deadline,
+        }
+    }
+
+    /// [`run_in`](Self::run_in), for a request that runs in a task of its own: the calls its
+    /// handler makes carry the trace of `ctx`, if it has one.
+    pub(crate) fn run_apart<'s>(
+        &'s self,
+        started: Started<'s>,
+        span: Option<tracing::Span>,
+        ctx: &'s Context,
     ) -> impl Future<Output = Option<Vec<u8>>> + Send + 's {
-        let mut started = started;
-        async move {
-            let span = span.unwrap_or_else(|| started.span(ctx));
-            let (answer, outcome) = match &mut started.state {
-                Stage::Done(answer, outcome) => (answer.take(), *outcome),
-                Stage::Running(_) => {
-                    let mut out = Vec::new();
-                    let limit = limit.of(ctx);
-                    // Entering a disabled span on every poll is measurable on the hot path.
-                    let output = if span.is_disabled() {
-                        run_call(&mut started.state, &mut out, deadline, limit).await
-                    } else {
-                        run_call(&mut started.state, &mut out, deadline, limit)
-                            .instrument(span.clone())
-                            .await
-                    };
-                    let outcome = self.written(output, &mut out, 0, &started);
-                    (started.raw_id.is_some().then_some(out), outcome)
-                }
-            };
-            self.end(&started, &span, ctx, outcome);
-            answer
+        let running = self.run_in(started, span, ctx, self.deadline());
+        match ctx.trace() {
+            None => Either::Left(running),
+            Some(trace) => Either::Right(super::trace::serving(trace, running)),
         }
     }
 
@@ -239,14 +265,13 @@ impl Methods {
     /// the request's span when a subscriber records it): what a peer's loop tries before it
     /// gives a call a task of its own. The request comes back, its handler polled once, when it
     /// has to wait, with its span when that is recorded.
-    pub(crate) fn run_once<'a>(
-        &self,
-        started: Started<'a>,
-        ctx: &Context,
-        limit: impl AnswerLimit,
-    ) -> FirstPoll<'a> {
+    pub(crate) fn run_once<'a>(&self, started: Started<'a>, ctx: &Context) -> FirstPoll<'a> {
+        // The calls its handler makes carry the caller's trace: all of it runs in `run_apart`.
+        if ctx.trace().is_some() && matches!(started.state, Stage::Running(_)) {
+            return FirstPoll::Waiting(started, None);
+        }
         let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
-        self.run_once_apart(started, ctx, &mut noop, limit)
+        self.run_once_apart(started, ctx, &mut noop)
     }
 
     /// [`run_once_into`](Self::run_once_into), its answer (if any) in a buffer of its own.
@@ -256,10 +281,9 @@ impl Methods {
         started: Started<'a>,
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
-        limit: impl AnswerLimit,
     ) -> FirstPoll<'a> {
         let mut out = Vec::new();
-        match self.run_once_into(started, ctx, cx, &mut out, limit) {
+        match self.run_once_into(started, ctx, cx, &mut out) {
             FirstPoll::Answered(()) => FirstPoll::Answered((!out.is_empty()).then_some(out)),
             FirstPoll::Waiting(started, span) => FirstPoll::Waiting(started, span),
         }
@@ -275,7 +299,6 @@ impl Methods {
         ctx: &Context,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
-        limit: impl AnswerLimit,
     ) -> FirstPoll<'a, ()> {
         let span = started.span(ctx);
         let outcome = match &mut started.state {
@@ -291,7 +314,7 @@ impl Methods {
             }
             Stage::Running(_) => {
                 let start = out.len();
-                let limit = limit.of(ctx);
+                let limit = ctx.answer_limit();
                 // Under a subscriber that records the span, the first poll runs in it as the
                 // later ones do: whether a call is answered at once (and so never counted in
                 // flight) does not depend on logging.
@@ -316,7 +339,7 @@ impl Methods {
 
     /// Records in its span, logs and tells the observer how a started request went: the one exit
     /// of every request, so that the observer and the log see every way out.
-    #[inline]
+    #[inline(always)]
     fn end(&self, started: &Started<'_>, span: &tracing::Span, ctx: &Context, outcome: Outcome) {
         let (method, id) = (&*started.method, started.id.as_ref());
         if !span.is_disabled() {
@@ -330,14 +353,25 @@ impl Methods {
                     Some(id) => id,
                     None => &"none",
                 };
-                tracing::debug!(
-                    method = %method,
-                    id = %shown,
-                    transport = %ctx.transport(),
-                    ?elapsed,
-                    %outcome,
-                    "request",
-                );
+                match ctx.trace() {
+                    None => tracing::debug!(
+                        method = %method,
+                        id = %shown,
+                        transport = %ctx.transport(),
+                        ?elapsed,
+                        %outcome,
+                        "request",
+                    ),
+                    Some(trace) => tracing::debug!(
+                        method = %method,
+                        id = %shown,
+                        transport = %ctx.transport(),
+                        trace_id = %trace.trace_id(),
+                        ?elapsed,
+                        %outcome,
+                        "request",
+                    ),
+                }
             }
             if let Some(observer) = &self.inner.observer {
                 observer(&Observation {
@@ -449,10 +483,16 @@ impl<'a> Started<'a> {
             method = %self.method,
             id = tracing::field::Empty,
             transport = %ctx.transport(),
+            trace_id = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );
-        if let (false, Some(id)) = (span.is_disabled(), &self.id) {
-            span.record("id", tracing::field::display(id));
+        if !span.is_disabled() {
+            if let Some(id) = &self.id {
+                span.record("id", tracing::field::display(id));
+            }
+            if let Some(trace) = ctx.trace() {
+                super::trace::parent(&span, trace);
+            }
         }
         span
     }
@@ -490,6 +530,143 @@ pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     Waiting(Started<'a>, Option<tracing::Span>),
 }
 
+/// A started request running to its answer under its deadline, with panics contained, in its
+/// span: the future of [`Methods::run_in`], written out so that it holds the request once, in
+/// place, and ends it however it ends.
+///
+/// Dropped before it ended (its caller went away, a cancel notice, the drain budget spent), it
+/// ends the request as [`Outcome::Cancelled`], and drops its handler's call as cancelled (see
+/// [`cancel`](super::cancel)): as one whose deadline passed or that panicked is too.
+pub(crate) struct Running<'s> {
+    methods: &'s Methods,
+    ctx: &'s Context,
+    started: Started<'s>,
+    /// Its span, once made (at the first poll, unless given).
+    span: Option<tracing::Span>,
+    /// Where its result is written.
+    out: Vec<u8>,
+    /// Its deadline, until its call is given it (when the call first waits).
+    deadline: Option<tokio::time::Instant>,
+}
+
+impl Future for Running<'_> {
+    type Output = Option<Vec<u8>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let span = match &this.span {
+            Some(span) => span,
+            None => this.span.insert(this.started.span(this.ctx)),
+        };
+        let (answer, outcome) = match &mut this.started.state {
+            Stage::Done(answer, outcome) => (answer.take(), *outcome),
+            Stage::Running(_) => {
+                let limit = this.ctx.answer_limit();
+                // Entering a disabled span on every poll is measurable on the hot path.
+                let polled = if span.is_disabled() {
+                    this.started.state.poll_once(cx, &mut this.out, limit)
+                } else {
+                    let _entered = span.enter();
+                    this.started.state.poll_once(cx, &mut this.out, limit)
+                };
+                let output = match polled {
+                    Poll::Ready(output) => output,
+                    Poll::Pending => {
+                        if let Some(deadline) = this.deadline.take() {
+                            this.started.state.time(deadline, cx);
+                        }
+                        return Poll::Pending;
+                    }
+                };
+                let outcome = this
+                    .methods
+                    .written(output, &mut this.out, 0, &this.started);
+                let out = std::mem::take(&mut this.out);
+                (this.started.raw_id.is_some().then_some(out), outcome)
+            }
+        };
+        this.methods.end(&this.started, span, this.ctx, outcome);
+        Poll::Ready(answer)
+    }
+}
+
+/// A request whose call did not finish (or did not start: its stage is still `Running`) ends
+/// here; one that ended has its stage `Done`, its call gone.
+impl Drop for Running<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Stage::Running(_) = self.started.state {
+            self.cancelled();
+        }
+    }
+}
+
+impl Running<'_> {
+    /// Ends a request dropped before it ended.
+    #[cold]
+    fn cancelled(&mut self) {
+        let span = match self.span.take() {
+            Some(span) => span,
+            None => self.started.span(self.ctx),
+        };
+        self.methods
+            .end(&self.started, &span, self.ctx, Outcome::Cancelled);
+        cancel_call(&mut self.started.state);
+    }
+}
+
+/// A call that waited, under its deadline.
+struct Timed {
+    /// The call; taken (dropped as cancelled) when the deadline passes.
+    call: Option<BoxCall>,
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl super::methods::Work for Timed {
+    fn poll_into(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+    ) -> Poll<Output> {
+        self.poll_capped(cx, out, usize::MAX)
+    }
+
+    fn poll_capped(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Poll<Output> {
+        let this = &mut *self;
+        if let Some(call) = &mut this.call {
+            let polled = if limit == usize::MAX {
+                call.as_mut().poll_into(cx, out)
+            } else {
+                call.as_mut().poll_capped(cx, out, limit)
+            };
+            if let Poll::Ready(output) = polled {
+                return Poll::Ready(output);
+            }
+            if this.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let call = this.call.take();
+            super::cancel::dropping(move || drop(call));
+        }
+        Poll::Ready(Err(Failure::Internal("handler timed out".into())))
+    }
+}
+
+/// Drops the call of `state`, if it did not finish, as cancelled (see [`cancel`](super::cancel)).
+#[cold]
+fn cancel_call(state: &mut Stage) {
+    if let Stage::Running(_) = state {
+        let call = std::mem::replace(state, Stage::Done(None, Outcome::Cancelled));
+        super::cancel::dropping(move || drop(call));
+    }
+}
+
 /// Where a request stands once started.
 pub(super) enum Stage {
     /// Its handler's call, to run.
@@ -499,49 +676,76 @@ pub(super) enum Stage {
 }
 
 impl Stage {
-    /// Polls a running call once, with panics contained, its result written to `out` within
-    /// `limit` (`Ready` at once, with nothing written, for a request answered already). A call
-    /// that is done is dropped there, so that a panic in its drop is contained as one in its
+    /// Gives a running call that waits its deadline: past it, the call is dropped as cancelled
+    /// and fails (`handler timed out`).
+    #[cold]
+    fn time(&mut self, deadline: tokio::time::Instant, cx: &mut std::task::Context<'_>) {
+        let Stage::Running(call) = std::mem::replace(self, Stage::Done(None, Outcome::Success))
+        else {
+            return;
+        };
+        let mut timer = Box::pin(tokio::time::sleep_until(deadline));
+        // The timer wakes the task when it rings; one that rang already, at once.
+        if timer.as_mut().poll(cx).is_ready() {
+            cx.waker().wake_by_ref();
+        }
+        let call = Some(call);
+        *self = Stage::Running(Box::pin(Timed { call, timer }));
+    }
+
+    /// Polls a running call once, with panics contained, its result written to `out` up to
+    /// `limit` bytes (`Ready` at once, with nothing written, for a request answered already). A
+    /// call that is done is dropped there, so that a panic in its drop is contained as one in its
     /// poll is.
     #[inline]
     fn poll_once(
         &mut self,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
-        limit: impl KnownLimit,
+        limit: usize,
     ) -> std::task::Poll<Output> {
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let Stage::Running(call) = self else {
                 return std::task::Poll::Ready(Ok(()));
             };
-            let polled = limit.poll(call.as_mut(), cx, out);
+            // In process there is no limit, and nothing to look at on the way.
+            let polled = if limit == usize::MAX {
+                call.as_mut().poll_into(cx, out)
+            } else {
+                call.as_mut().poll_capped(cx, out, limit)
+            };
             if polled.is_ready() {
                 *self = Stage::Done(None, Outcome::Success);
             }
             polled
         }));
         polled.unwrap_or_else(|panic| {
+            // The call that panicked goes, as a cancelled one does (the work it handed out
+            // stops), a panic in its drop contained too.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| cancel_call(self)));
             std::task::Poll::Ready(Err(Failure::Internal(panicked(&*panic))))
         })
     }
 }
 
-/// Runs a request's call with panics contained and the deadline applied, its result written to
-/// `out` within `limit`.
+/// Runs a request's call with panics contained and the deadline applied (past it, the call is
+/// dropped as cancelled), its result written to `out` whole: the innermost call of a table's
+/// layers, whose answer is held to the limit where the layers' own is written.
 pub(super) async fn run_call(
     state: &mut Stage,
     out: &mut Vec<u8>,
-    deadline: Option<tokio::time::Instant>,
-    limit: impl KnownLimit,
+    mut deadline: Option<tokio::time::Instant>,
 ) -> Output {
-    let polled = std::future::poll_fn(|cx| state.poll_once(cx, out, limit));
-    match deadline {
-        None => polled.await,
-        Some(deadline) => match tokio::time::timeout_at(deadline, polled).await {
-            Ok(output) => output,
-            Err(_) => Err(Failure::Internal("handler timed out".into())),
-        },
-    }
+    std::future::poll_fn(|cx| {
+        let polled = state.poll_once(cx, out, usize::MAX);
+        if polled.is_pending()
+            && let Some(deadline) = deadline.take()
+        {
+            state.time(deadline, cx);
+        }
+        polled
+    })
+    .await
 }
 
 /// Why a handler that panicked failed, for the log and the error hook.

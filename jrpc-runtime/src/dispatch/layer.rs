@@ -18,7 +18,6 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::handle::{Stage, Started, panicked, run_call};
-use super::limit::Unlimited;
 use super::methods::{BoxCall, Failure, Output, Work};
 use super::{Context, FromParams as _, Methods, Params};
 use crate::caller::BoxFuture;
@@ -385,7 +384,7 @@ async fn answer(call: Call) -> Result<Answer, BoxError> {
     let id = ctx.id().cloned();
     let mut out = Vec::new();
     let output = match methods.begin(&method, params.as_deref(), ctx) {
-        Ok(call) => run_call(&mut Stage::Running(call), &mut out, deadline, Unlimited).await,
+        Ok(call) => run_call(&mut Stage::Running(call), &mut out, deadline).await,
         Err(failure) => Err(failure),
     };
     Ok(match output {

@@ -1,96 +1,15 @@
-//! How far an answer may run while its result is written: a transport's `max_message_size`
-//! ([`MaxMessageSize`], which the request's context carries), or no limit ([`Unlimited`], in
-//! process).
+//! How far an answer may run while its result is written: the `max_message_size` of the
+//! request's transport, which its context carries
+//! ([`Context::answer_limit`](super::Context::answer_limit), `usize::MAX` in process).
 //!
 //! A result past the limit is not written to its end: the writer fails once the answer would pass
 //! it, and the call is answered `-32008` ([`ErrorCode::RESPONSE_TOO_LARGE`]) instead, so a
-//! too-large answer costs the limit, not its own size. The limit is a type, so that the calls that
-//! have none are compiled as they were, with no check on their way.
+//! too-large answer costs the limit, not its own size. A call with no limit is polled as before,
+//! with no check on its way.
 
 use std::io;
-use std::pin::Pin;
-use std::task::{Context as TaskContext, Poll};
 
-use super::Context;
-use super::methods::{Output, Work};
 use crate::wire::{ErrorCode, RpcError};
-
-/// How far an answer may run: [`Unlimited`], or the [`MaxMessageSize`] of the request's
-/// context.
-pub(crate) trait AnswerLimit: Copy + Send + Sync + 'static {
-    /// The limit, once the request's context is known.
-    type Known: KnownLimit;
-
-    /// The limit for a request arriving with `ctx`.
-    fn of(self, ctx: &Context) -> Self::Known;
-}
-
-/// A limit known, with which a call is polled.
-pub(crate) trait KnownLimit: Copy + Send + Sync + 'static {
-    /// Polls `call`, its result written into `out` within the limit.
-    fn poll(
-        self,
-        call: Pin<&mut dyn Work>,
-        cx: &mut TaskContext<'_>,
-        out: &mut Vec<u8>,
-    ) -> Poll<Output>;
-}
-
-/// No limit: an answer in process is as large as its result.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Unlimited;
-
-impl AnswerLimit for Unlimited {
-    type Known = Self;
-
-    #[inline]
-    fn of(self, _: &Context) -> Self {
-        self
-    }
-}
-
-impl KnownLimit for Unlimited {
-    #[inline]
-    fn poll(
-        self,
-        call: Pin<&mut dyn Work>,
-        cx: &mut TaskContext<'_>,
-        out: &mut Vec<u8>,
-    ) -> Poll<Output> {
-        call.poll_into(cx, out)
-    }
-}
-
-/// The `max_message_size` of the request's transport, which its context carries
-/// ([`Context::answer_limit`]): read only where a result is written, so that what waits for a
-/// handler (a request's future) carries nothing more.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct MaxMessageSize;
-
-impl AnswerLimit for MaxMessageSize {
-    type Known = UpTo;
-
-    #[inline]
-    fn of(self, ctx: &Context) -> UpTo {
-        UpTo(ctx.answer_limit())
-    }
-}
-
-/// At most this many bytes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct UpTo(usize);
-
-impl KnownLimit for UpTo {
-    #[inline]
-    fn poll(
-        self,
-        call: Pin<&mut dyn Work>,
-        cx: &mut TaskContext<'_>,
-        out: &mut Vec<u8>,
-    ) -> Poll<Output> {
-        call.poll_capped(cx, out, self.0)
-    }
-}
 
 /// A writer into `out` that fails rather than let it pass `limit` bytes.
 ///
@@ -162,7 +81,7 @@ mod tests {
     use serde::ser::{Serialize, SerializeSeq as _, Serializer};
 
     use super::*;
-    use crate::dispatch::Methods;
+    use crate::dispatch::{Context, Methods};
     use crate::transport::Transport;
 
     /// `n` strings of 100 bytes, counting in `written` those serde asked for.
@@ -196,7 +115,7 @@ mod tests {
             .unwrap();
         let ctx = Context::new(Transport::Http).with_answer_limit(10_000);
         let call = r#"{"jsonrpc":"2.0","method":"rows","params":[10000],"id":7}"#;
-        let answer = methods.handle_bytes(call, &ctx, MaxMessageSize).await;
+        let answer = methods.handle_bytes(call, &ctx).await;
         let answer: serde_json::Value = serde_json::from_slice(&answer.unwrap()).unwrap();
         assert_eq!(answer["error"]["code"], -32008, "{answer}");
         assert_eq!(answer["id"], 7);
@@ -205,12 +124,10 @@ mod tests {
         assert!((90..=110).contains(&written), "{written} rows written");
         // Within the limit, and with none, the answer is written whole.
         let fits = r#"{"jsonrpc":"2.0","method":"rows","params":[50],"id":8}"#;
-        let answer = methods
-            .handle_bytes(fits, &ctx, MaxMessageSize)
-            .await
-            .unwrap();
+        let answer = methods.handle_bytes(fits, &ctx).await.unwrap();
         assert!(answer.ends_with(br#"],"id":8}"#));
-        let answer = methods.handle_bytes(call, &ctx, Unlimited).await.unwrap();
+        let unlimited = Context::new(Transport::Http);
+        let answer = methods.handle_bytes(call, &unlimited).await.unwrap();
         assert!(answer.len() > 1_000_000);
         assert_eq!(WRITTEN.load(Ordering::Relaxed), 10_050);
     }

@@ -56,8 +56,8 @@ pub(crate) trait Work: Send {
 impl<Fut, T, E> Work for Fut
 where
     Fut: Future<Output = Result<T, E>> + Send,
-    T: Serialize,
-    E: Into<RpcError>,
+    T: RpcResult,
+    E: IntoRpcError,
 {
     #[inline]
     fn poll_into(
@@ -76,6 +76,88 @@ where
     ) -> Poll<Output> {
         self.poll(cx)
             .map(|result| encode_capped(result, out, limit))
+    }
+}
+
+/// A handler's success value, as the table writes it: any `Serialize` type.
+///
+/// The `#[rpc_service]` expansion names this trait and [`IntoRpcError`] rather than serde's, so
+/// that an unmet bound is reported once, at the user's type, in jrpc's words: neither has a
+/// supertrait (rustc would report a missing one as a bound of the trait, with a note into the
+/// runtime).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a jrpc method result",
+    label = "this type does not implement `serde::Serialize`",
+    note = "results are encoded into the response: derive `serde::Serialize` for `{Self}`"
+)]
+pub trait RpcResult {
+    /// Writes the value as JSON.
+    ///
+    /// # Errors
+    ///
+    /// serde's, when the value cannot be encoded.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+
+    /// [`write_json`](Self::write_json), given up with an I/O error once `out` would pass
+    /// `limit` bytes: a transport's `max_message_size`, so that a too-large answer is not
+    /// written whole. Unless a type writes as it goes, it is looked at once written.
+    #[doc(hidden)]
+    #[inline]
+    fn write_json_within(&self, out: &mut Vec<u8>, limit: usize) -> serde_json::Result<()> {
+        self.write_json(out)?;
+        if out.len() > limit {
+            return Err(serde_json::Error::io(
+                std::io::ErrorKind::FileTooLarge.into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The check the expansion makes first, at the success type as written: rustc reports the
+    /// trait there with no note, and leaves out a registration helper's same bound at the same
+    /// place.
+    #[inline]
+    fn check(_ok: PhantomData<Self>)
+    where
+        Self: Sized,
+    {
+    }
+}
+#[diagnostic::do_not_recommend]
+impl<T: Serialize + ?Sized> RpcResult for T {
+    #[inline]
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(out, self)
+    }
+
+    #[inline]
+    fn write_json_within(&self, out: &mut Vec<u8>, limit: usize) -> serde_json::Result<()> {
+        serde_json::to_writer(Capped { out, limit }, self)
+    }
+}
+
+/// A handler's error, as the table answers it: any type that converts into an [`RpcError`] (see
+/// [`RpcResult`] for why a trait of its own).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a jrpc method error",
+    label = "this type does not implement `Into<jrpc_runtime::RpcError>`",
+    note = "for an error type of your crate, implement `From<{Self}> for jrpc_runtime::RpcError` to say which code and message each error answers",
+    note = "for a type of another crate (the orphan rule forbids that impl), return `Result<T, RpcError>` and convert with `.map_err(...)`, or wrap it in an error type of your crate"
+)]
+pub trait IntoRpcError: Sized {
+    /// The error object answered.
+    fn into_rpc_error(self) -> RpcError;
+
+    /// The check the expansion makes first, at the error type as written (as
+    /// [`RpcResult::check`]).
+    #[inline]
+    fn check(_err: PhantomData<Self>) {}
+}
+#[diagnostic::do_not_recommend]
+impl<E: Into<RpcError>> IntoRpcError for E {
+    #[inline]
+    fn into_rpc_error(self) -> RpcError {
+        self.into()
     }
 }
 
@@ -425,6 +507,24 @@ impl Methods {
         T: Serialize + 'static,
         E: Into<RpcError> + 'static,
     {
+        self.register_answer(name, names, handler)
+    }
+
+    /// [`register`](Methods::register), with the success and error types bound by the traits the
+    /// `#[rpc_service]` expansion checks.
+    pub(crate) fn register_answer<P, F, Fut, T, E>(
+        &mut self,
+        name: &str,
+        names: &'static [&'static str],
+        handler: F,
+    ) -> Result<&mut Self, RegisterError>
+    where
+        P: FromParams,
+        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: RpcResult,
+        E: IntoRpcError,
+    {
         let run = move |params: P, ctx: Context| Box::pin(handler(params, ctx)) as BoxCall;
         let registered = Registered {
             names,
@@ -622,31 +722,32 @@ impl Methods {
 
 /// Appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and a handler's result to `out` (on a failure,
 /// what was written of it is for the caller to take back).
-fn encode<T: Serialize, E: Into<RpcError>>(result: Result<T, E>, out: &mut Vec<u8>) -> Output {
-    let value = result.map_err(|err| Failure::Rpc(err.into()))?;
+fn encode<T: RpcResult, E: IntoRpcError>(result: Result<T, E>, out: &mut Vec<u8>) -> Output {
+    let value = result.map_err(|err| Failure::Rpc(err.into_rpc_error()))?;
     if out.capacity() == 0 {
         // Room for most answers whole, their id included (made anew: `reserve` on an empty
         // buffer takes the slower path of growing one).
         *out = Vec::with_capacity(64);
     }
     out.extend_from_slice(write::RESULT_PREFIX);
-    serde_json::to_writer(&mut *out, &value)
+    value
+        .write_json(out)
         .map_err(|err| Failure::Internal(format!("result could not be encoded: {err}")))
 }
 
 /// [`encode`], the result's writing given up once the answer would pass `limit` bytes.
 #[inline]
-fn encode_capped<T: Serialize, E: Into<RpcError>>(
+fn encode_capped<T: RpcResult, E: IntoRpcError>(
     result: Result<T, E>,
     out: &mut Vec<u8>,
     limit: usize,
 ) -> Output {
-    let value = result.map_err(|err| Failure::Rpc(err.into()))?;
+    let value = result.map_err(|err| Failure::Rpc(err.into_rpc_error()))?;
     if out.capacity() == 0 {
         *out = Vec::with_capacity(64);
     }
     out.extend_from_slice(write::RESULT_PREFIX);
-    match serde_json::to_writer(Capped { out, limit }, &value) {
+    match value.write_json_within(out, limit) {
         Ok(()) => Ok(()),
         // The writer's only failure: the limit.
         Err(err) if err.is_io() => Err(Failure::TooLarge(limit)),

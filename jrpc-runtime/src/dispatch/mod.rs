@@ -7,6 +7,7 @@
 //! connections: every transport above hands it text and a [`Context`].
 
 mod batch;
+mod cancel;
 mod context;
 mod describe;
 mod extensions;
@@ -18,16 +19,18 @@ mod methods;
 mod notifications;
 mod observe;
 mod openrpc;
+#[cfg(feature = "otel")]
+mod otel;
 mod params;
 mod schema;
 mod trace;
 
+pub(crate) use cancel::Handed;
 pub use context::Context;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};
-pub(crate) use limit::MaxMessageSize;
-pub use methods::{Batches, Methods};
+pub use methods::{Batches, IntoRpcError, Methods, RpcResult};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};
 pub use openrpc::ServiceInfo;

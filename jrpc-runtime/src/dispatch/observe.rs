@@ -35,15 +35,21 @@ pub enum Outcome {
     /// once per closed connection, besides the handler's own observation; `elapsed` is zero and
     /// `method` empty for a batch's answer.
     Overflowed,
+    /// Its future was dropped before it finished: its caller went away (a dropped call, a closed
+    /// connection, a reset stream, a gone event stream), a cancel notice named it, or a
+    /// shutdown's drain budget ran out. Nothing was answered (over LSP's notices the connection
+    /// answers `-32800` itself).
+    Cancelled,
 }
 
 impl fmt::Display for Outcome {
-    /// `ok`, `error` and the code, or `overflowed`: what the log lines show.
+    /// `ok`, `error` and the code, `overflowed` or `cancelled`: what the log lines show.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Success => f.write_str("ok"),
             Self::Error(code) => write!(f, "error {code}"),
             Self::Overflowed => f.write_str("overflowed"),
+            Self::Cancelled => f.write_str("cancelled"),
         }
     }
 }

@@ -1,9 +1,17 @@
 //! W3C trace context: the caller's trace, as `traceparent` and `tracestate` carry it.
 //!
 //! A transport that reads the two values (HTTP and WebSocket-upgrade headers, MCP's
-//! `params._meta`) parses them with [`TraceContext::parse`] and hands the result to the handler
-//! as an extension of its [`Context`](crate::dispatch::Context); a caller writes them back out
-//! with [`TraceContext::traceparent`] and [`TraceContext::tracestate`].
+//! `params._meta`) parses them with [`TraceContext::parse`] and keeps the result on the
+//! handler's [`Context`](crate::dispatch::Context) ([`Context::trace`](crate::dispatch::Context::trace)),
+//! only when the request carried one. The request's span then has the field `trace_id`, and its
+//! DEBUG line `trace_id=`; with the `otel` feature the span's OpenTelemetry parent is the caller's
+//! span (through `tracing-opentelemetry`).
+//!
+//! While a handler of such a request runs, its trace is the one being served: the clients it
+//! calls through (the HTTP client's `traceparent` header, MCP's `params._meta` on a connection
+//! that speaks MCP) send [`TraceContext::outgoing`], the same trace with a new span id. With
+//! `otel`, a current span that OpenTelemetry knows comes first: its own context is sent. Work a
+//! handler spawns runs outside that: take `ctx.trace()` along.
 //!
 //! Parsing follows the W3C Trace Context recommendation, level 1:
 //!
@@ -16,7 +24,14 @@
 //! | `tracestate` without a valid `traceparent` | ignored |
 //! | `tracestate` over 512 characters, or with more than 32 members | dropped, the `traceparent` kept |
 
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
+
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 
 /// The most characters of `tracestate` kept, as the recommendation asks every vendor to
 /// propagate at least.
@@ -117,6 +132,19 @@ impl TraceContext {
         self.state.as_deref()
     }
 
+    /// The trace flags (bit 0: sampled).
+    pub fn flags(&self) -> u8 {
+        self.flags
+    }
+
+    /// The same context with `state` as its `tracestate` (none when `state` is out of the
+    /// recommendation's bounds, or empty).
+    #[must_use]
+    pub fn with_state(mut self, state: &str) -> Self {
+        self.state = valid_state(state).map(Box::from);
+        self
+    }
+
     /// The same trace, with `span` as the calling span: what a handler sends on the calls it
     /// makes from within `span`. The state travels on unchanged.
     pub fn child(&self, span: SpanId) -> Option<Self> {
@@ -130,6 +158,136 @@ impl TraceContext {
     pub fn traceparent(&self) -> String {
         format!("00-{}-{}-{:02x}", self.trace_id, self.parent_id, self.flags)
     }
+}
+
+tokio::task_local! {
+    /// The trace of the request whose handler runs, for the calls it makes.
+    static SERVING: TraceContext;
+}
+
+impl TraceContext {
+    /// A new trace: random trace and span ids (the span being the caller's own), for a client
+    /// that begins one (see [`scope`](Self::scope)).
+    pub fn root(sampled: bool) -> Self {
+        let trace_id = (u128::from(new_span_id().0) << 64) | u128::from(new_span_id().0);
+        Self {
+            trace_id: TraceId(trace_id),
+            parent_id: new_span_id(),
+            flags: u8::from(sampled),
+            state: None,
+        }
+    }
+
+    /// Runs `work` in this trace, as a handler of a request that carried it runs: the calls it
+    /// makes carry this trace with a new span id each (see [`outgoing`](Self::outgoing)).
+    ///
+    /// ```
+    /// use jrpc_runtime::TraceContext;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let trace = TraceContext::root(true);
+    /// let id = trace.trace_id();
+    /// let sent = trace.scope(async { TraceContext::outgoing() }).await.unwrap();
+    /// assert_eq!(sent.trace_id(), id);
+    /// assert_eq!(TraceContext::outgoing(), None, "outside the scope");
+    /// # });
+    /// ```
+    pub fn scope<F: Future>(self, work: F) -> impl Future<Output = F::Output> {
+        SERVING.scope(self, work)
+    }
+
+    /// The trace context a call made now carries: with the `otel` feature, that of the current
+    /// span when OpenTelemetry knows it; else, while the handler of a request that carried a
+    /// trace runs, that trace with a new span id (see [Trace context](crate::guide::tracing));
+    /// else `None`.
+    pub fn outgoing() -> Option<Self> {
+        #[cfg(feature = "otel")]
+        if let Some(current) = super::otel::current() {
+            return Some(current);
+        }
+        SERVING
+            .try_with(|serving| serving.child(new_span_id()))
+            .ok()
+            .flatten()
+    }
+}
+
+/// MCP's `params._meta`: where an MCP call carries its caller's trace.
+impl TraceContext {
+    /// `params` carrying this trace in `_meta`: an object without `_meta` gets one, absent params
+    /// become `{"_meta": ...}`; params that are an array, or have a `_meta` of their own, are left
+    /// as they are.
+    pub(crate) fn meta_in(&self, params: Option<Box<RawValue>>) -> Option<Box<RawValue>> {
+        let mut meta = format!(r#"{{"traceparent":"{}""#, self.traceparent());
+        if let Some(state) = self.tracestate()
+            && let Ok(state) = serde_json::to_string(state)
+        {
+            meta.push_str(",\"tracestate\":");
+            meta.push_str(&state);
+        }
+        meta.push('}');
+        let text = match &params {
+            None => Some(format!(r#"{{"_meta":{meta}}}"#)),
+            Some(given) => given
+                .get()
+                .trim_start()
+                .strip_prefix('{')
+                .filter(|_| {
+                    let keys =
+                        serde_json::from_str::<HashMap<Cow<'_, str>, IgnoredAny>>(given.get());
+                    keys.is_ok_and(|keys| !keys.contains_key("_meta"))
+                })
+                .map(|members| {
+                    let comma = if members.trim_start().starts_with('}') {
+                        ""
+                    } else {
+                        ","
+                    };
+                    format!(r#"{{"_meta":{meta}{comma}{members}"#)
+                }),
+        };
+        match text.and_then(|text| RawValue::from_string(text).ok()) {
+            Some(with_meta) => Some(with_meta),
+            None => params,
+        }
+    }
+}
+
+/// `call`, run with `trace` as the trace being served (for [`TraceContext::outgoing`]).
+pub(crate) fn serving<F: Future>(
+    trace: &TraceContext,
+    call: F,
+) -> tokio::task::futures::TaskLocalFuture<TraceContext, F> {
+    SERVING.scope(trace.clone(), call)
+}
+
+/// Makes `trace` the caller of a request's (enabled) `span`: its `trace_id` field, and with
+/// `otel` its OpenTelemetry parent.
+pub(super) fn parent(span: &tracing::Span, trace: &TraceContext) {
+    span.record("trace_id", tracing::field::display(trace.trace_id()));
+    #[cfg(feature = "otel")]
+    super::otel::set_parent(span, trace);
+}
+
+/// A span id for an outgoing call: random enough to be told apart within a trace (a
+/// xorshift on a per-thread seed from the standard library's random hasher keys), never zero.
+fn new_span_id() -> SpanId {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            use std::hash::{BuildHasher as _, Hasher as _};
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u64(0x9e37_79b9_7f4a_7c15);
+            hasher.finish() | 1
+        });
+    }
+    STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        state.set(x);
+        SpanId(x.wrapping_mul(0x2545_f491_4f6c_dd1d).max(1))
+    })
 }
 
 /// The value of a field of lowercase hex digits; `None` for any other byte.

@@ -16,6 +16,8 @@ use serde_json::value::RawValue;
 
 use crate::caller::BatchResults;
 use crate::caller::{BatchCall, Caller};
+use crate::context::trace_headers;
+use crate::dispatch::TraceContext;
 use crate::error::check;
 use crate::error::{ClientError, ConfigError};
 #[cfg(feature = "tls")]
@@ -137,7 +139,9 @@ impl HttpClientBuilder {
         self
     }
 
-    /// Adds a header to every request (`authorization`, a tenant, a trace header...).
+    /// Adds a header to every request (`authorization`, a tenant...). A call made while a traced
+    /// request is served (see [`TraceContext::outgoing`]) carries that trace's `traceparent` and
+    /// `tracestate` instead of any set here.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -402,6 +406,9 @@ impl HttpClient {
         *req.method_mut() = Method::POST;
         *req.uri_mut() = inner.uri.clone();
         *req.headers_mut() = inner.headers.clone();
+        if let Some(trace) = TraceContext::outgoing() {
+            trace_headers(req.headers_mut(), &trace);
+        }
         let res = inner
             .client
             .request(req)

@@ -259,9 +259,10 @@ impl Router {
         }
         let (mut parts, body) = req.into_parts();
         let copied = |headers: &mut ::http::HeaderMap| crate::context::copied(headers);
+        let trace = crate::context::trace_of(&parts.headers).map(Box::new);
         let ctx = self
             .endpoint
-            .context(Transport::WebSocket, &mut parts, kept(tag), copied);
+            .context(Transport::WebSocket, &mut parts, kept(tag), copied, trace);
         let req = Request::from_parts(parts, body);
         self.server
             .ws

@@ -25,7 +25,8 @@ use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
-use crate::dispatch::{Context, MaxMessageSize, Methods};
+use crate::context::{TRACEPARENT, trace_of};
+use crate::dispatch::{Context, Methods, TraceContext};
 use crate::peer::PeerConfig;
 use crate::peer::shared_budget::ServerBudget;
 use crate::server::budget::Held;
@@ -196,13 +197,17 @@ impl RpcService {
         parts: &mut Parts,
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
+        trace: Option<Box<TraceContext>>,
     ) -> Context {
         if self.shared.context_hook.is_none() && self.shared.auth.is_none() {
-            let headers = headers(&mut parts.headers);
-            let limit = self.shared.max_message_size;
-            return Context::of_request(transport, self.peer_addr, Some(tag), Some(headers), limit);
+            let (headers, limit) = (
+                Some(headers(&mut parts.headers)),
+                self.shared.max_message_size,
+            );
+            let peer = self.peer_addr;
+            return Context::of_request(transport, peer, Some(tag), headers, trace, limit);
         }
-        self.context_with(transport, parts, tag, headers)
+        self.context_with(transport, parts, tag, headers, trace)
     }
 
     /// [`context`](Self::context) with an identity or `map_context` to add.
@@ -214,16 +219,18 @@ impl RpcService {
         parts: &mut Parts,
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
+        trace: Option<Box<TraceContext>>,
     ) -> Context {
         let limit = self.shared.max_message_size;
-        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None, limit);
+        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None, trace, limit);
         if let Some(grant) = parts.extensions.get::<Grant>() {
             ctx = grant.clone().apply(ctx);
         }
         if let Some(hook) = &self.shared.context_hook {
             ctx = (hook.0)(parts, ctx);
         }
-        ctx.with_headers(headers(&mut parts.headers))
+        // Set through the one slot: the trace was read already (the hook may set one).
+        ctx.with_header_slot(headers(&mut parts.headers))
     }
 
     /// Lets a request (or a WebSocket upgrade) through when it carries a token `bearer_auth`
@@ -281,10 +288,16 @@ impl RpcService {
             Method::POST => post_checked(&req, self.shared.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
         };
-        let asks_for_events = match posted {
-            Ok(asks_for_events) => asks_for_events,
+        let (asks_for_events, traced) = match posted {
+            Ok(posted) => posted,
             Err(res) => return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag)))),
         };
+        // Read by name only when the pass saw it: the two headers are in no request but a traced
+        // one.
+        let trace = traced
+            .then(|| trace_of(req.headers()))
+            .flatten()
+            .map(Box::new);
         let (mut parts, body) = req.into_parts();
         // The identity a bearer token gave, which `admit` left in the request's extensions.
         let grant = match self.shared.auth {
@@ -301,7 +314,7 @@ impl RpcService {
             Some(_) => (None, Some(Box::new(parts))),
         };
         let (peer, limit) = (self.peer_addr, shared.max_message_size);
-        let mut ctx = Context::of_request(Transport::Http, peer, Some(tag), headers, limit);
+        let mut ctx = Context::of_request(Transport::Http, peer, Some(tag), headers, trace, limit);
         if let Some(grant) = grant {
             ctx = grant.apply(ctx);
         }
@@ -329,7 +342,8 @@ impl RpcService {
                 }
                 let ctx = match (&shared.context_hook, hooked.as_deref_mut()) {
                     (Some(hook), Some(parts)) => {
-                        (hook.0)(parts, ctx).with_headers(std::mem::take(&mut parts.headers))
+                        // The trace was read already (the hook may set one).
+                        (hook.0)(parts, ctx).with_header_slot(std::mem::take(&mut parts.headers))
                     }
                     _ => ctx,
                 };
@@ -344,16 +358,12 @@ impl RpcService {
                         &shared.replies,
                         &shared.streams,
                         in_flight,
-                        true,
+                        sse::Cancel::IfGone,
                     )
                     .await;
                     break 'answered sse::reply(answered);
                 }
-                let Some(answer) = shared
-                    .methods
-                    .handle_bytes(text, &ctx, MaxMessageSize)
-                    .await
-                else {
+                let Some(answer) = shared.methods.handle_bytes(text, &ctx).await else {
                     break 'answered reply::no_content();
                 };
                 let answer = if answer.len() > shared.max_message_size {
@@ -455,14 +465,18 @@ where
 
 /// Whether a `POST`'s headers allow its body to be read: a JSON content type (or none) and no
 /// announced length over `limit`; else the reply that refuses it (`415`, `413`). And whether it
-/// asks for an event stream ([`sse::asks_for_events`]). The request is looked at, not taken:
-/// each move of it is a copy.
+/// asks for an event stream ([`sse::asks_for_events`]), and whether it carries a `traceparent`.
+/// The request is looked at, not taken: each move of it is a copy.
 ///
 /// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
 /// more than the pass.
 #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
-fn post_checked<B: Body>(req: &Request<B>, limit: usize) -> Result<bool, Response<ResponseBody>> {
+fn post_checked<B: Body>(
+    req: &Request<B>,
+    limit: usize,
+) -> Result<(bool, bool), Response<ResponseBody>> {
     let (mut content_type, mut content_length, mut events) = (None, None, false);
+    let mut traced = false;
     for (name, value) in req.headers() {
         if name == CONTENT_TYPE {
             content_type.get_or_insert(value);
@@ -470,6 +484,8 @@ fn post_checked<B: Body>(req: &Request<B>, limit: usize) -> Result<bool, Respons
             content_length.get_or_insert(value);
         } else if name == ACCEPT {
             events = events || sse::accepts_events(value);
+        } else if name == TRACEPARENT {
+            traced = true;
         }
     }
     if let Some(content_type) = content_type
@@ -483,7 +499,7 @@ fn post_checked<B: Body>(req: &Request<B>, limit: usize) -> Result<bool, Respons
     if declared_length(req, content_length).is_some_and(|len| len > limit as u64) {
         return Err(reply::too_large(limit));
     }
-    Ok(events)
+    Ok((events, traced))
 }
 
 /// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it

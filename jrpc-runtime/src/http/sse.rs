@@ -22,9 +22,10 @@ use ::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use ::http::{HeaderValue, Response, StatusCode};
 use hyper::body::Bytes;
 use tokio::sync::mpsc;
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::events::{EventLog, First};
-use crate::dispatch::{Context, MaxMessageSize, Methods};
+use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
 use crate::peer::budget::{Budget, Room};
 use crate::peer::handle::one_line;
@@ -32,7 +33,7 @@ use crate::peer::limits::Limits;
 use crate::peer::{Peer, PeerConfig};
 use crate::server::reply::{Body, closing, envelope, json};
 use crate::wire::RpcError;
-use crate::wire::{Incoming, id_of, incoming, write};
+use crate::wire::{Incoming, id_of, incoming};
 
 /// Whether `Accept` asks for an event stream: it names `text/event-stream` (with a `q` above
 /// zero). `*/*` and `text/*` do not: curl, `fetch` and `requests` send `*/*` by default and
@@ -243,11 +244,23 @@ pub(crate) enum Answered {
     Lost,
 }
 
+/// What cancels a request answered as an event stream, besides a shutdown's drain budget.
+pub(crate) enum Cancel {
+    /// Its client going away before the answer (the body dropped).
+    IfGone,
+    /// Only this signal, if any (a cancel notice naming it): it runs on when its client goes,
+    /// its events kept in the log for a client that resumes.
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(dead_code, reason = "MCP's sessions use it")
+    )]
+    On(Option<WaitForCancellationFutureOwned>),
+}
+
 /// Runs `text` (holding a call) with `methods`, its handlers' [`Context::peer`] writing stream
 /// `stream` of `log`, and answers as the [module docs](self) say. The request runs in a task of
-/// its own holding `guard` (a shutdown's count of it); with `cancel_if_gone`, the task is
-/// aborted when the client goes before the answer (else it runs on, its events kept in the log
-/// for a client that resumes).
+/// its own holding `guard` (a shutdown's count of it), until `cancel` says otherwise; a request
+/// cancelled so is not answered: its stream ends.
 #[allow(
     clippy::too_many_arguments,
     reason = "the pieces of one stream, all needed"
@@ -261,18 +274,30 @@ pub(crate) async fn answer(
     replies: &Arc<Replies>,
     config: &PeerConfig,
     guard: impl Send + 'static,
-    cancel_if_gone: bool,
+    cancel: Cancel,
 ) -> Answered {
     let (peer, input) = open(log, stream, replies, config, ctx.clone());
     let ctx = peer.own_context(ctx);
     let answer_text = Arc::new(OnceLock::new());
     let methods = methods.clone();
     let answer_slot = Arc::clone(&answer_text);
+    let (cancel_if_gone, stop) = match cancel {
+        Cancel::IfGone => (true, None),
+        Cancel::On(stop) => (false, stop),
+    };
     // The request's span (its tag, its peer) goes with it into its task.
     let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
         let _guard = guard;
-        if let Some(answer) = methods.handle_bytes(&text, &ctx, MaxMessageSize).await {
-            let answer = one_line(write::text(answer));
+        let answered = methods.handle_in(&text, &ctx);
+        let answered = match stop {
+            None => answered.await,
+            Some(stop) => tokio::select! {
+                answered = answered => answered,
+                () = stop => None,
+            },
+        };
+        if let Some(answer) = answered {
+            let answer = one_line(answer);
             let _ = answer_slot.set(Bytes::from(answer.clone()));
             // Queued behind what the handler sent; a text that finds no room closes the stream.
             let _ = peer.send_text("(answer)", answer, true).await;

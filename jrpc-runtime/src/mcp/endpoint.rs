@@ -12,20 +12,21 @@ use hyper::body::Body;
 use serde_json::value::RawValue;
 
 use super::config::Settings;
-use super::session::{GET_STREAM, Listening, Refused, Session, Sessions};
-use crate::dispatch::{MaxMessageSize, Methods};
+use super::session::{Cancellable, GET_STREAM, Listening, Refused, Session, Sessions};
+use crate::dispatch::{Methods, TraceContext};
 use crate::http::auth::Grant;
 use crate::http::events::{EventLog, parse_event_id};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::request_id::Tags;
 use crate::http::service::{BoxError, read_post, unread_reply};
 use crate::http::sse::{self, Replies};
+use crate::peer::Cancellation;
 use crate::server::Shutdown;
 use crate::server::reply::{envelope, refusal};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
 use crate::wire::{ErrorCode, RpcError};
-use crate::wire::{Incoming, incoming};
+use crate::wire::{Incoming, id_of, incoming};
 
 /// `Mcp-Session-Id`.
 fn session_header() -> HeaderName {
@@ -183,10 +184,7 @@ impl McpService {
         } else {
             // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
             let ctx = crate::dispatch::Context::new(Transport::Http);
-            let answer = shared
-                .methods
-                .handle_bytes(&text, &ctx, MaxMessageSize)
-                .await;
+            let answer = shared.methods.handle_bytes(&text, &ctx).await;
             let mut res = reply::answer(answer.unwrap_or_default());
             *res.status_mut() = StatusCode::BAD_REQUEST;
             return res;
@@ -252,14 +250,22 @@ impl McpService {
         if let Some(session) = session {
             ctx = ctx.with_extension(session.handle());
         }
+        // A request's `params._meta` names its caller's trace more closely than the headers.
+        let request = (!incoming::is_batch(&text))
+            .then(|| incoming::parse_request(&text).ok())
+            .flatten();
+        if let Some(trace) = request.as_ref().and_then(|req| trace_of_meta(req.params)) {
+            ctx = ctx.with_trace(trace);
+        }
         let replies = session.map_or(&shared.replies, |s| &s.replies);
         if let Posted::NoCalls = posted {
             route_answers(replies, &text);
+            if let Some(session) = session {
+                cancel_named(session, &text);
+            }
             // Notifications run before the `202`: the client may count on their effect.
             shared.methods.handle_in(&text, &ctx).await;
-            let mut res = reply::no_content();
-            *res.status_mut() = StatusCode::ACCEPTED;
-            return res;
+            return accepted();
         }
         let running = match session {
             Some(session) => match session.start_request(shared.settings.max_in_flight) {
@@ -268,11 +274,20 @@ impl McpService {
             },
             None => None,
         };
+        // A session's request may be cancelled by the client, by its id.
+        let id = request.and_then(|req| req.id).map(id_of);
+        let cancellable = session.zip(id).map(|(session, id)| session.cancellable(id));
+        let stop = cancellable.as_ref().map(Cancellable::cancelled);
         if !events {
-            let answer = shared
-                .methods
-                .handle_bytes(&text, &ctx, MaxMessageSize)
-                .await;
+            let answer = shared.methods.handle_bytes(&text, &ctx);
+            let answer = match stop {
+                None => answer.await,
+                Some(stop) => tokio::select! {
+                    answer = answer => answer,
+                    // Cancelled: MCP answers nothing, as for a notification.
+                    () = stop => return accepted(),
+                },
+            };
             return reply::answer(answer.unwrap_or_default());
         }
         let answered = match session {
@@ -286,8 +301,8 @@ impl McpService {
                     session.next_stream(),
                     replies,
                     &shared.settings.streams,
-                    (in_flight, running),
-                    false,
+                    (in_flight, running, cancellable),
+                    sse::Cancel::On(stop),
                 )
                 .await
             }
@@ -302,7 +317,7 @@ impl McpService {
                     replies,
                     &shared.settings.streams,
                     in_flight,
-                    true,
+                    sse::Cancel::IfGone,
                 )
                 .await
             }
@@ -426,6 +441,49 @@ fn not_allowed(method: &Method, stateless: bool) -> Response<ResponseBody> {
     res.headers_mut()
         .insert(ALLOW, HeaderValue::from_static(allow));
     res
+}
+
+/// `202`, no body: a POST of notifications and answers, or of a request its client cancelled.
+fn accepted() -> Response<ResponseBody> {
+    let mut res = reply::no_content();
+    *res.status_mut() = StatusCode::ACCEPTED;
+    res
+}
+
+/// Cancels the requests of `session` that the `notifications/cancelled` of `text` name.
+fn cancel_named(session: &Session, text: &str) {
+    let notice = Cancellation::Mcp.method();
+    for raw in messages(text).unwrap_or_default() {
+        if let Incoming::Request(req) = incoming::parse(raw.get())
+            && req.id.is_none()
+            && Some(&*req.method) == notice
+            && let Some(id) = Cancellation::target(req.params)
+        {
+            session.cancel(&id);
+        }
+    }
+}
+
+/// The trace context MCP's `params._meta` carries (`traceparent`, `tracestate`), if any.
+fn trace_of_meta(params: Option<&RawValue>) -> Option<TraceContext> {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow)]
+        traceparent: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        tracestate: Option<std::borrow::Cow<'a, str>>,
+    }
+    // Most params have no `_meta`: they are not read twice.
+    let params = params.filter(|params| params.get().contains("\"_meta\""))?;
+    let meta = serde_json::from_str::<Params<'_>>(params.get())
+        .ok()?
+        .meta?;
+    TraceContext::parse(&meta.traceparent?, meta.tracestate.as_deref())
 }
 
 /// `200`, `-32000`: the session has `max_in_flight` requests running.

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::dispatch::Context;
 use crate::framing::Frame;
@@ -16,6 +17,7 @@ use crate::http::events::EventLog;
 use crate::http::sse::{self, Replies};
 use crate::peer::{Peer, PeerConfig};
 use crate::transport::Transport;
+use crate::wire::Id;
 
 /// The stream number of a session's GET stream; its requests' streams count from 1.
 pub(crate) const GET_STREAM: u64 = 0;
@@ -77,6 +79,9 @@ pub(crate) struct Session {
     pub(crate) listening: AtomicBool,
     /// Requests running.
     running: AtomicUsize,
+    /// The requests running under an id, each with what cancels it (the client's
+    /// `notifications/cancelled` naming it) and how many run under it.
+    cancels: Mutex<HashMap<Id, (CancellationToken, usize)>>,
 }
 
 impl Session {
@@ -118,6 +123,59 @@ impl Session {
             {
                 Ok(_) => return Some(Running(Arc::clone(self))),
                 Err(seen) => now = seen,
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Makes request `id` cancellable by the client's `notifications/cancelled` while the guard
+    /// is held.
+    pub(crate) fn cancellable(self: &Arc<Self>, id: Id) -> Cancellable {
+        let token = {
+            let mut cancels = lock(&self.cancels);
+            let (token, count) = cancels.entry(id.clone()).or_default();
+            *count += 1;
+            token.clone()
+        };
+        Cancellable {
+            session: Arc::clone(self),
+            id,
+            token,
+        }
+    }
+
+    /// Cancels the running requests of id `id` (a client's `notifications/cancelled`); whether
+    /// there was one.
+    pub(crate) fn cancel(&self, id: &Id) -> bool {
+        lock(&self.cancels)
+            .get(id)
+            .map(|(token, _)| token.cancel())
+            .is_some()
+    }
+}
+
+/// A request of a session that the client may cancel, while held.
+pub(crate) struct Cancellable {
+    session: Arc<Session>,
+    id: Id,
+    token: CancellationToken,
+}
+
+impl Cancellable {
+    /// Resolves once the client cancels the request.
+    pub(crate) fn cancelled(&self) -> WaitForCancellationFutureOwned {
+        self.token.clone().cancelled_owned()
+    }
+}
+
+impl Drop for Cancellable {
+    fn drop(&mut self) {
+        let mut cancels = lock(&self.session.cancels);
+        if let Some((_, count)) = cancels.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                cancels.remove(&self.id);
             }
         }
     }
@@ -196,6 +254,7 @@ impl Sessions {
             last_used: Mutex::new(Instant::now()),
             listening: AtomicBool::new(false),
             running: AtomicUsize::new(0),
+            cancels: Mutex::default(),
         });
         let mut map = lock(&self.map);
         if map.len() >= self.max {

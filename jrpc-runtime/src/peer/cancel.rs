@@ -46,7 +46,7 @@ impl Cancellation {
     }
 
     /// The id of the call a notice cancels, when its params name one.
-    pub(super) fn target(params: Option<&RawValue>) -> Option<Id> {
+    pub(crate) fn target(params: Option<&RawValue>) -> Option<Id> {
         let params = serde_json::from_str::<CancelParams<'_>>(params?.get()).ok()?;
         Id::from_json(params.id.or(params.request_id)?.get())
     }

@@ -63,7 +63,7 @@ use super::answer::admit;
 use super::handle::Shared;
 use super::{Cancellation, PeerConfig};
 use crate::dispatch::{Context, Methods};
-use crate::dispatch::{FirstPoll, MaxMessageSize, Started};
+use crate::dispatch::{FirstPoll, Handed, Started};
 use crate::error::ClientError;
 use crate::framing::Frame;
 use crate::wire::{ErrorCode, Id, RpcError};
@@ -499,13 +499,10 @@ impl Connection {
     /// the loop waits for before it reads on.
     fn notification(&mut self, started: Started<'_>, span: Option<tracing::Span>) -> Running {
         let started = started.into_owned();
-        let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
+        let handed = Handed::new(started, span, self.methods.clone(), self.ctx.clone());
         Running(tokio::spawn(async move {
             // A notification is never answered, whatever the handler does.
-            let deadline = methods.deadline();
-            methods
-                .run_in(started, span, &ctx, deadline, MaxMessageSize)
-                .await;
+            handed.run().await;
         }))
     }
 
@@ -545,7 +542,7 @@ impl Connection {
         commands: &mpsc::Receiver<Command>,
     ) {
         let (id, method) = (started.id().cloned(), started.method());
-        let (started, span) = match self.methods.run_once(started, &self.ctx, MaxMessageSize) {
+        let (started, span) = match self.methods.run_once(started, &self.ctx) {
             FirstPoll::Answered(text) => {
                 let slot = self.next_slot;
                 self.next_slot += 1;
@@ -569,7 +566,8 @@ impl Connection {
         self.next_slot += 1;
         let (id, method) = (started.id().cloned(), started.method());
         self.reap();
-        let (methods, ctx) = (self.methods.clone(), self.ctx.clone());
+        // Ended as cancelled even if its task is aborted before it first runs.
+        let handed = Handed::new(started, span, self.methods.clone(), self.ctx.clone());
         // Counted in flight while it runs, however it ends (answered, cancelled).
         let handling = Handling::new(&self.shared);
         let answers = answers.clone();
@@ -578,10 +576,7 @@ impl Connection {
         let method: Box<str> = method.into();
         let task = self.tasks.spawn(async move {
             let _handling = handling;
-            let deadline = methods.deadline();
-            let text = methods
-                .run_in(started, span, &ctx, deadline, MaxMessageSize)
-                .await;
+            let text = handed.run().await;
             let text = text.map(write::text);
             let Ok(text) = admit(&shared, text, Some(&method), answer_id.as_ref()) else {
                 return;

@@ -17,9 +17,9 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 
 use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection, Input, OutgoingCall};
-use super::{Framing, Lifetime, Overflow, PeerConfig};
+use super::{Cancellation, Framing, Lifetime, Overflow, PeerConfig};
 use crate::caller::Caller;
-use crate::dispatch::{Context, Methods};
+use crate::dispatch::{Context, Methods, TraceContext};
 use crate::error::ClientError;
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
 use crate::transport::Transport;
@@ -32,6 +32,9 @@ pub(crate) struct Shared {
     overflow: Overflow,
     /// What the connection runs over, for the client's `call` span.
     transport: Transport,
+    /// Whether it speaks MCP's notices ([`Cancellation::Mcp`]): its calls then carry the trace
+    /// being served in `params._meta`.
+    meta_trace: bool,
     /// Signalled when a text found no room: a push under [`Overflow::Close`], or an answer.
     pub(super) overflowed: Notify,
     /// Why, and for which message; the first reason is kept.
@@ -287,6 +290,7 @@ impl Peer {
                 .unwrap_or_else(|| Arc::new(AtomicI64::new(1))),
             overflow: config.overflow,
             transport: config.context.transport(),
+            meta_trace: config.cancellation == Cancellation::Mcp,
             overflowed: Notify::new(),
             overflow_reason: Mutex::new(None),
             budget: Arc::new(Budget::new(
@@ -526,6 +530,15 @@ impl Peer {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
+        let params = match self
+            .shared
+            .meta_trace
+            .then(TraceContext::outgoing)
+            .flatten()
+        {
+            Some(trace) => trace.meta_in(params),
+            None => params,
+        };
         let text = write::call_text(Some(&id), method, params.as_deref());
         let bytes = text.len();
         let (reply, answer) = oneshot::channel();

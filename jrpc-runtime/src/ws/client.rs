@@ -12,7 +12,8 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use super::connection::{self, Settings};
 use super::settings::WsSettings;
 use crate::caller::Caller;
-use crate::dispatch::{Context, Methods};
+use crate::context::trace_headers;
+use crate::dispatch::{Context, Methods, TraceContext};
 use crate::error::ClientError;
 use crate::peer::Peer;
 #[cfg(feature = "tls")]
@@ -165,7 +166,9 @@ impl WsClientBuilder {
         self
     }
 
-    /// Adds a header to the upgrade request (authorization, cookies...).
+    /// Adds a header to the upgrade request (authorization, cookies...). A connection made while a
+    /// traced request is served (see [`TraceContext::outgoing`]) carries that trace's
+    /// `traceparent` and `tracestate` instead of any set here.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -188,6 +191,14 @@ impl WsClientBuilder {
     /// wait for room rather than close it.
     pub fn max_buffered(mut self, bytes: usize) -> Self {
         self.settings = self.settings.max_buffered(bytes);
+        self
+    }
+
+    /// Which cancellation notices the connection sends and honours (default
+    /// [`Cancellation::Off`](crate::peer::Cancellation::Off)): with one on, a call given up (its
+    /// future dropped, or timed out) tells the server, which drops its handler.
+    pub fn cancellation(mut self, cancellation: crate::peer::Cancellation) -> Self {
+        self.settings = self.settings.cancellation(cancellation);
         self
     }
 
@@ -241,6 +252,10 @@ impl WsClientBuilder {
                 HeaderName::from_bytes(name.as_bytes()).map_err(|err| transport(Box::new(err)))?;
             let value = HeaderValue::from_str(value).map_err(|err| transport(Box::new(err)))?;
             request.headers_mut().append(name, value);
+        }
+        // A connection made while a traced request is served goes on with its trace.
+        if let Some(trace) = TraceContext::outgoing() {
+            trace_headers(request.headers_mut(), &trace);
         }
         let uri = request.uri().clone();
         let secure = uri.scheme_str() == Some("wss");

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::mpsc;
 
-use crate::dispatch::{Context, FirstPoll, MaxMessageSize, Methods};
+use crate::dispatch::{Context, FirstPoll, Methods};
 use crate::peer::Peer;
 use crate::peer::answer::admit;
 use crate::peer::budget::Room;
@@ -104,7 +104,7 @@ impl InlineDispatch {
             return Read::Other;
         };
         let (id, method) = (started.id().cloned(), started.method());
-        let answer = match self.methods.run_once(started, &self.ctx, MaxMessageSize) {
+        let answer = match self.methods.run_once(started, &self.ctx) {
             FirstPoll::Answered(answer) => answer.map(write::text),
             FirstPoll::Waiting(started, span) => {
                 return Read::Waiting(Input::from((started.into_owned(), span)));

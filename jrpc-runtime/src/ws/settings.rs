@@ -8,7 +8,7 @@ use super::connection::Settings;
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::peer::limits::{Limits, limit_setters};
-use crate::peer::{Lifetime, Overflow, PeerConfig};
+use crate::peer::{Cancellation, Lifetime, Overflow, PeerConfig};
 use crate::transport::Transport;
 
 /// The settings of each WebSocket connection: limits and keepalive. One value configures a
@@ -45,6 +45,7 @@ pub struct WsSettings {
     ping_interval: Option<Duration>,
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
+    cancellation: Cancellation,
 }
 
 /// 4 KiB: see [`WsSettings::read_buffer_size`].
@@ -60,6 +61,7 @@ impl Default for WsSettings {
             ping_interval: Some(Duration::from_secs(30)),
             idle_timeout: Some(Duration::from_secs(75)),
             close_timeout: Duration::from_secs(5),
+            cancellation: Cancellation::Off,
         }
     }
 }
@@ -111,6 +113,15 @@ impl WsSettings {
         self
     }
 
+    /// Which cancellation notices the connection sends and honours (default
+    /// [`Cancellation::Off`]): with [`Cancellation::Lsp`], a client's `$/cancelRequest {"id": ID}`
+    /// drops that call's handler and answers it `-32800` at once, and a [`WsClient`](super::WsClient)
+    /// call given up (its future dropped, or timed out) sends one.
+    pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
+        self.cancellation = cancellation;
+        self
+    }
+
     /// Checks the settings (each rule says why) and turns them into a connection's: a server's,
     /// whose calls may run for `drain_timeout` once a shutdown begins and whose pushes never wait
     /// for room ([`Overflow::Close`]); a limit not set here is `base`'s.
@@ -155,6 +166,7 @@ impl WsSettings {
         let max_message_size = limits.get_max_message_size();
         let mut peer = peer
             .context(crate::dispatch::Context::new(Transport::WebSocket))
+            .cancellation(self.cancellation)
             .limits(limits)
             .max_buffered(limits.get_max_buffered())
             .build()?;

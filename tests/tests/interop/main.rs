@@ -3,6 +3,7 @@
 
 mod calculator;
 mod calculator_auth;
+mod calculator_cancel;
 mod calculator_topics;
 mod drain_exit;
 mod net;

@@ -2,6 +2,7 @@
 //! per connection, backpressure, graceful shutdown and topics.
 
 mod backpressure;
+mod cancel;
 mod client;
 mod http;
 mod layers;

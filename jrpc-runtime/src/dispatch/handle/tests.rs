@@ -160,7 +160,7 @@ async fn a_future_that_panics_in_its_drop_is_answered_internal_error() {
         panic!("a valid request");
     };
     let started = methods.start(req, ctx);
-    match methods.run_once(started, ctx, Unlimited) {
+    match methods.run_once(started, ctx) {
         FirstPoll::Answered(answer) => assert_eq!(answer.as_deref(), Some(internal.as_bytes())),
         FirstPoll::Waiting(..) => panic!("it finished in its first poll"),
     }
