@@ -130,5 +130,13 @@ mod tests {
         let answer = methods.handle_bytes(call, &unlimited).await.unwrap();
         assert!(answer.len() > 1_000_000);
         assert_eq!(WRITTEN.load(Ordering::Relaxed), 10_050);
+        // A batch's elements are written into its answer up to the limit: the one that would
+        // pass it is answered `-32008` with its id, and the one before it stands.
+        let batch = format!("[{fits},{call}]");
+        let answer = methods.handle_bytes(&batch, &ctx).await.unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap();
+        assert_eq!(answer[0]["result"].as_array().map(Vec::len), Some(50));
+        assert_eq!(answer[1]["error"]["code"], -32008, "{answer}");
+        assert_eq!(answer[1]["id"], 7);
     }
 }
