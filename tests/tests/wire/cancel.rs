@@ -227,6 +227,44 @@ async fn a_layer_sees_the_trace_of_its_call() {
 }
 
 #[tokio::test]
+async fn an_in_process_call_from_a_traced_handler_carries_its_trace() {
+    let mut downstream = Methods::new();
+    jrpc_tests::fixtures::add(&mut downstream);
+    let (mut seen, _dropped, _cancelled) = watching(&mut downstream);
+    let mut edge = Methods::new();
+    edge.register("relay", &[], move |(): (), _ctx: Context| {
+        let downstream = downstream.clone();
+        async move {
+            let sum = downstream.call::<i64>("add", (1, 2)).await;
+            sum.map_err(|_| jrpc_runtime::RpcError::internal())
+        }
+    })
+    .unwrap();
+    let trace = TraceContext::parse(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        None,
+    )
+    .unwrap();
+    let ctx = Context::new(Transport::InProcess).with_trace(trace.clone());
+    let answer = edge
+        .handle_in(r#"{"jsonrpc":"2.0","method":"relay","id":1}"#, &ctx)
+        .await
+        .unwrap();
+    assert!(answer.contains(r#""result":3"#), "{answer}");
+    let called = seen
+        .try_recv()
+        .unwrap()
+        .trace
+        .expect("the downstream call's trace");
+    assert_eq!(called.trace_id(), trace.trace_id());
+    assert_ne!(called.parent_id(), trace.parent_id(), "a span of its own");
+
+    // Outside a traced request, the call carries none.
+    let _: i64 = edge.call("relay", ()).await.unwrap();
+    assert_eq!(seen.try_recv().unwrap().trace, None);
+}
+
+#[tokio::test]
 async fn a_context_no_request_owns_is_never_cancelled() {
     let ctx = Context::new(Transport::InProcess);
     let mut cancelled = Box::pin(ctx.cancelled());
