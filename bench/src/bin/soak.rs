@@ -9,6 +9,7 @@
 //! ```text
 //! cargo run --release --bin soak -- [--seconds N] [--calculator PATH]
 //!                                    [--only nonreaders|mix|defaults] [--message-bytes B]
+//!                                    [--transport websocket|http] [--clients 1,100,1000]
 //! ```
 
 use std::error::Error;
@@ -29,6 +30,10 @@ type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
 
 /// The longest any one step may take (a connect, a call, a read).
 const STEP: Duration = Duration::from_secs(10);
+
+/// How long a well-behaved call may wait while non-readers hold the server's budget: longer than
+/// the default `write_timeout` (30 s), after which they are cut and the budget frees.
+const WAIT: Duration = Duration::from_secs(60);
 
 // ---------------------------------------------------------------------------------------------
 // The server
@@ -322,6 +327,8 @@ struct Many {
     cuts: Vec<f64>,
     answered: u64,
     failed: u64,
+    /// The longest a well-behaved call waited for its answer, in milliseconds.
+    longest_wait: u64,
 }
 
 /// One client with a small receive window (so that the kernel does not take whole answers for
@@ -369,7 +376,7 @@ async fn never_reads(
 
 /// Starts a fresh calculator at its defaults; `clients` clients each ask for two echoes of
 /// `bytes` and never read, while one well-behaved HTTP and one WebSocket client call `add` in a
-/// loop (each call may wait up to 60 s) until every non-reader is dropped.
+/// loop (each call may wait up to [`WAIT`]) until every non-reader is dropped.
 fn measure_many(exe: &Path, websocket: bool, clients: usize, bytes: usize) -> Result<Many> {
     let server = Calculator::start(exe)?;
     let runtime = tokio::runtime::Runtime::new()?;
@@ -393,6 +400,7 @@ fn measure_many(exe: &Path, websocket: bool, clients: usize, bytes: usize) -> Re
         post(&body)
     });
     let counts = Arc::new(Counts::default());
+    let longest = Arc::new(AtomicU64::new(0));
     let (peak, cuts) = std::thread::scope(|scope| {
         let sampler = scope.spawn(|| sample_peak(&server, &stop));
         let cuts = runtime.block_on(async {
@@ -401,6 +409,7 @@ fn measure_many(exe: &Path, websocket: bool, clients: usize, bytes: usize) -> Re
             let mut served = Vec::new();
             for ws in [false, true] {
                 let (addr, counts, done) = (addr.clone(), Arc::clone(&counts), Arc::clone(&done));
+                let longest = Arc::clone(&longest);
                 served.push(tokio::spawn(async move {
                     let mut n = 0u64;
                     let mut socket = if ws { ws_connect(&addr).await.ok() } else { None };
@@ -409,17 +418,18 @@ fn measure_many(exe: &Path, websocket: bool, clients: usize, bytes: usize) -> Re
                     while !done.load(Ordering::Relaxed) {
                         n += 1;
                         let (call, want) = one_of(n * 4);
+                        let asked = Instant::now();
                         let ok = match (ws, socket.as_mut(), http.as_mut()) {
                             (true, Some(socket), _) => {
-                                matches!(tokio::time::timeout(Duration::from_secs(60), ws_call(socket, &call)).await,
-                                    Ok(Ok(answer)) if answer["result"] == want)
+                                matches!(ws_call_within(socket, &call, WAIT).await,
+                                    Ok(answer) if answer["result"] == want)
                             }
                             (false, _, Some(stream)) => {
                                 let exchange = async {
                                     stream.write_all(&post(&call.to_string())).await?;
                                     read_reply(stream).await
                                 };
-                                matches!(tokio::time::timeout(Duration::from_secs(60), exchange).await,
+                                matches!(tokio::time::timeout(WAIT, exchange).await,
                                     Ok(Ok((200, body))) if serde_json::from_str::<Value>(&body).is_ok_and(|a| a["result"] == want))
                             }
                             _ => false,
@@ -428,6 +438,8 @@ fn measure_many(exe: &Path, websocket: bool, clients: usize, bytes: usize) -> Re
                         if !ok {
                             break;
                         }
+                        let waited = u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX);
+                        longest.fetch_max(waited, Ordering::Relaxed);
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                 }));
@@ -459,30 +471,37 @@ fn measure_many(exe: &Path, websocket: bool, clients: usize, bytes: usize) -> Re
         cuts,
         answered: get(&counts.answered),
         failed: get(&counts.lost),
+        longest_wait: get(&longest),
     })
 }
 
-fn defaults(exe: &Path) -> Result<()> {
+/// The rows of `--only defaults`: over `transport` (`websocket` or `http`; both unless named),
+/// for each count of `clients`.
+fn defaults(exe: &Path, transport: Option<&str>, clients: &[usize]) -> Result<()> {
     let bytes = 4 * 1024 * 1024;
     println!(
         "clients asking for two 4 MiB echoes each and never reading, at the defaults (budget {} MiB, write_timeout 30 s):",
         default_budget_mib()
     );
     for (name, websocket) in [("WebSocket", true), ("HTTP", false)] {
-        for clients in [1, 100, 1000] {
+        if transport.is_some_and(|only| !only.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        for &clients in clients {
             let many = measure_many(exe, websocket, clients, bytes)?;
             let (first, last) = (
                 many.cuts.first().copied().unwrap_or(f64::NAN),
                 many.cuts.last().copied().unwrap_or(f64::NAN),
             );
             println!(
-                "  {name}, {clients}: RSS {} MiB before, peak {} MiB (+{} MiB); {} of {clients} cut, the first after {first:.1} s, the last after {last:.1} s; well-behaved calls answered {}, refused or lost {}",
+                "  {name}, {clients}: RSS {} MiB before, peak {} MiB (+{} MiB); {} of {clients} cut, the first after {first:.1} s, the last after {last:.1} s; well-behaved calls answered {}, refused or lost {}, the longest waited {:.1} s",
                 many.before / 1024,
                 many.peak / 1024,
                 many.peak.saturating_sub(many.before) / 1024,
                 many.cuts.len(),
                 many.answered,
-                many.failed
+                many.failed,
+                many.longest_wait as f64 / 1000.0
             );
         }
     }
@@ -527,8 +546,13 @@ async fn ws_connect(addr: &str) -> Result<Ws> {
 
 /// Sends `call` and reads its answer (skipping anything else), within [`STEP`].
 async fn ws_call(ws: &mut Ws, call: &Value) -> Result<Value> {
+    ws_call_within(ws, call, STEP).await
+}
+
+/// [`ws_call`], its answer waited for up to `within`.
+async fn ws_call_within(ws: &mut Ws, call: &Value, within: Duration) -> Result<Value> {
     ws.send(Message::text(call.to_string())).await?;
-    tokio::time::timeout(STEP, async {
+    tokio::time::timeout(within, async {
         while let Some(message) = ws.next().await {
             if let Message::Text(text) = message? {
                 let answer: Value = serde_json::from_str(&text)?;
@@ -872,7 +896,14 @@ fn main() -> Result<()> {
     };
     let only = value("--only");
     if only.as_deref() == Some("defaults") {
-        return defaults(&exe);
+        let clients = match value("--clients") {
+            None => vec![1, 100, 1000],
+            Some(list) => list
+                .split(',')
+                .map(str::parse)
+                .collect::<std::result::Result<_, _>>()?,
+        };
+        return defaults(&exe, value("--transport").as_deref(), &clients);
     }
     let bytes: usize = value("--message-bytes").map_or(Ok(100_000), |s| s.parse())?;
     if bytes > 10_000_000 {

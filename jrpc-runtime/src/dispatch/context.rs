@@ -47,22 +47,25 @@ struct Shared {
     /// The caller's trace, where the transport read one; boxed, as most requests carry none.
     trace: Option<Box<TraceContext>>,
     extensions: Extensions,
+    /// The largest answer the transport sends, in bytes: a result is written up to it.
+    answer_limit: usize,
 }
 
 impl Context {
     /// A context for requests arriving on `transport`.
     pub fn new(transport: Transport) -> Self {
-        Self::of_request(transport, None, None, None, None)
+        Self::of_request(transport, None, None, None, None, usize::MAX)
     }
 
     /// A context made whole at once (one allocation, and nothing to make unique after): what a
-    /// transport builds for each HTTP request.
+    /// transport builds for each HTTP request, whose answers it sends up to `answer_limit` bytes.
     pub(crate) fn of_request(
         transport: Transport,
         peer_addr: Option<SocketAddr>,
         request_tag: Option<RequestTag>,
         headers: Option<Headers>,
         trace: Option<Box<TraceContext>>,
+        answer_limit: usize,
     ) -> Self {
         let ctx = Self {
             id: None,
@@ -73,6 +76,7 @@ impl Context {
                 request_tag,
                 trace,
                 extensions: Extensions::default(),
+                answer_limit,
             }),
             cancel: Slot::new(),
         };
@@ -115,6 +119,19 @@ impl Context {
     pub fn with_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         Arc::make_mut(&mut self.shared).extensions.insert(value);
         self
+    }
+
+    /// This context for a transport that sends answers of at most `bytes` (its
+    /// `max_message_size`): a result is written up to it, and no further.
+    #[must_use]
+    pub(crate) fn with_answer_limit(mut self, bytes: usize) -> Self {
+        Arc::make_mut(&mut self.shared).answer_limit = bytes;
+        self
+    }
+
+    /// The largest answer the request's transport sends, in bytes (`usize::MAX` in process).
+    pub(crate) fn answer_limit(&self) -> usize {
+        self.shared.answer_limit
     }
 
     /// Adds a typed value in place (see [`with_extension`](Self::with_extension)).

@@ -9,6 +9,7 @@ use std::task::Poll;
 use futures_util::future::Either;
 use serde_json::value::RawValue;
 
+use super::limit::too_large;
 use super::methods::{BoxCall, Failure, NotStarted, OnePass, Output};
 use super::trace::TraceContext;
 use super::{Context, ErrorReport, FromParams as _, Methods, Observation, Outcome, Params};
@@ -139,6 +140,7 @@ impl Methods {
             }
             Err(Failure::Rpc(err) | Failure::Answered(err)) => Err(err),
             Err(Failure::Internal(reason)) => Err(self.invoke_failed(method, ctx, &reason)),
+            Err(Failure::TooLarge(limit)) => Err(too_large(method, limit)),
         }
     }
 
@@ -390,13 +392,14 @@ impl Methods {
             }
             Stage::Running(_) => {
                 let start = out.len();
+                let limit = ctx.answer_limit();
                 // Under a subscriber that records the span, the first poll runs in it as the
                 // later ones do: whether a call is answered at once (and so never counted in
                 // flight) does not depend on logging.
                 let polled = if span.is_disabled() {
-                    started.state.poll_once(cx, out)
+                    started.state.poll_once(cx, out, limit)
                 } else {
-                    span.in_scope(|| started.state.poll_once(cx, out))
+                    span.in_scope(|| started.state.poll_once(cx, out, limit))
                 };
                 let output = match polled {
                     std::task::Poll::Ready(output) => output,
@@ -479,6 +482,11 @@ impl Methods {
                 }
                 return Outcome::Success;
             }
+            // A notification's result is not sent: too large or not.
+            Err(Failure::TooLarge(_)) if raw_id.is_none() => {
+                out.truncate(start);
+                return Outcome::Success;
+            }
             Err(failure) => self.failed(failure, &started.method, started.id.as_ref()),
         };
         // A panic while the result was written may have left part of it.
@@ -504,6 +512,7 @@ impl Methods {
                 self.report(method, id, &reason);
                 RpcError::internal()
             }
+            Failure::TooLarge(limit) => too_large(method, limit),
         }
     }
 
@@ -631,12 +640,13 @@ impl Future for Running<'_> {
         let (answer, outcome) = match &mut this.started.state {
             Stage::Done(answer, outcome) => (answer.take(), *outcome),
             Stage::Running(_) => {
+                let limit = this.ctx.answer_limit();
                 // Entering a disabled span on every poll is measurable on the hot path.
                 let polled = if span.is_disabled() {
-                    this.started.state.poll_once(cx, &mut this.out)
+                    this.started.state.poll_once(cx, &mut this.out, limit)
                 } else {
                     let _entered = span.enter();
-                    this.started.state.poll_once(cx, &mut this.out)
+                    this.started.state.poll_once(cx, &mut this.out, limit)
                 };
                 let output = match polled {
                     Poll::Ready(output) => output,
@@ -693,13 +703,27 @@ struct Timed {
 
 impl super::methods::Work for Timed {
     fn poll_into(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
     ) -> Poll<Output> {
+        self.poll_capped(cx, out, usize::MAX)
+    }
+
+    fn poll_capped(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Poll<Output> {
         let this = &mut *self;
         if let Some(call) = &mut this.call {
-            if let Poll::Ready(output) = call.as_mut().poll_into(cx, out) {
+            let polled = if limit == usize::MAX {
+                call.as_mut().poll_into(cx, out)
+            } else {
+                call.as_mut().poll_capped(cx, out, limit)
+            };
+            if let Poll::Ready(output) = polled {
                 return Poll::Ready(output);
             }
             if this.timer.as_mut().poll(cx).is_pending() {
@@ -747,20 +771,27 @@ impl Stage {
         *self = Stage::Running(Box::pin(Timed { call, timer }));
     }
 
-    /// Polls a running call once, with panics contained, its result written to `out` (`Ready`
-    /// at once, with nothing written, for a request answered already). A call that is done is
-    /// dropped there, so that a panic in its drop is contained as one in its poll is.
+    /// Polls a running call once, with panics contained, its result written to `out` up to
+    /// `limit` bytes (`Ready` at once, with nothing written, for a request answered already). A
+    /// call that is done is dropped there, so that a panic in its drop is contained as one in its
+    /// poll is.
     #[inline]
     fn poll_once(
         &mut self,
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
+        limit: usize,
     ) -> std::task::Poll<Output> {
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let Stage::Running(call) = self else {
                 return std::task::Poll::Ready(Ok(()));
             };
-            let polled = call.as_mut().poll_into(cx, out);
+            // In process there is no limit, and nothing to look at on the way.
+            let polled = if limit == usize::MAX {
+                call.as_mut().poll_into(cx, out)
+            } else {
+                call.as_mut().poll_capped(cx, out, limit)
+            };
             if polled.is_ready() {
                 *self = Stage::Done(None, Outcome::Success);
             }
@@ -776,14 +807,15 @@ impl Stage {
 }
 
 /// Runs a request's call with panics contained and the deadline applied (past it, the call is
-/// dropped as cancelled), its result written to `out`.
+/// dropped as cancelled), its result written to `out` whole: the innermost call of a table's
+/// layers, whose answer is held to the limit where the layers' own is written.
 pub(super) async fn run_call(
     state: &mut Stage,
     out: &mut Vec<u8>,
     mut deadline: Option<tokio::time::Instant>,
 ) -> Output {
     std::future::poll_fn(|cx| {
-        let polled = state.poll_once(cx, out);
+        let polled = state.poll_once(cx, out, usize::MAX);
         if polled.is_pending()
             && let Some(deadline) = deadline.take()
         {

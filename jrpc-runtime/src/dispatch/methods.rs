@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::limit::Capped;
 use super::params::ParamsSeed;
 use super::{Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo};
 use crate::error::RegisterError;
@@ -24,7 +25,7 @@ use crate::wire::{RawId, incoming, write};
 /// A handler's work, started: polled until it is done, its result then written where the answer
 /// goes (so that a batch's answers are written into the batch's buffer, none in a buffer of its
 /// own).
-pub(super) trait Work: Send {
+pub(crate) trait Work: Send {
     /// Polls the handler; once it is done, appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and
     /// its result to `out`, or gives why it failed (what it wrote of the result is then the
     /// caller's to take back).
@@ -33,6 +34,22 @@ pub(super) trait Work: Send {
         cx: &mut std::task::Context<'_>,
         out: &mut Vec<u8>,
     ) -> Poll<Output>;
+
+    /// [`poll_into`](Self::poll_into), the result's writing given up
+    /// ([`Failure::TooLarge`]) once `out` would pass `limit` bytes. Unless a kind of work writes
+    /// its result as it goes (a handler's does), the result is looked at once written (a call
+    /// layer's answer is made whole by the layers).
+    fn poll_capped(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Poll<Output> {
+        self.poll_into(cx, out).map(|output| match output {
+            Ok(()) if out.len() > limit => Err(Failure::TooLarge(limit)),
+            output => output,
+        })
+    }
 }
 
 /// Every handler's future is [`Work`]: its result is encoded as it finishes.
@@ -49,6 +66,16 @@ where
         out: &mut Vec<u8>,
     ) -> Poll<Output> {
         self.poll(cx).map(|result| encode(result, out))
+    }
+
+    fn poll_capped(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Poll<Output> {
+        self.poll(cx)
+            .map(|result| encode_capped(result, out, limit))
     }
 }
 
@@ -71,6 +98,21 @@ pub trait RpcResult {
     /// serde's, when the value cannot be encoded.
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
 
+    /// [`write_json`](Self::write_json), given up with an I/O error once `out` would pass
+    /// `limit` bytes: a transport's `max_message_size`, so that a too-large answer is not
+    /// written whole. Unless a type writes as it goes, it is looked at once written.
+    #[doc(hidden)]
+    #[inline]
+    fn write_json_within(&self, out: &mut Vec<u8>, limit: usize) -> serde_json::Result<()> {
+        self.write_json(out)?;
+        if out.len() > limit {
+            return Err(serde_json::Error::io(
+                std::io::ErrorKind::FileTooLarge.into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The check the expansion makes first, at the success type as written: rustc reports the
     /// trait there with no note, and leaves out a registration helper's same bound at the same
     /// place.
@@ -86,6 +128,11 @@ impl<T: Serialize + ?Sized> RpcResult for T {
     #[inline]
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         serde_json::to_writer(out, self)
+    }
+
+    #[inline]
+    fn write_json_within(&self, out: &mut Vec<u8>, limit: usize) -> serde_json::Result<()> {
+        serde_json::to_writer(Capped { out, limit }, self)
     }
 }
 
@@ -118,7 +165,7 @@ impl<E: Into<RpcError>> IntoRpcError for E {
 pub(super) type BoxCall = Pin<Box<dyn Work>>;
 
 /// What a handler's call ends with: its result written, or why it failed.
-pub(super) type Output = Result<(), Failure>;
+pub(crate) type Output = Result<(), Failure>;
 
 /// A registered handler with its types erased.
 pub(super) trait Handler: Send + Sync {
@@ -287,11 +334,13 @@ type ErrorHook = dyn Fn(&ErrorReport<'_>) + Send + Sync;
 
 type Observer = dyn Fn(&Observation<'_>) + Send + Sync;
 
-pub(super) enum Failure {
+pub(crate) enum Failure {
     /// The handler answered an error.
     Rpc(RpcError),
     /// Something the client must not see the details of: answered `-32603`, reported to the hook.
     Internal(String),
+    /// The answer would pass this limit, in bytes: answered `-32008`.
+    TooLarge(usize),
     /// An error a call layer answered, or the dispatch's own below the layers: sent as it is,
     /// whatever its code.
     Answered(RpcError),
@@ -684,6 +733,28 @@ fn encode<T: RpcResult, E: IntoRpcError>(result: Result<T, E>, out: &mut Vec<u8>
     value
         .write_json(out)
         .map_err(|err| Failure::Internal(format!("result could not be encoded: {err}")))
+}
+
+/// [`encode`], the result's writing given up once the answer would pass `limit` bytes.
+#[inline]
+fn encode_capped<T: RpcResult, E: IntoRpcError>(
+    result: Result<T, E>,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Output {
+    let value = result.map_err(|err| Failure::Rpc(err.into_rpc_error()))?;
+    if out.capacity() == 0 {
+        *out = Vec::with_capacity(64);
+    }
+    out.extend_from_slice(write::RESULT_PREFIX);
+    match value.write_json_within(out, limit) {
+        Ok(()) => Ok(()),
+        // The writer's only failure: the limit.
+        Err(err) if err.is_io() => Err(Failure::TooLarge(limit)),
+        Err(err) => Err(Failure::Internal(format!(
+            "result could not be encoded: {err}"
+        ))),
+    }
 }
 
 /// FNV-1a: method names are short and chosen by the server, so a keyed hash buys nothing here.

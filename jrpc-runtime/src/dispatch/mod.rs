@@ -14,6 +14,7 @@ mod extensions;
 mod handle;
 mod in_process;
 mod layer;
+mod limit;
 mod methods;
 mod notifications;
 mod observe;

@@ -1,10 +1,11 @@
-//! HTTP's hold on the server's byte budget: a request's body waits for its bytes, and an answer
-//! counts its own until hyper has written it.
+//! HTTP's hold on the server's byte budget: a request's body waits for its bytes (an answer
+//! counts its own until hyper has written it, with [`ServerBudget::hold`]).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::peer::shared_budget::{ServerBudget, Waiting};
+use crate::server::budget::Held;
 
 impl ServerBudget {
     /// Waits until `ready` holds, looked at each time bytes are given back.
@@ -26,26 +27,6 @@ impl ServerBudget {
         }
     }
 
-    /// Takes `bytes` if they fit, or if nothing is held (one body larger than the budget goes
-    /// alone).
-    fn try_take(&self, bytes: usize) -> bool {
-        let mut held = self.held();
-        loop {
-            if held != 0 && held.saturating_add(bytes) > self.limit {
-                return false;
-            }
-            match self.held.compare_exchange_weak(
-                held,
-                held + bytes,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return true,
-                Err(now) => held = now,
-            }
-        }
-    }
-
     /// Waits until `bytes` fit, then holds them until the [`Held`] is dropped.
     pub(crate) async fn take(self: &Arc<Self>, bytes: usize) -> Held {
         self.wait(|| self.try_take(bytes)).await;
@@ -56,45 +37,6 @@ impl ServerBudget {
     #[cfg_attr(not(test), allow(dead_code, reason = "the tests wait for room"))]
     pub(crate) async fn room(&self) {
         self.wait(|| !self.is_full()).await;
-    }
-
-    /// Counts `bytes` (whatever is held) until the [`Held`] is dropped.
-    pub(crate) fn hold(self: &Arc<Self>, bytes: usize) -> Held {
-        self.force(bytes);
-        self.held_for(bytes)
-    }
-
-    fn held_for(self: &Arc<Self>, bytes: usize) -> Held {
-        Held {
-            budget: Arc::clone(self),
-            bytes,
-        }
-    }
-}
-
-/// Bytes held in a [`ServerBudget`], given back when dropped.
-#[derive(Debug)]
-pub(crate) struct Held {
-    budget: Arc<ServerBudget>,
-    bytes: usize,
-}
-
-impl Held {
-    /// The bytes held.
-    pub(crate) fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// Counts `bytes` more (a chunked body's next frame), whatever is held.
-    pub(crate) fn grow(&mut self, bytes: usize) {
-        self.budget.force(bytes);
-        self.bytes += bytes;
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.budget.give_back(self.bytes);
     }
 }
 

@@ -18,7 +18,7 @@
 //! | the same with notifications only | `204` | none |
 //! | another method on the RPC path | `405`, `Allow: POST` | `-32600` |
 //! | a body over `max_message_size` (declared, or counted as it arrives) | `413` | `-32600`, the limit in `data` |
-//! | a call whose answer is over `max_message_size` | `200` | `-32008` with the call's id (`null` for a batch), the sizes in `data`; the client sees [`ClientError::AnswerTooLarge`](crate::error::ClientError::AnswerTooLarge) |
+//! | a call whose answer is over `max_message_size` | `200` | `-32008` with the call's id, the limit in `data` (the answer stops being written once it passes it; in a batch, the element that would pass it, and `null` for a batch still too large whole); the client sees [`ClientError::AnswerTooLarge`](crate::error::ClientError::AnswerTooLarge) |
 //! | a `content-type` that is not JSON | `415` | `-32600` |
 //! | a body that breaks off (bad chunking, a client gone mid-body) | `400` | `-32600` |
 //! | a body slower than `body_read_timeout` | `408` | `-32600` |

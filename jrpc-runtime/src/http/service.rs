@@ -20,20 +20,25 @@ use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
 
 use super::auth::{BearerAuth, Grant, Refusal};
-use super::budget::Held;
 use super::config::ContextHook;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{self, Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::context::{TRACEPARENT, trace_of};
-use crate::dispatch::{Context, Methods, TraceContext};
+use crate::dispatch::{Context, Methods};
 use crate::peer::PeerConfig;
 use crate::peer::shared_budget::ServerBudget;
+use crate::server::budget::Held;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
 use crate::wire::{id_of, incoming, is_batch};
+
+/// How many times a body counts in the server's budget while its call runs: the body itself,
+/// and its params once decoded (a copy of about the same size, which the handler holds until
+/// its answer is made).
+const COPIES: usize = 2;
 
 /// The error type request bodies may fail with.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -192,11 +197,15 @@ impl RpcService {
         parts: &mut Parts,
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
-        trace: Option<Box<TraceContext>>,
+        trace: Option<Box<crate::dispatch::TraceContext>>,
     ) -> Context {
         if self.shared.context_hook.is_none() && self.shared.auth.is_none() {
-            let headers = Some(headers(&mut parts.headers));
-            return Context::of_request(transport, self.peer_addr, Some(tag), headers, trace);
+            let (headers, limit) = (
+                Some(headers(&mut parts.headers)),
+                self.shared.max_message_size,
+            );
+            let peer = self.peer_addr;
+            return Context::of_request(transport, peer, Some(tag), headers, trace, limit);
         }
         self.context_with(transport, parts, tag, headers, trace)
     }
@@ -210,9 +219,10 @@ impl RpcService {
         parts: &mut Parts,
         tag: RequestTag,
         headers: fn(&mut HeaderMap) -> HeaderMap,
-        trace: Option<Box<TraceContext>>,
+        trace: Option<Box<crate::dispatch::TraceContext>>,
     ) -> Context {
-        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None, trace);
+        let limit = self.shared.max_message_size;
+        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None, trace, limit);
         if let Some(grant) = parts.extensions.get::<Grant>() {
             ctx = grant.clone().apply(ctx);
         }
@@ -303,8 +313,8 @@ impl RpcService {
             None => (Some(std::mem::take(&mut parts.headers)), None),
             Some(_) => (None, Some(Box::new(parts))),
         };
-        let mut ctx =
-            Context::of_request(Transport::Http, self.peer_addr, Some(tag), headers, trace);
+        let (peer, limit) = (self.peer_addr, shared.max_message_size);
+        let mut ctx = Context::of_request(Transport::Http, peer, Some(tag), headers, trace, limit);
         if let Some(grant) = grant {
             ctx = grant.apply(ctx);
         }
@@ -313,8 +323,9 @@ impl RpcService {
                 let (limit, timeout) = (shared.max_message_size, shared.body_read_timeout);
                 // The body waits for room in the server's budget before it is read (its socket
                 // is not read meanwhile); the wait is not the client's, so the read timeout
-                // starts after.
-                let mut held = shared.budget.take(announced(&body, limit)).await;
+                // starts after. The room is for the body and its params decoded ([`COPIES`]),
+                // until the answer is made.
+                let mut held = shared.budget.take(announced(&body, limit) * COPIES).await;
                 let body = match read_body(body, limit, timeout, Some(&mut held)).await {
                     Ok(body) => body,
                     Err(res) => break 'answered res,
@@ -537,8 +548,9 @@ enum Unread {
 }
 
 /// A body's bytes, at most `limit` of them (every frame counted, so a chunked body stops at the
-/// cap too). A body of one frame, as nearly every request's is, is that frame's bytes as they
-/// are; the frames of a longer one are copied together.
+/// cap too), each past the length `held` counts already counted there too ([`COPIES`] times). A
+/// body of one frame, as nearly every request's is, is that frame's bytes as they are; the frames
+/// of a longer one are copied together, into one buffer of the announced length.
 async fn whole<B>(
     body: B,
     limit: usize,
@@ -551,7 +563,7 @@ where
     let mut body = std::pin::pin!(body);
     let (mut first, mut joined, mut len) = (hyper::body::Bytes::new(), Vec::new(), 0usize);
     // What `held` counts already: the length the body announced.
-    let mut counted = held.as_ref().map_or(0, |held| held.bytes());
+    let mut counted = held.as_ref().map_or(0, |held| held.bytes() / COPIES);
     // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not asked
     // for one more frame.
     while !body.is_end_stream() {
@@ -569,7 +581,7 @@ where
         if let Some(held) = held.as_deref_mut()
             && len > counted
         {
-            held.grow(len - counted);
+            held.grow((len - counted) * COPIES);
             counted = len;
         }
         if first.is_empty() && joined.is_empty() {
@@ -577,7 +589,8 @@ where
             continue;
         }
         if joined.is_empty() {
-            joined.reserve(len);
+            // Once: growing by doubling would copy a large body on the way, twice over.
+            joined.reserve(len.max(counted));
             joined.extend_from_slice(&first);
         }
         while data.has_remaining() {

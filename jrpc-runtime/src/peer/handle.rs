@@ -310,7 +310,9 @@ impl Peer {
         };
         // Moved out and back rather than cloned: a clone would be a second copy of the context
         // (its headers, its extensions) kept as long as the connection.
-        let ctx = handle.own_context(config.context);
+        let ctx = handle
+            .own_context(config.context)
+            .with_answer_limit(config.max_message_size);
         config.context = ctx.clone();
         // A server keeps its own strong sender so that handlers can push after the caller dropped
         // the handle it was given; a client lets the loop end with its last handle.

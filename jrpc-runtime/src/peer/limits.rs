@@ -61,7 +61,8 @@ impl Limits {
     /// The largest message, in bytes, either way (default 10 MiB, as jsonrpsee): a request
     /// body or WebSocket message, and an answer. A larger incoming one is refused (HTTP `413`,
     /// WebSocket close 1009, a stream's line answered `-32600`); a larger answer is replaced by
-    /// an error answer to its call (`-32003`, its id kept).
+    /// an error answer to its call (`-32008`, its id kept), its writing stopped once it passes
+    /// the limit.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = Some(bytes);
         self

@@ -1,7 +1,8 @@
 //! The byte budget a server's connections share, made for the servers that have one (HTTP,
-//! WebSocket): its default size, from the machine's memory.
+//! WebSocket): its default size, from the machine's memory, and the bytes a connection holds in
+//! it ([`Held`]).
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -40,6 +41,70 @@ impl ServerBudget {
             waiting: AtomicUsize::new(0),
             wakers: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Takes `bytes` if they fit, or if nothing is held (one message larger than the budget goes
+    /// alone).
+    pub(crate) fn try_take(&self, bytes: usize) -> bool {
+        let mut held = self.held();
+        loop {
+            if held != 0 && held.saturating_add(bytes) > self.limit {
+                return false;
+            }
+            match self.held.compare_exchange_weak(
+                held,
+                held + bytes,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(now) => held = now,
+            }
+        }
+    }
+
+    /// Counts `bytes` (whatever is held) until the [`Held`] is dropped.
+    pub(crate) fn hold(self: &Arc<Self>, bytes: usize) -> Held {
+        self.force(bytes);
+        self.held_for(bytes)
+    }
+
+    /// The `bytes` counted already, given back when the [`Held`] is dropped.
+    pub(crate) fn held_for(self: &Arc<Self>, bytes: usize) -> Held {
+        Held {
+            budget: Arc::clone(self),
+            bytes,
+        }
+    }
+}
+
+/// Bytes held in a [`ServerBudget`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Held {
+    budget: Arc<ServerBudget>,
+    bytes: usize,
+}
+
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "a body's bytes are HTTP's")
+)]
+impl Held {
+    /// The bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Counts `bytes` more (a chunked body's next frame), whatever is held.
+    pub(crate) fn grow(&mut self, bytes: usize) {
+        self.budget.force(bytes);
+        self.bytes += bytes;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.budget.give_back(self.bytes);
     }
 }
 

@@ -341,6 +341,7 @@ where
         settings,
         Box::pin(std::future::pending()),
         Box::pin(std::future::pending()),
+        None,
     );
     tokio::spawn(pump);
     peer

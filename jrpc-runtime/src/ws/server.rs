@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::handshake::server::{
     Callback, ErrorResponse, Request as HandshakeRequest, Response as HandshakeResponse,
 };
 
-use super::connection::{self, Settings, Signal};
+use super::connection::{self, Meter, Metered, Settings, Signal};
 use super::settings::WsSettings;
 use super::upgrade;
 use crate::dispatch::{Context, Methods};
@@ -287,7 +287,9 @@ impl WsServer {
             };
             let headers: Arc<Mutex<HeaderMap>> = Arc::default();
             let callback = KeepHeaders(Arc::clone(&headers));
+            let meter = this.meter();
             let io = WriteDeadline::new(io, this.inner.settings.write_timeout);
+            let io = Metered::new(io, meter.clone(), true);
             let handshake = tokio_tungstenite::accept_hdr_async_with_config(
                 io,
                 callback,
@@ -306,7 +308,7 @@ impl WsServer {
             if let Some(addr) = peer_addr {
                 ctx = ctx.with_peer_addr(addr);
             }
-            this.run(ws, ctx, counted).await;
+            this.run(ws, ctx, counted, meter).await;
         }
     }
 
@@ -336,18 +338,30 @@ impl WsServer {
         };
         let this = self.clone();
         let settings = &self.inner.settings;
-        upgrade::accept(req, settings.ws, settings.write_timeout, move |ws| {
-            this.run(ws, ctx, counted).map(move |()| drop(guard))
+        let meter = self.meter();
+        let (config, write_timeout) = (settings.ws, settings.write_timeout);
+        upgrade::accept(req, config, write_timeout, meter.clone(), move |ws| {
+            this.run(ws, ctx, counted, meter).map(move |()| drop(guard))
         })
     }
 
+    /// What counts a new connection's incoming messages in the server's byte budget.
+    fn meter(&self) -> Option<Arc<Meter>> {
+        let settings = &self.inner.settings;
+        let budget = settings.peer.server_budget.as_ref()?;
+        let max_frame = settings.ws.max_frame_size.unwrap_or(usize::MAX);
+        let base = settings.ws.read_buffer_size;
+        Some(Meter::new(Arc::clone(budget), max_frame, base))
+    }
+
     /// Serves one WebSocket until it closes, with the server's topics in its handlers' context
-    /// (the connection leaves them when its peer's loop ends).
+    /// (the connection leaves them when its peer's loop ends); `meter` counts what it reads.
     fn run<S>(
         &self,
         ws: WebSocketStream<S>,
         ctx: Context,
         counted: Tracked,
+        meter: Option<Arc<Meter>>,
     ) -> impl Future<Output = ()> + Send + use<S>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -363,6 +377,7 @@ impl WsServer {
             &self.inner.settings,
             closing,
             stop,
+            meter,
         );
         // Handlers hold their own handles; this one is not needed to keep the connection open.
         drop(peer);
@@ -385,5 +400,104 @@ impl Callback for KeepHeaders {
             *headers = request.headers().clone();
         }
         Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio::sync::Semaphore;
+    use tokio_tungstenite::tungstenite::Message;
+
+    use super::*;
+    use crate::wire::RpcError;
+    use crate::ws::WsSettings;
+
+    /// Frames that arrive at once are held to the server's budget as they arrive: each takes its
+    /// room whole before its payload is read, so the one that does not fit waits unread, its
+    /// client's bytes left in the socket, until room is given back; then it is read and answered.
+    #[tokio::test(start_paused = true)]
+    async fn frames_arriving_at_once_are_held_to_the_budget() {
+        // Room for a call read (its frame in tungstenite's buffer, and its room as a message)
+        // beside one waiting, and for two waiting, not three.
+        const BUDGET: usize = 100_000;
+        const FRAME: usize = 30_000;
+        // What one read takes (`read_buffer_size`): counted as it comes, before a frame's room.
+        const READ: usize = 4096;
+        let gate = Arc::new(Semaphore::new(0));
+        let mut methods = Methods::new();
+        let held_up = Arc::clone(&gate);
+        methods
+            .register_notification("block", &[], move |(): (), _| {
+                let gate = Arc::clone(&held_up);
+                async move {
+                    let _ = gate.acquire().await.map(|permit| permit.forget());
+                }
+            })
+            .unwrap();
+        methods
+            .register("size", &["text"], |(text,): (String,), _| async move {
+                Ok::<_, RpcError>(text.len())
+            })
+            .unwrap();
+        let server = WsServer::builder(methods)
+            .settings(
+                WsSettings::new()
+                    .ping_interval(None)
+                    .idle_timeout(None)
+                    .write_timeout(None),
+            )
+            .server_budget(BUDGET)
+            .build()
+            .unwrap();
+        let budget = Arc::clone(server.inner.settings.peer.server_budget.as_ref().unwrap());
+        let mut clients = Vec::new();
+        for _ in 0..3 {
+            let (near, far) = tokio::io::duplex(1 << 20);
+            tokio::spawn(server.serve_connection(far, None));
+            let (mut ws, _) = tokio_tungstenite::client_async("ws://test/", near)
+                .await
+                .unwrap();
+            // The connection's loop is held up by the notification's handler: the call after it
+            // waits, read and counted, for the loop to take it.
+            ws.send(Message::text(r#"{"jsonrpc":"2.0","method":"block"}"#))
+                .await
+                .unwrap();
+            let call = format!(
+                r#"{{"jsonrpc":"2.0","method":"size","params":["{}"],"id":1}}"#,
+                "x".repeat(FRAME)
+            );
+            ws.send(Message::text(call)).await.unwrap();
+            clients.push(ws);
+        }
+        // The paused clock moves on once every task waits: all that could be read is.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let held = budget.held();
+        // Two calls are read, and wait in their connections' links (tungstenite's read buffer,
+        // grown to hold each, made anew once it held nothing); the third frame has had one read
+        // (into the buffer tungstenite has) and waits for its room.
+        assert!(
+            held <= BUDGET,
+            "{held} bytes held against a budget of {BUDGET}"
+        );
+        assert!(
+            (2 * FRAME..2 * FRAME + 200 + READ).contains(&held),
+            "{held} bytes held: not two calls and a read"
+        );
+        // Room given back: the third is read too, and every call is answered.
+        gate.add_permits(3);
+        for ws in &mut clients {
+            let answer = loop {
+                match ws.next().await {
+                    Some(Ok(Message::Text(text))) => break text,
+                    Some(Ok(_)) => {}
+                    other => panic!("no answer: {other:?}"),
+                }
+            };
+            let expected = format!(r#"{{"jsonrpc":"2.0","result":{FRAME},"id":1}}"#);
+            assert_eq!(answer.as_str(), expected);
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! upgraded socket on.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ::http::header::{
@@ -15,11 +16,13 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
+use super::connection::{Meter, Metered};
 use crate::peer::budget::WriteDeadline;
 use crate::server::reply::{self, Body};
 
-/// An upgraded socket, cut when the client takes no byte for the write timeout.
-pub(super) type Socket = WebSocketStream<WriteDeadline<TokioIo<Upgraded>>>;
+/// An upgraded socket, cut when the client takes no byte for the write timeout, its incoming
+/// messages counted in the server's budget.
+pub(super) type Socket = WebSocketStream<Metered<WriteDeadline<TokioIo<Upgraded>>>>;
 
 /// A refused upgrade: the status and what was wrong.
 type Refused = (StatusCode, &'static str);
@@ -89,11 +92,13 @@ fn refused((status, why): Refused) -> Response<Body> {
 }
 
 /// Checks an upgrade request and answers it; once the upgrade completes, `serve` runs the socket
-/// (cut after `write_timeout` without progress) in a task of its own.
+/// in a task of its own, cut after `write_timeout` without progress, its incoming messages
+/// counted by `meter`.
 pub(super) fn accept<B, F, Fut>(
     req: Request<B>,
     config: WebSocketConfig,
     write_timeout: Option<Duration>,
+    meter: Option<Arc<Meter>>,
     serve: F,
 ) -> Response<Body>
 where
@@ -110,6 +115,7 @@ where
             Ok(io) => WriteDeadline::new(TokioIo::new(io), write_timeout),
             Err(err) => return tracing::debug!(error = %err, "WebSocket upgrade failed"),
         };
+        let io = Metered::new(io, meter, false);
         let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
         serve(ws).await;
     });

@@ -16,11 +16,26 @@ use tokio::net::TcpListener;
 
 const BOTH: &str = "accept: application/json, text/event-stream\r\n";
 
-/// `initialize`, `ping`, `announce [text]` (a notification on the session's GET stream), and
-/// the fixtures `ticks`, `ask`, `gate` and `add`.
+/// `initialize`, `ping`, `announce [text]` (a notification on the session's GET stream),
+/// `export [n]` (a `progress` notification, then `n` `x`s), and the fixtures `ticks`, `ask`,
+/// `gate`, `big` and `add`.
 fn methods(gate: &Arc<Gate>) -> Methods {
     let mut methods = Methods::new();
     fixtures::add(&mut methods);
+    fixtures::big(&mut methods);
+    methods
+        .register(
+            "export",
+            &["n"],
+            |(n,): (usize,), ctx: Context| async move {
+                let peer = ctx.peer().ok_or_else(|| RpcError::new(2, "no peer"))?;
+                peer.notify("progress", [50])
+                    .await
+                    .map_err(|err| RpcError::new(3, err.to_string()))?;
+                Ok::<_, RpcError>("x".repeat(n))
+            },
+        )
+        .unwrap();
     fixtures::gate(&mut methods, gate);
     methods
         .register("initialize", &[], |(): (), _| async move {
@@ -172,6 +187,31 @@ async fn listen(s: &Server, id: &str) -> Conn {
 
 // ---------------------------------------------------------------------------------------------
 // Sessions
+
+/// At the defaults an answer of 5 MiB comes whole: as JSON, and as the last event of an SSE
+/// answer whose handler sent a notification first.
+#[tokio::test]
+async fn a_five_mebibyte_answer_comes_whole_as_json_and_over_sse() {
+    const FIVE: usize = 5 * 1024 * 1024;
+    let s = start(|b| b).await;
+    let id = s.initialize().await;
+    let json = s.post_in(&id, &call(1, "big", json!([FIVE]))).await;
+    assert_eq!(json.status, 200);
+    assert_eq!(json.header("content-type"), Some("application/json"));
+    assert_eq!(json.json()["result"].as_str().map(str::len), Some(FIVE));
+    let events = s.post_in(&id, &call(2, "export", json!([FIVE]))).await;
+    assert_eq!(events.header("content-type"), Some("text/event-stream"));
+    let events: Vec<Value> = events
+        .body
+        .split("\n\n")
+        .filter(|e| e.contains("data: "))
+        .map(data)
+        .collect();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0]["method"], "progress");
+    assert_eq!(events[1]["id"], 2);
+    assert_eq!(events[1]["result"].as_str().map(str::len), Some(FIVE));
+}
 
 #[tokio::test]
 async fn initialize_issues_a_random_session_id_that_later_requests_need() {

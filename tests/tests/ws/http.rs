@@ -1,6 +1,7 @@
 //! WebSocket on an `HttpServer`'s `/ws`: its `WsSettings` reach the connections, topics work
-//! through the server, `map_context` shapes the connections' contexts, and an upgraded
-//! connection holds its `max_connections` slot until it closes.
+//! through the server, `map_context` shapes the connections' contexts, an upgraded connection
+//! holds its `max_connections` slot until it closes, and one `max_message_size` covers both
+//! paths.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -8,8 +9,9 @@ use std::time::Duration;
 
 use jrpc_runtime::http::{HttpClient, HttpServer, HttpServerBuilder};
 use jrpc_runtime::server::Topics;
-use jrpc_runtime::ws::WsSettings;
+use jrpc_runtime::ws::{WsClient, WsSettings};
 use jrpc_runtime::{Caller as _, ClientError, Context, ErrorCode, Methods, RpcError, Transport};
+use jrpc_tests::fixtures::big;
 use jrpc_tests::raw_http::post;
 use jrpc_tests::raw_ws::RawWs;
 use jrpc_tests::servers::serve_http;
@@ -256,6 +258,35 @@ async fn an_upgraded_connection_holds_its_max_connections_slot() {
             answer.ends_with(r#"{"jsonrpc":"2.0","result":"later","id":2}"#),
             "{answer}"
         );
+    })
+    .await;
+}
+
+/// One `max_message_size`, set on the HTTP server, covers its `/ws` too: an answer over it is
+/// [`ClientError::AnswerTooLarge`] to its call on both paths, and the WebSocket connection goes
+/// on serving.
+#[tokio::test]
+async fn one_message_cap_covers_http_and_its_websocket_path() {
+    bounded(async {
+        let mut methods = plain_methods();
+        big(&mut methods);
+        let (addr, _server) = serve(HttpServer::builder(methods).max_message_size(1000)).await;
+        let http = HttpClient::new(&format!("http://{addr}/rpc")).unwrap();
+        let ws = WsClient::connect(&format!("ws://{addr}/ws"), Methods::new())
+            .await
+            .unwrap();
+        let over_http = http.call::<String>("big", [5000]).await;
+        let over_ws = ws.call::<String>("big", [5000]).await;
+        for answer in [over_http, over_ws] {
+            match answer {
+                Err(ClientError::AnswerTooLarge(err)) => {
+                    assert_eq!(err.code(), ErrorCode::RESPONSE_TOO_LARGE);
+                }
+                other => panic!("expected AnswerTooLarge, got {other:?}"),
+            }
+        }
+        let fits: String = ws.call("big", [900]).await.unwrap();
+        assert_eq!(fits.len(), 900);
     })
     .await;
 }

@@ -274,6 +274,7 @@ impl McpService {
     /// identity its bearer token gave.
     pub(super) fn context(&self, parts: Parts, tag: &RequestTag) -> crate::dispatch::Context {
         let mut ctx = crate::dispatch::Context::new(Transport::Http)
+            .with_answer_limit(self.shared.settings.max_message_size)
             .with_tag(tag.clone())
             .with_headers(parts.headers);
         if self.shared.settings.auth.is_some()

@@ -14,10 +14,11 @@ use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use super::super::inline_dispatch::{InlineDispatch, Read};
 use super::link::{Link, RUN, Sending};
+use super::meter::Meter;
 use super::pump::End;
 use crate::framing::Frame;
 use crate::peer::connection::Input;
-use crate::peer::shared_budget::ServerBudget;
+use crate::server::budget::Held;
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.
 ///
@@ -25,17 +26,24 @@ use crate::peer::shared_budget::ServerBudget;
 /// across and not taken hold at most `room` bytes together (or one message, however large),
 /// and one more, read while they did not fit, waits here; the socket is not read past it. A
 /// call started here crosses beside them, uncounted: at most one is on its way, since nothing is
-/// answered here again until the loop has taken it.
+/// answered here again until the loop has taken it. On a server, what the socket brings is
+/// counted in its budget by the socket's [`Meter`] (tungstenite's buffer, a message gathered
+/// from fragments until it is answered here or crosses), the message waiting here by `held`,
+/// and those across by the link.
 pub(super) struct Inlet {
     /// Runs of frames to the peer's loop; `None` once reading stopped (shutdown, or the loop
     /// ended).
     pub(super) frames: Option<Sending<Input>>,
     /// A message read while the peer had no room for it.
     pub(super) pending: Option<String>,
+    /// Its bytes in the server's budget, until the link counts them.
+    pub(super) held: Option<Held>,
     /// What answers calls here, while the peer's loop waits for more; `None` hands every
     /// message over.
     pub(super) inline: Option<InlineDispatch>,
     pub(super) link: Arc<Link>,
+    /// What the messages read hold in the server's budget, until they are answered or cross.
+    pub(super) meter: Option<Arc<Meter>>,
     /// The peer's room for a message being read: its `max_message_size`.
     pub(super) room: usize,
     pub(super) max_message_size: Option<usize>,
@@ -47,14 +55,29 @@ impl Inlet {
         self.frames.is_some()
     }
 
-    /// Whether the socket is being read: the peer takes messages and none waits for room.
+    /// Whether the socket is being read: the peer takes messages, none waits for room, and the
+    /// server's budget has room for what comes.
     pub(super) fn reads(&self) -> bool {
-        self.frames.is_some() && self.pending.is_none()
+        self.frames.is_some() && self.pending.is_none() && !self.waits()
+    }
+
+    /// Whether the socket waits for room in the server's budget.
+    fn waits(&self) -> bool {
+        self.meter.as_ref().is_some_and(|meter| meter.waits())
+    }
+
+    /// The messages read so far are answered, or counted where they went: the meter gives back
+    /// their bytes.
+    fn release(&self) {
+        if let Some(meter) = &self.meter {
+            meter.release();
+        }
     }
 
     /// Stops reading: what waits is dropped, and the peer's loop sees the end of its input.
     pub(super) fn close(&mut self) {
         self.pending = None;
+        self.held = None;
         self.frames = None;
     }
 
@@ -83,6 +106,7 @@ impl Inlet {
             }
             Poll::Pending => return Poll::Pending,
         }
+        let waited = self.waits();
         // Answered here only while the loop has dealt with all it was handed: so in order.
         let mut inline = self.inline.as_ref().zip(answers).filter(|(inline, _)| {
             self.pending.is_none() && frames.lane().taker_waits() && inline.caught_up()
@@ -100,21 +124,20 @@ impl Inlet {
                 if let Some(server) = &self.link.server {
                     server.force(text.len());
                 }
+                self.held = None;
                 run.push(Input::Frame(Frame::Message(text)));
             }
             if run.len() + answered == RUN {
                 break None;
             }
-            // While the server's budget is spent, the socket is not read.
-            if let Some(server) = &self.link.server
-                && server.poll_room(cx).is_pending()
-            {
-                break None;
-            }
+            // While the server's budget is spent, the socket's meter does not read it.
             let Poll::Ready(message) = ws.poll_next_unpin(cx) else {
                 break None;
             };
             read = true;
+            if let Some(meter) = &self.meter {
+                meter.took();
+            }
             let text = match self.received(message) {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
@@ -126,35 +149,47 @@ impl Inlet {
                     Read::Answered(answer) => {
                         answers.push_back(answer);
                         answered += 1;
+                        self.release();
                         continue;
                     }
                     Read::Done => {
                         answered += 1;
+                        self.release();
                         continue;
                     }
                     Read::Queued => {
                         // What its handler sent goes first: what follows goes behind it.
                         answered += 1;
                         inline = None;
+                        self.release();
                         continue;
                     }
                     Read::Waiting(call) => {
                         // What follows waits behind it.
                         run.push(call);
                         inline = None;
+                        self.release();
                         continue;
                     }
                     Read::Other => {}
                 }
             }
             inline = None;
-            self.pending = Some(text.as_str().to_owned());
+            let text = text.as_str().to_owned();
+            self.held = self
+                .link
+                .server
+                .as_ref()
+                .map(|server| server.hold(text.len()));
+            self.pending = Some(text);
+            self.release();
         };
         if let Some(end) = end {
             return Poll::Ready(Err(end));
         }
-        // A message that waited for room also counts: the idle clock stood while it waited.
-        let moved = read || !run.is_empty();
+        // A message that waited for room also counts, as does the end of a wait for the server's
+        // budget: the idle clock stood while they waited.
+        let moved = read || !run.is_empty() || (waited && !self.waits());
         if !run.is_empty()
             && let Some(frames) = self.frames.as_ref()
             && frames.lane().send(run).is_err()
@@ -207,26 +242,6 @@ impl Inlet {
     }
 }
 
-/// The WebSocket's reader stops while its server's budget is spent, and is woken when bytes are
-/// given back.
-impl ServerBudget {
-    /// Ready while the budget is not full; else this task is woken when bytes are given back.
-    pub(crate) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<()> {
-        if !self.is_full() {
-            return Poll::Ready(());
-        }
-        self.wakers().push(cx.waker().clone());
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        // Looked at again once counted: bytes given back in between are not missed (the waker
-        // left behind is woken for nothing, once).
-        if self.is_full() {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::convert::Infallible;
@@ -262,8 +277,10 @@ mod tests {
         let inlet = Inlet {
             frames: Some(frames_tx),
             pending: None,
+            held: None,
             inline: None,
             link,
+            meter: None,
             room,
             max_message_size: None,
         };

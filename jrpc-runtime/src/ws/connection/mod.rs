@@ -27,7 +27,10 @@
 //! read while they did not fit, waits in the pump, which reads the socket no further. Outgoing
 //! texts keep their room in the peer's byte budget until the socket has taken them: the pump
 //! gives it back after each flush, so what waits in the hand-off and in tungstenite's write
-//! buffer counts too.
+//! buffer counts too. On a server, incoming messages count in its byte budget from their first
+//! byte: the socket under tungstenite is [`Metered`], which takes a frame's room before it reads
+//! its payload (and waits, not reading, while there is none), until the pump has answered the
+//! message or handed it across.
 //!
 //! The pump waits on, in this priority (first ready wins):
 //!
@@ -48,7 +51,8 @@
 //! not read its answers) stops the reading of messages, never the writing: a handler that pushes
 //! while its connection waits cannot deadlock. The socket is still read up to one message, so
 //! pongs keep coming in and the idle clock and the pings keep running while the peer is paused;
-//! only a message the peer cannot take yet stops it (and the clock). A client that does not read
+//! only a message the peer cannot take yet stops it (and the clock), as does a wait for room in
+//! the server's budget (the clock restarts when it ends). A client that does not read
 //! is cut by the write deadline ([`write_timeout`](super::WsSettings::write_timeout)), or closed
 //! with 1008 once what waits for it passes the byte budget.
 //!
@@ -56,16 +60,19 @@
 //! | --- | --- |
 //! | `link` | the two lanes between the pump and the peer's loop, and the loop's ends of them ([`Reader`](link::Reader), [`Writer`](link::Writer)) |
 //! | `inlet` | the pump's reading side: messages off the socket, answered here or handed across |
+//! | `meter` | the socket under tungstenite, which counts incoming frames in the server's budget as they arrive |
 //! | `outbox` | the pump's writing side: the peer's texts, the pump's own answers and pings, to the socket |
 //! | `pump` | the pump's loop, and the close it ends with |
 
 mod inlet;
 mod link;
+mod meter;
 mod outbox;
 mod pump;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -74,6 +81,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use self::inlet::Inlet;
 use self::link::{Link, Reader, Writer, ends};
+pub(crate) use self::meter::{Meter, Metered};
 use self::outbox::Outbox;
 use self::pump::Pump;
 use super::inline_dispatch::InlineDispatch;
@@ -101,7 +109,8 @@ pub(crate) struct Settings {
 ///
 /// `ctx` is the context handlers see (transport, peer address, headers, extensions); whether the
 /// connection ends with its last handle (a client) or only with the socket (a server) is in
-/// `settings`.
+/// `settings`. `meter` counts the socket's incoming bytes in the server's budget (the socket is
+/// [`Metered`] with it); a client has none.
 pub(crate) fn start<S>(
     ws: WebSocketStream<S>,
     methods: Methods,
@@ -109,6 +118,7 @@ pub(crate) fn start<S>(
     settings: &Settings,
     closing: Signal,
     stop: Signal,
+    meter: Option<Arc<Meter>>,
 ) -> (Peer, impl Future<Output = ()> + Send + 'static + use<S>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -133,14 +143,16 @@ where
         inlet: Inlet {
             frames: Some(frames_tx),
             pending: None,
+            held: None,
             inline: Some(inline),
             link,
+            meter,
             room: settings.peer.max_message_size(),
             max_message_size: settings.ws.max_message_size,
         },
         out: out_rx,
         outbox: Outbox::default(),
-        budget: std::sync::Arc::clone(&peer.shared.budget),
+        budget: Arc::clone(&peer.shared.budget),
         ping_interval: settings.ping_interval,
         idle_timeout: settings.idle_timeout,
         close_timeout: settings.close_timeout,

@@ -27,11 +27,34 @@ pub(super) struct Outbox {
     taken: usize,
     /// A run was taken (or a ping queued): flush once nothing more waits.
     flush: bool,
+    /// The most bytes written between two flushes since tungstenite was made: what its write
+    /// buffer keeps.
+    most: usize,
     /// The peer's loop has dropped its writer.
     ended: bool,
 }
 
 impl Outbox {
+    /// Whether nothing waits to be written or flushed.
+    pub(super) fn settled(&self) -> bool {
+        self.next.is_none()
+            && !self.unflushed
+            && !self.ping
+            && self.run.as_slice().is_empty()
+            && self.answers.is_empty()
+    }
+
+    /// The most bytes written between two flushes since tungstenite was made (see
+    /// [`renewed`](Self::renewed)).
+    pub(super) fn most(&self) -> usize {
+        self.most
+    }
+
+    /// tungstenite was made anew, its write buffer empty.
+    pub(super) fn renewed(&mut self) {
+        self.most = 0;
+    }
+
     /// Where the pump's own answers go, while nothing waits to be written or flushed; `None`
     /// while something does, so that they wait for the socket as the peer's loop's do.
     pub(super) fn answers(&mut self) -> Option<&mut VecDeque<String>> {
@@ -97,6 +120,7 @@ impl Outbox {
                 ready!(ws.poll_flush_unpin(cx))?;
                 self.unflushed = false;
                 self.flush = false;
+                self.most = self.most.max(self.taken);
                 budget.give_back(std::mem::take(&mut self.taken));
             }
             return if self.ended {

@@ -5,14 +5,14 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::{SinkExt as _, StreamExt as _};
+use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{Interval, MissedTickBehavior};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
 use super::Signal;
 use super::inlet::Inlet;
@@ -21,6 +21,12 @@ use super::outbox::Outbox;
 use crate::peer::Driver;
 use crate::peer::budget::Budget;
 use crate::woken::Woken;
+
+/// tungstenite's buffers keep the size of the largest frame read, and of the most written
+/// between two flushes, for as long as they live: they are made anew once it holds nothing after
+/// its read buffer grew (that growth counts in the server's budget), or after more than this
+/// was written at once.
+const RENEW_WRITTEN: usize = 64 * 1024;
 
 /// What the socket's branch of the pump's loop did.
 enum SocketEvent {
@@ -114,6 +120,9 @@ impl Pump {
             let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
             tokio::pin!(idle);
             let end = loop {
+                if self.renewal_due(draining) {
+                    ws = self.renew(ws).await;
+                }
                 tokio::select! {
                     biased;
                     () = &mut stop => break End::Stopped,
@@ -140,6 +149,12 @@ impl Pump {
                         if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, answers, cx) {
                             return Poll::Ready(SocketEvent::Read(read));
                         }
+                        // All is written and read: go round, to give tungstenite fresh buffers.
+                        if self.renewal_due(draining)
+                            && matches!(ws.poll_flush_unpin(cx), Poll::Ready(Ok(())))
+                        {
+                            return Poll::Ready(SocketEvent::Read(Ok(())));
+                        }
                         Poll::Pending
                     }) => match io.ended() {
                         Some(end) => break end,
@@ -150,7 +165,13 @@ impl Pump {
                         }
                     },
                     () = tick(ping.as_mut()) => self.outbox.ping = true,
-                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => break End::Idle,
+                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => {
+                        // Unless the socket began to wait for the server's budget meanwhile: its
+                        // clock stands until the wait ends.
+                        if self.inlet.reads() {
+                            break End::Idle;
+                        }
+                    }
                 }
             };
             self.inlet.close();
@@ -177,6 +198,39 @@ impl Pump {
                 }
             }
         }
+    }
+
+    /// Whether tungstenite's buffers are to be made anew: a large message came or went (its
+    /// buffers keep the size of the largest, see [`RENEW_WRITTEN`]), and now it holds nothing,
+    /// either way.
+    fn renewal_due(&self, draining: bool) -> bool {
+        let Some(meter) = &self.inlet.meter else {
+            return false;
+        };
+        !draining
+            && self.inlet.is_open()
+            && (meter.buffer() > 0 || self.outbox.most() > RENEW_WRITTEN)
+            && meter.idle()
+            && self.outbox.settled()
+    }
+
+    /// `ws` made anew over the same socket, with fresh (small) buffers, once what it queued
+    /// itself (a pong) is flushed; as it was, if that has to wait.
+    async fn renew<S>(&mut self, mut ws: WebSocketStream<S>) -> WebSocketStream<S>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        if !matches!(ws.flush().now_or_never(), Some(Ok(()))) {
+            return ws;
+        }
+        let config = *ws.get_config();
+        let ws =
+            WebSocketStream::from_raw_socket(ws.into_inner(), Role::Server, Some(config)).await;
+        if let Some(meter) = &self.inlet.meter {
+            meter.renewed();
+        }
+        self.outbox.renewed();
+        ws
     }
 
     /// What the connection's `end` leaves to send (logged where it concerns the operator);
