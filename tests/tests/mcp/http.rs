@@ -201,12 +201,9 @@ async fn a_five_mebibyte_answer_comes_whole_as_json_and_over_sse() {
     assert_eq!(json.json()["result"].as_str().map(str::len), Some(FIVE));
     let events = s.post_in(&id, &call(2, "export", json!([FIVE]))).await;
     assert_eq!(events.header("content-type"), Some("text/event-stream"));
-    let events: Vec<Value> = events
-        .body
-        .split("\n\n")
-        .filter(|e| e.contains("data: "))
-        .map(data)
-        .collect();
+    let mut events = events.body.split("\n\n").filter(|e| e.contains("data: "));
+    primer(events.next().expect("the stream's priming event"));
+    let events: Vec<Value> = events.map(data).collect();
     assert_eq!(events.len(), 2);
     assert_eq!(events[0]["method"], "progress");
     assert_eq!(events[1]["id"], 2);
