@@ -17,8 +17,9 @@ use serde_json::value::RawValue;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::handle::{Stage, Started, panicked, run_call};
+use super::handle::Started;
 use super::methods::{BoxCall, Failure, Output, Work};
+use super::stage::{Stage, panicked, run_call};
 use super::{Context, FromParams as _, Methods, Params};
 use crate::caller::BoxFuture;
 use crate::wire::{ErrorCode, Id, RpcError, incoming, write};

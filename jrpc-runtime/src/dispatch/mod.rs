@@ -23,6 +23,7 @@ mod openrpc;
 mod otel;
 mod params;
 mod schema;
+mod stage;
 mod trace;
 
 pub(crate) use cancel::Handed;
