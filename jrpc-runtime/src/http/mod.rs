@@ -164,6 +164,7 @@
 //! ```
 
 pub(crate) mod auth;
+pub(crate) mod body;
 pub(crate) mod budget;
 mod client;
 mod config;

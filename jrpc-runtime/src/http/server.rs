@@ -255,7 +255,7 @@ impl Router {
     #[cfg(feature = "ws")]
     fn websocket(&self, mut req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
         if let Err(res) = self.endpoint.admit(&mut req) {
-            return super::service::unread_reply(&req, *res);
+            return super::body::unread_reply(&req, *res);
         }
         let (mut parts, body) = req.into_parts();
         let copied = |headers: &mut ::http::HeaderMap| crate::context::copied(headers);

@@ -157,7 +157,7 @@ impl hyper::service::Service<Request<Incoming>> for Router {
         let found = (self.metadata.as_ref())
             .and_then(|metadata| metadata.reply(req.method(), req.uri().path()));
         let res = found.unwrap_or_else(|| reply::not_found(req.uri().path()));
-        let res = crate::http::service::unread_reply(&req, res);
+        let res = crate::http::body::unread_reply(&req, res);
         Box::pin(std::future::ready(Ok(res)))
     }
 }

@@ -1,0 +1,264 @@
+//! Reading a `POST`: its headers checked (a JSON content type, no announced length over the
+//! cap), then its body read whole, at most the cap, within `body_read_timeout`, counted in the
+//! server's budget as it arrives; or the reply that refuses it.
+
+use std::task::Poll;
+use std::time::Duration;
+
+use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
+#[cfg(feature = "mcp")]
+use ::http::request::Parts;
+use ::http::{HeaderValue, Request, Response};
+use http_body_util::BodyExt as _;
+use hyper::body::{Body, Buf as _};
+
+use super::reply::{self, ResponseBody};
+use super::service::BoxError;
+use super::sse;
+use crate::context::TRACEPARENT;
+use crate::server::budget::Held;
+
+/// How many times a body counts in the server's budget while its call runs: the body itself,
+/// and its params once decoded (a copy of about the same size, which the handler holds until
+/// its answer is made).
+pub(super) const COPIES: usize = 2;
+
+/// What a body announces it holds (hyper's knows its `Content-Length`), at most `limit`: the
+/// room it takes in the budget before it is read.
+pub(super) fn announced<B: Body>(body: &B, limit: usize) -> usize {
+    let hint = body.size_hint();
+    let declared = hint.exact().unwrap_or(hint.lower());
+    usize::try_from(declared).unwrap_or(usize::MAX).min(limit)
+}
+
+/// `res`, for a request whose body is left unread: the connection cannot carry another request
+/// then.
+pub(crate) fn unread_reply<B: Body>(
+    req: &Request<B>,
+    res: Response<ResponseBody>,
+) -> Response<ResponseBody> {
+    if req.body().is_end_stream() {
+        res
+    } else {
+        reply::closing(res)
+    }
+}
+
+/// Reads a `POST`'s JSON body: at most `limit` bytes, within `timeout`; or the reply that refuses
+/// it (`415`, `413`, `400` or `408`). The caller checks that it is UTF-8 ([`reply::not_utf8`]).
+#[cfg(feature = "mcp")]
+pub(crate) async fn read_post<B>(
+    req: Request<B>,
+    limit: usize,
+    timeout: Duration,
+) -> Result<(Parts, hyper::body::Bytes), Response<ResponseBody>>
+where
+    B: Body + Send,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    post_checked(&req, limit)?;
+    let (parts, body) = req.into_parts();
+    Ok((parts, read_body(body, limit, timeout, None).await?))
+}
+
+/// Whether a `POST`'s headers allow its body to be read: a JSON content type (or none) and no
+/// announced length over `limit`; else the reply that refuses it (`415`, `413`). And whether it
+/// asks for an event stream ([`sse::asks_for_events`]), and whether it carries a `traceparent`.
+/// The request is looked at, not taken: each move of it is a copy.
+///
+/// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
+/// more than the pass.
+#[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
+pub(super) fn post_checked<B: Body>(
+    req: &Request<B>,
+    limit: usize,
+) -> Result<(bool, bool), Response<ResponseBody>> {
+    let (mut content_type, mut content_length, mut events) = (None, None, false);
+    let mut traced = false;
+    for (name, value) in req.headers() {
+        if name == CONTENT_TYPE {
+            content_type.get_or_insert(value);
+        } else if name == CONTENT_LENGTH {
+            content_length.get_or_insert(value);
+        } else if name == ACCEPT {
+            events = events || sse::accepts_events(value);
+        } else if name == TRACEPARENT {
+            traced = true;
+        }
+    }
+    if let Some(content_type) = content_type
+        && !is_json(content_type)
+    {
+        return Err(unread_reply(
+            req,
+            reply::unsupported_media_type(content_type),
+        ));
+    }
+    if declared_length(req, content_length).is_some_and(|len| len > limit as u64) {
+        return Err(reply::too_large(limit));
+    }
+    Ok((events, traced))
+}
+
+/// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it
+/// (`413`, `400` or `408`).
+pub(super) async fn read_body<B>(
+    body: B,
+    limit: usize,
+    timeout: Duration,
+    held: Option<&mut Held>,
+) -> Result<hyper::body::Bytes, Response<ResponseBody>>
+where
+    B: Body + Send,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let reading = whole(body, limit, held);
+    tokio::pin!(reading);
+    // A small body has mostly arrived with the headers: read it without arming a timer.
+    let read = match futures_util::poll!(reading.as_mut()) {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout_at(crate::time::after(timeout), reading).await,
+    };
+    match read {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(Unread::TooLarge)) => Err(reply::too_large(limit)),
+        Ok(Err(Unread::Broken(err))) => {
+            tracing::warn!(error = %err, "request body unreadable: answered 400");
+            Err(reply::unreadable_body())
+        }
+        Err(_) => {
+            tracing::warn!(
+                limit = ?timeout,
+                "request body too slow: answered 408 (raise `body_read_timeout` to wait longer)"
+            );
+            Err(reply::body_timed_out())
+        }
+    }
+}
+
+/// Why a body was not read whole.
+enum Unread {
+    /// It holds more than the limit.
+    TooLarge,
+    /// It broke off, or failed.
+    Broken(BoxError),
+}
+
+/// A body's bytes, at most `limit` of them (every frame counted, so a chunked body stops at the
+/// cap too), each past the length `held` counts already counted there too ([`COPIES`] times). A
+/// body of one frame, as nearly every request's is, is that frame's bytes as they are; the frames
+/// of a longer one are copied together, into one buffer of the announced length.
+async fn whole<B>(
+    body: B,
+    limit: usize,
+    mut held: Option<&mut Held>,
+) -> Result<hyper::body::Bytes, Unread>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let mut body = std::pin::pin!(body);
+    let (mut first, mut joined, mut len) = (hyper::body::Bytes::new(), Vec::new(), 0usize);
+    // What `held` counts already: the length the body announced.
+    let mut counted = held.as_ref().map_or(0, |held| held.bytes() / COPIES);
+    // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not asked
+    // for one more frame.
+    while !body.is_end_stream() {
+        let Some(frame) = body.as_mut().frame().await else {
+            break;
+        };
+        let frame = frame.map_err(|err| Unread::Broken(err.into()))?;
+        let Ok(mut data) = frame.into_data() else {
+            continue;
+        };
+        len = len.saturating_add(data.remaining());
+        if len > limit {
+            return Err(Unread::TooLarge);
+        }
+        if let Some(held) = held.as_deref_mut()
+            && len > counted
+        {
+            held.grow((len - counted) * COPIES);
+            counted = len;
+        }
+        if first.is_empty() && joined.is_empty() {
+            first = data.copy_to_bytes(data.remaining());
+            continue;
+        }
+        if joined.is_empty() {
+            // Once: growing by doubling would copy a large body on the way, twice over.
+            joined.reserve(len.max(counted));
+            joined.extend_from_slice(&first);
+        }
+        while data.has_remaining() {
+            let chunk = data.chunk();
+            let taken = chunk.len();
+            joined.extend_from_slice(chunk);
+            data.advance(taken);
+        }
+    }
+    Ok(if joined.is_empty() {
+        first
+    } else {
+        hyper::body::Bytes::from(joined)
+    })
+}
+
+/// The body's length as announced by the body itself (hyper's knows its `Content-Length`), or
+/// by `content_length`.
+fn declared_length<B: Body>(req: &Request<B>, content_length: Option<&HeaderValue>) -> Option<u64> {
+    let hint = req.body().size_hint();
+    if let Some(exact) = hint.exact() {
+        return Some(exact);
+    }
+    let header = content_length.and_then(|value| value.to_str().ok()?.trim().parse().ok());
+    header.or_else(|| Some(hint.lower()).filter(|len| *len > 0))
+}
+
+/// `application/json` with any parameters, or `application/*+json` (`application/vnd.api+json`,
+/// `application/merge-patch+json`...), case-insensitively as RFC 9110 has it.
+pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
+    // What nearly every client sends, at once.
+    if content_type.as_bytes() == b"application/json" {
+        return true;
+    }
+    let Ok(text) = content_type.to_str() else {
+        return false;
+    };
+    let essence = text.split(';').next().unwrap_or_default().trim();
+    match essence.split_once('/') {
+        Some((kind, subtype)) if kind.eq_ignore_ascii_case("application") => {
+            subtype.eq_ignore_ascii_case("json")
+                || (subtype.len() > 5
+                    && subtype.as_bytes()[subtype.len() - 5..].eq_ignore_ascii_case(b"+json"))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_content_types() {
+        for ok in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/vnd.api+json",
+        ] {
+            assert!(is_json(&HeaderValue::from_static(ok)), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/+json",
+            "application/jsonp",
+            "json",
+            "text/json",
+        ] {
+            assert!(!is_json(&HeaderValue::from_static(bad)), "{bad}");
+        }
+    }
+}
