@@ -318,6 +318,37 @@ fn strip_impl(item: &mut ItemImpl) {
     }
 }
 
+impl Param {
+    /// A typed parameter of a method, its `#[rpc(...)]` attributes taken off.
+    fn read(arg: &mut syn::PatType, cx: &mut Ctxt) -> Self {
+        let attrs = ParamAttrs::take(&mut arg.attrs, cx);
+        let kind = if is_context_ref(&arg.ty) {
+            ParamKind::Context
+        } else {
+            ParamKind::Value
+        };
+        let wire_name = match (&attrs.name, param_ident(&arg.pat)) {
+            (Some(name), _) => name.value(),
+            (None, Some(ident)) => ident.unraw().to_string(),
+            (None, None) => String::new(),
+        };
+        Self {
+            attrs,
+            lints: attr::lint_attrs(&arg.attrs),
+            cfgs: arg
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("cfg"))
+                .cloned()
+                .collect(),
+            pat: arg.pat.clone(),
+            ty: arg.ty.clone(),
+            kind,
+            wire_name,
+        }
+    }
+}
+
 impl Method {
     fn read(
         attrs: &mut Vec<Attribute>,
@@ -345,33 +376,7 @@ impl Method {
         for input in &mut sig.inputs {
             match input {
                 FnArg::Receiver(r) => receiver = Some(r.clone()),
-                FnArg::Typed(arg) => {
-                    let attrs = ParamAttrs::take(&mut arg.attrs, cx);
-                    let kind = if is_context_ref(&arg.ty) {
-                        ParamKind::Context
-                    } else {
-                        ParamKind::Value
-                    };
-                    let wire_name = match (&attrs.name, param_ident(&arg.pat)) {
-                        (Some(name), _) => name.value(),
-                        (None, Some(ident)) => ident.unraw().to_string(),
-                        (None, None) => String::new(),
-                    };
-                    params.push(Param {
-                        attrs,
-                        lints: attr::lint_attrs(&arg.attrs),
-                        cfgs: arg
-                            .attrs
-                            .iter()
-                            .filter(|a| a.path().is_ident("cfg"))
-                            .cloned()
-                            .collect(),
-                        pat: arg.pat.clone(),
-                        ty: arg.ty.clone(),
-                        kind,
-                        wire_name,
-                    });
-                }
+                FnArg::Typed(arg) => params.push(Param::read(arg, cx)),
             }
         }
 

@@ -456,7 +456,11 @@ fn check_params(method: &Method, service: &Service, cx: &mut Ctxt) {
             }
         }
     }
+    check_param_count(method, cx);
+}
 
+/// `params = whole` has exactly one parameter, in every build; others at most [`MAX_PARAMS`].
+fn check_param_count(method: &Method, cx: &mut Ctxt) {
     let count = method.values().count();
     // `params = whole` decodes into one parameter in every build.
     if method.attrs.whole.is_some()

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 #[cfg(feature = "ws")]
 use ::http::HeaderMap;
-#[cfg(any(feature = "ws", feature = "mcp"))]
 use ::http::request::Parts;
 use ::http::{HeaderValue, Method, Request, Response, Version};
 use futures_util::future::Either;
@@ -252,6 +251,34 @@ impl RpcService {
         Some(value)
     }
 
+    /// An HTTP request's context: its transport, peer, tag, headers, trace and answer limit, and
+    /// the identity a bearer token gave (which `admit` left in the request's extensions). With
+    /// `map_context`, which runs once the body is read and reads the request's parts before the
+    /// context takes the headers, the parts too: kept boxed, so that a request's future without
+    /// the hook does not carry their room.
+    #[inline]
+    fn request_context(
+        &self,
+        mut parts: Parts,
+        tag: RequestTag,
+        trace: Option<Box<crate::dispatch::TraceContext>>,
+    ) -> (Context, Option<Box<Parts>>) {
+        let grant = match self.shared.auth {
+            Some(_) => parts.extensions.remove::<Grant>(),
+            None => None,
+        };
+        let (headers, hooked) = match self.shared.context_hook {
+            None => (Some(std::mem::take(&mut parts.headers)), None),
+            Some(_) => (None, Some(Box::new(parts))),
+        };
+        let (peer, limit) = (self.peer_addr, self.shared.max_message_size);
+        let mut ctx = Context::of_request(Transport::Http, peer, Some(tag), headers, trace, limit);
+        if let Some(grant) = grant {
+            ctx = grant.apply(ctx);
+        }
+        (ctx, hooked)
+    }
+
     /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
     ///
     /// Not an `async fn`: the request is checked and taken apart first, so that its future
@@ -290,26 +317,10 @@ impl RpcService {
             .then(|| trace_of(req.headers()))
             .flatten()
             .map(Box::new);
-        let (mut parts, body) = req.into_parts();
-        // The identity a bearer token gave, which `admit` left in the request's extensions.
-        let grant = match self.shared.auth {
-            Some(_) => parts.extensions.remove::<Grant>(),
-            None => None,
-        };
+        let (parts, body) = req.into_parts();
         // The context is made here, so that the future holds it rather than what it is made of.
-        // `map_context` runs once the body is read, reading the request's parts before the
-        // context takes the headers: only then are the parts kept (boxed, so that a request's
-        // future without the hook does not carry their room).
+        let (ctx, mut hooked) = self.request_context(parts, tag, trace);
         let shared = self.shared;
-        let (headers, mut hooked) = match shared.context_hook {
-            None => (Some(std::mem::take(&mut parts.headers)), None),
-            Some(_) => (None, Some(Box::new(parts))),
-        };
-        let (peer, limit) = (self.peer_addr, shared.max_message_size);
-        let mut ctx = Context::of_request(Transport::Http, peer, Some(tag), headers, trace, limit);
-        if let Some(grant) = grant {
-            ctx = grant.apply(ctx);
-        }
         Either::Right(async move {
             let res = 'answered: {
                 let (limit, timeout) = (shared.max_message_size, shared.body_read_timeout);

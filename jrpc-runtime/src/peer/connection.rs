@@ -279,13 +279,7 @@ impl Connection {
                     () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
                 }
             };
-            // Refuse new commands before failing what is pending, so that a caller told `Closed`
-            // finds the handle closed too.
-            commands.close();
-            drop(keepalive);
-            drop(notification);
-            self.tasks.abort_all();
-            self.fail_pending();
+            self.stop(&mut commands, keepalive, notification);
             // Closing flushes first: only close a sink that has nothing left, or it could wait for a
             // reader that is gone or stuck. Dropping it closes the stream all the same.
             if !self.unflushed {
@@ -296,6 +290,21 @@ impl Connection {
                 std::io::Error::new(kind, why)
             })
         }
+    }
+
+    /// Stops what runs once the loop ended: new commands refused before what is pending fails (so
+    /// that a caller told `Closed` finds the handle closed too), the running calls aborted.
+    fn stop(
+        &mut self,
+        commands: &mut mpsc::Receiver<Command>,
+        keepalive: Option<mpsc::Sender<Command>>,
+        notification: Option<Running>,
+    ) {
+        commands.close();
+        drop(keepalive);
+        drop(notification);
+        self.tasks.abort_all();
+        self.fail_pending();
     }
 
     /// What the sink took is written: its room goes back, unless the sink gives it back itself.

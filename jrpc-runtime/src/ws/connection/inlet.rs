@@ -145,44 +145,18 @@ impl Inlet {
             };
             // Past the in-flight cap or half the budget, the loop waits, or refuses.
             if let Some((answering, answers)) = inline.as_mut().filter(|(d, _)| d.open()) {
-                match answering.read(text.as_str()) {
-                    Read::Answered(answer) => {
-                        answers.push_back(answer);
-                        answered += 1;
-                        self.release();
-                        continue;
-                    }
-                    Read::Done => {
-                        answered += 1;
-                        self.release();
-                        continue;
-                    }
-                    Read::Queued => {
-                        // What its handler sent goes first: what follows goes behind it.
-                        answered += 1;
+                let handled = answer_inline(answering, answers, text.as_str(), &mut run);
+                if let Some((behind, answers)) = handled {
+                    answered += answers;
+                    if behind {
                         inline = None;
-                        self.release();
-                        continue;
                     }
-                    Read::Waiting(call) => {
-                        // What follows waits behind it.
-                        run.push(call);
-                        inline = None;
-                        self.release();
-                        continue;
-                    }
-                    Read::Other => {}
+                    self.release();
+                    continue;
                 }
             }
             inline = None;
-            let text = text.as_str().to_owned();
-            self.held = self
-                .link
-                .server
-                .as_ref()
-                .map(|server| server.hold(text.len()));
-            self.pending = Some(text);
-            self.release();
+            self.hold_pending(text.as_str().to_owned());
         };
         if let Some(end) = end {
             return Poll::Ready(Err(end));
@@ -201,6 +175,18 @@ impl Inlet {
         } else {
             Poll::Pending
         }
+    }
+
+    /// Keeps a message read for the peer's loop until it has room, held in the server's budget
+    /// meanwhile.
+    fn hold_pending(&mut self, text: String) {
+        self.held = self
+            .link
+            .server
+            .as_ref()
+            .map(|server| server.hold(text.len()));
+        self.pending = Some(text);
+        self.release();
     }
 
     /// Whether a message of `bytes` may join those waiting for the peer; if not, this task is
@@ -239,6 +225,31 @@ impl Inlet {
             Some(Err(WsError::Protocol(err))) => Err(End::Protocol(err.to_string())),
             Some(Err(err)) => Err(End::Gone(format!("read failed: {err}"))),
         }
+    }
+}
+
+/// Offers a message to be answered at once: `None` when it is not for that (it goes to the
+/// peer's loop); else whether what follows must go behind it to the loop (what its handler sent
+/// goes first, or its call waits), and how many answers it counts for (`0` for a call handed to
+/// the loop in `run`).
+fn answer_inline(
+    answering: &InlineDispatch,
+    answers: &mut VecDeque<String>,
+    text: &str,
+    run: &mut Vec<Input>,
+) -> Option<(bool, usize)> {
+    match answering.read(text) {
+        Read::Answered(answer) => {
+            answers.push_back(answer);
+            Some((false, 1))
+        }
+        Read::Done => Some((false, 1)),
+        Read::Queued => Some((true, 1)),
+        Read::Waiting(call) => {
+            run.push(call);
+            Some((true, 0))
+        }
+        Read::Other => None,
     }
 }
 

@@ -112,11 +112,7 @@ impl Pump {
             let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
             let mut draining = false;
             let mut peer_done = false;
-            let mut ping = self.ping_interval.map(|period| {
-                let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
-                ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-                ticks
-            });
+            let mut ping = self.ping_interval.map(ping_ticks);
             let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
             tokio::pin!(idle);
             let end = loop {
@@ -318,6 +314,14 @@ where
         }
     })
     .await;
+}
+
+/// The pings' clock: every `period`, the first one `period` from now; a tick missed (the loop
+/// was busy) is not made up for.
+fn ping_ticks(period: Duration) -> Interval {
+    let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    ticks
 }
 
 async fn tick(ping: Option<&mut Interval>) {
