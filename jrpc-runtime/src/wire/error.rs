@@ -127,10 +127,7 @@ impl RpcError {
 
     /// This error, as a layer of this crate answers it in a handler's place: its code is kept
     /// even when reserved.
-    #[cfg_attr(
-        not(feature = "mcp"),
-        allow(dead_code, reason = "MCP's layers answer so")
-    )]
+    #[allow(dead_code, reason = "only some features' layers answer so (MCP's)")]
     pub(crate) fn by_runtime(mut self) -> Self {
         self.by_runtime = true;
         self
