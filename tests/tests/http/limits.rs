@@ -13,7 +13,7 @@ use jrpc_runtime::ws::WsClient;
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::examples::Calculator;
 use jrpc_tests::fixtures::{Gate, add, big};
-use jrpc_tests::process::{alone, rss, run_bounded};
+use jrpc_tests::process::{alone, rss};
 use jrpc_tests::raw_http::{exchange, post, post_json};
 use jrpc_tests::servers::serve_http;
 use jrpc_tests::{bounded, eventually};
@@ -40,19 +40,7 @@ fn echo_call(id: u64, bytes: usize) -> String {
     )
 }
 
-/// Whether this curl speaks HTTP/2 (built with nghttp2).
-fn curl_speaks_http2() -> bool {
-    run_bounded(
-        Command::new("curl").arg("--version"),
-        Duration::from_secs(10),
-    )
-    .is_ok_and(|output| {
-        output.status.success() && String::from_utf8_lossy(&output.stdout).contains("HTTP2")
-    })
-}
-
-/// At the defaults the calculator echoes 2 MiB over HTTP/1.1 and (when curl speaks it) h2c,
-/// 4 MiB over WebSocket: the body and the answer both pass.
+/// At the defaults the calculator echoes 2 MiB over HTTP/1.1 and h2c, 4 MiB over WebSocket: the body and the answer both pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_calculator_echoes_megabytes_over_http_h2c_and_websocket() {
     let _alone = ONE_AT_A_TIME.lock().await;
@@ -72,36 +60,34 @@ async fn the_calculator_echoes_megabytes_over_http_h2c_and_websocket() {
         assert_eq!(echoed, [four]);
     })
     .await;
-    if !curl_speaks_http2() {
-        eprintln!("skipped h2c: this curl does not speak HTTP/2");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("jrpc-limits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let body = dir.join("body.json");
-    std::fs::write(&body, echo_call(7, 2 * MIB)).unwrap();
-    let output = run_bounded(
-        Command::new("curl")
-            .args(["--silent", "--show-error", "--max-time", "30"])
-            .args([
-                "--http2-prior-knowledge",
-                "--write-out",
-                "\n%{http_version}",
-            ])
-            .args(["--header", "content-type: application/json"])
-            .arg("--data-binary")
-            .arg(format!("@{}", body.display()))
-            .arg(format!("http://{addr}/rpc")),
-        Duration::from_secs(60),
-    )
-    .unwrap_or_else(|why| panic!("{why}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let (json, version) = text.rsplit_once('\n').expect("curl's version line");
-    assert_eq!(version, "2");
-    let answer: Value = serde_json::from_str(json).unwrap();
-    assert_eq!(answer["id"], 7);
-    assert_eq!(answer["result"][0].as_str().map(str::len), Some(2 * MIB));
+    // h2c with prior knowledge, through hyper's own HTTP/2 client.
+    bounded(async {
+        let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let (mut sender, conn) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tcp),
+        )
+        .await
+        .unwrap();
+        tokio::spawn(conn);
+        let req = http::Request::post(format!("http://{addr}/rpc"))
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(hyper::body::Bytes::from(
+                echo_call(7, 2 * MIB),
+            )))
+            .unwrap();
+        let res = sender.send_request(req).await.unwrap();
+        assert_eq!(res.version(), http::Version::HTTP_2);
+        assert_eq!(res.status(), 200);
+        let body = http_body_util::BodyExt::collect(res.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        let answer: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert_eq!(answer["result"][0].as_str().map(str::len), Some(2 * MIB));
+    })
+    .await;
 }
 
 /// At the defaults the calculator echoes 1 MiB over stdio.
