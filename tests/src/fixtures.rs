@@ -19,6 +19,17 @@ pub fn add(methods: &mut Methods) {
         .unwrap();
 }
 
+/// `sleep [ms]`: answers `ms` after sleeping that many milliseconds on Tokio's clock (virtual
+/// under a paused clock).
+pub fn sleep(methods: &mut Methods) {
+    methods
+        .register("sleep", &["ms"], |(ms,): (u64,), _| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            Ok::<_, RpcError>(ms)
+        })
+        .unwrap();
+}
+
 /// `watch [topic]`: subscribes the caller's connection to `topic` in the registry its context
 /// carries, and answers (`true` if it was not subscribed yet) once what other replicas publish
 /// reaches it.

@@ -21,12 +21,7 @@ fn methods() -> Methods {
             Ok::<_, RpcError>(ctx.transport().as_str())
         })
         .unwrap();
-    methods
-        .register("sleep", &["ms"], |(ms,): (u64,), _| async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            Ok::<_, RpcError>(ms)
-        })
-        .unwrap();
+    jrpc_tests::fixtures::sleep(&mut methods);
     // Calls the client back, then answers with what it said.
     methods
         .register("ask", &[], |(): (), ctx: Context| async move {

@@ -26,11 +26,7 @@ fn methods() -> Methods {
         Ok::<(), RpcError>(())
     })
     .unwrap();
-    m.register("sleep", &["ms"], |(ms,): (u64,), _| async move {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-        Ok::<_, RpcError>(ms)
-    })
-    .unwrap();
+    jrpc_tests::fixtures::sleep(&mut m);
     m.register("unencodable", &[], |(): (), _| async move {
         let mut map = std::collections::HashMap::new();
         map.insert(vec![1u8], 1);

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tower::{Layer, Service, ServiceBuilder, ServiceExt as _};
 
-/// `add`, `fail` (error 7), `panic`, `slow` (sleeps its `ms`), `hold` (waits for a permit of the
+/// `add`, `fail` (error 7), `panic`, `sleep` (sleeps its `ms`), `hold` (waits for a permit of the
 /// semaphore), and `user` (the `User` a layer put in the context).
 fn table(held: &Arc<Semaphore>) -> Methods {
     let mut methods = Methods::new();
@@ -35,12 +35,7 @@ fn table(held: &Arc<Semaphore>) -> Methods {
             Ok::<(), RpcError>(())
         })
         .unwrap();
-    methods
-        .register("slow", &["ms"], |(ms,): (u64,), _| async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            Ok::<_, RpcError>(ms)
-        })
-        .unwrap();
+    jrpc_tests::fixtures::sleep(&mut methods);
     let held = Arc::clone(held);
     methods
         .register("hold", &[], move |(): (), _| {
@@ -283,8 +278,8 @@ async fn a_timeout_layer_answers_as_the_handler_timeout_does() {
     methods.layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(1)));
     let batch = format!(
         "[{},{}]",
-        call("slow", json!([500]), 1),
-        call("slow", json!([5000]), 2)
+        call("sleep", json!([500]), 1),
+        call("sleep", json!([5000]), 2)
     );
     let answers = answer(&methods, &batch).await;
     assert_eq!(answers[0]["result"], 500);
