@@ -71,23 +71,20 @@ fn hang(methods: &mut Methods) -> Probe {
     let (started_tx, started) = mpsc::unbounded_channel();
     let (dropped_tx, dropped) = mpsc::unbounded_channel();
     methods
-        .register_raw(
-            "hang",
-            move |params: jrpc_runtime::Params, ctx: Context| {
-                let (started_tx, dropped_tx) = (started_tx.clone(), dropped_tx.clone());
-                async move {
-                    let _stamp = Stamp(dropped_tx);
-                    if params.get().is_some_and(|p| p.contains("push"))
-                        && let Some(peer) = ctx.peer()
-                    {
-                        let _ = peer.notify("tick", ()).await;
-                    }
-                    let _ = started_tx.send(());
-                    std::future::pending::<()>().await;
-                    Ok::<(), RpcError>(())
+        .register_raw("hang", move |params: jrpc_runtime::Params, ctx: Context| {
+            let (started_tx, dropped_tx) = (started_tx.clone(), dropped_tx.clone());
+            async move {
+                let _stamp = Stamp(dropped_tx);
+                if params.get().is_some_and(|p| p.contains("push"))
+                    && let Some(peer) = ctx.peer()
+                {
+                    let _ = peer.notify("tick", ()).await;
                 }
-            },
-        )
+                let _ = started_tx.send(());
+                std::future::pending::<()>().await;
+                Ok::<(), RpcError>(())
+            }
+        })
         .expect("hang registers");
     Probe { started, dropped }
 }
@@ -133,12 +130,16 @@ const HANG: &str = r#"{"jsonrpc":"2.0","method":"hang","id":1}"#;
 // ---------------------------------------------------------------------------------------------
 // The cases: each measures `calls` cancellations.
 
-async fn in_process(calls: usize) -> Result<Vec<Duration>> {
-    let mut methods = Methods::new();
-    let mut probe = hang(&mut methods);
+/// Starts a call with `start`, waits until its handler runs, then drops the call: the time from
+/// the drop to the handler's, `calls` times.
+async fn dropped<F, Fut>(probe: &mut Probe, calls: usize, mut start: F) -> Result<Vec<Duration>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future,
+{
     let mut samples = Vec::with_capacity(calls);
     for _ in 0..calls {
-        let mut call = Box::pin(methods.call::<()>("hang", ()));
+        let mut call = Box::pin(start());
         tokio::select! {
             _ = &mut call => return Err("hang answered".into()),
             started = probe.started() => started?,
@@ -148,6 +149,12 @@ async fn in_process(calls: usize) -> Result<Vec<Duration>> {
         samples.push(probe.since(trigger).await?);
     }
     Ok(samples)
+}
+
+async fn in_process(calls: usize) -> Result<Vec<Duration>> {
+    let mut methods = Methods::new();
+    let mut probe = hang(&mut methods);
+    dropped(&mut probe, calls, || methods.call::<()>("hang", ())).await
 }
 
 async fn peer_drop(calls: usize) -> Result<Vec<Duration>> {
@@ -164,18 +171,7 @@ async fn peer_drop(calls: usize) -> Result<Vec<Duration>> {
     tokio::spawn(server_loop);
     let (client, client_loop) = Peer::connect(y, Methods::new(), config());
     tokio::spawn(client_loop);
-    let mut samples = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let mut call = Box::pin(client.call::<()>("hang", ()));
-        tokio::select! {
-            _ = &mut call => return Err("hang answered".into()),
-            started = probe.started() => started?,
-        }
-        let trigger = Instant::now();
-        drop(call);
-        samples.push(probe.since(trigger).await?);
-    }
-    Ok(samples)
+    dropped(&mut probe, calls, || client.call::<()>("hang", ())).await
 }
 
 async fn peer_notice(calls: usize) -> Result<Vec<Duration>> {
@@ -198,7 +194,8 @@ async fn peer_notice(calls: usize) -> Result<Vec<Duration>> {
         let call = format!(r#"{{"jsonrpc":"2.0","method":"hang","id":{id}}}"#);
         write.write_all(format!("{call}\n").as_bytes()).await?;
         probe.started().await?;
-        let notice = format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#);
+        let notice =
+            format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#);
         let trigger = Instant::now();
         write.write_all(format!("{notice}\n").as_bytes()).await?;
         samples.push(probe.since(trigger).await?);
@@ -235,21 +232,10 @@ async fn h2_reset(calls: usize) -> Result<Vec<Duration>> {
     )
     .await?;
     tokio::spawn(conn);
-    let mut samples = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let request = hyper::Request::post(format!("http://{addr}/rpc"))
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from_static(HANG.as_bytes())))?;
-        let mut call = Box::pin(sender.send_request(request));
-        tokio::select! {
-            _ = &mut call => return Err("hang answered".into()),
-            started = probe.started() => started?,
-        }
-        let trigger = Instant::now();
-        drop(call);
-        samples.push(probe.since(trigger).await?);
-    }
-    Ok(samples)
+    let request = hyper::Request::post(format!("http://{addr}/rpc"))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from_static(HANG.as_bytes())))?;
+    dropped(&mut probe, calls, || sender.send_request(request.clone())).await
 }
 
 async fn sse_gone(calls: usize) -> Result<Vec<Duration>> {
@@ -288,18 +274,7 @@ async fn ws_drop(calls: usize) -> Result<Vec<Duration>> {
         .cancellation(Cancellation::Lsp)
         .connect()
         .await?;
-    let mut samples = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let mut call = Box::pin(client.call::<()>("hang", ()));
-        tokio::select! {
-            _ = &mut call => return Err("hang answered".into()),
-            started = probe.started() => started?,
-        }
-        let trigger = Instant::now();
-        drop(call);
-        samples.push(probe.since(trigger).await?);
-    }
-    Ok(samples)
+    dropped(&mut probe, calls, || client.call::<()>("hang", ())).await
 }
 
 async fn ws_notice(calls: usize) -> Result<Vec<Duration>> {
@@ -312,7 +287,8 @@ async fn ws_notice(calls: usize) -> Result<Vec<Duration>> {
         let call = format!(r#"{{"jsonrpc":"2.0","method":"hang","id":{id}}}"#);
         tx.send(Message::text(call)).await?;
         probe.started().await?;
-        let notice = format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#);
+        let notice =
+            format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#);
         let trigger = Instant::now();
         tx.send(Message::text(notice)).await?;
         samples.push(probe.since(trigger).await?);
@@ -339,7 +315,9 @@ async fn mcp_notice(calls: usize) -> Result<Vec<Duration>> {
     let mut methods = Methods::new();
     let mut probe = hang(&mut methods);
     methods.register("initialize", &[], |(): (), _| async move {
-        Ok::<_, RpcError>(serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {} }))
+        Ok::<_, RpcError>(
+            serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {} }),
+        )
     })?;
     let server = McpServer::builder(methods).build()?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -365,7 +343,9 @@ async fn mcp_notice(calls: usize) -> Result<Vec<Duration>> {
         }
         let params = serde_json::value::to_raw_value(&serde_json::json!({ "requestId": id }))?;
         let trigger = Instant::now();
-        headed.notify_raw("notifications/cancelled", Some(params)).await?;
+        headed
+            .notify_raw("notifications/cancelled", Some(params))
+            .await?;
         samples.push(probe.since(trigger).await?);
         // The cancelled call is answered `202`, no body: its client says so.
         let _ = call.await;
@@ -460,16 +440,32 @@ async fn main() -> Result<()> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--calls" => calls = args.next().ok_or(USAGE)?.parse()?,
-            "--only" => only = Some(args.next().ok_or(USAGE)?.split(',').map(str::to_owned).collect()),
+            "--only" => {
+                only = Some(
+                    args.next()
+                        .ok_or(USAGE)?
+                        .split(',')
+                        .map(str::to_owned)
+                        .collect(),
+                )
+            }
             _ => return Err(USAGE.into()),
         }
     }
-    let wanted = |name: &str| only.as_ref().is_none_or(|only| only.iter().any(|o| o == name));
-    println!("{:<12} {:>6} {:>9} {:>9} {:>9}", "case", "calls", "p50 µs", "p99 µs", "max µs");
+    let wanted = |name: &str| {
+        only.as_ref()
+            .is_none_or(|only| only.iter().any(|o| o == name))
+    };
+    println!(
+        "{:<12} {:>6} {:>9} {:>9} {:>9}",
+        "case", "calls", "p50 µs", "p99 µs", "max µs"
+    );
     macro_rules! case {
         ($name:literal, $run:ident) => {
             if wanted($name) {
-                let mut samples = $run(calls).await.map_err(|err| format!("{}: {err}", $name))?;
+                let mut samples = $run(calls)
+                    .await
+                    .map_err(|err| format!("{}: {err}", $name))?;
                 samples.sort_unstable();
                 println!(
                     "{:<12} {:>6} {:>9} {:>9} {:>9}",
