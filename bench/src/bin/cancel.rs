@@ -119,7 +119,7 @@ fn post(body: &str, extra: &str) -> Vec<u8> {
 /// A POST of `body` to `path`, with `extra` header lines.
 fn post_to(path: &str, body: &str, extra: &str) -> Vec<u8> {
     format!(
-        "POST {path} HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n{body}",
         body.len()
     )
     .into_bytes()
