@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
-use jrpc_runtime::http::{HttpClient, HttpServer};
-use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
+use jrpc_runtime::Methods;
+use jrpc_runtime::http::HttpServer;
 use jrpc_tests::cancel::hang;
 use jrpc_tests::raw_http::{Conn, post, post_json};
 use jrpc_tests::servers::serve_http;
@@ -112,22 +112,7 @@ async fn the_drain_budget_spent_cancels_http_calls() {
 
 #[tokio::test]
 async fn cancelling_at_the_edge_cancels_downstream_through_one_hop() {
-    let mut downstream = Methods::new();
-    let mut hang = hang(&mut downstream);
-    let (down, _) = serve_http(HttpServer::builder(downstream).build().unwrap()).await;
-    let client = HttpClient::new(&format!("http://{down}/rpc")).unwrap();
-    let mut edge = Methods::new();
-    edge.register("proxy", &[], move |(): (), _ctx: Context| {
-        let client = client.clone();
-        async move {
-            client
-                .call::<()>("hang", ())
-                .await
-                .map_err(|err| RpcError::new(1, err.to_string()))
-        }
-    })
-    .unwrap();
-    let (addr, _) = serve_http(HttpServer::builder(edge).build().unwrap()).await;
+    let (addr, mut hang) = super::trace::edge_and_downstream().await;
     let mut conn = Conn::open(addr).await;
     conn.write(&post_json(r#"{"jsonrpc":"2.0","method":"proxy","id":1}"#))
         .await;

@@ -17,7 +17,7 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 
 /// An edge server whose `proxy` calls `hang` on a downstream server with the HTTP client, and
 /// whose `whose` answers the trace id its handler sees; the downstream `hang`'s reports.
-async fn edge_and_downstream() -> (std::net::SocketAddr, jrpc_tests::cancel::Hang) {
+pub(crate) async fn edge_and_downstream() -> (std::net::SocketAddr, jrpc_tests::cancel::Hang) {
     let mut downstream = Methods::new();
     let hang = hang(&mut downstream);
     let (down, _) = serve_http(HttpServer::builder(downstream).build().unwrap()).await;
