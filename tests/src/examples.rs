@@ -217,7 +217,10 @@ impl Calculator {
         let _ = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status();
-        crate::process::wait_bounded(&mut self.child, limit)?.code()
+        let status = crate::process::wait_bounded(&mut self.child, limit);
+        // Gone, it has written all it will: read its stderr to the end.
+        self.stderr.wait();
+        status?.code()
     }
 
     /// Asserts the server is still running (a client must not have brought it down).
