@@ -20,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let service = SERVICE.get_or_init(|| {
         HttpServer::builder(methods())
             .max_message_size(4096)
+            .always_send_request_id(true)
             .build()
             .expect("valid settings")
             .service()

@@ -76,6 +76,7 @@ pub struct HttpServerBuilder {
     drain_timeout: Duration,
     context_hook: Option<ContextHook>,
     auth: Option<BearerAuth>,
+    always_send_request_id: bool,
     #[cfg(feature = "ws")]
     websocket: WsSettings,
     #[cfg(feature = "ws")]
@@ -128,6 +129,7 @@ impl HttpServerBuilder {
             drain_timeout: Duration::from_secs(30),
             context_hook: None,
             auth: None,
+            always_send_request_id: false,
             #[cfg(feature = "ws")]
             websocket: WsSettings::default(),
             #[cfg(feature = "ws")]
@@ -292,6 +294,20 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Whether every reply carries an `x-request-id` (default `false`). Each request is tagged:
+    /// with its own `x-request-id` when it has a sensible one, else with 16 hex digits made up
+    /// here; the tag is in the request's [`Context`] and `tracing` span either way. A reply
+    /// carries the request's own tag back; with `true`, a made-up one too, so that a client that
+    /// sends none can still quote the tag the server's logs know its request by.
+    ///
+    /// Off by default, as in proxies that make up request ids (Envoy's
+    /// `always_set_request_id_in_response`): a tag the client did not ask for is news to few
+    /// clients, and setting one is a noticeable part of a small call's cost.
+    pub fn always_send_request_id(mut self, always: bool) -> Self {
+        self.always_send_request_id = always;
+        self
+    }
+
     /// The settings of each connection on the WebSocket path (default: [`WsSettings::default`]);
     /// the drain budget is this builder's [`drain_timeout`](Self::drain_timeout).
     ///
@@ -392,6 +408,7 @@ impl HttpServerBuilder {
             Admission {
                 auth: parts.auth,
                 context_hook: builder.context_hook,
+                always_send_request_id: builder.always_send_request_id,
             },
             parts.streams,
         );

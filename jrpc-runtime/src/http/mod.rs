@@ -76,8 +76,10 @@
 //! answer) is served as without the header; responses in a batch are not routed.
 //!
 //! Every reply but `204` and an event stream is `content-type: application/json`; the errors the HTTP layer answers
-//! itself are envelopes with `"id": null` and a `data` string saying what went wrong. Every reply
-//! carries `x-request-id`: the request's own, or one made up (see [`RpcService`]).
+//! itself are envelopes with `"id": null` and a `data` string saying what went wrong. A reply
+//! carries the request's own `x-request-id` back; one made up for a request without goes back
+//! only with [`always_send_request_id`](HttpServerBuilder::always_send_request_id) (see
+//! [`RpcService`]).
 //!
 //! # WebSocket
 //!

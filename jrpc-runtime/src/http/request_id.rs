@@ -21,24 +21,47 @@ const MAX_LEN: usize = 128;
 
 /// Makes request tags: 16 hex digits, distinct within the process and unlike another process's
 /// (a counter, from a start drawn at random per process, mixed by a bijection of 64-bit
-/// integers). They tell requests apart in logs; they are not secrets.
+/// integers). They tell requests apart in logs; they are not secrets. Also says which tags a
+/// reply carries back.
 #[derive(Debug)]
 pub(crate) struct Tags {
     next: AtomicU64,
+    /// Whether a made-up tag goes on the reply too, not only a client's own.
+    always_sent: bool,
 }
 
 impl Default for Tags {
     fn default() -> Self {
-        let start = std::collections::hash_map::RandomState::new().hash_one(0u64);
-        Self {
-            next: AtomicU64::new(start),
-        }
+        Self::new(false)
     }
 }
 
 impl Tags {
-    /// The request's own tag when it is acceptable, else a fresh one: the value its reply's
-    /// `x-request-id` carries.
+    /// Tags whose made-up ones go on replies too when `always_sent`.
+    pub(crate) fn new(always_sent: bool) -> Self {
+        let start = std::collections::hash_map::RandomState::new().hash_one(0u64);
+        Self {
+            next: AtomicU64::new(start),
+            always_sent,
+        }
+    }
+
+    /// The `x-request-id` a reply to a request tagged `tag` carries: a client's own tag (or the
+    /// application's), and a made-up one only when made-up ones are sent.
+    ///
+    /// Why not always: a made-up tag is news to the client, which did not ask for one, while
+    /// setting it is a tenth of the server's work on a small call (an allocation, a header
+    /// inserted and written); and over HTTP/2, every reply's header a value never seen before.
+    pub(crate) fn reply_value(&self, tag: &RequestTag) -> Option<HeaderValue> {
+        match tag {
+            RequestTag::Header(value) => Some(value.clone()),
+            RequestTag::Hex(hex) if self.always_sent => HeaderValue::from_bytes(hex).ok(),
+            RequestTag::Hex(_) => None,
+            RequestTag::Text(text) => HeaderValue::from_str(text).ok(),
+        }
+    }
+
+    /// The request's own tag when it is acceptable, else a fresh one.
     ///
     /// A client's tag is taken when it is 1 to 128 characters of `A-Z a-z 0-9 - _ . : / + = @`:
     /// enough for UUIDs, ULIDs, hex and base64 tags, and nothing that could forge a log line.
@@ -87,15 +110,6 @@ fn hex(n: u64) -> [u8; 16] {
     out
 }
 
-/// The value of the `x-request-id` a reply carries.
-pub(crate) fn header(tag: RequestTag) -> Option<HeaderValue> {
-    match tag {
-        RequestTag::Header(value) => Some(value),
-        RequestTag::Hex(hex) => HeaderValue::from_bytes(&hex).ok(),
-        RequestTag::Text(text) => HeaderValue::from_str(&text).ok(),
-    }
-}
-
 /// `tag`, copied out of the buffer its request was read into: for a context that outlives the
 /// request (a WebSocket's), which would otherwise keep that whole buffer.
 #[cfg(feature = "ws")]
@@ -135,9 +149,20 @@ mod tests {
         assert_eq!(made.as_str().len(), 16);
         assert!(made.as_str().bytes().all(|b| b.is_ascii_hexdigit()));
         assert_ne!(made.as_str(), tags.tag(&HeaderMap::new()).as_str());
+        // A made-up tag goes back only when asked for; a client's own always does.
+        assert!(tags.reply_value(&made).is_none());
+        let sent = Tags::new(true);
         assert_eq!(
-            header(made.clone()).as_ref().map(HeaderValue::as_bytes),
+            sent.reply_value(&made).as_ref().map(HeaderValue::as_bytes),
             Some(made.as_str().as_bytes())
+        );
+        let given = tags.tag(&HeaderMap::from_iter([(
+            x_request_id(),
+            HeaderValue::from_static("mine"),
+        )]));
+        assert_eq!(
+            tags.reply_value(&given).as_ref().map(HeaderValue::as_bytes),
+            Some(&b"mine"[..])
         );
     }
 

@@ -246,7 +246,8 @@ impl Router {
 
     /// **The WebSocket hook.** Every `GET` on `ws_path` arrives here, on a connection served with
     /// upgrades enabled, while the server is serving (a shutdown answers `503` before this runs);
-    /// `tag` is the request's `x-request-id` (taken or made up), which is echoed on the reply.
+    /// `tag` is the request's `x-request-id` (taken or made up), which its reply carries as
+    /// `Tags::reply_value` says.
     ///
     /// The upgrade goes to the public [`WsServer::upgrade_with`], with the context the endpoint
     /// makes of the upgrade request (so `map_context` applies, and the identity `bearer_auth`
@@ -290,6 +291,7 @@ impl hyper::service::Service<Request<Incoming>> for Router {
             _ if unread => reply::closing(reply::not_found(req.uri().path())),
             _ => reply::not_found(req.uri().path()),
         };
-        Box::pin(std::future::ready(Ok(super::service::tagged(res, tag))))
+        let value = self.endpoint.tags().reply_value(&tag);
+        Box::pin(std::future::ready(Ok(super::service::with_tag(res, value))))
     }
 }

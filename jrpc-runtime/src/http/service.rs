@@ -20,7 +20,7 @@ use super::body::{COPIES, announced, post_checked, read_body, unread_reply};
 use super::config::ContextHook;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
-use super::request_id::{self, Tags, x_request_id};
+use super::request_id::{Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::context::trace_of;
 use crate::dispatch::{Context, Methods};
@@ -38,12 +38,14 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
 
-/// What a request goes through before it runs: the bearer token it must carry, and what the
-/// application adds to its context.
+/// What a request goes through before it runs (the bearer token it must carry, what the
+/// application adds to its context), and which tag its reply carries back.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Admission {
     pub(crate) auth: Option<BearerAuth>,
     pub(crate) context_hook: Option<ContextHook>,
+    /// Whether a reply carries a made-up `x-request-id` too.
+    pub(crate) always_send_request_id: bool,
 }
 
 /// The JSON-RPC endpoint: answers a `POST` carrying a JSON-RPC body.
@@ -80,7 +82,9 @@ pub(crate) struct Admission {
 /// another server gets it only from [`with_peer_addr`](Self::with_peer_addr)), and the request
 /// tag: the request's `x-request-id` when it is 1 to 128 characters of
 /// `A-Z a-z 0-9 - _ . : / + = @`, else 16 hex digits made up here. The tag is recorded in the
-/// request's `tracing` span (`http`, field `request_id`) and sent back in `x-request-id`.
+/// request's `tracing` span (`http`, field `request_id`); the request's own is sent back in
+/// `x-request-id`, one made up only with
+/// [`always_send_request_id`](super::HttpServerBuilder::always_send_request_id).
 /// [`HttpServerBuilder::map_context`](super::HttpServerBuilder::map_context) adds to it (the user
 /// an authentication layer found, for one).
 ///
@@ -126,7 +130,11 @@ impl RpcService {
         admission: Admission,
         streams: PeerConfig,
     ) -> Self {
-        let Admission { auth, context_hook } = admission;
+        let Admission {
+            auth,
+            context_hook,
+            always_send_request_id,
+        } = admission;
         Self {
             shared: Arc::new(RpcShared {
                 methods,
@@ -134,7 +142,7 @@ impl RpcService {
                 budget,
                 body_read_timeout,
                 shutdown,
-                tags: Tags::default(),
+                tags: Tags::new(always_send_request_id),
                 context_hook,
                 auth,
                 streams,
@@ -244,7 +252,7 @@ impl RpcService {
     /// Only there: a sensitive value prints as `Sensitive` in `Debug`, which a middleware
     /// logging a mounted service's replies would show.
     fn reply_tag(&self, tag: &RequestTag, version: Version) -> Option<HeaderValue> {
-        let mut value = request_id::header(tag.clone())?;
+        let mut value = self.shared.tags.reply_value(tag)?;
         if self.own && version == Version::HTTP_2 {
             value.set_sensitive(true);
         }
@@ -410,12 +418,7 @@ pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> t
     span
 }
 
-/// `res` with its request's tag in `x-request-id`.
-pub(crate) fn tagged(res: Response<ResponseBody>, tag: RequestTag) -> Response<ResponseBody> {
-    with_tag(res, request_id::header(tag))
-}
-
-/// `res` with `value` in `x-request-id`: its request's tag as [`request_id::header`] makes it.
+/// `res` with `value` in `x-request-id`: its request's tag as [`Tags::reply_value`] gives it.
 #[inline]
 pub(crate) fn with_tag(
     mut res: Response<ResponseBody>,
@@ -447,11 +450,12 @@ macro_rules! endpoint_services {
                 B::Error: Into<$crate::http::service::BoxError>,
             {
                 use ::tracing::Instrument as _;
-                use $crate::http::service::tagged;
+                use $crate::http::service::with_tag;
                 let tag = self.shared.tags.tag(req.headers());
                 // Held until the answer is ready, so that a shutdown waits for it.
                 let Some(in_flight) = self.shared.shutdown.track_call() else {
-                    let res = tagged($crate::http::reply::unavailable(), tag);
+                    let value = self.shared.tags.reply_value(&tag);
+                    let res = with_tag($crate::http::reply::unavailable(), value);
                     return Box::pin(::std::future::ready(Ok(res)));
                 };
                 let span = $crate::http::service::request_span(&tag, self.peer_addr);

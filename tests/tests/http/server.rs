@@ -406,7 +406,7 @@ async fn a_thousand_concurrent_calls_are_all_answered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn x_request_id_is_taken_or_made_up_and_echoed() {
     bounded(async {
-        let server = start_default().await;
+        let server = start(|b| b.always_send_request_id(true)).await;
         let whoami = r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#;
 
         let given = request(
@@ -453,6 +453,35 @@ async fn x_request_id_is_taken_or_made_up_and_echoed() {
         .await;
         assert_eq!(reply.status, 415);
         assert_eq!(reply.header("x-request-id"), Some("r415"));
+    })
+    .await;
+}
+
+/// By default a reply carries a client's own tag back, and not one made up: the handler and the
+/// logs still have the made-up one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_made_up_request_id_stays_in_the_server_by_default() {
+    bounded(async {
+        let server = start_default().await;
+        let whoami = r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#;
+        let given = request(
+            server.addr,
+            &post(
+                "/rpc",
+                Some("application/json"),
+                "x-request-id: r-1\r\n",
+                whoami,
+            ),
+        )
+        .await;
+        assert_eq!(given.header("x-request-id"), Some("r-1"));
+        let made = request(server.addr, &post_json(whoami)).await;
+        assert_eq!(made.header("x-request-id"), None);
+        let tag = made.json()["result"]["tag"].as_str().unwrap().to_owned();
+        assert_eq!(tag.len(), 16, "{tag}");
+        let refused = request(server.addr, b"GET /elsewhere HTTP/1.1\r\nhost: t\r\n\r\n").await;
+        assert_eq!(refused.status, 404);
+        assert_eq!(refused.header("x-request-id"), None);
     })
     .await;
 }

@@ -150,7 +150,8 @@ impl McpService {
         in_flight: crate::server::Tracked,
     ) -> Result<Response<ResponseBody>, std::convert::Infallible> {
         let res = self.serve(req, &tag, in_flight).await;
-        Ok(crate::http::service::tagged(res, tag))
+        let value = self.shared.tags.reply_value(&tag);
+        Ok(crate::http::service::with_tag(res, value))
     }
 
     /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer
