@@ -3,13 +3,17 @@
 //! The first bytes tell HTTP/2 (its preface: h2c with prior knowledge, or what ALPN chose over
 //! TLS) from HTTP/1.1, and hyper's connection of that version serves the rest. An HTTP/1.1
 //! connection is also watched by a timer of its own. Its requests count themselves as they start
-//! and end (an event stream ends when its body does), the last end with the time, and its stream
-//! tells whether hyper has written anything it has not flushed yet (an answer still on its way
-//! out); when the timer rings it looks at them:
+//! and end (an event stream ends when its body does), and its stream tells whether hyper has
+//! written anything it has not flushed yet (an answer still on its way out); when the timer rings
+//! it looks at them. An end is counted, not timed (a clock read per request would cost more than
+//! the rest of the timer): a ring that finds requests ended since the ring before takes its own
+//! time as the last end's, so an idle connection is parked or closed late by less than the period
+//! between two rings.
 //!
 //! | the connection | the ring |
 //! | --- | --- |
-//! | answering a request or writing an answer, or it answered one since the last ring and is not idle for `free_idle_after` yet | rings again later, each time twice as late, up to a second (a quarter of `header_read_timeout` if less) |
+//! | answering a request or writing an answer | rings again later, each time twice as late, up to a second (a quarter of `header_read_timeout` if less) |
+//! | it answered one since the last ring, and none is running | rings again `free_idle_after` later, to park it if no request came meanwhile; if one did, as when busy |
 //! | no request for `header_read_timeout` since its last one ended | closes the connection: no request head came in time |
 //! | no request for `free_idle_after` since its last one ended | parks the connection |
 //! | idle, for less than those | rings again when the first of them is due |
@@ -20,11 +24,10 @@
 //! with the bytes already read (and any hyper held) read again first. hyper is asked to end the
 //! connection gracefully, which an idle one does in the poll right after; one that does not was
 //! not idle after all (a client that asked for `Connection: close`, say), and is left to hyper,
-//! which closes it once done. So an idle keep-alive
-//! connection holds its stream and its task, not its buffers; a busy one is never parked, and the
-//! timer costs it nothing per request but the time taken when one ends: it rings a few times a
-//! second at most. hyper's own `header_read_timeout` is not used: it starts a timer for every
-//! request, and loops once more over the connection to do so.
+//! which closes it once done. So an idle keep-alive connection holds its stream and its task, not
+//! its buffers; a busy one is never parked, and the timer costs it nothing per request but two
+//! counts: it rings a few times a second at most. hyper's own `header_read_timeout` is not used:
+//! it starts a timer for every request, and loops once more over the connection to do so.
 
 use std::convert::Infallible;
 use std::future::{Future, poll_fn};
@@ -255,10 +258,11 @@ async fn drain<C: Future<Output = Result<(), hyper::Error>>>(
 struct Activity {
     /// Requests started and not ended (an event stream ends when hyper drops its body).
     busy: AtomicU32,
-    /// When the last request ended, in nanoseconds from `epoch` (0 before the first): what a
-    /// ring compares with the last, to tell that one started and ended between them.
+    /// How many requests ended: what a ring compares with the last, to tell that one started
+    /// and ended between them. Not when: a clock read per request would cost more than the
+    /// timer saves, and a ring that sees a change takes its own time for the end's (late by
+    /// less than a period, which only delays a park or a close).
     ended: AtomicU64,
-    epoch: Instant,
     /// hyper has written and not flushed since: an answer (a large one, to a client that reads
     /// slowly) may still be on its way out after its request ended.
     writing: AtomicBool,
@@ -271,7 +275,6 @@ impl Activity {
         Self {
             busy: AtomicU32::new(0),
             ended: AtomicU64::new(0),
-            epoch: Instant::now(),
             writing: AtomicBool::new(false),
             parking: AtomicBool::new(false),
         }
@@ -282,14 +285,11 @@ impl Activity {
     }
 
     fn end(&self) {
-        // At least 1: 0 is "none yet".
-        let ended = self.epoch.elapsed().as_nanos().max(1);
-        self.ended
-            .store(u64::try_from(ended).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.ended.fetch_add(1, Ordering::Relaxed);
         self.busy.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// When the last request ended, in nanoseconds from `epoch`.
+    /// How many requests ended.
     fn ended(&self) -> u64 {
         self.ended.load(Ordering::Relaxed)
     }
@@ -465,8 +465,8 @@ struct Watch {
     ring: Woken<Sleep>,
     /// `activity.ended()` when it last rang.
     seen: u64,
-    /// When the connection was last seen busy: the end of its last request, a ring that found
-    /// one running, or its start.
+    /// When the connection was last seen busy: a ring that found a request running or one
+    /// ended since the last ring, or its start.
     active_at: Instant,
     /// How long after a ring that found the connection busy it rings again.
     period: Duration,
@@ -481,6 +481,10 @@ struct Watch {
     /// request is not idle, even when it holds part of one (a client trickling its head is then
     /// still cut at `header_read_timeout`).
     began: u64,
+    /// This ring was set by one that found requests ended since the ring before and none
+    /// running, to look again when the connection would be parked (its last request ended
+    /// about then) before it backs off.
+    probing: bool,
 }
 
 impl Watch {
@@ -505,6 +509,7 @@ impl Watch {
             header_read_timeout: protocols.header_read_timeout,
             free_idle_after: protocols.free_idle_after,
             began: 0,
+            probing: false,
         }
     }
 
@@ -637,11 +642,8 @@ impl Watch {
             || self.activity.writing.load(Ordering::Relaxed);
         let moved = ended != self.seen;
         self.seen = ended;
-        if busy {
+        if busy || moved {
             self.active_at = now;
-        } else if moved {
-            let at = self.activity.epoch + Duration::from_nanos(ended);
-            self.active_at = self.active_at.max(at);
         }
         let timeout = self.active_at + self.header_read_timeout;
         let park = self
@@ -656,7 +658,16 @@ impl Watch {
             self.set(timeout);
             return Verdict::Park;
         }
-        if busy || moved {
+        let was_probing = std::mem::take(&mut self.probing);
+        if !busy
+            && moved
+            && !was_probing
+            && let Some(at) = park
+        {
+            // Idle from about now, perhaps: looked at again once it would be parked.
+            self.probing = true;
+            self.set(at);
+        } else if busy || moved {
             // Busy since the last ring: looked at again later, and later each time.
             self.set(now + self.period);
             self.period = (self.period * 2).min(self.max_period);

@@ -440,6 +440,7 @@ macro_rules! endpoint_services {
     ($service:ty) => {
         impl $service {
             /// Answers one HTTP request; what the `Service` impls call.
+            #[inline(always)]
             fn boxed_respond<B>(
                 &self,
                 req: ::http::Request<B>,
@@ -502,6 +503,7 @@ macro_rules! endpoint_services {
             type Error = ::std::convert::Infallible;
             type Future = $crate::http::service::ResponseFuture;
 
+            #[inline(always)]
             fn call(&self, req: ::http::Request<B>) -> Self::Future {
                 self.boxed_respond(req)
             }
