@@ -67,23 +67,18 @@ impl Context {
         trace: Option<Box<TraceContext>>,
         answer_limit: usize,
     ) -> Self {
-        let ctx = Self {
+        Self {
             id: None,
             shared: Arc::new(Shared {
                 transport,
                 peer_addr,
-                headers: None,
+                headers,
                 request_tag,
                 trace,
                 extensions: Extensions::default(),
                 answer_limit,
             }),
             cancel: Slot::new(),
-        };
-        // Set through the one setter (the Arc is not shared yet: nothing is copied).
-        match headers {
-            Some(headers) => ctx.with_header_slot(headers),
-            None => ctx,
         }
     }
 
@@ -96,6 +91,7 @@ impl Context {
 
     /// Sets the headers of the request (or of the WebSocket upgrade).
     #[must_use]
+    #[cfg(any(feature = "http", feature = "ws"))]
     pub(crate) fn with_header_slot(mut self, headers: Headers) -> Self {
         Arc::make_mut(&mut self.shared).headers = Some(headers);
         self

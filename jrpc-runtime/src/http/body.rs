@@ -13,6 +13,7 @@ use http_body_util::BodyExt as _;
 use hyper::body::{Body, Buf as _};
 
 use super::reply::{self, ResponseBody};
+use super::request_id::Tags;
 use super::service::BoxError;
 use super::sse;
 use crate::context::TRACEPARENT;
@@ -62,10 +63,19 @@ where
     Ok((parts, read_body(body, limit, timeout, None).await?))
 }
 
+/// What [`post_checked`] saw of a `POST` it lets through.
+pub(super) struct Posted<'a> {
+    /// It asks for an event stream ([`sse::asks_for_events`]).
+    pub(super) events: bool,
+    /// It carries a `traceparent`.
+    pub(super) traced: bool,
+    /// Its first `x-request-id`.
+    pub(super) request_id: Option<&'a HeaderValue>,
+}
+
 /// Whether a `POST`'s headers allow its body to be read: a JSON content type (or none) and no
-/// announced length over `limit`; else the reply that refuses it (`415`, `413`). And whether it
-/// asks for an event stream ([`sse::asks_for_events`]), and whether it carries a `traceparent`.
-/// The request is looked at, not taken: each move of it is a copy.
+/// announced length over `limit`; else the reply that refuses it (`415`, `413`). And what else
+/// its headers say ([`Posted`]). The request is looked at, not taken: each move of it is a copy.
 ///
 /// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
 /// more than the pass.
@@ -73,9 +83,9 @@ where
 pub(super) fn post_checked<B: Body>(
     req: &Request<B>,
     limit: usize,
-) -> Result<(bool, bool), Response<ResponseBody>> {
+) -> Result<Posted<'_>, Response<ResponseBody>> {
     let (mut content_type, mut content_length, mut events) = (None, None, false);
-    let mut traced = false;
+    let (mut traced, mut request_id) = (false, None);
     for (name, value) in req.headers() {
         if name == CONTENT_TYPE {
             content_type.get_or_insert(value);
@@ -85,6 +95,8 @@ pub(super) fn post_checked<B: Body>(
             events = events || sse::accepts_events(value);
         } else if name == TRACEPARENT {
             traced = true;
+        } else if Tags::names(name) {
+            request_id.get_or_insert(value);
         }
     }
     if let Some(content_type) = content_type
@@ -98,7 +110,11 @@ pub(super) fn post_checked<B: Body>(
     if declared_length(req, content_length).is_some_and(|len| len > limit as u64) {
         return Err(reply::too_large(limit));
     }
-    Ok((events, traced))
+    Ok(Posted {
+        events,
+        traced,
+        request_id,
+    })
 }
 
 /// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it

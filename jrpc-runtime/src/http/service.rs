@@ -295,7 +295,7 @@ impl RpcService {
     fn answer<B>(
         self,
         mut req: Request<B>,
-        tag: RequestTag,
+        tag: Option<RequestTag>,
         in_flight: Tracked,
     ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static
     where
@@ -303,22 +303,36 @@ impl RpcService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        // The reply's `x-request-id`, set where the reply is made: a future around this one to
-        // set it would move the reply once more, and poll one more layer.
-        let reply_tag = self.reply_tag(&tag, req.version());
+        let tags = &self.shared.tags;
         // Checked before anything else of the request is: a refused body is never read.
         if let Err(res) = self.admit(&mut req) {
-            let res = unread_reply(&req, *res);
-            return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag))));
+            let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
+            let res = with_tag(
+                unread_reply(&req, *res),
+                self.reply_tag(&tag, req.version()),
+            );
+            return Either::Left(std::future::ready(Ok(res)));
         }
         let posted = match *req.method() {
             Method::POST => post_checked(&req, self.shared.max_message_size),
             _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
         };
-        let (asks_for_events, traced) = match posted {
-            Ok(posted) => posted,
-            Err(res) => return Either::Left(std::future::ready(Ok(with_tag(res, reply_tag)))),
+        // The tag, unless the span has it already, from the pass over the headers that checked
+        // them.
+        let (asks_for_events, traced, tag) = match posted {
+            Ok(posted) => {
+                let tag = tag.unwrap_or_else(|| tags.tag_of(posted.request_id));
+                (posted.events, posted.traced, tag)
+            }
+            Err(res) => {
+                let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
+                let res = with_tag(res, self.reply_tag(&tag, req.version()));
+                return Either::Left(std::future::ready(Ok(res)));
+            }
         };
+        // The reply's `x-request-id`, set where the reply is made: a future around this one to
+        // set it would move the reply once more, and poll one more layer.
+        let reply_tag = self.reply_tag(&tag, req.version());
         // Read by name only when the pass saw it: the two headers are in no request but a traced
         // one.
         let trace = traced
@@ -431,11 +445,14 @@ pub(crate) fn with_tag(
 }
 
 /// What an endpoint type (a `Clone` struct with `shared.tags`, `shared.shutdown` and
-/// `peer_addr`, and a `fn answer(self, Request<B>, tag: RequestTag, in_flight) -> impl Future<Output
-/// = Result<Response<ResponseBody>, Infallible>> + Send + 'static` whose reply carries `tag` in
-/// `x-request-id`) is served with: `boxed_respond`, which tags the request, counts it for a
-/// shutdown (`503` once one began) and runs it in its span; and the `Service` impls for any request body `B`, tower's (always ready: limits apply per
-/// request, there is no queue) and hyper's, each answering with a future that owns a clone.
+/// `peer_addr`, and a `fn answer(self, Request<B>, tag: Option<RequestTag>, in_flight) -> impl
+/// Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static` whose reply
+/// carries the request's tag in `x-request-id` as `Tags::reply_value` says; `tag` is the
+/// request's when its span was made with it, else `None`, for the answer to read) is served
+/// with: `boxed_respond`, which counts the request for a shutdown (`503` once one began) and runs
+/// it in its span; and the `Service` impls for any request body `B`, tower's (always ready:
+/// limits apply per request, there is no queue) and hyper's, each answering with a future that
+/// owns a clone.
 macro_rules! endpoint_services {
     ($service:ty) => {
         impl $service {
@@ -452,21 +469,28 @@ macro_rules! endpoint_services {
             {
                 use ::tracing::Instrument as _;
                 use $crate::http::service::with_tag;
-                let tag = self.shared.tags.tag(req.headers());
                 // Held until the answer is ready, so that a shutdown waits for it.
                 let Some(in_flight) = self.shared.shutdown.track_call() else {
+                    let tag = self.shared.tags.tag(req.headers());
                     let value = self.shared.tags.reply_value(&tag);
                     let res = with_tag($crate::http::reply::unavailable(), value);
                     return Box::pin(::std::future::ready(Ok(res)));
                 };
-                let span = $crate::http::service::request_span(&tag, self.peer_addr);
+                // The span only when a subscriber may want it, with the request's tag read here;
+                // else the answer reads the tag in its own pass over the headers.
+                let (tag, span) = if ::tracing::level_enabled!(::tracing::Level::DEBUG) {
+                    let tag = self.shared.tags.tag(req.headers());
+                    let span = $crate::http::service::request_span(&tag, self.peer_addr);
+                    (Some(tag), Some(span).filter(|span| !span.is_disabled()))
+                } else {
+                    (None, None)
+                };
                 // The answer sets the tag on its reply itself (no future around it to do so).
                 let answer = self.clone().answer(req, tag, in_flight);
                 // Entering a disabled span on every poll is measurable per request.
-                if span.is_disabled() {
-                    Box::pin(answer)
-                } else {
-                    Box::pin(answer.instrument(span))
+                match span {
+                    None => Box::pin(answer),
+                    Some(span) => Box::pin(answer.instrument(span)),
                 }
             }
         }

@@ -146,9 +146,10 @@ impl McpService {
     async fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static>(
         self,
         req: Request<B>,
-        tag: RequestTag,
+        tag: Option<RequestTag>,
         in_flight: crate::server::Tracked,
     ) -> Result<Response<ResponseBody>, std::convert::Infallible> {
+        let tag = tag.unwrap_or_else(|| self.shared.tags.tag(req.headers()));
         let res = self.serve(req, &tag, in_flight).await;
         let value = self.shared.tags.reply_value(&tag);
         Ok(crate::http::service::with_tag(res, value))
