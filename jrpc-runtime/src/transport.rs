@@ -57,15 +57,15 @@ pub(crate) type Headers = http::HeaderMap;
 pub(crate) type Headers = std::convert::Infallible;
 
 /// A request tag: the application's text, or an HTTP request's `x-request-id`, taken from the
-/// request (its value shares the buffer the request was read into) or made up: a number, held in
-/// place and written as 16 hex digits when first read (most never are).
+/// request (its value shares the buffer the request was read into) or made up (16 hex digits,
+/// held in place).
 #[derive(Clone, Debug)]
 pub(crate) enum RequestTag {
     Text(Arc<str>),
     #[cfg(feature = "http")]
     Header(http::HeaderValue),
     #[cfg(feature = "http")]
-    Hex(u64, std::sync::OnceLock<[u8; 16]>),
+    Hex([u8; 16]),
 }
 
 impl RequestTag {
@@ -76,49 +76,7 @@ impl RequestTag {
             #[cfg(feature = "http")]
             Self::Header(value) => value.to_str().unwrap_or_default(),
             #[cfg(feature = "http")]
-            Self::Hex(n, text) => {
-                std::str::from_utf8(text.get_or_init(|| hex(*n))).unwrap_or_default()
-            }
-        }
-    }
-}
-
-/// `n`'s 16 hex digits, lowercase, most significant first: its nibbles spread one a byte, then
-/// each turned into its digit, eight at a time in a 64-bit integer (a loop over a table of
-/// digits costs four times as much).
-#[cfg(feature = "http")]
-fn hex(n: u64) -> [u8; 16] {
-    // The nibbles of `half`, one a byte, most significant first.
-    fn spread(half: u32) -> u64 {
-        let mut x = u64::from(half);
-        x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
-        x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
-        (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f
-    }
-    fn digits(nibbles: u64) -> [u8; 8] {
-        // 1 in each byte whose nibble is 10 or more; those get `'a' - '0' - 10` more.
-        let letters = ((nibbles + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
-        (nibbles + 0x3030_3030_3030_3030 + letters * 0x27).to_be_bytes()
-    }
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&digits(spread((n >> 32) as u32)));
-    out[8..].copy_from_slice(&digits(spread(n as u32)));
-    out
-}
-
-#[cfg(all(test, feature = "http"))]
-mod tests {
-    use super::hex;
-
-    /// Every digit in every place, as `format!` writes them.
-    #[test]
-    fn writes_hex_as_format_does() {
-        let mut n = 0x0123_4567_89ab_cdef_u64;
-        for _ in 0..1000 {
-            for m in [n, !n, n.rotate_left(4), 0, u64::MAX] {
-                assert_eq!(hex(m), format!("{m:016x}").as_bytes(), "{m:016x}");
-            }
-            n = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+            Self::Hex(hex) => std::str::from_utf8(hex).unwrap_or_default(),
         }
     }
 }
