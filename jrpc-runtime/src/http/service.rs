@@ -287,6 +287,40 @@ impl RpcService {
         (ctx, hooked)
     }
 
+    /// Lets a request through to have its body read, or makes the reply that refuses it: its
+    /// bearer token first (a refused body is never read), then its method and its headers
+    /// ([`post_checked`]). And its tag: `tag` when its span has it already, else read in the
+    /// pass over the headers that checked them. Whether it asks for an event stream, whether it
+    /// carries a `traceparent`, and the tag.
+    #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is.
+    #[inline(always)]
+    fn checked<B: Body>(
+        &self,
+        req: &mut Request<B>,
+        tag: Option<RequestTag>,
+    ) -> Result<(bool, bool, RequestTag), Response<ResponseBody>> {
+        let tags = &self.shared.tags;
+        if let Err(res) = self.admit(req) {
+            let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
+            let reply_tag = self.reply_tag(&tag, req.version());
+            return Err(with_tag(unread_reply(req, *res), reply_tag));
+        }
+        let posted = match *req.method() {
+            Method::POST => post_checked(req, self.shared.max_message_size),
+            _ => Err(unread_reply(req, reply::method_not_allowed(req.method()))),
+        };
+        match posted {
+            Ok(posted) => {
+                let tag = tag.unwrap_or_else(|| tags.tag_of(posted.request_id));
+                Ok((posted.events, posted.traced, tag))
+            }
+            Err(res) => {
+                let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
+                Err(with_tag(res, self.reply_tag(&tag, req.version())))
+            }
+        }
+    }
+
     /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
     ///
     /// Not an `async fn`: the request is checked and taken apart first, so that its future
@@ -303,32 +337,9 @@ impl RpcService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let tags = &self.shared.tags;
-        // Checked before anything else of the request is: a refused body is never read.
-        if let Err(res) = self.admit(&mut req) {
-            let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
-            let res = with_tag(
-                unread_reply(&req, *res),
-                self.reply_tag(&tag, req.version()),
-            );
-            return Either::Left(std::future::ready(Ok(res)));
-        }
-        let posted = match *req.method() {
-            Method::POST => post_checked(&req, self.shared.max_message_size),
-            _ => Err(unread_reply(&req, reply::method_not_allowed(req.method()))),
-        };
-        // The tag, unless the span has it already, from the pass over the headers that checked
-        // them.
-        let (asks_for_events, traced, tag) = match posted {
-            Ok(posted) => {
-                let tag = tag.unwrap_or_else(|| tags.tag_of(posted.request_id));
-                (posted.events, posted.traced, tag)
-            }
-            Err(res) => {
-                let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
-                let res = with_tag(res, self.reply_tag(&tag, req.version()));
-                return Either::Left(std::future::ready(Ok(res)));
-            }
+        let (asks_for_events, traced, tag) = match self.checked(&mut req, tag) {
+            Ok(checked) => checked,
+            Err(res) => return Either::Left(std::future::ready(Ok(res))),
         };
         // The reply's `x-request-id`, set where the reply is made: a future around this one to
         // set it would move the reply once more, and poll one more layer.

@@ -407,28 +407,13 @@ async fn a_thousand_concurrent_calls_are_all_answered() {
 async fn x_request_id_is_taken_or_made_up_and_echoed() {
     bounded(async {
         let server = start(|b| b.always_send_request_id(true)).await;
-        let whoami = r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#;
-
-        let given = request(
-            server.addr,
-            &post(
-                "/rpc",
-                Some("application/json"),
-                "x-request-id: req-42.a\r\n",
-                whoami,
-            ),
-        )
-        .await;
+        let given = whoami(server.addr, "x-request-id: req-42.a\r\n").await;
         assert_eq!(given.header("x-request-id"), Some("req-42.a"));
         assert_eq!(given.json()["result"]["tag"], "req-42.a");
 
         let mut made = Vec::new();
         for extra in ["", "x-request-id: has spaces in it\r\n"] {
-            let reply = request(
-                server.addr,
-                &post("/rpc", Some("application/json"), extra, whoami),
-            )
-            .await;
+            let reply = whoami(server.addr, extra).await;
             let tag = reply.header("x-request-id").unwrap().to_owned();
             assert_eq!(tag.len(), 16, "{tag}");
             assert!(tag.bytes().all(|b| b.is_ascii_hexdigit()), "{tag}");
@@ -457,25 +442,21 @@ async fn x_request_id_is_taken_or_made_up_and_echoed() {
     .await;
 }
 
+/// The answer to a `whoami` call posted with `extra` header lines.
+async fn whoami(addr: SocketAddr, extra: &str) -> jrpc_tests::raw_http::Reply {
+    let call = r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#;
+    request(addr, &post("/rpc", Some("application/json"), extra, call)).await
+}
+
 /// By default a reply carries a client's own tag back, and not one made up: the handler and the
 /// logs still have the made-up one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_made_up_request_id_stays_in_the_server_by_default() {
     bounded(async {
         let server = start_default().await;
-        let whoami = r#"{"jsonrpc":"2.0","method":"whoami","id":1}"#;
-        let given = request(
-            server.addr,
-            &post(
-                "/rpc",
-                Some("application/json"),
-                "x-request-id: r-1\r\n",
-                whoami,
-            ),
-        )
-        .await;
+        let given = whoami(server.addr, "x-request-id: r-1\r\n").await;
         assert_eq!(given.header("x-request-id"), Some("r-1"));
-        let made = request(server.addr, &post_json(whoami)).await;
+        let made = whoami(server.addr, "").await;
         assert_eq!(made.header("x-request-id"), None);
         let tag = made.json()["result"]["tag"].as_str().unwrap().to_owned();
         assert_eq!(tag.len(), 16, "{tag}");
