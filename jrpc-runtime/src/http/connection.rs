@@ -161,10 +161,8 @@ where
             start: Bytes::new(),
             activity: Arc::clone(&activity),
         };
-        // The signals are polled each time the connection wakes: `Woken` keeps that cheap.
-        let mut closing = Woken::new(shutdown.closing());
-        let mut watch = Watch::new(&protocols, activity);
-        let h2 = match watch.wait_for_bytes(&mut io, &mut closing, true).await {
+        let mut watch = Watch::new(&protocols, activity, shutdown.closing());
+        let h2 = match watch.wait_for_bytes(&mut io, true).await {
             Some(h2) => h2,
             None => return,
         };
@@ -173,7 +171,7 @@ where
             // Boxed: an HTTP/2 connection is some KiB, which every connection's task would
             // otherwise hold, HTTP/1.1 ones parked included.
             let graceful = http2::Connection::graceful_shutdown;
-            return Box::pin(serve_to_end(conn, graceful, &mut closing, &shutdown)).await;
+            return Box::pin(serve_to_end(conn, graceful, &mut watch.waits, &shutdown)).await;
         }
         let mut service = Watched {
             inner: service,
@@ -184,7 +182,7 @@ where
                 .http1
                 .serve_connection(TokioIo::new(io), service)
                 .with_upgrades();
-            let Some(parts) = watch.serve(Box::pin(conn), &mut closing, &shutdown).await else {
+            let Some(parts) = watch.serve(Box::pin(conn), &shutdown).await else {
                 return;
             };
             protocols.parked.fetch_add(1, Ordering::Relaxed);
@@ -198,11 +196,7 @@ where
             if read_buf.is_empty() {
                 // It holds hyper's whole read buffer.
                 drop(read_buf);
-                if watch
-                    .wait_for_bytes(&mut io, &mut closing, false)
-                    .await
-                    .is_none()
-                {
+                if watch.wait_for_bytes(&mut io, false).await.is_none() {
                     return;
                 }
             } else {
@@ -220,21 +214,52 @@ fn log_end(result: Result<(), hyper::Error>) {
     }
 }
 
-type Closing = Woken<WaitForCancellationFutureOwned>;
+/// What a connection waits for beside its stream: its timer's ring, and the start of a shutdown.
+/// Both sit under one [`Woken`], polled each time the connection wakes: a turn that neither woke
+/// costs one check for the two.
+struct Waits {
+    ring: Pin<Box<Sleep>>,
+    closing: Pin<Box<WaitForCancellationFutureOwned>>,
+}
+
+/// Which of a connection's [`Waits`] is over (a shutdown is looked at first).
+enum Waited {
+    Closing,
+    Rang,
+}
+
+impl Future for Waits {
+    type Output = Waited;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Waited> {
+        let this = self.get_mut();
+        if this.closing.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Waited::Closing);
+        }
+        if this.ring.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Waited::Rang);
+        }
+        Poll::Pending
+    }
+}
 
 /// Runs `conn` until it ends; from a shutdown on, gracefully (`graceful` starts that: open
 /// connections stay through the drain, so that requests on them get a `503`), until the drain
-/// budget is spent.
+/// budget is spent. The timer's ring means nothing here.
 async fn serve_to_end<C: Future<Output = Result<(), hyper::Error>>>(
     conn: C,
     graceful: fn(Pin<&mut C>),
-    closing: &mut Closing,
+    waits: &mut Woken<Waits>,
     shutdown: &Shutdown,
 ) {
     tokio::pin!(conn);
-    tokio::select! {
-        result = conn.as_mut() => return log_end(result),
-        () = closing => {}
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => return log_end(result),
+            waited = &mut *waits => if let Waited::Closing = waited {
+                break;
+            },
+        }
     }
     drain(conn, graceful, shutdown).await;
 }
@@ -462,7 +487,8 @@ enum Verdict {
 /// The timer of one connection, and what it saw when it last rang.
 struct Watch {
     activity: Arc<Activity>,
-    ring: Woken<Sleep>,
+    /// Its ring, and the shutdown's start.
+    waits: Woken<Waits>,
     /// `activity.ended()` when it last rang.
     seen: u64,
     /// When the connection was last seen busy: a ring that found a request running or one
@@ -488,7 +514,11 @@ struct Watch {
 }
 
 impl Watch {
-    fn new(protocols: &Protocols, activity: Arc<Activity>) -> Self {
+    fn new(
+        protocols: &Protocols,
+        activity: Arc<Activity>,
+        closing: WaitForCancellationFutureOwned,
+    ) -> Self {
         let now = Instant::now();
         let max_period = (protocols.header_read_timeout / 4).clamp(MIN_PERIOD, MAX_PERIOD);
         // A little past `free_idle_after`: a connection that answers one request and goes idle
@@ -498,9 +528,12 @@ impl Watch {
         });
         Self {
             activity,
-            ring: Woken::new(tokio::time::sleep_until(
-                now + protocols.header_read_timeout,
-            )),
+            waits: Woken::new(Waits {
+                ring: Box::pin(tokio::time::sleep_until(
+                    now + protocols.header_read_timeout,
+                )),
+                closing: Box::pin(closing),
+            }),
             seen: 0,
             active_at: now,
             period: first_period,
@@ -518,23 +551,16 @@ impl Watch {
     /// busy, and puts them where hyper reads them first. Whether they are the preface; `None`
     /// when the connection is to close: the client closed it or sent nothing in time, a read
     /// failed, or a shutdown began.
-    async fn wait_for_bytes<I: Io>(
-        &mut self,
-        io: &mut ServerIo<I>,
-        closing: &mut Closing,
-        fresh: bool,
-    ) -> Option<bool> {
+    async fn wait_for_bytes<I: Io>(&mut self, io: &mut ServerIo<I>, fresh: bool) -> Option<bool> {
         self.set(self.active_at + self.header_read_timeout);
         let read = read_start(&mut io.inner, fresh);
         tokio::pin!(read);
-        let ring = &mut self.ring;
+        let waits = &mut self.waits;
         let start = poll_fn(|cx| {
             if let Poll::Ready(read) = read.as_mut().poll(cx) {
                 return Poll::Ready(Some(read));
             }
-            if Pin::new(&mut *closing).poll(cx).is_ready()
-                || Pin::new(&mut *ring).poll(cx).is_ready()
-            {
+            if Pin::new(&mut *waits).poll(cx).is_ready() {
                 return Poll::Ready(None);
             }
             Poll::Pending
@@ -560,7 +586,6 @@ impl Watch {
     async fn serve<I: Io, S>(
         &mut self,
         mut conn: Pin<Box<Http1<I, S>>>,
-        closing: &mut Closing,
         shutdown: &Shutdown,
     ) -> Option<http1::Parts<TokioIo<ServerIo<I>>, Watched<S>>>
     where
@@ -568,18 +593,17 @@ impl Watch {
     {
         self.began = self.activity.ended();
         loop {
-            let ring = &mut self.ring;
-            // The ring first: when it is all that woke the task, hyper's connection has nothing
-            // to do, and a poll of it costs more than the rest of the turn.
+            let waits = &mut self.waits;
+            // The waits first: when the ring is all that woke the task, hyper's connection has
+            // nothing to do, and a poll of it costs more than the rest of the turn.
             let turn = poll_fn(|cx| {
-                if Pin::new(&mut *ring).poll(cx).is_ready() {
-                    return Poll::Ready(Turn::Rang);
+                match Pin::new(&mut *waits).poll(cx) {
+                    Poll::Ready(Waited::Rang) => return Poll::Ready(Turn::Rang),
+                    Poll::Ready(Waited::Closing) => return Poll::Ready(Turn::Closing),
+                    Poll::Pending => {}
                 }
                 if let Poll::Ready(result) = conn.as_mut().poll(cx) {
                     return Poll::Ready(Turn::Ended(result));
-                }
-                if Pin::new(&mut *closing).poll(cx).is_ready() {
-                    return Poll::Ready(Turn::Closing);
                 }
                 Poll::Pending
             })
@@ -679,7 +703,7 @@ impl Watch {
     }
 
     fn set(&mut self, at: Instant) {
-        self.ring.inner_mut().reset(at);
+        self.waits.inner_mut().get_mut().ring.as_mut().reset(at);
     }
 }
 
