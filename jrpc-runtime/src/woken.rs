@@ -68,6 +68,7 @@ impl<F> Woken<F> {
 impl<F: Future> Future for Woken<F> {
     type Output = F::Output;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         // Registered before the flag is read: a wake in between is not lost.

@@ -80,6 +80,7 @@ pub(super) struct Posted<'a> {
 /// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
 /// more than the pass.
 #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
+#[inline]
 pub(super) fn post_checked<B: Body>(
     req: &Request<B>,
     limit: usize,

@@ -52,6 +52,7 @@ impl Tags {
     /// Why not always: a made-up tag is news to the client, which did not ask for one, while
     /// setting it is a tenth of the server's work on a small call (an allocation, a header
     /// inserted and written); and over HTTP/2, every reply's header a value never seen before.
+    #[inline]
     pub(crate) fn reply_value(&self, tag: &RequestTag) -> Option<HeaderValue> {
         match tag {
             RequestTag::Header(value) => Some(value.clone()),
@@ -77,6 +78,7 @@ impl Tags {
 
     /// The tag of a request whose (first) `x-request-id` is `given`, as [`tag`](Self::tag)
     /// makes it: for a pass over the headers that looks for more than this one.
+    #[inline]
     pub(crate) fn tag_of(&self, given: Option<&HeaderValue>) -> RequestTag {
         match given {
             Some(tag) if acceptable(tag.as_bytes()) => RequestTag::Header(tag.clone()),

@@ -251,6 +251,7 @@ impl RpcService {
     /// is hashed by name only) and then added, pushing entries that do repeat out of the table.
     /// Only there: a sensitive value prints as `Sensitive` in `Debug`, which a middleware
     /// logging a mounted service's replies would show.
+    #[inline]
     fn reply_tag(&self, tag: &RequestTag, version: Version) -> Option<HeaderValue> {
         let mut value = self.shared.tags.reply_value(tag)?;
         if self.own && version == Version::HTTP_2 {
