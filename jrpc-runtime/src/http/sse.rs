@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ::http::header::{CACHE_CONTROL, CONTENT_TYPE};
@@ -83,6 +83,9 @@ pub(crate) fn has_call(text: &str) -> bool {
 pub(crate) struct Replies {
     ids: Arc<AtomicI64>,
     calls: Mutex<HashMap<i64, mpsc::WeakSender<Frame>>>,
+    /// How many calls `calls` holds, set under its lock: what every `POST` looks at, without
+    /// the lock.
+    awaited: AtomicUsize,
 }
 
 impl Replies {
@@ -91,13 +94,24 @@ impl Replies {
         Arc::new(Self {
             ids: Arc::new(AtomicI64::new(1)),
             calls: Mutex::default(),
+            awaited: AtomicUsize::new(0),
         })
     }
 
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<i64, mpsc::WeakSender<Frame>>> {
-        self.calls
+    /// Runs `change` on the calls awaited, under their lock, and counts them after.
+    fn change_calls<R>(
+        &self,
+        change: impl FnOnce(&mut HashMap<i64, mpsc::WeakSender<Frame>>) -> R,
+    ) -> R {
+        let mut calls = self
+            .calls
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changed = change(&mut calls);
+        // Stored before the event that carries a new call is sent: a client's answer to it
+        // comes after, and finds the call counted.
+        self.awaited.store(calls.len(), Ordering::Release);
+        changed
     }
 
     /// Hands `text`, when it is one answer to a call an open stream made, to that stream's
@@ -109,7 +123,7 @@ impl Replies {
         let Some(id) = res.read().ok().and_then(|(id, _)| id.as_i64()) else {
             return false;
         };
-        let Some(input) = self.calls().remove(&id) else {
+        let Some(input) = self.change_calls(|calls| calls.remove(&id)) else {
             return false;
         };
         // A full input drops the answer: its call then times out, as over any connection.
@@ -120,7 +134,7 @@ impl Replies {
 
     /// Whether any answer is awaited.
     pub(crate) fn is_empty(&self) -> bool {
-        self.calls().is_empty()
+        self.awaited.load(Ordering::Acquire) == 0
     }
 }
 
@@ -203,13 +217,15 @@ impl Outlet {
         if let Incoming::Request(req) = incoming::parse(&text)
             && let Some(id) = req.id.map(id_of).and_then(|id| id.as_i64())
         {
-            let mut calls = self.replies.calls();
-            if self.calls.len() == self.max_calls
-                && let Some(oldest) = self.calls.pop_front()
-            {
-                calls.remove(&oldest);
-            }
-            calls.insert(id, self.input.clone());
+            let oldest = (self.calls.len() == self.max_calls)
+                .then(|| self.calls.pop_front())
+                .flatten();
+            self.replies.change_calls(|calls| {
+                if let Some(oldest) = oldest {
+                    calls.remove(&oldest);
+                }
+                calls.insert(id, self.input.clone());
+            });
             self.calls.push_back(id);
         }
         let bytes = text.len();
@@ -226,10 +242,12 @@ impl Outlet {
 impl Drop for Outlet {
     fn drop(&mut self) {
         self.log.finish(self.stream);
-        let mut calls = self.replies.calls();
-        for id in self.calls.drain(..) {
-            calls.remove(&id);
-        }
+        let ids = &mut self.calls;
+        self.replies.change_calls(|calls| {
+            for id in ids.drain(..) {
+                calls.remove(&id);
+            }
+        });
     }
 }
 
