@@ -189,8 +189,9 @@ impl HttpServerBuilder {
     }
 
     /// How long a client may take to send a request's headers (default 30 s); past it the
-    /// connection is closed. This bounds
-    /// slow-header ("slowloris") clients.
+    /// connection is closed. This bounds slow-header ("slowloris") clients. Between two requests
+    /// of a kept HTTP/1.1 connection it runs from the end of the first as the connection's timer
+    /// sees it, which may be up to a quarter of this (at most a second) after the end itself.
     pub fn header_read_timeout(mut self, limit: Duration) -> Self {
         self.header_read_timeout = limit;
         self
@@ -203,7 +204,8 @@ impl HttpServerBuilder {
     /// A connection busier than that never frees them, and pays nothing for the setting: the
     /// connection's timer looks at it a few times a second at most. The idle time is measured by
     /// that timer, so a connection is freed between once and about twice this long after it
-    /// went idle. HTTP/2 connections keep their buffers.
+    /// went idle (after a busy stretch, up to a second more: the timer then looks less often).
+    /// HTTP/2 connections keep their buffers.
     pub fn free_idle_after(mut self, idle: Option<Duration>) -> Self {
         self.free_idle_after = idle;
         self
