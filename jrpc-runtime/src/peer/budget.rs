@@ -73,26 +73,13 @@ impl Budget {
     /// Takes room for `bytes`, if there is that much, or if nothing is held: one message larger
     /// than the watermark goes alone.
     pub(crate) fn try_take(&self, bytes: usize) -> bool {
-        let mut held = self.held.load(Ordering::Acquire);
-        loop {
-            if held != 0 && held.saturating_add(bytes) > self.limit {
-                return false;
-            }
-            match self.held.compare_exchange_weak(
-                held,
-                held + bytes,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    if let Some(server) = &self.server {
-                        server.force(bytes);
-                    }
-                    return true;
-                }
-                Err(now) => held = now,
-            }
+        if !take_within(&self.held, self.limit, bytes) {
+            return false;
         }
+        if let Some(server) = &self.server {
+            server.force(bytes);
+        }
+        true
     }
 
     /// Counts `bytes` whether or not there is room: answers, and the loop's own small replies.
@@ -282,6 +269,22 @@ impl<R: tokio::io::AsyncRead> tokio::io::AsyncRead for WriteDeadline<R> {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         self.get_mut().inner.as_mut().poll_read(cx, buf)
+    }
+}
+
+/// Adds `bytes` to `held` if the sum stays within `limit`, or if `held` is 0 (one message
+/// larger than the limit goes alone): the rule of both a connection's budget and the server's.
+/// Sequentially consistent, which the server budget's waiters need.
+pub(crate) fn take_within(held: &AtomicUsize, limit: usize, bytes: usize) -> bool {
+    let mut now = held.load(Ordering::SeqCst);
+    loop {
+        if now != 0 && now.saturating_add(bytes) > limit {
+            return false;
+        }
+        match held.compare_exchange_weak(now, now + bytes, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return true,
+            Err(seen) => now = seen,
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! WebSocket): its default size, from the machine's memory, and the bytes a connection holds in
 //! it ([`Held`]).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -46,21 +46,7 @@ impl ServerBudget {
     /// Takes `bytes` if they fit, or if nothing is held (one message larger than the budget goes
     /// alone).
     pub(crate) fn try_take(&self, bytes: usize) -> bool {
-        let mut held = self.held();
-        loop {
-            if held != 0 && held.saturating_add(bytes) > self.limit {
-                return false;
-            }
-            match self.held.compare_exchange_weak(
-                held,
-                held + bytes,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return true,
-                Err(now) => held = now,
-            }
-        }
+        crate::peer::budget::take_within(&self.held, self.limit, bytes)
     }
 
     /// Counts `bytes` (whatever is held) until the [`Held`] is dropped.
