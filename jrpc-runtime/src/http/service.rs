@@ -301,14 +301,12 @@ impl RpcService {
         tag: Option<RequestTag>,
     ) -> Result<(bool, bool, RequestTag), Response<ResponseBody>> {
         let tags = &self.shared.tags;
-        if let Err(res) = self.admit(req) {
-            let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
-            let reply_tag = self.reply_tag(&tag, req.version());
-            return Err(with_tag(unread_reply(req, *res), reply_tag));
-        }
-        let posted = match *req.method() {
-            Method::POST => post_checked(req, self.shared.max_message_size),
-            _ => Err(unread_reply(req, reply::method_not_allowed(req.method()))),
+        let posted = match self.admit(req) {
+            Err(refusal) => Err(unread_reply(req, *refusal)),
+            Ok(()) if *req.method() == Method::POST => {
+                post_checked(req, self.shared.max_message_size)
+            }
+            Ok(()) => Err(unread_reply(req, reply::method_not_allowed(req.method()))),
         };
         match posted {
             Ok(posted) => {
