@@ -26,8 +26,8 @@ pub struct Started {
     pub trace: Option<TraceContext>,
 }
 
-/// Signals when dropped.
-struct Dropped(mpsc::UnboundedSender<()>);
+/// Signals when dropped: a guard a handler or a layer holds, to report its future's drop.
+pub struct Dropped(pub mpsc::UnboundedSender<()>);
 
 impl Drop for Dropped {
     fn drop(&mut self) {
@@ -92,6 +92,15 @@ impl Hang {
         crate::bounded(self.started.recv())
             .await
             .expect("the table is gone")
+    }
+
+    /// Waits until a `hang` handler starts while `pending` (the call that runs it, say) is polled
+    /// too; panics if `pending` ends first.
+    pub async fn started_while<F: Future + Unpin>(&mut self, pending: &mut F) -> Started {
+        tokio::select! {
+            _ = pending => panic!("the call ended before its `hang` handler started"),
+            started = self.started() => started,
+        }
     }
 
     /// Waits until a `hang` handler's future is dropped, and its `cancelled()` resolved in its

@@ -49,10 +49,7 @@ async fn an_http2_stream_reset_cancels_its_call_and_the_connection_goes_on() {
             .unwrap()
     };
     let mut call = Box::pin(sender.send_request(request(HANG)));
-    tokio::select! {
-        _ = &mut call => panic!("hang answered"),
-        _ = hang.started() => {}
-    }
+    hang.started_while(&mut call).await;
     // Dropping the response future resets the stream (RST_STREAM, CANCEL).
     drop(call);
     hang.cancelled().await;

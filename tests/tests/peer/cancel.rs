@@ -54,10 +54,7 @@ async fn a_call_given_up_cancels_the_handler_on_the_other_side() {
     let (client, client_loop) = Peer::connect(y, Methods::new(), config());
     tokio::spawn(client_loop);
     let mut call = Box::pin(client.call::<()>("hang", ()));
-    tokio::select! {
-        _ = &mut call => panic!("hang answered"),
-        _ = hang.started() => {}
-    }
+    hang.started_while(&mut call).await;
     drop(call);
     hang.cancelled().await;
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use jrpc_runtime::{
     Call, CallService, Caller as _, Context, ErrorCode, Methods, Outcome, TraceContext, Transport,
 };
-use jrpc_tests::cancel::hang;
+use jrpc_tests::cancel::{Dropped, hang};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt as _};
 
@@ -55,24 +55,12 @@ fn watching(
     (seen, dropped, cancelled)
 }
 
-/// Signals when dropped.
-struct Dropped(mpsc::UnboundedSender<()>);
-
-impl Drop for Dropped {
-    fn drop(&mut self) {
-        let _ = self.0.send(());
-    }
-}
-
 #[tokio::test]
 async fn a_dropped_call_drops_its_handler() {
     let mut methods = Methods::new();
     let mut hang = hang(&mut methods);
     let mut call = Box::pin(methods.call::<()>("hang", ()));
-    tokio::select! {
-        _ = &mut call => panic!("hang answered"),
-        _ = hang.started() => {}
-    }
+    hang.started_while(&mut call).await;
     drop(call);
     hang.cancelled().await;
 }
@@ -85,10 +73,7 @@ async fn a_dropped_batch_drops_each_handler_that_waits() {
     let body = r#"[{"jsonrpc":"2.0","method":"hang","id":1},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2},{"jsonrpc":"2.0","method":"hang","id":3}]"#;
     let mut answer = Box::pin(methods.handle(body));
     for _ in 0..2 {
-        tokio::select! {
-            _ = &mut answer => panic!("the batch answered"),
-            _ = hang.started() => {}
-        }
+        hang.started_while(&mut answer).await;
     }
     drop(answer);
     hang.cancelled().await;
@@ -121,10 +106,7 @@ async fn a_dropped_call_drops_the_layers_around_its_handler() {
     let mut hang = hang(&mut methods);
     let (mut seen, mut dropped, mut cancelled) = watching(&mut methods);
     let mut call = Box::pin(methods.call::<()>("hang", ()));
-    tokio::select! {
-        _ = &mut call => panic!("hang answered"),
-        _ = hang.started() => {}
-    }
+    hang.started_while(&mut call).await;
     assert!(seen.try_recv().is_ok(), "the layer saw the call");
     drop(call);
     hang.cancelled().await;
@@ -142,10 +124,7 @@ async fn a_dropped_batch_drops_the_layers_of_each_element_that_waits() {
     let body = r#"[{"jsonrpc":"2.0","method":"hang","id":1},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2},{"jsonrpc":"2.0","method":"hang","id":3}]"#;
     let mut answer = Box::pin(methods.handle(body));
     for _ in 0..2 {
-        tokio::select! {
-            _ = &mut answer => panic!("the batch answered"),
-            _ = hang.started() => {}
-        }
+        hang.started_while(&mut answer).await;
     }
     // `add` finished: its layer's future is gone, not cancelled.
     jrpc_tests::bounded(dropped.recv()).await.unwrap();
@@ -181,10 +160,7 @@ async fn a_cancelled_call_gives_back_its_in_flight_permit() {
     let mut hang = hang(&mut methods);
     methods.layer(jrpc_runtime::layers::InFlightLimit::new(1).per_method());
     let mut call = Box::pin(methods.call::<()>("hang", ()));
-    tokio::select! {
-        _ = &mut call => panic!("hang answered"),
-        _ = hang.started() => {}
-    }
+    hang.started_while(&mut call).await;
     // The limit is taken: a second call is refused at once.
     let busy = methods
         .handle(r#"{"jsonrpc":"2.0","method":"hang","id":2}"#)
@@ -194,10 +170,7 @@ async fn a_cancelled_call_gives_back_its_in_flight_permit() {
     drop(call);
     hang.cancelled().await;
     let mut again = Box::pin(methods.call::<()>("hang", ()));
-    tokio::select! {
-        answered = &mut again => panic!("hang answered: {answered:?}"),
-        _ = hang.started() => {}
-    }
+    hang.started_while(&mut again).await;
 }
 
 #[tokio::test]

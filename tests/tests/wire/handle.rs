@@ -287,7 +287,7 @@ async fn empty_batch_is_one_invalid_request() {
     assert_eq!(v["id"], Value::Null);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn batch_answers_in_request_order() {
     let m = methods();
     let body = r#"[
