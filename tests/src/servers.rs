@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use jrpc_runtime::http::HttpServer;
+use jrpc_runtime::mcp::McpServer;
 use jrpc_runtime::ws::WsServer;
 use tokio::io::DuplexStream;
 use tokio::net::TcpListener;
@@ -29,6 +30,16 @@ pub async fn serve_http(server: HttpServer) -> (SocketAddr, JoinHandle<()>) {
 /// Serves `server` on a free local port; returns the address and the serving task, which ends
 /// with the accept loop. Pass a clone to keep a handle on the server.
 pub async fn serve_ws(server: WsServer) -> (SocketAddr, JoinHandle<()>) {
+    let (listener, addr) = local_listener().await;
+    (
+        addr,
+        tokio::spawn(async move { server.serve(listener).await }),
+    )
+}
+
+/// Serves `server` on a free local port; returns the address and the serving task, which ends
+/// with the accept loop. Pass a clone to keep a handle on the server.
+pub async fn serve_mcp(server: McpServer) -> (SocketAddr, JoinHandle<()>) {
     let (listener, addr) = local_listener().await;
     (
         addr,

@@ -10,8 +10,8 @@ use jrpc_runtime::mcp::{Mcp, McpServer};
 use jrpc_runtime::{Context, Methods, RpcError, rpc_service};
 use jrpc_tests::cancel::{Hang, hang};
 use jrpc_tests::raw_http::{Conn, post, request};
+use jrpc_tests::servers::serve_mcp;
 use serde_json::json;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 /// An MCP server with `initialize` and `hang`, on a free local port.
@@ -23,10 +23,7 @@ async fn start() -> (SocketAddr, Hang) {
             Ok::<_, RpcError>(json!({ "protocolVersion": "2025-11-25", "capabilities": {} }))
         })
         .unwrap();
-    let server = McpServer::builder(methods).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
+    let (addr, _) = serve_mcp(McpServer::builder(methods).build().unwrap()).await;
     (addr, hang)
 }
 
@@ -172,10 +169,7 @@ async fn start_tools() -> (
         .tools(tools.into_methods())
         .build()
         .unwrap();
-    let server = McpServer::builder(mcp).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
+    let (addr, _) = serve_mcp(McpServer::builder(mcp).build().unwrap()).await;
     (addr, started_rx, dropped_rx)
 }
 

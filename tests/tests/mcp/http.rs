@@ -10,9 +10,9 @@ use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::fixtures::{self, Gate};
 use jrpc_tests::raw_http::{Conn, Reply, post, request};
+use jrpc_tests::servers::serve_mcp;
 use jrpc_tests::{bounded, eventually};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 
 const BOTH: &str = "accept: application/json, text/event-stream\r\n";
 
@@ -82,10 +82,7 @@ async fn start(configure: impl FnOnce(McpServerBuilder) -> McpServerBuilder) -> 
     let server = configure(McpServer::builder(methods(&gate)))
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_mcp(server.clone()).await;
     Server {
         addr,
         server,

@@ -12,15 +12,11 @@ use jrpc_runtime::{Context, Methods, RpcError, rpc_service};
 use jrpc_tests::bounded;
 use jrpc_tests::fixtures::{GUARDED_ANSWER, GUARDED_BATCH, guarded, guarded_batch_seen};
 use jrpc_tests::raw_http::{Reply, post, request};
+use jrpc_tests::servers::serve_mcp;
 use serde_json::json;
-use tokio::net::TcpListener;
 
 async fn serve(builder: McpServerBuilder) -> SocketAddr {
-    let server: McpServer = builder.build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
-    addr
+    serve_mcp(builder.build().unwrap()).await.0
 }
 
 async fn send(addr: SocketAddr, raw: &[u8]) -> Reply {

@@ -8,8 +8,8 @@ use jrpc_runtime::mcp::{Mcp, McpServer, McpServerBuilder};
 use jrpc_runtime::{Context, rpc_service};
 use jrpc_tests::bounded;
 use jrpc_tests::raw_http::{Reply, post, request};
+use jrpc_tests::servers::serve_mcp;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 
 struct Tools;
 
@@ -37,11 +37,9 @@ async fn start(configure: impl FnOnce(McpServerBuilder) -> McpServerBuilder) -> 
         .tool_schema("regional", schema)
         .build()
         .unwrap();
-    let server = configure(McpServer::builder(mcp)).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
-    addr
+    serve_mcp(configure(McpServer::builder(mcp)).build().unwrap())
+        .await
+        .0
 }
 
 const BOTH: &str = "accept: application/json, text/event-stream\r\n";

@@ -7,9 +7,9 @@ use jrpc_runtime::mcp::{Mcp, McpServer, Resource};
 use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Caller as _, Methods, Peer, PeerConfig, RpcError, rpc_service};
 use jrpc_tests::raw_http::{Conn, post};
+use jrpc_tests::servers::serve_mcp;
 use jrpc_tests::{bounded, eventually};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 struct Tools;
@@ -112,10 +112,7 @@ async fn a_listen_stream_over_a_connection_hears_what_it_asked_for() {
 async fn a_listen_stream_over_http_ends_with_its_result_at_a_shutdown() {
     let mcp = mcp();
     let server = McpServer::builder(mcp.clone()).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve(listener).await });
+    let (addr, _) = serve_mcp(server.clone()).await;
     let body = json!({ "jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
                        "params": listen_params() });
     let headers = "accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: subscriptions/listen\r\n";

@@ -7,8 +7,8 @@ use jrpc_runtime::mcp::{Mcp, McpServer};
 use jrpc_runtime::{Context, RpcError, rpc_service};
 use jrpc_tests::bounded;
 use jrpc_tests::raw_http::{Reply, post, request};
+use jrpc_tests::servers::serve_mcp;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 
 struct Tools;
 
@@ -32,11 +32,7 @@ async fn start() -> SocketAddr {
         .tools(Tools.into_methods())
         .build()
         .unwrap();
-    let server = McpServer::builder(mcp).build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { server.serve(listener).await });
-    addr
+    serve_mcp(McpServer::builder(mcp).build().unwrap()).await.0
 }
 
 fn meta() -> Value {
