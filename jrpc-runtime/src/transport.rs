@@ -58,14 +58,14 @@ pub(crate) type Headers = std::convert::Infallible;
 
 /// A request tag: the application's text, or an HTTP request's `x-request-id`, taken from the
 /// request (its value shares the buffer the request was read into) or made up (16 hex digits,
-/// held in place).
+/// written when first read).
 #[derive(Clone, Debug)]
 pub(crate) enum RequestTag {
     Text(Arc<str>),
     #[cfg(feature = "http")]
     Header(http::HeaderValue),
     #[cfg(feature = "http")]
-    Hex([u8; 16]),
+    Hex(crate::http::request_id::MadeUp),
 }
 
 impl RequestTag {
@@ -76,7 +76,7 @@ impl RequestTag {
             #[cfg(feature = "http")]
             Self::Header(value) => value.to_str().unwrap_or_default(),
             #[cfg(feature = "http")]
-            Self::Hex(hex) => std::str::from_utf8(hex).unwrap_or_default(),
+            Self::Hex(made) => made.as_str(),
         }
     }
 }

@@ -82,6 +82,47 @@ impl Context {
         }
     }
 
+    /// [`of_request`](Self::of_request), made in `room`'s last context when nothing else holds
+    /// it any more (one allocation less, for each request of a keep-alive connection).
+    #[allow(clippy::too_many_arguments)] // `of_request`'s, and where to make it.
+    #[cfg(feature = "http")]
+    #[inline]
+    pub(crate) fn of_request_in(
+        room: &ContextRoom,
+        transport: Transport,
+        peer_addr: Option<SocketAddr>,
+        request_tag: Option<RequestTag>,
+        headers: Option<Headers>,
+        trace: Option<Box<TraceContext>>,
+        answer_limit: usize,
+    ) -> Self {
+        let shared = Shared {
+            transport,
+            peer_addr,
+            headers,
+            request_tag,
+            trace,
+            extensions: Extensions::default(),
+            answer_limit,
+        };
+        let shared = match room.0.take() {
+            Some(mut kept) => match Arc::get_mut(&mut kept) {
+                Some(unheld) => {
+                    // The last request's context goes here, its headers with it.
+                    *unheld = shared;
+                    kept
+                }
+                None => Arc::new(shared),
+            },
+            None => Arc::new(shared),
+        };
+        Self {
+            id: None,
+            shared,
+            cancel: Slot::new(),
+        }
+    }
+
     /// Sets the peer's network address.
     #[must_use]
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
@@ -229,6 +270,23 @@ impl Context {
     /// Whether the request was cancelled (see [`cancelled`](Self::cancelled)).
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+}
+
+/// Where a connection keeps its last request's context, for the next to be made in once the
+/// last is done with it ([`Context::of_request_in`]): a context's headers, which share the buffer
+/// its request's head was read into, stay until then, or until the room is dropped.
+#[cfg(feature = "http")]
+#[derive(Default)]
+pub(crate) struct ContextRoom(std::cell::Cell<Option<Arc<Shared>>>);
+
+#[cfg(feature = "http")]
+impl ContextRoom {
+    /// Keeps `ctx`'s for the next request, once no more is to be added to it (a context that is
+    /// shared is copied to be changed).
+    #[inline]
+    pub(crate) fn keep(&self, ctx: &Context) {
+        self.0.set(Some(Arc::clone(&ctx.shared)));
     }
 }
 

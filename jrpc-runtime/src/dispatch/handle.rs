@@ -35,10 +35,50 @@ impl Methods {
     /// [`handle_in`](Self::handle_in), the answer left as the bytes written: for a transport
     /// that sends bytes, so that they are not checked again for UTF-8. The calls its handlers
     /// make carry the trace of `ctx`, if it has one.
+    ///
+    /// The request is started and its handler polled once in the first poll of this future
+    /// ([`answer_now`](Self::answer_now)), so that the future holds no room for a running
+    /// request: only a handler that waits is given a box of its own, to run on in. A transport
+    /// that moves its futures whole (hyper moves each HTTP/1.1 request's into its place) moves
+    /// this small one.
     pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
-        match ctx.trace() {
-            None => self.answer(body, ctx).await,
-            Some(trace) => self.traced(body, ctx, trace).await,
+        let now = std::future::poll_fn(|cx| Poll::Ready(self.answer_now(body, ctx, cx)));
+        match now.await.answered() {
+            Ok(answer) => answer,
+            Err(later) => later.await,
+        }
+    }
+
+    /// [`handle_bytes`](Self::handle_bytes)'s first poll: the request started and its handler
+    /// polled once with `cx`, answered at once unless the handler waits (or the body is a batch,
+    /// or carries a trace): then the rest is a future, boxed. For a caller that polls it in
+    /// its own future, with no `async fn` around it.
+    pub(crate) fn answer_now<'a>(
+        &'a self,
+        body: &'a str,
+        ctx: &'a Context,
+        cx: &mut std::task::Context<'_>,
+    ) -> Now<'a> {
+        if let Some(trace) = ctx.trace() {
+            return Now::Later(self.traced(body, ctx, trace));
+        }
+        if incoming::is_batch(body) {
+            return Now::Later(Box::pin(self.handle_batch(body, ctx)));
+        }
+        let started = match self.start_body(body, ctx, None) {
+            Some(started) => started,
+            None => match incoming::parse_request(body) {
+                Ok(req) => self.start(req, ctx),
+                Err(rejection) => return Now::Answered(Some(rejection.answer())),
+            },
+        };
+        // From the start, as for a request run whole.
+        let deadline = self.deadline();
+        match self.run_once_apart(started, ctx, cx) {
+            FirstPoll::Answered(answer) => Now::Answered(answer),
+            FirstPoll::Waiting(started, span) => {
+                Now::Later(Box::pin(self.run_in(started, span, ctx, deadline)))
+            }
         }
     }
 
@@ -50,7 +90,7 @@ impl Methods {
         body: &'a str,
         ctx: &'a Context,
         trace: &TraceContext,
-    ) -> Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>> {
+    ) -> Answering<'a> {
         Box::pin(super::trace::serving(trace, self.answer(body, ctx)))
     }
 
@@ -268,7 +308,7 @@ impl Methods {
         self.start_one_pass_at(read, logged, started_at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn start_one_pass_at<'a>(
         &self,
         read: OnePass<'a>,
@@ -595,6 +635,27 @@ impl<'a> Started<'a> {
             logged: self.logged,
             started_at: self.started_at,
             state: self.state,
+        }
+    }
+}
+
+/// A future that makes a body's answer (`None` when there is none to send), boxed.
+pub(crate) type Answering<'a> = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>>;
+
+/// What [`Methods::answer_now`] gives: the answer (`None` when there is none to send), or the
+/// future that makes it.
+pub(crate) enum Now<'a> {
+    Answered(Option<Vec<u8>>),
+    Later(Answering<'a>),
+}
+
+impl<'a> Now<'a> {
+    /// The answer, or the future that makes it.
+    #[inline]
+    pub(crate) fn answered(self) -> Result<Option<Vec<u8>>, Answering<'a>> {
+        match self {
+            Now::Answered(answer) => Ok(answer),
+            Now::Later(later) => Err(later),
         }
     }
 }

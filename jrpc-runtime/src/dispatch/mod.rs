@@ -28,6 +28,8 @@ mod trace;
 
 pub(crate) use cancel::Handed;
 pub use context::Context;
+#[cfg(feature = "http")]
+pub(crate) use context::ContextRoom;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};

@@ -9,8 +9,7 @@ use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 #[cfg(feature = "mcp")]
 use ::http::request::Parts;
 use ::http::{HeaderValue, Request, Response};
-use http_body_util::BodyExt as _;
-use hyper::body::{Body, Buf as _};
+use hyper::body::Body;
 
 use super::reply::{self, ResponseBody};
 use super::request_id::Tags;
@@ -120,23 +119,37 @@ pub(super) fn post_checked<B: Body>(
 
 /// Reads a body whole: at most `limit` bytes, within `timeout`; or the reply that refuses it
 /// (`413`, `400` or `408`).
+///
+/// Nearly every request's body has arrived with its head: it is read in one poll, with no timer
+/// armed. Only a body that is not all there yet is waited for, under a timer kept boxed, so that
+/// every request's future does not carry its room.
 pub(super) async fn read_body<B>(
     body: B,
     limit: usize,
     timeout: Duration,
-    held: Option<&mut Held>,
+    mut held: Option<&mut Held>,
 ) -> Result<hyper::body::Bytes, Response<ResponseBody>>
 where
     B: Body + Send,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let reading = whole(body, limit, held);
-    tokio::pin!(reading);
-    // A small body has mostly arrived with the headers: read it without arming a timer.
-    let read = match futures_util::poll!(reading.as_mut()) {
+    let mut body = std::pin::pin!(body);
+    let mut read = Gathered::new(held.as_deref());
+    let mut poll = |cx: &mut std::task::Context<'_>| {
+        read.poll_frames(body.as_mut(), cx, limit, held.as_deref_mut())
+    };
+    let first = std::future::poll_fn(|cx| Poll::Ready(poll(cx))).await;
+    let read = match first {
         Poll::Ready(read) => Ok(read),
-        Poll::Pending => tokio::time::timeout_at(crate::time::after(timeout), reading).await,
+        Poll::Pending => {
+            let deadline = crate::time::after(timeout);
+            Box::pin(tokio::time::timeout_at(
+                deadline,
+                std::future::poll_fn(poll),
+            ))
+            .await
+        }
     };
     match read {
         Ok(Ok(bytes)) => Ok(bytes),
@@ -163,64 +176,99 @@ enum Unread {
     Broken(BoxError),
 }
 
-/// A body's bytes, at most `limit` of them (every frame counted, so a chunked body stops at the
-/// cap too), each past the length `held` counts already counted there too ([`COPIES`] times). A
-/// body of one frame, as nearly every request's is, is that frame's bytes as they are; the frames
-/// of a longer one are copied together, into one buffer of the announced length.
-async fn whole<B>(
-    body: B,
-    limit: usize,
-    mut held: Option<&mut Held>,
-) -> Result<hyper::body::Bytes, Unread>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let mut body = std::pin::pin!(body);
-    let (mut first, mut joined, mut len) = (hyper::body::Bytes::new(), Vec::new(), 0usize);
-    // What `held` counts already: the length the body announced.
-    let mut counted = held.as_ref().map_or(0, |held| held.bytes() / COPIES);
-    // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not asked
-    // for one more frame.
-    while !body.is_end_stream() {
-        let Some(frame) = body.as_mut().frame().await else {
-            break;
-        };
-        let frame = frame.map_err(|err| Unread::Broken(err.into()))?;
-        let Ok(mut data) = frame.into_data() else {
-            continue;
-        };
-        len = len.saturating_add(data.remaining());
-        if len > limit {
+/// A body's bytes read so far: at most a limit of them (every frame counted, so a chunked body
+/// stops at the cap too), each past the length a [`Held`] counts already counted there too
+/// ([`COPIES`] times). A body of one frame, as nearly every request's is, is that frame's bytes
+/// as they are; the frames of a longer one are copied together, into one buffer of the
+/// announced length.
+struct Gathered {
+    first: hyper::body::Bytes,
+    joined: Vec<u8>,
+    len: usize,
+    /// What the `Held` counts already: at first, the length the body announced.
+    counted: usize,
+}
+
+impl Gathered {
+    #[inline]
+    fn new(held: Option<&Held>) -> Self {
+        Self {
+            first: hyper::body::Bytes::new(),
+            joined: Vec::new(),
+            len: 0,
+            counted: held.map_or(0, |held| held.bytes() / COPIES),
+        }
+    }
+
+    /// Reads the frames of `body` that have arrived, until it ends (its bytes whole) or waits.
+    #[inline]
+    fn poll_frames<B>(
+        &mut self,
+        mut body: std::pin::Pin<&mut B>,
+        cx: &mut std::task::Context<'_>,
+        limit: usize,
+        mut held: Option<&mut Held>,
+    ) -> Poll<Result<hyper::body::Bytes, Unread>>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        // A body that knows it has ended (hyper's, once its `Content-Length` is in) is not
+        // asked for one more frame.
+        while !body.is_end_stream() {
+            let frame = match std::task::ready!(body.as_mut().poll_frame(cx)) {
+                None => break,
+                Some(Err(err)) => return Poll::Ready(Err(Unread::Broken(err.into()))),
+                Some(Ok(frame)) => frame,
+            };
+            if let Ok(data) = frame.into_data()
+                && let Err(unread) = self.add(data, limit, held.as_deref_mut())
+            {
+                return Poll::Ready(Err(unread));
+            }
+        }
+        let joined = std::mem::take(&mut self.joined);
+        Poll::Ready(Ok(if joined.is_empty() {
+            std::mem::take(&mut self.first)
+        } else {
+            hyper::body::Bytes::from(joined)
+        }))
+    }
+
+    /// Adds a frame's bytes, counted against `limit` and in `held`.
+    fn add(
+        &mut self,
+        mut data: impl hyper::body::Buf,
+        limit: usize,
+        held: Option<&mut Held>,
+    ) -> Result<(), Unread> {
+        self.len = self.len.saturating_add(data.remaining());
+        if self.len > limit {
             return Err(Unread::TooLarge);
         }
-        if let Some(held) = held.as_deref_mut()
-            && len > counted
+        if let Some(held) = held
+            && self.len > self.counted
         {
-            held.grow((len - counted) * COPIES);
-            counted = len;
+            held.grow((self.len - self.counted) * COPIES);
+            self.counted = self.len;
         }
-        if first.is_empty() && joined.is_empty() {
-            first = data.copy_to_bytes(data.remaining());
-            continue;
+        if self.first.is_empty() && self.joined.is_empty() {
+            self.first = data.copy_to_bytes(data.remaining());
+            return Ok(());
         }
-        if joined.is_empty() {
+        if self.joined.is_empty() {
             // Once: growing by doubling would copy a large body on the way, twice over.
-            joined.reserve(len.max(counted));
-            joined.extend_from_slice(&first);
+            self.joined.reserve(self.len.max(self.counted));
+            self.joined.extend_from_slice(&self.first);
         }
         while data.has_remaining() {
             let chunk = data.chunk();
             let taken = chunk.len();
-            joined.extend_from_slice(chunk);
+            self.joined.extend_from_slice(chunk);
             data.advance(taken);
         }
+        Ok(())
     }
-    Ok(if joined.is_empty() {
-        first
-    } else {
-        hyper::body::Bytes::from(joined)
-    })
 }
 
 /// The body's length as announced by the body itself (hyper's knows its `Content-Length`), or

@@ -43,7 +43,7 @@ use futures_util::FutureExt as _;
 use http_body_util::BodyExt as _;
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::{http1, http2};
-use hyper::service::Service;
+use hyper::service::{Service, service_fn};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
@@ -112,13 +112,27 @@ impl Protocols {
 }
 
 /// What a connection serves: the router of an HTTP server, answering each request with a
-/// future of its own.
-pub(crate) trait ConnectionService:
+/// future of its own. Not boxed: hyper keeps one place for the request's future on an HTTP/1.1
+/// connection, so a boxed one would be one allocation a request more (an HTTP/2 stream's is
+/// boxed here: hyper moves it into a task of its own). Each HTTP/1.1 connection is served by a
+/// clone of its own, made again when the connection is parked, so that what a clone keeps of
+/// its requests goes with the connection's buffers.
+pub(crate) trait Endpoint: Clone + Send + Unpin + 'static {
+    /// Answers `req`, the answer handed to [`Ends::answered`] with `ends`.
+    fn respond(
+        &self,
+        req: Request<Incoming>,
+        ends: Option<Ends>,
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<Self>;
+}
+
+/// What hyper's connections serve: a connection's [`Endpoint`] behind `service_fn`.
+trait ConnectionService:
     Service<
         Request<Incoming>,
         Response = Response<ResponseBody>,
         Error = Infallible,
-        Future: Send + Unpin + 'static,
+        Future: Send + 'static,
     > + Send
     + Unpin
     + 'static
@@ -130,28 +144,25 @@ impl<S> ConnectionService for S where
             Request<Incoming>,
             Response = Response<ResponseBody>,
             Error = Infallible,
-            Future: Send + Unpin + 'static,
+            Future: Send + 'static,
         > + Send
         + Unpin
         + 'static
 {
 }
 
-/// Serves one connection with `service` (HTTP/1.1 with keep-alive and upgrades, or HTTP/2),
+/// Serves one connection with `endpoint` (HTTP/1.1 with keep-alive and upgrades, or HTTP/2),
 /// every write under `write_timeout`, until the client closes it, it times out, or a shutdown
 /// does: requests during the drain are answered (`503`), and the connection is dropped when the
 /// drain budget is spent. `counted` (the shutdown's count of the connection) is held until then.
-pub(crate) fn drive<S>(
+pub(crate) fn drive(
     protocols: &Arc<Protocols>,
     io: impl Io,
-    service: S,
+    endpoint: impl Endpoint,
     write_timeout: Option<Duration>,
     shutdown: Arc<Shutdown>,
     counted: Tracked,
-) -> impl Future<Output = ()> + Send + 'static
-where
-    S: ConnectionService,
-{
+) -> impl Future<Output = ()> + Send + 'static {
     let protocols = Arc::clone(protocols);
     async move {
         let _counted = counted;
@@ -167,16 +178,16 @@ where
             None => return,
         };
         if h2 {
+            // Boxed: hyper moves an HTTP/2 request's future into a task of its own, a move of
+            // the whole future each time unless it is a pointer.
+            let service = service_fn(move |req| Box::pin(endpoint.respond(req, None)));
             let conn = protocols.http2.serve_connection(TokioIo::new(io), service);
             // Boxed: an HTTP/2 connection is some KiB, which every connection's task would
             // otherwise hold, HTTP/1.1 ones parked included.
             let graceful = http2::Connection::graceful_shutdown;
             return Box::pin(serve_to_end(conn, graceful, &mut watch.waits, &shutdown)).await;
         }
-        let mut service = Watched {
-            inner: service,
-            activity: Arc::clone(&watch.activity),
-        };
+        let mut service = http1_service(endpoint.clone(), &watch.activity);
         loop {
             let conn = protocols
                 .http1
@@ -192,7 +203,13 @@ where
                 service: served,
                 ..
             } = parts;
-            (io, service) = (parked.into_inner(), served);
+            // What the endpoint kept of its requests (the last one's context: its headers share
+            // the buffer hyper read it into) goes now, not once the connection is next served.
+            drop(served);
+            (io, service) = (
+                parked.into_inner(),
+                http1_service(endpoint.clone(), &watch.activity),
+            );
             if read_buf.is_empty() {
                 // It holds hyper's whole read buffer.
                 drop(read_buf);
@@ -205,6 +222,18 @@ where
             }
         }
     }
+}
+
+/// `endpoint` as hyper serves it over HTTP/1.1, its requests counted in `activity`.
+fn http1_service<E: Endpoint>(
+    endpoint: E,
+    activity: &Arc<Activity>,
+) -> impl ConnectionService + use<E> {
+    let activity = Arc::clone(activity);
+    service_fn(move |req| {
+        activity.start();
+        endpoint.respond(req, Some(Ends(Arc::clone(&activity))))
+    })
 }
 
 /// Logs how a connection that has not been parked ended.
@@ -320,81 +349,29 @@ impl Activity {
     }
 }
 
-/// A connection's service, counting its requests in the connection's [`Activity`].
-struct Watched<S> {
-    inner: S,
-    activity: Arc<Activity>,
-}
+/// A request counted in its connection's [`Activity`] until this is dropped: once its answer
+/// is ready, or, for an event stream, once hyper drops its body.
+pub(crate) struct Ends(Arc<Activity>);
 
-impl<S> Service<Request<Incoming>> for Watched<S>
-where
-    S: Service<Request<Incoming>, Response = Response<ResponseBody>, Error = Infallible>,
-    S::Future: Unpin,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = Watching<S::Future>;
-
-    fn call(&self, req: Request<Incoming>) -> Self::Future {
-        self.activity.start();
-        Watching {
-            inner: self.inner.call(req),
-            activity: Some(Arc::clone(&self.activity)),
-        }
-    }
-}
-
-/// A request's answer, counted as ended when it is ready (an event stream: when its body is
-/// dropped), or dropped.
-struct Watching<F> {
-    inner: F,
-    activity: Option<Arc<Activity>>,
-}
-
-impl<F> Future for Watching<F>
-where
-    F: Future<Output = Result<Response<ResponseBody>, Infallible>> + Unpin,
-{
-    type Output = Result<Response<ResponseBody>, Infallible>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // The answer is returned as it came, not taken apart and put together again: each
-        // would copy it.
-        let answered = self.inner.poll_unpin(cx);
-        let Poll::Ready(Ok(res)) = &answered else {
-            return answered;
-        };
-        let streamed = res.body().is_streamed();
-        let Some(activity) = self.activity.take() else {
-            return answered;
-        };
-        if !streamed {
-            activity.end();
-            return answered;
-        }
-        // An event stream is still being answered while hyper writes its body.
-        let ends = Ends(activity);
-        answered.map_ok(move |res| {
-            res.map(move |body| {
+impl Ends {
+    /// The answer `res` of a request that `ends` counts: the request ends with it, or, for an
+    /// event stream, with its body.
+    #[inline]
+    pub(crate) fn answered(
+        ends: Option<Self>,
+        res: Response<ResponseBody>,
+    ) -> Response<ResponseBody> {
+        match ends {
+            Some(ends) if res.body().is_streamed() => res.map(move |body| {
                 ResponseBody::streamed(body.map_frame(move |frame| {
                     let _held = &ends;
                     frame
                 }))
-            })
-        })
-    }
-}
-
-impl<F> Drop for Watching<F> {
-    fn drop(&mut self) {
-        if let Some(activity) = self.activity.take() {
-            activity.end();
+            }),
+            _ => res,
         }
     }
 }
-
-/// Ends a request when dropped.
-struct Ends(Arc<Activity>);
 
 impl Drop for Ends {
     fn drop(&mut self) {
@@ -472,7 +449,7 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
 }
 
 /// The hyper connection an HTTP/1.1 connection is served by, between two parkings.
-type Http1<I, S> = http1::UpgradeableConnection<TokioIo<ServerIo<I>>, Watched<S>>;
+type Http1<I, S> = http1::UpgradeableConnection<TokioIo<ServerIo<I>>, S>;
 
 /// What a ring found.
 enum Verdict {
@@ -587,7 +564,7 @@ impl Watch {
         &mut self,
         mut conn: Pin<Box<Http1<I, S>>>,
         shutdown: &Shutdown,
-    ) -> Option<http1::Parts<TokioIo<ServerIo<I>>, Watched<S>>>
+    ) -> Option<http1::Parts<TokioIo<ServerIo<I>>, S>>
     where
         S: ConnectionService,
     {

@@ -184,7 +184,8 @@ pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::HttpServerBuilder;
 #[cfg(feature = "mcp")]
 pub(crate) use config::check_path;
+pub(crate) use connection::Ends;
 #[cfg(feature = "mcp")]
-pub(crate) use connection::{Protocols, drive};
+pub(crate) use connection::{Endpoint, Protocols, drive};
 pub use server::HttpServer;
 pub use service::RpcService;

@@ -1,6 +1,7 @@
 //! `x-request-id`: taken from the request when it is sensible, made up otherwise.
 
 use std::hash::BuildHasher;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ::http::{HeaderMap, HeaderName, HeaderValue};
@@ -56,7 +57,7 @@ impl Tags {
     pub(crate) fn reply_value(&self, tag: &RequestTag) -> Option<HeaderValue> {
         match tag {
             RequestTag::Header(value) => Some(value.clone()),
-            RequestTag::Hex(hex) if self.always_sent => HeaderValue::from_bytes(hex).ok(),
+            RequestTag::Hex(made) if self.always_sent => HeaderValue::from_str(made.as_str()).ok(),
             RequestTag::Hex(_) => None,
             RequestTag::Text(text) => HeaderValue::from_str(text).ok(),
         }
@@ -82,7 +83,7 @@ impl Tags {
     pub(crate) fn tag_of(&self, given: Option<&HeaderValue>) -> RequestTag {
         match given {
             Some(tag) if acceptable(tag.as_bytes()) => RequestTag::Header(tag.clone()),
-            _ => RequestTag::Hex(self.fresh()),
+            _ => RequestTag::Hex(MadeUp::new(self.next.fetch_add(1, Ordering::Relaxed))),
         }
     }
 
@@ -90,14 +91,35 @@ impl Tags {
     pub(crate) fn names(name: &HeaderName) -> bool {
         *name == X_REQUEST_ID
     }
+}
 
-    fn fresh(&self) -> [u8; 16] {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        // splitmix64's finalizer: distinct counters give distinct tags.
-        let mut mixed = (n ^ (n >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        mixed ^= mixed >> 31;
-        hex(mixed)
+/// A made-up tag: a number of the server's count, whose 16 hex digits are written the first time
+/// they are read (most requests' tags never are: a made-up one is not sent back by default, and
+/// only a span, a log line or a handler reads it).
+#[derive(Clone, Debug)]
+pub(crate) struct MadeUp {
+    n: u64,
+    text: OnceLock<[u8; 16]>,
+}
+
+impl MadeUp {
+    fn new(n: u64) -> Self {
+        Self {
+            n,
+            text: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        let text = self.text.get_or_init(|| {
+            // splitmix64's finalizer: distinct counts give distinct tags.
+            let n = self.n;
+            let mut mixed = (n ^ (n >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            mixed ^= mixed >> 31;
+            hex(mixed)
+        });
+        std::str::from_utf8(text).unwrap_or_default()
     }
 }
 

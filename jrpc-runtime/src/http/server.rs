@@ -10,17 +10,18 @@ use std::sync::Arc;
 #[cfg(feature = "ws")]
 use ::http::Method;
 use ::http::{Request, Response};
+use futures_util::future::Either;
 use hyper::body::Body as _;
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
 use super::config::{HttpServerBuilder, Settings};
-use super::connection::{Protocols, drive};
+use super::connection::{Endpoint, Ends, Protocols, drive};
 use super::reply::{self, ResponseBody};
 #[cfg(feature = "ws")]
 use super::request_id::kept;
-use super::service::{ResponseFuture, RpcService};
-use crate::dispatch::Methods;
+use super::service::RpcService;
+use crate::dispatch::{ContextRoom, Methods};
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
@@ -207,6 +208,7 @@ impl HttpServer {
             endpoint,
             server: Arc::clone(&self.inner),
             permit: Arc::new(permit),
+            room: ContextRoom::default(),
         };
         drive(
             &self.inner.protocols,
@@ -220,13 +222,26 @@ impl HttpServer {
 }
 
 /// The per-connection service: routes each request.
-#[derive(Clone)]
 struct Router {
     endpoint: RpcService,
     server: Arc<Inner>,
     /// Held for the connection's life (and a WebSocket's it turns into): its place under the cap.
     #[cfg_attr(not(feature = "ws"), allow(dead_code, reason = "held for its drop"))]
     permit: Arc<Option<ConnectionPermit>>,
+    /// Where each request's context is made.
+    room: ContextRoom,
+}
+
+/// A clone starts with a room of its own.
+impl Clone for Router {
+    fn clone(&self) -> Self {
+        Self {
+            endpoint: self.endpoint.clone(),
+            server: Arc::clone(&self.server),
+            permit: Arc::clone(&self.permit),
+            room: ContextRoom::default(),
+        }
+    }
 }
 
 impl Router {
@@ -271,15 +286,16 @@ impl Router {
     }
 }
 
-impl hyper::service::Service<Request<Incoming>> for Router {
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn call(&self, req: Request<Incoming>) -> Self::Future {
+impl Endpoint for Router {
+    fn respond(
+        &self,
+        req: Request<Incoming>,
+        ends: Option<Ends>,
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<>
+    {
         let route = self.route(&req);
         if let Route::Rpc = route {
-            return hyper::service::Service::call(&self.endpoint, req);
+            return Either::Left(self.endpoint.respond(req, ends, Some(&self.room)));
         }
         let tag = self.endpoint.tags().tag(req.headers());
         let unread = !req.body().is_end_stream();
@@ -292,6 +308,7 @@ impl hyper::service::Service<Request<Incoming>> for Router {
             _ => reply::not_found(req.uri().path()),
         };
         let value = self.endpoint.tags().reply_value(&tag);
-        Box::pin(std::future::ready(Ok(super::service::with_tag(res, value))))
+        let res = super::service::with_tag(res, value);
+        Either::Right(std::future::ready(Ok(Ends::answered(ends, res))))
     }
 }

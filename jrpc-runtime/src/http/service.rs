@@ -18,12 +18,13 @@ use hyper::body::Body;
 use super::auth::{BearerAuth, Grant, Refusal};
 use super::body::{COPIES, announced, post_checked, read_body, unread_reply};
 use super::config::ContextHook;
+use super::connection::Ends;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::context::trace_of;
-use crate::dispatch::{Context, Methods};
+use crate::dispatch::{Context, ContextRoom, Methods};
 use crate::peer::PeerConfig;
 use crate::peer::shared_budget::ServerBudget;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
@@ -265,12 +266,16 @@ impl RpcService {
     /// `map_context`, which runs once the body is read and reads the request's parts before the
     /// context takes the headers, the parts too: kept boxed, so that a request's future without
     /// the hook does not carry their room.
+    ///
+    /// Made in `room`, a connection's, when it has one; and kept there for the next request
+    /// unless `map_context` is still to change it.
     #[inline]
     fn request_context(
         &self,
         mut parts: Parts,
         tag: RequestTag,
         trace: Option<Box<crate::dispatch::TraceContext>>,
+        room: Option<&ContextRoom>,
     ) -> (Context, Option<Box<Parts>>) {
         let grant = match self.shared.auth {
             Some(_) => parts.extensions.remove::<Grant>(),
@@ -280,10 +285,18 @@ impl RpcService {
             None => (Some(std::mem::take(&mut parts.headers)), None),
             Some(_) => (None, Some(Box::new(parts))),
         };
-        let (peer, limit) = (self.peer_addr, self.shared.max_message_size);
-        let mut ctx = Context::of_request(Transport::Http, peer, Some(tag), headers, trace, limit);
+        let (peer, limit, tag) = (self.peer_addr, self.shared.max_message_size, Some(tag));
+        let mut ctx = match room {
+            Some(room) => {
+                Context::of_request_in(room, Transport::Http, peer, tag, headers, trace, limit)
+            }
+            None => Context::of_request(Transport::Http, peer, tag, headers, trace, limit),
+        };
         if let Some(grant) = grant {
             ctx = grant.apply(ctx);
+        }
+        if let (Some(room), None) = (room, &hooked) {
+            room.keep(&ctx);
         }
         (ctx, hooked)
     }
@@ -320,17 +333,20 @@ impl RpcService {
         }
     }
 
-    /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready.
+    /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready, the
+    /// answer handed to [`Ends::answered`] with `ends`.
     ///
     /// Not an `async fn`: the request is checked and taken apart first, so that its future
-    /// (allocated for every request) holds its parts once (an `async fn` keeps its arguments
+    /// (moved whole for every request) holds its parts once (an `async fn` keeps its arguments
     /// twice, and the request whole beside its parts).
     fn answer<B>(
         self,
         mut req: Request<B>,
         tag: Option<RequestTag>,
         in_flight: Tracked,
-    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static
+        ends: Option<Ends>,
+        room: Option<&ContextRoom>,
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<B>
     where
         B: Body + Send + 'static,
         B::Data: Send,
@@ -338,7 +354,7 @@ impl RpcService {
     {
         let (asks_for_events, traced, tag) = match self.checked(&mut req, tag) {
             Ok(checked) => checked,
-            Err(res) => return Either::Left(std::future::ready(Ok(res))),
+            Err(res) => return Either::Left(std::future::ready(Ok(Ends::answered(ends, res)))),
         };
         // The reply's `x-request-id`, set where the reply is made: a future around this one to
         // set it would move the reply once more, and poll one more layer.
@@ -351,7 +367,7 @@ impl RpcService {
             .map(Box::new);
         let (parts, body) = req.into_parts();
         // The context is made here, so that the future holds it rather than what it is made of.
-        let (ctx, mut hooked) = self.request_context(parts, tag, trace);
+        let (ctx, mut hooked) = self.request_context(parts, tag, trace, room);
         let shared = self.shared;
         Either::Right(async move {
             let res = 'answered: {
@@ -384,7 +400,7 @@ impl RpcService {
                 };
                 if events {
                     let stream = shared.next_stream.fetch_add(1, Ordering::Relaxed);
-                    let answered = sse::answer(
+                    let answered = Box::pin(sse::answer(
                         &shared.methods,
                         ctx,
                         text.to_owned(),
@@ -394,11 +410,20 @@ impl RpcService {
                         &shared.streams,
                         in_flight,
                         sse::Cancel::IfGone,
-                    )
+                    ))
                     .await;
                     break 'answered sse::reply(answered);
                 }
-                let Some(answer) = shared.methods.handle_bytes(text, &ctx).await else {
+                // `handle_bytes` without the `async fn` around it: started and polled once in
+                // place, and only a handler that waits boxed.
+                let now = std::future::poll_fn(|cx| {
+                    std::task::Poll::Ready(shared.methods.answer_now(text, &ctx, cx))
+                });
+                let answer = match now.await.answered() {
+                    Ok(answer) => answer,
+                    Err(later) => later.await,
+                };
+                let Some(answer) = answer else {
                     break 'answered reply::no_content();
                 };
                 let answer = if answer.len() > shared.max_message_size {
@@ -411,7 +436,7 @@ impl RpcService {
                 drop(in_flight);
                 reply::answer_counted(answer, &shared.budget)
             };
-            Ok(with_tag(res, reply_tag))
+            Ok(Ends::answered(ends, with_tag(res, reply_tag)))
         })
     }
 }
@@ -455,36 +480,51 @@ pub(crate) fn with_tag(
 }
 
 /// What an endpoint type (a `Clone` struct with `shared.tags`, `shared.shutdown` and
-/// `peer_addr`, and a `fn answer(self, Request<B>, tag: Option<RequestTag>, in_flight) -> impl
-/// Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static` whose reply
-/// carries the request's tag in `x-request-id` as `Tags::reply_value` says; `tag` is the
-/// request's when its span was made with it, else `None`, for the answer to read) is served
-/// with: `boxed_respond`, which counts the request for a shutdown (`503` once one began) and runs
-/// it in its span; and the `Service` impls for any request body `B`, tower's (always ready:
-/// limits apply per request, there is no queue) and hyper's, each answering with a future that
-/// owns a clone.
+/// `peer_addr`, and a `fn answer(self, Request<B>, tag: Option<RequestTag>, in_flight, ends) ->
+/// impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static` whose reply
+/// carries the request's tag in `x-request-id` as `Tags::reply_value` says, and is handed to
+/// [`Ends::answered`]; `tag` is the request's when its span was made with it, else `None`, for
+/// the answer to read) is served with: `respond`, which counts the request for a shutdown (`503`
+/// once one began) and runs it in its span; and the `Service` impls for any request body `B`,
+/// tower's (always ready: limits apply per request, there is no queue) and hyper's, each
+/// answering with a boxed future that owns a clone.
 macro_rules! endpoint_services {
     ($service:ty) => {
         impl $service {
-            /// Answers one HTTP request; what the `Service` impls call.
+            /// Answers one HTTP request, the answer handed to [`Ends::answered`] with `ends`; its
+            /// context made in `room`, its connection's, when it has one.
+            ///
+            /// [`Ends::answered`]: $crate::http::Ends::answered
             #[inline(always)]
-            fn boxed_respond<B>(
+            pub(crate) fn respond<B>(
                 &self,
                 req: ::http::Request<B>,
-            ) -> $crate::http::service::ResponseFuture
+                ends: Option<$crate::http::Ends>,
+                room: Option<&$crate::dispatch::ContextRoom>,
+            ) -> impl ::std::future::Future<
+                Output = Result<
+                    ::http::Response<$crate::http::reply::ResponseBody>,
+                    ::std::convert::Infallible,
+                >,
+            >
+            + Send
+            + 'static
+            + use<B>
             where
                 B: ::hyper::body::Body + Send + 'static,
                 B::Data: Send,
                 B::Error: Into<$crate::http::service::BoxError>,
             {
+                use ::futures_util::future::Either;
                 use ::tracing::Instrument as _;
+                use $crate::http::Ends;
                 use $crate::http::service::with_tag;
                 // Held until the answer is ready, so that a shutdown waits for it.
                 let Some(in_flight) = self.shared.shutdown.track_call() else {
                     let tag = self.shared.tags.tag(req.headers());
                     let value = self.shared.tags.reply_value(&tag);
                     let res = with_tag($crate::http::reply::unavailable(), value);
-                    return Box::pin(::std::future::ready(Ok(res)));
+                    return Either::Left(::std::future::ready(Ok(Ends::answered(ends, res))));
                 };
                 // The span only when a subscriber may want it, with the request's tag read here;
                 // else the answer reads the tag in its own pass over the headers.
@@ -496,12 +536,26 @@ macro_rules! endpoint_services {
                     (None, None)
                 };
                 // The answer sets the tag on its reply itself (no future around it to do so).
-                let answer = self.clone().answer(req, tag, in_flight);
+                let answer = self.clone().answer(req, tag, in_flight, ends, room);
                 // Entering a disabled span on every poll is measurable per request.
-                match span {
-                    None => Box::pin(answer),
-                    Some(span) => Box::pin(answer.instrument(span)),
-                }
+                Either::Right(match span {
+                    None => Either::Left(answer),
+                    Some(span) => Either::Right(answer.instrument(span)),
+                })
+            }
+
+            /// Answers one HTTP request; what the `Service` impls call.
+            #[inline(always)]
+            fn boxed_respond<B>(
+                &self,
+                req: ::http::Request<B>,
+            ) -> $crate::http::service::ResponseFuture
+            where
+                B: ::hyper::body::Body + Send + 'static,
+                B::Data: Send,
+                B::Error: Into<$crate::http::service::BoxError>,
+            {
+                Box::pin(self.respond(req, None, None))
             }
         }
 

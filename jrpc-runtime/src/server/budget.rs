@@ -45,6 +45,7 @@ impl ServerBudget {
 
     /// Takes `bytes` if they fit, or if nothing is held (one message larger than the budget goes
     /// alone).
+    #[inline]
     pub(crate) fn try_take(&self, bytes: usize) -> bool {
         crate::peer::budget::take_within(&self.held, self.limit, bytes)
     }

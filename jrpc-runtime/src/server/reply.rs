@@ -59,6 +59,7 @@ impl hyper::body::Body for ResponseBody {
     type Data = Bytes;
     type Error = Infallible;
 
+    #[inline]
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -70,6 +71,7 @@ impl hyper::body::Body for ResponseBody {
         }
     }
 
+    #[inline]
     fn is_end_stream(&self) -> bool {
         match &self.0 {
             Kind::Whole(body) => body.is_end_stream(),
@@ -78,6 +80,7 @@ impl hyper::body::Body for ResponseBody {
         }
     }
 
+    #[inline]
     fn size_hint(&self) -> SizeHint {
         match &self.0 {
             Kind::Whole(body) => body.size_hint(),

@@ -4,6 +4,7 @@
 
 mod cancel;
 mod client;
+mod context;
 mod idle;
 mod layers;
 mod limits;

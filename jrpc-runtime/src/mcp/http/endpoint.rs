@@ -142,17 +142,26 @@ impl McpService {
         &self.shared.shutdown
     }
 
-    /// [`serve`](Self::serve), owning what it serves with: what the HTTP services call.
-    async fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static>(
+    /// [`serve`](Self::serve), owning what it serves with: what the HTTP services call. A
+    /// request's context is made where its body is read, not in a connection's `room`.
+    fn answer<B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static>(
         self,
         req: Request<B>,
         tag: Option<RequestTag>,
         in_flight: crate::server::Tracked,
-    ) -> Result<Response<ResponseBody>, std::convert::Infallible> {
-        let tag = tag.unwrap_or_else(|| self.shared.tags.tag(req.headers()));
-        let res = self.serve(req, &tag, in_flight).await;
-        let value = self.shared.tags.reply_value(&tag);
-        Ok(crate::http::service::with_tag(res, value))
+        ends: Option<crate::http::Ends>,
+        _room: Option<&crate::dispatch::ContextRoom>,
+    ) -> impl Future<Output = Result<Response<ResponseBody>, std::convert::Infallible>>
+    + Send
+    + 'static
+    + use<B> {
+        async move {
+            let tag = tag.unwrap_or_else(|| self.shared.tags.tag(req.headers()));
+            let res = self.serve(req, &tag, in_flight).await;
+            let value = self.shared.tags.reply_value(&tag);
+            let res = crate::http::service::with_tag(res, value);
+            Ok(crate::http::Ends::answered(ends, res))
+        }
     }
 
     /// Answers a request by the rules, counted by the shutdown as `in_flight` until its answer

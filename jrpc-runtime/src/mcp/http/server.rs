@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use ::http::{Request, Response};
+use futures_util::future::Either;
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
@@ -14,8 +15,7 @@ use super::config::{McpServerBuilder, Settings};
 use super::endpoint::McpService;
 use super::protected::Metadata;
 use crate::http::reply::{self, ResponseBody};
-use crate::http::service::ResponseFuture;
-use crate::http::{Protocols, drive};
+use crate::http::{Endpoint, Ends, Protocols, drive};
 use crate::mcp::data::Mcp;
 use crate::server::{ConnectionCap, Io, ShutdownHandle, serve_each};
 
@@ -145,19 +145,21 @@ struct Router {
     metadata: Option<Arc<Metadata>>,
 }
 
-impl hyper::service::Service<Request<Incoming>> for Router {
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn call(&self, req: Request<Incoming>) -> Self::Future {
+impl Endpoint for Router {
+    fn respond(
+        &self,
+        req: Request<Incoming>,
+        ends: Option<Ends>,
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<>
+    {
         if req.uri().path() == &*self.path {
-            return hyper::service::Service::call(&self.endpoint, req);
+            // Boxed: an MCP request's future is large, and moved whole when it is not.
+            return Either::Left(Box::pin(self.endpoint.respond(req, ends, None)));
         }
         let found = (self.metadata.as_ref())
             .and_then(|metadata| metadata.reply(req.method(), req.uri().path()));
         let res = found.unwrap_or_else(|| reply::not_found(req.uri().path()));
         let res = crate::http::body::unread_reply(&req, res);
-        Box::pin(std::future::ready(Ok(res)))
+        Either::Right(std::future::ready(Ok(Ends::answered(ends, res))))
     }
 }
