@@ -1,14 +1,9 @@
-//! The instruction gate's binary, run under callgrind by `bench/gate/run`:
+//! The instruction gate's binary, run under callgrind by `bench/gate/run` (the servers it
+//! calls are binaries of their own: `src/bin/jrpc.rs` and `src/bin/floor.rs`):
 //!
 //! - `count N CASE jrpc|floor`: one in-process case of the dispatch bench
 //!   (`jrpc-runtime/benches/cases/`) N times: `Methods::handle`, or the bare typed serde_json
 //!   work that answers the same body;
-//! - `serve jrpc|observed|jrpc-layered|jrpc-auth|floor`: an HTTP server on 127.0.0.1 (jrpc's
-//!   `HttpServer` with its defaults, the same with an observer hook on its table, or the floor of
-//!   `bench/src/floor/`, hyper 1 and typed serde_json) on a tokio runtime with one worker thread;
-//!   prints `listening PORT` and serves until its standard input closes; `jrpc-layered` adds one
-//!   no-op call layer, `jrpc-auth` bearer authentication and an `Authorize` layer (the `layered`
-//!   and `authorized` cases' tables): what each costs a call;
 //! - `client PORT N [PAUSE_US [--token]]`: N calls of `add`, one at a time, on one keep-alive
 //!   HTTP/1.1 connection (run natively, not under callgrind), each answer checked, a pause of
 //!   PAUSE µs before each; with `--token`, with the bearer token `jrpc-auth` asks for;
@@ -20,23 +15,16 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt as _;
-use tokio::net::TcpListener;
-
 #[path = "../../../jrpc-runtime/benches/cases/mod.rs"]
 mod cases;
 
-// The floor's HTTP service and its JSON-RPC, as `bench/` builds them (the floor's TLS and
-// WebSocket parts left out).
-#[path = "../../src/floor/answer.rs"]
-mod answer;
-#[path = "../../src/floor/http.rs"]
-mod floor_http;
+#[allow(
+    dead_code,
+    reason = "the servers' binaries serve: this one has the token and `Result`"
+)]
+mod serving;
 
-type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
-
-/// The bearer token of the `jrpc-auth` server, which `client ... --token` sends.
-const TOKEN: &str = "gate-token-0123456789abcdef";
+use serving::{Result, TOKEN};
 
 /// The call the client sends, and the answer it expects (the id is written back as sent).
 const BODY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"add","params":[7,1]}"#;
@@ -47,7 +35,6 @@ fn main() -> Result<()> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args[..] {
         ["count", n, case, side] => count(n.parse()?, case, side),
-        ["serve", side] => serve(side),
         ["client", port, n] => client(port.parse()?, n.parse()?, 0, false),
         ["client", port, n, pause] => client(port.parse()?, n.parse()?, pause.parse()?, false),
         ["client", port, n, pause, "--token"] => {
@@ -55,7 +42,7 @@ fn main() -> Result<()> {
         }
         ["h2client", port, n, pause] => h2client(port.parse()?, n.parse()?, pause.parse()?),
         _ => Err(
-            "usage: jrpc-gate count N CASE jrpc|floor | serve jrpc|observed|jrpc-layered|jrpc-auth|floor | client PORT N [PAUSE_US [--token]] | h2client PORT N PAUSE_US"
+            "usage: jrpc-gate count N CASE jrpc|floor | client PORT N [PAUSE_US [--token]] | h2client PORT N PAUSE_US"
                 .into(),
         ),
     }
@@ -89,61 +76,6 @@ fn count(n: usize, case: &str, side: &str) -> Result<()> {
         other => return Err(format!("unknown side {other:?}").into()),
     }
     Ok(())
-}
-
-/// Serves HTTP/1.1 on a free port of 127.0.0.1 until standard input closes.
-fn serve(side: &str) -> Result<()> {
-    // One worker: a second one would take some of the wake-ups, which ones by timing.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let port = listener.local_addr()?.port();
-        match side {
-            // `observed`: jrpc's server with an observer hook on its table, reading each
-            // call's `elapsed` (what the hook costs a network call).
-            "jrpc" | "observed" | "jrpc-layered" | "jrpc-auth" => {
-                let methods = cases::table(match side {
-                    "observed" => "observed",
-                    "jrpc-layered" => "layered",
-                    "jrpc-auth" => "authorized",
-                    _ => "",
-                });
-                let mut builder = jrpc_runtime::http::HttpServer::builder(methods);
-                if side == "jrpc-auth" {
-                    let tokens = [(TOKEN, "gate")];
-                    builder = builder.bearer_auth(jrpc_runtime::http::BearerAuth::tokens(tokens));
-                }
-                let server = builder.build()?;
-                tokio::spawn(async move { server.serve(listener).await });
-            }
-            "floor" => {
-                tokio::spawn(async move {
-                    while let Ok((stream, _)) = listener.accept().await {
-                        let _ = stream.set_nodelay(true);
-                        tokio::spawn(async move {
-                            // HTTP/2 by its preface, as the floor of bench/ tells it.
-                            let mut first = [0u8; 4];
-                            let h2 =
-                                matches!(stream.peek(&mut first).await, Ok(4)) && &first == b"PRI ";
-                            floor_http::serve_http(stream, h2).await
-                        });
-                    }
-                });
-            }
-            other => return Err(format!("unknown side {other:?}").into()),
-        }
-        println!("listening {port}");
-        std::io::stdout().flush()?;
-        let mut stdin = tokio::io::stdin();
-        let mut buf = [0u8; 64];
-        while stdin.read(&mut buf).await? > 0 {}
-        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
-    })?;
-    // The runtime's blocking stdin reader would keep a graceful shutdown waiting.
-    std::process::exit(0)
 }
 
 /// Makes `n` calls one at a time on one keep-alive connection (with [`TOKEN`] if `token`),
