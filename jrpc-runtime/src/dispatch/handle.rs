@@ -43,41 +43,41 @@ impl Methods {
     /// this small one.
     pub(crate) async fn handle_bytes(&self, body: &str, ctx: &Context) -> Option<Vec<u8>> {
         let now = std::future::poll_fn(|cx| Poll::Ready(self.answer_now(body, ctx, cx)));
-        match now.await.answered() {
+        match now.await {
             Ok(answer) => answer,
             Err(later) => later.await,
         }
     }
 
     /// [`handle_bytes`](Self::handle_bytes)'s first poll: the request started and its handler
-    /// polled once with `cx`, answered at once unless the handler waits (or the body is a batch,
-    /// or carries a trace): then the rest is a future, boxed. For a caller that polls it in
-    /// its own future, with no `async fn` around it.
+    /// polled once with `cx`: its answer (`None` when there is none to send), unless the handler
+    /// waits (or the body is a batch, or carries a trace): then the future that makes it, boxed.
+    /// For a caller that polls it in its own future, with no `async fn` around it.
     pub(crate) fn answer_now<'a>(
         &'a self,
         body: &'a str,
         ctx: &'a Context,
         cx: &mut std::task::Context<'_>,
-    ) -> Now<'a> {
+    ) -> Result<Option<Vec<u8>>, Answering<'a>> {
         if let Some(trace) = ctx.trace() {
-            return Now::Later(self.traced(body, ctx, trace));
+            return Err(self.traced(body, ctx, trace));
         }
         if incoming::is_batch(body) {
-            return Now::Later(Box::pin(self.handle_batch(body, ctx)));
+            return Err(Box::pin(self.handle_batch(body, ctx)));
         }
         let started = match self.start_body(body, ctx, None) {
             Some(started) => started,
             None => match incoming::parse_request(body) {
                 Ok(req) => self.start(req, ctx),
-                Err(rejection) => return Now::Answered(Some(rejection.answer())),
+                Err(rejection) => return Ok(Some(rejection.answer())),
             },
         };
         // From the start, as for a request run whole.
         let deadline = self.deadline();
         match self.run_once_apart(started, ctx, cx) {
-            FirstPoll::Answered(answer) => Now::Answered(answer),
+            FirstPoll::Answered(answer) => Ok(answer),
             FirstPoll::Waiting(started, span) => {
-                Now::Later(Box::pin(self.run_in(started, span, ctx, deadline)))
+                Err(Box::pin(self.run_in(started, span, ctx, deadline)))
             }
         }
     }
@@ -641,24 +641,6 @@ impl<'a> Started<'a> {
 
 /// A future that makes a body's answer (`None` when there is none to send), boxed.
 pub(crate) type Answering<'a> = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>>;
-
-/// What [`Methods::answer_now`] gives: the answer (`None` when there is none to send), or the
-/// future that makes it.
-pub(crate) enum Now<'a> {
-    Answered(Option<Vec<u8>>),
-    Later(Answering<'a>),
-}
-
-impl<'a> Now<'a> {
-    /// The answer, or the future that makes it.
-    #[inline]
-    pub(crate) fn answered(self) -> Result<Option<Vec<u8>>, Answering<'a>> {
-        match self {
-            Now::Answered(answer) => Ok(answer),
-            Now::Later(later) => Err(later),
-        }
-    }
-}
 
 /// A request started, after its handler's first poll ([`Methods::run_once`]): answered, or
 /// waiting.

@@ -419,7 +419,7 @@ impl RpcService {
                 let now = std::future::poll_fn(|cx| {
                     std::task::Poll::Ready(shared.methods.answer_now(text, &ctx, cx))
                 });
-                let answer = match now.await.answered() {
+                let answer = match now.await {
                     Ok(answer) => answer,
                     Err(later) => later.await,
                 };
