@@ -114,6 +114,7 @@ pub mod framing;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 pub mod layers;
+pub mod limits;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -177,8 +178,9 @@ pub use dispatch::{
     ServiceInfo, SpanId, TraceContext, TraceId, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
+pub use limits::Limits;
 pub use peer::{
-    Cancellation, Driver, Framing, Lifetime, Limits, Overflow, Peer, PeerConfig, PeerConfigBuilder,
+    Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder,
 };
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]

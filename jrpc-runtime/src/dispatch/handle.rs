@@ -181,7 +181,7 @@ impl Methods {
             }
             Err(Failure::Rpc(err) | Failure::Answered(err)) => Err(err),
             Err(Failure::Internal(reason)) => Err(self.invoke_failed(method, ctx, &reason)),
-            Err(Failure::TooLarge(limit)) => Err(too_large(method, limit)),
+            Err(Failure::TooLarge(limit)) => Err(too_large(Some(method), None, limit)),
         }
     }
 
@@ -553,7 +553,7 @@ impl Methods {
                 self.report(method, id, &reason);
                 RpcError::internal()
             }
-            Failure::TooLarge(limit) => too_large(method, limit),
+            Failure::TooLarge(limit) => too_large(Some(method), None, limit),
         }
     }
 

@@ -9,7 +9,7 @@
 
 use std::io;
 
-use crate::wire::{ErrorCode, RpcError};
+use crate::wire::{ErrorCode, Id, RpcError, id_of, incoming, write};
 
 /// A writer into `out` that fails rather than let it pass `limit` bytes.
 ///
@@ -61,17 +61,48 @@ impl io::Write for Capped<'_> {
     }
 }
 
-/// The error that answers a call whose answer would pass `limit` bytes, logged at WARN with the
-/// setting to raise.
+/// Returns the error that answers a call whose answer would pass `limit` bytes (`bytes` when it
+/// was made whole), logged at WARN with the setting to raise: the one answer for "too large", on
+/// every transport.
 #[cold]
-pub(super) fn too_large(method: &str, limit: usize) -> RpcError {
+pub(crate) fn too_large(method: Option<&str>, bytes: Option<usize>, limit: usize) -> RpcError {
     tracing::warn!(
         method,
+        bytes,
         limit,
-        "answer too large: its writing stopped at the limit, and an error answer sent instead (raise `max_message_size` to send it)"
+        "answer too large: an error answer sent instead (raise `max_message_size` to send it)"
     );
-    let why = format!("the answer exceeds the limit of {limit} bytes (`max_message_size`)");
+    let why = match bytes {
+        Some(bytes) => format!(
+            "the answer of {bytes} bytes exceeds the limit of {limit} bytes (`max_message_size`)"
+        ),
+        None => format!("the answer exceeds the limit of {limit} bytes (`max_message_size`)"),
+    };
     RpcError::new(ErrorCode::RESPONSE_TOO_LARGE, "Response too large").with_data(&why)
+}
+
+/// Returns the answer that replaces one of `bytes`, larger than `limit`, to the call `method`
+/// with `id` (`None` for a batch, answered with `null`), logged as [`too_large`] says.
+#[cold]
+pub(crate) fn too_large_answer(
+    method: Option<&str>,
+    id: Option<&Id>,
+    bytes: usize,
+    limit: usize,
+) -> Vec<u8> {
+    write::error_bytes(&too_large(method, Some(bytes), limit), &id)
+}
+
+/// Returns the answer that replaces one of `bytes`, larger than `limit`, to the request `text`:
+/// an error answer to its call, with its id (`null` for a batch).
+#[cold]
+pub(crate) fn too_large_answer_to(text: &str, bytes: usize, limit: usize) -> Vec<u8> {
+    let request = (!incoming::is_batch(text))
+        .then(|| incoming::parse_request(text).ok())
+        .flatten();
+    let method = request.as_ref().map(|req| &*req.method);
+    let id = request.as_ref().and_then(|req| req.id).map(id_of);
+    too_large_answer(method, id.as_ref(), bytes, limit)
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ pub(crate) use context::ContextRoom;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};
+pub(crate) use limit::{too_large_answer, too_large_answer_to};
 pub use methods::{Batches, IntoRpcError, Methods, RpcResult};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};

@@ -16,7 +16,7 @@ use super::request_id::Tags;
 use super::service::BoxError;
 use super::sse;
 use crate::context::TRACEPARENT;
-use crate::server::budget::Held;
+use crate::limits::Held;
 
 /// How many times a body counts in the server's budget while its call runs: the body itself,
 /// and its params once decoded (a copy of about the same size, which the handler holds until

@@ -12,16 +12,15 @@ use super::sse::stream_config;
 use crate::dispatch::{Batches, Context, Methods};
 use crate::error::ConfigError;
 use crate::error::check;
+use crate::limits::ServerBudget;
+use crate::limits::{Limits, limit_setters};
 use crate::peer::PeerConfig;
-use crate::peer::limits::{Limits, limit_setters};
-use crate::peer::shared_budget::ServerBudget;
 #[cfg(feature = "tls")]
 use crate::server::ServerTls;
 #[cfg(feature = "ws")]
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::budget::default_budget;
 use crate::server::{ConnectionCap, Shutdown};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
@@ -461,7 +460,9 @@ impl HttpServerBuilder {
     pub(crate) fn checked(mut self) -> Result<Checked, ConfigError> {
         let limits = self.limits;
         limits.check()?;
-        let budget_bytes = self.server_budget.unwrap_or_else(default_budget);
+        let budget_bytes = self
+            .server_budget
+            .unwrap_or_else(ServerBudget::default_limit);
         check::at_least_one("server_budget", budget_bytes)?;
         let budget = ServerBudget::new(budget_bytes);
         let mut streams = stream_config(limits)?;

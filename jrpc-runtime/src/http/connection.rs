@@ -50,7 +50,7 @@ use tokio::time::{Instant, Sleep};
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::reply::ResponseBody;
-use crate::peer::budget::WriteDeadline;
+use crate::limits::WriteDeadline;
 use crate::server::{Io, Shutdown, Tracked};
 use crate::woken::Woken;
 

@@ -30,7 +30,7 @@ use http_body_util::StreamBody;
 use hyper::body::{Bytes, Frame};
 use tokio::sync::Notify;
 
-use crate::peer::Room;
+use crate::limits::Room;
 use crate::server::reply::Body;
 
 /// The events of some streams, waiting to be sent (and, to replay them, kept a while after).
@@ -395,9 +395,9 @@ mod tests {
     use http_body_util::BodyExt as _;
 
     use super::*;
-    use crate::peer::budget::Budget;
+    use crate::limits::Watermark;
 
-    fn room(budget: &Arc<Budget>, bytes: usize) -> Room {
+    fn room(budget: &Arc<Watermark>, bytes: usize) -> Room {
         assert!(budget.try_take(bytes));
         Room::taken(budget, bytes)
     }
@@ -409,7 +409,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_sends_its_streams_events_in_order_and_gives_their_room_back() {
-        let budget = Arc::new(Budget::new(1000, None));
+        let budget = Arc::new(Watermark::new(1000, None));
         let log = EventLog::new(0);
         log.open(1);
         log.open(2);
@@ -430,7 +430,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_kept_stream_replays_after_an_event_id_until_pushed_out() {
-        let budget = Arc::new(Budget::new(1000, None));
+        let budget = Arc::new(Watermark::new(1000, None));
         let log = EventLog::new(20);
         log.open(0);
         for n in 0..3 {
@@ -455,7 +455,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_primed_stream_starts_with_its_priming_event_and_a_cut_ends_its_answer() {
-        let budget = Arc::new(Budget::new(1000, None));
+        let budget = Arc::new(Watermark::new(1000, None));
         let log = EventLog::primed(1000, Some(Duration::from_millis(3000)));
         log.open(4);
         assert!(

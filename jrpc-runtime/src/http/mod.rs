@@ -97,7 +97,7 @@
 //!
 //! | concern | decision |
 //! | --- | --- |
-//! | settings | the limits ([`Limits`](crate::peer::limits::Limits): `max_message_size`, `max_buffered`, `max_in_flight`, `queue`, `write_timeout`, `call_timeout`) set on the HTTP builder apply to the WebSocket path too; [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, for what only WebSocket has (pings, idle timeout, buffers) and for limits that differ on `/ws` (a limit it sets wins); `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...). The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
+//! | settings | the limits ([`Limits`](crate::limits::Limits): `max_message_size`, `max_buffered`, `max_in_flight`, `queue`, `write_timeout`, `call_timeout`) set on the HTTP builder apply to the WebSocket path too; [`HttpServerBuilder::websocket`] takes a [`WsSettings`](crate::ws::WsSettings), the same value a [`WsServer`](crate::ws::WsServer) takes, for what only WebSocket has (pings, idle timeout, buffers) and for limits that differ on `/ws` (a limit it sets wins); `build` checks it and names a bad setting by its `WsSettings` method (`queue`, `idle_timeout`...). The drain budget is the server's one [`drain_timeout`](HttpServerBuilder::drain_timeout): one shutdown, one budget. |
 //! | topics | the server holds a [`Topics`](crate::server::Topics) registry (its own, or one given to [`HttpServerBuilder::topics`]); every WebSocket connection's context carries it, so handlers [`subscribe`](crate::dispatch::Context::subscribe), and [`publish`](crate::server::Topics::publish) on [`HttpServer::topics`] reaches the subscribers. A connection leaves its topics when it closes. Contexts of `POST` requests do not carry it: a handler that publishes from HTTP holds the registry itself (share it through `topics`). |
 //! | context | [`map_context`](HttpServerBuilder::map_context) runs once per WebSocket, on the upgrade request, and its context is the base of every call on the connection: an authentication layer in front sees WebSocket clients as it sees HTTP ones. The context also has the upgrade's headers, its `x-request-id` tag and the peer's address. |
 //! | limits | a connection counts against [`max_connections`](HttpServerBuilder::max_connections) from its accept until it closes, as HTTP or as the WebSocket it was upgraded to; it counts once, not once per side. A shutdown waits for it the same way. |
@@ -167,7 +167,6 @@
 
 pub(crate) mod auth;
 pub(crate) mod body;
-pub(crate) mod budget;
 mod client;
 mod config;
 mod connection;

@@ -7,8 +7,8 @@ use hyper::body::Bytes;
 
 use std::sync::Arc;
 
-use crate::peer::shared_budget::ServerBudget;
-use crate::server::budget::Held;
+use crate::limits::Held;
+use crate::limits::ServerBudget;
 pub(crate) use crate::server::reply::{Body as ResponseBody, closing, unavailable};
 use crate::server::reply::{envelope, json, json_type, refusal};
 use crate::wire::RpcError;

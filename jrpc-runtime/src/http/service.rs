@@ -24,13 +24,12 @@ use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::context::trace_of;
-use crate::dispatch::{Context, ContextRoom, Methods};
+use crate::dispatch::{Context, ContextRoom, Methods, too_large_answer_to};
+use crate::limits::ServerBudget;
 use crate::peer::PeerConfig;
-use crate::peer::shared_budget::ServerBudget;
 use crate::server::{Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
-use crate::wire::{id_of, incoming, is_batch};
 
 /// The error type request bodies may fail with.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -427,7 +426,7 @@ impl RpcService {
                     break 'answered reply::no_content();
                 };
                 let answer = if answer.len() > shared.max_message_size {
-                    too_large(text, answer.len(), shared.max_message_size)
+                    too_large_answer_to(text, answer.len(), shared.max_message_size)
                 } else {
                     answer
                 };
@@ -439,18 +438,6 @@ impl RpcService {
             Ok(Ends::answered(ends, with_tag(res, reply_tag)))
         })
     }
-}
-
-/// The answer that replaces one of `bytes`, larger than `limit`, to the request `text`: an error
-/// answer to its call, with its id (`null` for a batch), logged.
-#[cold]
-fn too_large(text: &str, bytes: usize, limit: usize) -> Vec<u8> {
-    let request = (!is_batch(text))
-        .then(|| incoming::parse_request(text).ok())
-        .flatten();
-    let method = request.as_ref().map(|req| &*req.method);
-    let id = request.as_ref().and_then(|req| req.id).map(id_of);
-    crate::peer::answer::too_large(bytes, limit, method, id.as_ref()).into_bytes()
 }
 
 /// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
@@ -631,7 +618,7 @@ mod tests {
             Shutdown::new(Duration::from_secs(1)),
             super::Admission::default(),
             sse::stream_config(
-                crate::peer::limits::Limits::new()
+                crate::limits::Limits::new()
                     .max_message_size(max_message_size)
                     .queue(16)
                     .call_timeout(None),

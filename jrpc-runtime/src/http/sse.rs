@@ -27,9 +27,9 @@ use tokio_util::sync::WaitForCancellationFutureOwned;
 use super::events::{EventLog, First};
 use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
-use crate::peer::budget::{Budget, Room};
+use crate::limits::Limits;
+use crate::limits::{Room, Watermark};
 use crate::peer::handle::one_line;
-use crate::peer::limits::Limits;
 use crate::peer::{Peer, PeerConfig};
 use crate::server::reply::{Body, closing, envelope, json};
 use crate::wire::RpcError;
@@ -201,7 +201,7 @@ struct Outlet {
     log: Arc<EventLog>,
     stream: u64,
     /// The connection's budget, known once it is made (before its loop runs).
-    budget: Arc<OnceLock<Arc<Budget>>>,
+    budget: Arc<OnceLock<Arc<Watermark>>>,
     replies: Arc<Replies>,
     input: mpsc::WeakSender<Frame>,
     /// The ids of this stream's calls that [`Replies`] holds, oldest first.

@@ -3,7 +3,8 @@
 //! `max_message_size`.
 
 use super::handle::Shared;
-use crate::wire::{ErrorCode, Id, RpcError, write};
+use crate::dispatch::too_large_answer;
+use crate::wire::{Id, write};
 
 /// Counts a finished call's answer (`method`, `None` for a batch) in the budget: an answer is
 /// never refused for room (past the watermark, reading pauses instead). One larger than
@@ -18,30 +19,9 @@ pub(crate) fn admit(
         return Ok(None);
     };
     if text.len() > shared.max_message_size {
-        text = too_large(text.len(), shared.max_message_size, method, id);
+        let answer = too_large_answer(method, id, text.len(), shared.max_message_size);
+        text = write::text(answer);
     }
     shared.budget.force(text.len());
     Ok(Some(text))
-}
-
-/// The error answer that replaces an answer of `bytes`, larger than `limit`: logged at WARN
-/// with the setting to raise.
-#[cold]
-pub(crate) fn too_large(
-    bytes: usize,
-    limit: usize,
-    method: Option<&str>,
-    id: Option<&Id>,
-) -> String {
-    tracing::warn!(
-        method,
-        bytes,
-        limit,
-        "answer too large: replaced by an error answer (raise `max_message_size` to send it)"
-    );
-    let why = format!(
-        "the answer of {bytes} bytes exceeds the limit of {limit} bytes (`max_message_size`)"
-    );
-    let err = RpcError::new(ErrorCode::RESPONSE_TOO_LARGE, "Response too large").with_data(&why);
-    write::text(write::error_bytes(&err, &id))
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::Cancellation;
 use crate::dispatch::Context;
 use crate::error::ConfigError;
-use crate::peer::limits::{Limits, limit_setters};
-use crate::peer::shared_budget::ServerBudget;
+use crate::limits::ServerBudget;
+use crate::limits::{Limits, limit_setters};
 use crate::transport::Transport;
 
 /// How messages are framed on a byte stream.

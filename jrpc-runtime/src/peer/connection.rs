@@ -58,7 +58,6 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
-use super::Room;
 use super::answer::admit;
 use super::handle::Shared;
 use super::{Cancellation, PeerConfig};
@@ -66,6 +65,7 @@ use crate::dispatch::{Context, Methods};
 use crate::dispatch::{FirstPoll, Handed, Started};
 use crate::error::ClientError;
 use crate::framing::Frame;
+use crate::limits::Room;
 use crate::wire::{ErrorCode, Id, RpcError};
 use crate::wire::{Incoming, Rejection, incoming, write};
 use crate::woken::Woken;

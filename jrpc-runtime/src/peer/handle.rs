@@ -15,13 +15,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
-use super::budget::{Budget, Room, WriteDeadline};
 use super::connection::{Command, Connection, Input, OutgoingCall};
 use super::{Cancellation, Framing, Lifetime, Overflow, PeerConfig};
 use crate::caller::Caller;
 use crate::dispatch::{Context, Methods, TraceContext};
 use crate::error::ClientError;
 use crate::framing::{ContentLength, Frame, FrameError, Lines};
+use crate::limits::{Room, Watermark, WriteDeadline};
 use crate::transport::Transport;
 use crate::wire::Id;
 use crate::wire::write;
@@ -40,7 +40,7 @@ pub(crate) struct Shared {
     /// Why, and for which message; the first reason is kept.
     overflow_reason: Mutex<Option<Overflowed>>,
     /// The room outgoing texts take (see `budget`).
-    pub(crate) budget: Arc<Budget>,
+    pub(crate) budget: Arc<Watermark>,
     /// The largest answer sent: a larger one is replaced by an error answer to its call.
     pub(super) max_message_size: usize,
     /// Incoming calls whose handlers are running: what `max_in_flight` caps. A call whose
@@ -293,7 +293,7 @@ impl Peer {
             meta_trace: config.cancellation == Cancellation::Mcp,
             overflowed: Notify::new(),
             overflow_reason: Mutex::new(None),
-            budget: Arc::new(Budget::new(
+            budget: Arc::new(Watermark::new(
                 config.max_buffered,
                 config.server_budget.clone(),
             )),

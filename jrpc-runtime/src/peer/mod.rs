@@ -10,7 +10,6 @@
 //! | `handle` | [`Peer`]: the constructors, the `Caller` impl, the handle [`Context::peer`](crate::dispatch::Context::peer) finds |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
-//! | `budget` | the bytes a connection holds for its peer, and the write deadline on a byte stream |
 //!
 //! Three constructors, one per kind of stream: [`Peer::connect`] (one byte stream),
 //! [`Peer::connect_split`] (separate halves: stdin and stdout, a child's pipes) and
@@ -23,16 +22,11 @@
 //! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 
 pub(crate) mod answer;
-pub(crate) mod budget;
 mod cancel;
 mod config;
 pub(crate) mod connection;
 pub(crate) mod handle;
-pub(crate) mod limits;
-pub(crate) mod shared_budget;
 
-pub(crate) use budget::Room;
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
 pub use handle::{Driver, Peer};
-pub use limits::Limits;

@@ -9,7 +9,7 @@
 //!
 //! | piece | what it is |
 //! | --- | --- |
-//! | [`Limits`](crate::peer::Limits) | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
+//! | [`Limits`](crate::limits::Limits) | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
 //! | [`ShutdownHandle`] | starts a graceful shutdown of any server and waits for it ([`Drained`]) |
 //! | [`SocketServer`] | JSON-RPC on Unix or TCP sockets, one two-way [`Peer`](crate::peer::Peer) per connection, either framing |
 //! | [`ServerTls`] (with `tls`) | how the HTTP server terminates TLS: a rustls configuration, or PEM files checked at build time |
@@ -29,8 +29,6 @@
 )]
 
 mod accept;
-#[cfg(any(feature = "http", feature = "ws"))]
-pub(crate) mod budget;
 mod io;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod reply;

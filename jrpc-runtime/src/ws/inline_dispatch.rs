@@ -24,9 +24,9 @@ use std::sync::atomic::Ordering;
 use tokio::sync::mpsc;
 
 use crate::dispatch::{Context, FirstPoll, Methods};
+use crate::limits::Room;
 use crate::peer::Peer;
 use crate::peer::answer::admit;
-use crate::peer::budget::Room;
 use crate::peer::connection::{Command, Input};
 use crate::peer::handle::Shared;
 use crate::wire::write;

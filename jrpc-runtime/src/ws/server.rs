@@ -21,10 +21,9 @@ use super::upgrade;
 use crate::dispatch::{Context, Methods};
 use crate::error::ConfigError;
 use crate::error::check;
-use crate::peer::budget::WriteDeadline;
-use crate::peer::limits::Limits;
-use crate::peer::shared_budget::ServerBudget;
-use crate::server::budget::default_budget;
+use crate::limits::Limits;
+use crate::limits::ServerBudget;
+use crate::limits::WriteDeadline;
 use crate::server::reply::{self, Body};
 use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, Tracked, serve_each};
 use crate::transport::Transport;
@@ -222,7 +221,9 @@ impl WsServerBuilder {
         let budget = match self.shared_budget {
             Some(budget) => budget,
             None => {
-                let bytes = self.server_budget.unwrap_or_else(default_budget);
+                let bytes = self
+                    .server_budget
+                    .unwrap_or_else(ServerBudget::default_limit);
                 check::at_least_one("server_budget", bytes)?;
                 ServerBudget::new(bytes)
             }

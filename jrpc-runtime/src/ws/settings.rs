@@ -7,7 +7,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use super::connection::Settings;
 use crate::error::ConfigError;
 use crate::error::check;
-use crate::peer::limits::{Limits, limit_setters};
+use crate::limits::{Limits, limit_setters};
 use crate::peer::{Cancellation, Lifetime, Overflow, PeerConfig};
 use crate::transport::Transport;
 

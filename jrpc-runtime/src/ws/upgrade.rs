@@ -17,7 +17,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use super::connection::{Meter, Metered};
-use crate::peer::budget::WriteDeadline;
+use crate::limits::WriteDeadline;
 use crate::server::reply::{self, Body};
 
 /// An upgraded socket, cut when the client takes no byte for the write timeout, its incoming

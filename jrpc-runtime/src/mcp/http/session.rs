@@ -342,7 +342,7 @@ mod tests {
     use super::*;
 
     fn sessions(max: usize, idle: Duration) -> Sessions {
-        let limits = crate::peer::limits::Limits::new()
+        let limits = crate::limits::Limits::new()
             .max_message_size(1024)
             .max_buffered(4096)
             .queue(16)

@@ -17,8 +17,8 @@ use super::link::{Link, RUN, Sending};
 use super::meter::Meter;
 use super::pump::End;
 use crate::framing::Frame;
+use crate::limits::Held;
 use crate::peer::connection::Input;
-use crate::server::budget::Held;
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.
 ///

@@ -11,8 +11,8 @@ use std::task::{Context as TaskContext, Poll, Waker, ready};
 use futures_util::task::AtomicWaker;
 
 use crate::framing::Frame;
+use crate::limits::ServerBudget;
 use crate::peer::connection::Input;
-use crate::peer::shared_budget::ServerBudget;
 
 /// Messages that cross at most in one go, either way: a run of messages read (or written)
 /// together crosses with one wake-up of the other task.

@@ -40,7 +40,7 @@ use std::task::{Context as TaskContext, Poll, ready};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::peer::shared_budget::ServerBudget;
+use crate::limits::ServerBudget;
 
 /// What one connection's incoming messages hold in its server's byte budget. Only its pump's
 /// task uses it: the atomics are for `Sync`, not for races.
@@ -372,38 +372,6 @@ fn header(bytes: &[u8]) -> Option<(u64, u8, bool)> {
             .fold(0u64, |len, byte| (len << 8) | u64::from(*byte)),
     };
     Some((len, first & 0x0F, first & 0x80 != 0))
-}
-
-/// The WebSocket's reader stops while its server's budget is spent, or until a frame's room
-/// fits, and is woken when bytes are given back.
-impl ServerBudget {
-    /// Ready while the budget is not full; else this task is woken when bytes are given back.
-    pub(crate) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<()> {
-        self.poll_until(cx, || !self.is_full())
-    }
-
-    /// Takes `bytes` if they fit, or if nothing is held (as
-    /// [`try_take`](ServerBudget::try_take) does); else this task is woken when bytes are given
-    /// back. The caller gives them back.
-    pub(crate) fn poll_take(&self, bytes: usize, cx: &TaskContext<'_>) -> Poll<()> {
-        self.poll_until(cx, || self.try_take(bytes))
-    }
-
-    /// Ready once `ready` holds; else this task is woken when bytes are given back.
-    fn poll_until(&self, cx: &TaskContext<'_>, ready: impl Fn() -> bool) -> Poll<()> {
-        if ready() {
-            return Poll::Ready(());
-        }
-        self.wakers().push(cx.waker().clone());
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        // Looked at again once counted: bytes given back in between are not missed (the waker
-        // left behind is woken for nothing, once).
-        if ready() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    }
 }
 
 #[cfg(test)]

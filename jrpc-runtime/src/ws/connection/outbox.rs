@@ -10,7 +10,7 @@ use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
 
 use super::link::Taking;
-use crate::peer::budget::Budget;
+use crate::limits::Watermark;
 
 /// What waits to be written: the peer's next text, a ping, whether a flush is owed.
 #[derive(Default)]
@@ -70,7 +70,7 @@ impl Outbox {
         &mut self,
         ws: &mut WebSocketStream<S>,
         out: &Taking<String>,
-        budget: &Budget,
+        budget: &Watermark,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), WsError>>
     where

@@ -18,8 +18,8 @@ use super::Signal;
 use super::inlet::Inlet;
 use super::link::Taking;
 use super::outbox::Outbox;
+use crate::limits::Watermark;
 use crate::peer::Driver;
-use crate::peer::budget::Budget;
 use crate::woken::Woken;
 
 /// tungstenite's buffers keep the size of the largest frame read, and of the most written
@@ -82,7 +82,7 @@ pub(super) struct Pump {
     pub(super) out: Taking<String>,
     pub(super) outbox: Outbox,
     /// The peer's byte budget: the room of what the socket took is given back here.
-    pub(super) budget: Arc<Budget>,
+    pub(super) budget: Arc<Watermark>,
     pub(super) ping_interval: Option<Duration>,
     pub(super) idle_timeout: Option<Duration>,
     pub(super) close_timeout: Duration,

@@ -179,50 +179,50 @@ impl Limits {
 macro_rules! limit_setters {
     ($field:ident) => {
         /// The largest message, in bytes, either way (default 10 MiB); see
-        /// [`Limits::max_message_size`](crate::peer::limits::Limits::max_message_size).
+        /// [`Limits::max_message_size`](crate::limits::Limits::max_message_size).
         pub fn max_message_size(mut self, bytes: usize) -> Self {
             self.$field = self.$field.max_message_size(bytes);
             self
         }
 
         /// The watermark of unsent bytes per connection (default 256 KiB): past it reading
-        /// pauses; see [`Limits::max_buffered`](crate::peer::limits::Limits::max_buffered).
+        /// pauses; see [`Limits::max_buffered`](crate::limits::Limits::max_buffered).
         pub fn max_buffered(mut self, bytes: usize) -> Self {
             self.$field = self.$field.max_buffered(bytes);
             self
         }
 
         /// How many calls of one connection may run at once (default 128); see
-        /// [`Limits::max_in_flight`](crate::peer::limits::Limits::max_in_flight).
+        /// [`Limits::max_in_flight`](crate::limits::Limits::max_in_flight).
         pub fn max_in_flight(mut self, calls: usize) -> Self {
             self.$field = self.$field.max_in_flight(calls);
             self
         }
 
         /// How many outgoing messages may wait per connection (default 1 024); see
-        /// [`Limits::queue`](crate::peer::limits::Limits::queue).
+        /// [`Limits::queue`](crate::limits::Limits::queue).
         pub fn queue(mut self, messages: usize) -> Self {
             self.$field = self.$field.queue(messages);
             self
         }
 
         /// How long a write may wait for the other side to take a byte (default 30 s); see
-        /// [`Limits::write_timeout`](crate::peer::limits::Limits::write_timeout).
+        /// [`Limits::write_timeout`](crate::limits::Limits::write_timeout).
         pub fn write_timeout(mut self, limit: Option<::std::time::Duration>) -> Self {
             self.$field = self.$field.write_timeout(limit);
             self
         }
 
         /// How long an outgoing call waits for its answer (default 60 s); see
-        /// [`Limits::call_timeout`](crate::peer::limits::Limits::call_timeout).
+        /// [`Limits::call_timeout`](crate::limits::Limits::call_timeout).
         pub fn call_timeout(mut self, limit: Option<::std::time::Duration>) -> Self {
             self.$field = self.$field.call_timeout(limit);
             self
         }
 
-        /// Sets every limit `limits` sets (see [`Limits`](crate::peer::limits::Limits)); the others
+        /// Sets every limit `limits` sets (see [`Limits`](crate::limits::Limits)); the others
         /// keep their values.
-        pub fn limits(mut self, limits: crate::peer::limits::Limits) -> Self {
+        pub fn limits(mut self, limits: crate::limits::Limits) -> Self {
             self.$field = limits.or(self.$field);
             self
         }
