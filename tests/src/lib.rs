@@ -9,6 +9,7 @@
 //! - [`raw_http`]: HTTP/1.1 written and read by hand;
 //! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
 //! - [`redis`]: a real `redis-server` as a child process, and a proxy that cuts it off;
+//! - [`tools`]: what a test does when an outside tool is missing (fails under CI, else skips);
 //! - [`fixtures`]: methods several tests register;
 //! - [`cancel`]: a method that never answers and reports its cancellation;
 //! - [`logs`]: what a `tracing` subscriber writes, for a test to read;
@@ -29,6 +30,7 @@ pub mod raw_ws;
 pub mod redis;
 pub mod servers;
 pub mod tls;
+pub mod tools;
 
 pub use examples::{build_examples, workspace_root};
 

@@ -1,7 +1,8 @@
 //! The Node drivers in `tests/interop`: clients nobody here wrote, run against the examples.
 //!
 //! They need `node` and the packages of `tests/interop/package.json` (`npm ci --prefix
-//! tests/interop`); without them the tests that use them say why and pass.
+//! tests/interop`); without them the tests that use them fail under CI and are skipped elsewhere
+//! ([`tools::require`](crate::tools::require)).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

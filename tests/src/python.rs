@@ -2,8 +2,8 @@
 //!
 //! They need the virtual environment `tests/interop/.venv` with the packages of
 //! `tests/interop/requirements.txt` (`.ci/run` makes it: `python3 -m venv tests/interop/.venv`,
-//! then `pip install -r tests/interop/requirements.txt`); without it the tests that use them say
-//! why and pass.
+//! then `pip install -r tests/interop/requirements.txt`); without it the tests that use them fail
+//! under CI and are skipped elsewhere ([`tools::require`](crate::tools::require)).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

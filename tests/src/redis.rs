@@ -1,8 +1,8 @@
 //! A real `redis-server` for the tests: started as a child on a free port, killed by its PID,
 //! started again on the same port; a cuttable TCP proxy in front of it; a few raw commands.
 //!
-//! `.ci/run` installs `redis-server`. Where it is missing a test skips with a message, except
-//! under CI (`CI` set), where a missing server fails the test.
+//! `.ci/run` installs `redis-server`. Where it is missing a test fails under CI and is skipped
+//! elsewhere ([`tools::require`](crate::tools::require)).
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -35,17 +35,12 @@ impl RedisServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .is_ok_and(|status| status.success());
-        if !found {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{test}: redis-server is not installed; .ci/run installs it (apt-get install -y redis-server)"
-            );
-            eprintln!(
-                "{test}: SKIPPED: redis-server is not installed (apt-get install -y redis-server)"
-            );
-            return None;
-        }
+            .is_ok_and(|status| status.success())
+            .then_some(())
+            .ok_or_else(|| {
+                "redis-server is not installed (apt-get install -y redis-server)".to_owned()
+            });
+        crate::tools::require(test, found)?;
         let port = free_port();
         let mut server = RedisServer { child: None, port };
         server.restart();

@@ -7,7 +7,7 @@
 //! it for its summary alone); on Node 20 it fails before it runs. So it runs with a preload,
 //! `tests/interop/globsync-register.mjs`, that shims that one function for the suite's modules
 //! where Node lacks it (`fs-globsync.mjs` says how). Without `node` or the package, the test
-//! says why and passes.
+//! fails under CI and elsewhere says why and passes (`jrpc_tests::tools`).
 //!
 //! `tests/interop/conformance-expected.txt` lists the required scenarios that do not pass yet:
 //! the test fails on a failing required scenario it does not list (a regression) and on a listed
@@ -20,7 +20,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use jrpc_tests::examples::Calculator;
-use jrpc_tests::node;
+use jrpc_tests::{node, tools};
 
 /// The revisions whose requirements are run, in this order.
 const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
@@ -124,12 +124,11 @@ fn expected_failures(dir: &Path, revision: &str) -> BTreeSet<String> {
 
 #[test]
 fn the_conformance_suite_passes_each_revisions_required_scenarios() {
-    let dir = match node::setup(&["@modelcontextprotocol/conformance"]) {
-        Ok(dir) => dir,
-        Err(why) => {
-            eprintln!("skipped: the MCP conformance suite: {why}");
-            return;
-        }
+    let Some(dir) = tools::require(
+        "the MCP conformance suite",
+        node::setup(&["@modelcontextprotocol/conformance"]),
+    ) else {
+        return;
     };
     let built =
         jrpc_tests::build_examples(&["mcp_everything"]).unwrap_or_else(|why| panic!("{why}"));

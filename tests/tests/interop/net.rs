@@ -9,9 +9,9 @@
 //! - the python MCP SDK's `Client` against `mcp_server --http` (`tests/interop/mcp_client.py`).
 //!
 //! Without `curl`, or without `node` or `tests/interop/node_modules` (`npm ci --prefix
-//! tests/interop`), the tests print why they are skipped and pass. Each test starts its own
-//! calculator on `127.0.0.1:0`, killed when the test ends; every child process runs under a time
-//! limit and is killed when it is exceeded.
+//! tests/interop`), the tests fail under CI and elsewhere print why they are skipped and pass
+//! (`jrpc_tests::tools`). Each test starts its own calculator on `127.0.0.1:0`, killed when the
+//! test ends; every child process runs under a time limit and is killed when it is exceeded.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -21,9 +21,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use jrpc_tests::examples::Calculator;
-use jrpc_tests::node;
 use jrpc_tests::process::run_bounded;
 use jrpc_tests::raw_http::Reply;
+use jrpc_tests::{node, tools};
 use serde_json::{Value, json};
 
 /// How long one `curl` (or `curl --version`) may run.
@@ -65,12 +65,9 @@ fn ws_with_the_json_rpc_2_0_client_and_raw_ws_frames() {
 #[test]
 fn openrpc_with_the_open_rpc_client_and_validator() {
     const SCRIPT: &str = "openrpc.mjs";
-    let dir = match node::setup(&["@open-rpc/client-js", "@open-rpc/schema-utils-js"]) {
-        Ok(dir) => dir,
-        Err(why) => {
-            eprintln!("skipped: {SCRIPT}: {why}");
-            return;
-        }
+    let packages = ["@open-rpc/client-js", "@open-rpc/schema-utils-js"];
+    let Some(dir) = tools::require(SCRIPT, node::setup(&packages)) else {
+        return;
     };
     let mut server = Calculator::start(calculator());
     let output = node::run_with(
@@ -100,12 +97,8 @@ fn openrpc_with_the_open_rpc_client_and_validator() {
 /// Runs `tests/interop/<script>` with `arg`, once `packages` are installed, and asserts it
 /// succeeds; `server` is the example it drives.
 fn run_node_against(script: &str, packages: &[&str], server: &mut Calculator, arg: &str) {
-    let dir = match node::setup(packages) {
-        Ok(dir) => dir,
-        Err(why) => {
-            eprintln!("skipped: {script}: {why}");
-            return;
-        }
+    let Some(dir) = tools::require(script, node::setup(packages)) else {
+        return;
     };
     let output = node::run(&dir, script, arg)
         .unwrap_or_else(|why| panic!("{why}\n--- server's stderr\n{}", server.stderr()));
@@ -228,15 +221,23 @@ fn post_json(url: &str, body: &Value) -> Reply {
     )
 }
 
-fn curl_available() -> bool {
-    run_bounded(Command::new("curl").arg("--version"), STEP_LIMIT)
-        .is_ok_and(|output| output.status.success())
+/// `curl`, or why it cannot run here; with `http2`, a `curl` that speaks HTTP/2 (built with
+/// nghttp2).
+fn curl_found(http2: bool) -> Result<(), String> {
+    let version = run_bounded(Command::new("curl").arg("--version"), STEP_LIMIT)
+        .map_err(|_| "`curl` is not installed".to_owned())?;
+    if !version.status.success() {
+        return Err("`curl --version` failed".to_owned());
+    }
+    if http2 && !String::from_utf8_lossy(&version.stdout).contains("HTTP2") {
+        return Err("`curl` does not speak HTTP/2".to_owned());
+    }
+    Ok(())
 }
 
 #[test]
 fn http_with_curl() {
-    if !curl_available() {
-        eprintln!("skipped: curl not found");
+    if tools::require("http_with_curl", curl_found(false)).is_none() {
         return;
     }
     let mut server = Calculator::start(calculator());
@@ -348,13 +349,6 @@ fn http_with_curl() {
     server.assert_alive();
 }
 
-/// Whether this curl speaks HTTP/2 (built with nghttp2).
-fn curl_speaks_http2() -> bool {
-    run_bounded(Command::new("curl").arg("--version"), STEP_LIMIT).is_ok_and(|output| {
-        output.status.success() && String::from_utf8_lossy(&output.stdout).contains("HTTP2")
-    })
-}
-
 /// `curl` with `args`, posting `add(2, 3)`: the status line and the body.
 fn curl_add(url: &str, args: &[&str]) -> (String, Value) {
     let output = run_bounded(
@@ -388,8 +382,12 @@ fn curl_add(url: &str, args: &[&str]) -> (String, Value) {
 
 #[test]
 fn http2_with_curl_prior_knowledge_and_over_tls() {
-    if !curl_available() || !curl_speaks_http2() {
-        eprintln!("skipped: curl with HTTP/2 not found");
+    if tools::require(
+        "http2_with_curl_prior_knowledge_and_over_tls",
+        curl_found(true),
+    )
+    .is_none()
+    {
         return;
     }
     let answer = json!({ "jsonrpc": "2.0", "result": 5, "id": 1 });
@@ -443,8 +441,7 @@ fn http2_with_curl_prior_knowledge_and_over_tls() {
 /// before.
 #[test]
 fn ticks_over_sse_with_curl() {
-    if !curl_available() {
-        eprintln!("skipped: curl not found");
+    if tools::require("ticks_over_sse_with_curl", curl_found(false)).is_none() {
         return;
     }
     let mut server = Calculator::start(calculator());

@@ -9,7 +9,8 @@
 //!   layer) and the official MCP TypeScript SDK, run by the Node scripts in `tests/interop/`, and
 //!   the python MCP SDK (`tests/interop/mcp_client.py`). Without `node`, or without
 //!   `tests/interop/node_modules` (`npm ci --prefix tests/interop`), or without
-//!   `tests/interop/.venv` (see `jrpc_tests::python`), these print why they are skipped and pass.
+//!   `tests/interop/.venv` (see `jrpc_tests::python`), these fail under CI and elsewhere print why
+//!   they are skipped and pass (`jrpc_tests::tools`).
 //!
 //! The examples are built once, by `cargo build --example ...`, and found through cargo's own
 //! report of what it built (so a custom target directory works). Every child process runs under a
@@ -26,7 +27,7 @@ use std::thread;
 use std::time::Duration;
 
 use jrpc_tests::process::{Capture, wait_bounded};
-use jrpc_tests::{node, python};
+use jrpc_tests::{node, python, tools};
 use serde_json::{Value, json};
 
 /// How long a server may take to send an expected message, or to exit.
@@ -808,12 +809,8 @@ fn mcp_bad_input_is_answered_and_serving_goes_on() {
 /// Runs `tests/interop/<script>` (which needs `package`) against the example `binary` and
 /// asserts it succeeds.
 fn run_node(script: &str, package: &str, binary: &str) {
-    let dir = match node::setup(&[package]) {
-        Ok(dir) => dir,
-        Err(why) => {
-            eprintln!("skipped: {script}: {why}");
-            return;
-        }
+    let Some(dir) = tools::require(script, node::setup(&[package])) else {
+        return;
     };
     let output = node::run(&dir, script, example(binary)).unwrap_or_else(|why| panic!("{why}"));
     assert!(
@@ -843,12 +840,9 @@ fn mcp_server_with_the_official_sdk_client() {
 /// each succeeds; `server_stderr` says what the server wrote, for a failure. Skipped, with why,
 /// where the SDK is not installed.
 pub(crate) fn run_python_client(kind: &str, target: &OsStr, server_stderr: &dyn Fn() -> String) {
-    let (dir, python) = match python::setup("mcp", "2.3.0") {
-        Ok(found) => found,
-        Err(why) => {
-            eprintln!("skipped: mcp_client.py ({kind}): {why}");
-            return;
-        }
+    let what = format!("mcp_client.py ({kind})");
+    let Some((dir, python)) = tools::require(&what, python::setup("mcp", "2.3.0")) else {
+        return;
     };
     for mode in ["auto", "2026-07-28", "legacy"] {
         let args = [OsStr::new(kind), target, OsStr::new(mode)];
