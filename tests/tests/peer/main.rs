@@ -1,9 +1,16 @@
 //! Two-way peers on byte streams: `Peer` over in-memory pipes, stdio with child processes, Unix
 //! and TCP sockets, and topics on such connections.
 
+mod bad_input;
+mod calls;
 mod cancel;
+mod closing;
+mod duplex;
 mod layers;
-mod peer;
+mod limits;
+mod notices;
+mod ordering;
 mod socket;
 mod stdio;
+mod timeouts;
 mod topics;
