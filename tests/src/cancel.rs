@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use jrpc_runtime::{Caller as _, Context, Methods, Outcome, RpcError, TraceContext};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// What the `hang` handlers of one table report.
 pub struct Hang {
@@ -15,6 +15,8 @@ pub struct Hang {
     dropped: mpsc::UnboundedReceiver<()>,
     cancelled: mpsc::UnboundedReceiver<()>,
     outcomes: Arc<Mutex<Vec<(String, Outcome)>>>,
+    /// How many `hang` requests the observer has seen end as cancelled, for a test to wait on.
+    cancelled_observed: watch::Receiver<usize>,
 }
 
 /// A `hang` call as its handler saw it when it started.
@@ -73,16 +75,21 @@ pub fn hang(methods: &mut Methods) -> Hang {
         .unwrap();
     let outcomes = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&outcomes);
+    let (count, cancelled_observed) = watch::channel(0);
     methods.observe(move |seen| {
         sink.lock()
             .unwrap()
             .push((seen.method.to_owned(), seen.outcome));
+        if seen.method == "hang" && seen.outcome == Outcome::Cancelled {
+            count.send_modify(|n| *n += 1);
+        }
     });
     Hang {
         started,
         dropped,
         cancelled,
         outcomes,
+        cancelled_observed,
     }
 }
 
@@ -134,6 +141,14 @@ impl Hang {
             .iter()
             .filter(|(method, outcome)| method == "hang" && *outcome == Outcome::Cancelled)
             .count()
+    }
+
+    /// Waits until the observer has seen `count` `hang` requests end as cancelled: for a call
+    /// cancelled before its handler ran, which reports nothing itself.
+    pub async fn wait_cancelled_observed(&mut self, count: usize) {
+        crate::bounded(self.cancelled_observed.wait_for(|seen| *seen >= count))
+            .await
+            .expect("the table is gone");
     }
 
     /// Whether a `hang` handler's future was dropped (without waiting).

@@ -108,7 +108,7 @@ async fn a_cancel_notice_cancels_the_handler_and_lsp_answers_at_once() {
 #[tokio::test]
 async fn a_call_cancelled_before_its_task_runs_is_observed_cancelled() {
     let mut methods = Methods::new();
-    let hang = hang(&mut methods);
+    let mut hang = hang(&mut methods);
     let (mut lines, mut write) = serve_lines(methods, Cancellation::Lsp, Duration::from_secs(30));
     // One write: the loop reads the notice before the call's task has run.
     let call = json!({"jsonrpc": "2.0", "method": "hang", "id": 7});
@@ -119,7 +119,8 @@ async fn a_call_cancelled_before_its_task_runs_is_observed_cancelled() {
         .unwrap();
     let first: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(first["error"]["code"], -32800, "{first}");
-    jrpc_tests::eventually(|| hang.cancelled_count() == 1).await;
+    hang.wait_cancelled_observed(1).await;
+    assert_eq!(hang.cancelled_count(), 1);
 }
 
 #[tokio::test(start_paused = true)]
