@@ -9,7 +9,7 @@ use std::time::Duration;
 use jrpc_runtime::server::{Drained, SocketServer};
 use jrpc_runtime::{Caller as _, Client, Context, Framing, Methods, PeerConfig, RpcError};
 use jrpc_tests::bounded;
-use jrpc_tests::fixtures::add;
+use jrpc_tests::fixtures::{self, Gate, add};
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
@@ -21,7 +21,6 @@ fn methods() -> Methods {
             Ok::<_, RpcError>(ctx.transport().as_str())
         })
         .unwrap();
-    jrpc_tests::fixtures::sleep(&mut methods);
     // Calls the client back, then answers with what it said.
     methods
         .register("ask", &[], |(): (), ctx: Context| async move {
@@ -107,7 +106,10 @@ async fn unix_peers_in_both_framings_concurrently() {
 #[tokio::test]
 async fn a_shutdown_lets_running_calls_finish_then_closes() {
     let path = socket_path();
-    let server = SocketServer::builder(methods()).build().unwrap();
+    let gate = Gate::shared();
+    let mut methods = methods();
+    fixtures::gate(&mut methods, &gate);
+    let server = SocketServer::builder(methods).build().unwrap();
     let listener = UnixListener::bind(&path).unwrap();
     let serving = tokio::spawn({
         let server = server.clone();
@@ -118,15 +120,22 @@ async fn a_shutdown_lets_running_calls_finish_then_closes() {
         let client = Client::connect(&url).await.unwrap();
         let slow = tokio::spawn({
             let client = client.clone();
-            async move { client.call::<u64>("sleep", [200]).await }
+            async move { client.call::<String>("gate", ()).await }
         });
         // The call is running once the server answers another one after it.
         assert_eq!(client.call::<i64>("add", [1, 1]).await.unwrap(), 2);
         let handle = server.shutdown_handle();
-        let drained = tokio::spawn(async move { handle.shutdown().await });
+        let drained = tokio::spawn({
+            let handle = handle.clone();
+            async move { handle.shutdown().await }
+        });
+        // The gate opens only once the shutdown has begun: the call finishes during the drain.
+        handle.shutting_down().await;
+        assert!(!slow.is_finished(), "the call is held by its gate");
+        gate.release.add_permits(1);
         assert_eq!(
             slow.await.unwrap().unwrap(),
-            200,
+            "through",
             "answered during the drain"
         );
         assert_eq!(drained.await.unwrap(), Drained::Complete);
@@ -148,6 +157,7 @@ async fn the_connection_cap_holds_new_clients_back() {
         .build()
         .unwrap();
     let listener = UnixListener::bind(&path).unwrap();
+    let handle = server.shutdown_handle();
     tokio::spawn(async move { server.serve_unix(listener).await });
     let url = format!("unix:{}", path.display());
     bounded(async {
@@ -159,12 +169,15 @@ async fn the_connection_cap_holds_new_clients_back() {
         tokio::spawn(async move {
             let _ = tx.send(second.call::<i64>("add", [2, 2]).await).await;
         });
+        // Virtual time: the 200 ms pass only while every task, the server's included, is idle,
+        // so the check does not depend on how fast this machine is.
         assert!(
             tokio::time::timeout(Duration::from_millis(200), answered.recv())
                 .await
                 .is_err(),
             "served past the cap"
         );
+        assert_eq!(handle.connections(), 1, "admitted past the cap");
         drop(first);
         assert_eq!(answered.recv().await.unwrap().unwrap(), 4);
     })
