@@ -3,8 +3,9 @@
 
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Caller as _, Context, Lifetime, Methods, Peer, PeerConfig, Transport};
-use jrpc_tests::{bounded, eventually, fixtures};
+use jrpc_tests::{bounded, fixtures};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 fn methods() -> Methods {
     let mut methods = Methods::new();
@@ -13,15 +14,23 @@ fn methods() -> Methods {
 }
 
 /// A client connected to a server over an in-memory stream; the server's context carries
-/// `topics`. The client's `news` notifications land in the channel.
-fn connect(topics: &Topics) -> (Peer, mpsc::UnboundedReceiver<String>) {
+/// `topics`. The client's `news` notifications land in the channel; the server's loop is the
+/// task returned, which ends once the registry has forgotten the connection (its close hooks run
+/// as the loop ends).
+fn connect(
+    topics: &Topics,
+) -> (
+    Peer,
+    mpsc::UnboundedReceiver<String>,
+    JoinHandle<std::io::Result<()>>,
+) {
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let config = PeerConfig::builder()
         .context(Context::new(Transport::Stream).with_extension(topics.clone()))
         .build()
         .unwrap();
     let (_server, server_loop) = Peer::connect(server_io, methods(), config);
-    tokio::spawn(server_loop);
+    let server_loop = tokio::spawn(server_loop);
     let mut handlers = Methods::new();
     let rx = fixtures::news(&mut handlers);
     // The client's loop ends with its last handle, closing the stream.
@@ -31,14 +40,14 @@ fn connect(topics: &Topics) -> (Peer, mpsc::UnboundedReceiver<String>) {
         .unwrap();
     let (client, client_loop) = Peer::connect(client_io, handlers, client_config);
     tokio::spawn(client_loop);
-    (client, rx)
+    (client, rx, server_loop)
 }
 
 #[tokio::test]
 async fn a_stream_connection_subscribes_and_leaves_when_it_closes() {
     let topics = Topics::new();
-    let (a, mut a_news) = connect(&topics);
-    let (b, mut b_news) = connect(&topics);
+    let (a, mut a_news, a_server) = connect(&topics);
+    let (b, mut b_news, b_server) = connect(&topics);
     for client in [&a, &b] {
         let added: bool = bounded(client.call("watch", ["news"])).await.unwrap();
         assert!(added);
@@ -52,9 +61,11 @@ async fn a_stream_connection_subscribes_and_leaves_when_it_closes() {
 
     // `b` hangs up: the server's loop sees the end of input and ends, and `b` leaves the topic.
     drop(b);
-    eventually(|| topics.subscribers("news") == 1).await;
+    bounded(b_server).await.unwrap().unwrap();
+    assert_eq!(topics.subscribers("news"), 1);
     assert_eq!(topics.publish("news", "news", ["second"]).unwrap(), 1);
     assert_eq!(bounded(a_news.recv()).await.as_deref(), Some("second"));
     drop(a);
-    eventually(|| topics.names().is_empty()).await;
+    bounded(a_server).await.unwrap().unwrap();
+    assert!(topics.names().is_empty());
 }
