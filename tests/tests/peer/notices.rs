@@ -220,7 +220,7 @@ async fn a_received_notice_aborts_the_handler() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn with_cancellation_off_notices_are_ordinary_notifications() {
     bounded(async {
         let (mut methods, gate, mut rx) = holding();
