@@ -157,6 +157,7 @@ fn ended(pid: u32) -> bool {
 #[cfg(target_os = "linux")]
 async fn wait_until_ended(pid: u32) {
     while !ended(pid) {
+        // Real clock: the child is a real process, which no virtual time or signal of ours ends.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -291,6 +292,7 @@ async fn serve_once(args: &[&str], input: &[u8]) -> (std::process::ExitStatus, S
 #[tokio::test]
 async fn serve_answers_what_arrived_before_the_end_of_input() {
     bounded(async {
+        // Real clock: `sleep` keeps a call running in the child, a real process, as input ends.
         let input = concat!(
             r#"{"jsonrpc":"2.0","method":"sleep","params":[50],"id":1}"#,
             "\n",
