@@ -123,7 +123,9 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn new(key: &'static str, reason: impl Into<String>) -> Self {
+    /// Returns the error naming the setting `key` (as the builder method that sets it is named)
+    /// and why it is out of range: what the builders of protocols on the crate return too.
+    pub fn new(key: &'static str, reason: impl Into<String>) -> Self {
         Self {
             key,
             reason: reason.into(),

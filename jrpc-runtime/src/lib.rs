@@ -13,7 +13,6 @@
 //! - [`http`] and [`ws`] serve HTTP and WebSocket on one listener, with clients; [`Client`] picks
 //!   one by URL (`unix:` too); [`server`] holds what the servers share, the socket server and
 //!   topics.
-//! - [`mcp`] serves MCP, both protocol eras, over stdio and (with `http`) Streamable HTTP.
 //! - [`Methods::layer`] puts tower layers around every call; [`layers`] has authorization and
 //!   rate and in-flight limits.
 //!
@@ -72,7 +71,6 @@
 //! | `schema` | JSON Schemas from types (schemars 1.x): [`SchemaDoc::of`], `#[rpc_service(schema)]` | no |
 //! | `tls` | TLS (rustls on *ring*): `server::ServerTls` for the HTTP server (`https://`, `wss://`, HTTP/2 by ALPN), `ClientTls` and `https://`/`wss://` URLs for the clients; brings `http` and `ws` | no |
 //! | `redis` | [`Topics::redis`](server::Topics::redis): topics shared by every replica of a service through Redis pub/sub (the `redis` crate) | no |
-//! | `mcp` | [`mcp`]: MCP in both protocol eras over stdio, and over Streamable HTTP with `http`; implies `schema`, adds getrandom, hmac and sha2 | no |
 //! | `otel` | OpenTelemetry through `tracing-opentelemetry`: a request's span is the child of its caller's `traceparent`, and calls carry the current span's context ([`guide::tracing`]) | no |
 //!
 //! With `default-features = false, features = ["macros"]` the crate is the wire, the dispatcher,
@@ -95,8 +93,8 @@
 //! - [`guide::logs`]: what is logged at which level, and the observer hook for metrics.
 //! - [`guide::around_calls`]: call layers, authorization and limits, bearer authentication,
 //!   cancellation and trace context: what runs around every call.
-//! - [`guide::mcp`]: MCP in both protocol eras: tools from a service, resources, prompts,
-//!   questions to the client, changes, and the transports (feature `mcp`).
+//! - [`guide::protocols`]: the seams a protocol is built on (MCP's crate `jrpc-mcp` is), and
+//!   which of them are stable.
 //! - [`guide::cancellation`]: what cancels a request, on every transport, and `ctx.cancelled()`.
 //! - [`guide::tracing`]: W3C trace context, read, logged and sent on; OpenTelemetry (`otel`).
 #![warn(missing_docs)]
@@ -115,9 +113,6 @@ pub mod framing;
 pub mod http;
 pub mod layers;
 pub mod limits;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
 mod peer;
 pub mod server;
 pub mod stdio;
@@ -125,7 +120,7 @@ mod time;
 #[cfg(feature = "tls")]
 mod tls;
 mod transport;
-mod wire;
+pub mod wire;
 mod woken;
 #[cfg(feature = "ws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
@@ -151,9 +146,9 @@ pub mod guide {
     pub mod logs {}
     #[doc = include_str!("../docs/around-calls.md")]
     pub mod around_calls {}
-    #[cfg(all(feature = "mcp", feature = "macros"))]
-    #[doc = include_str!("../docs/mcp.md")]
-    pub mod mcp {}
+    #[cfg(all(feature = "http", feature = "macros"))]
+    #[doc = include_str!("../docs/protocols.md")]
+    pub mod protocols {}
     #[doc = include_str!("../docs/cancellation.md")]
     pub mod cancellation {}
     #[doc = include_str!("../docs/tracing.md")]

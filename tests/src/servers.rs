@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 
+use jrpc_mcp::McpServer;
 use jrpc_runtime::http::HttpServer;
-use jrpc_runtime::mcp::McpServer;
 use jrpc_runtime::ws::WsServer;
 use tokio::io::DuplexStream;
 use tokio::net::TcpListener;

@@ -54,41 +54,17 @@ struct Shared {
 impl Context {
     /// A context for requests arriving on `transport`.
     pub fn new(transport: Transport) -> Self {
-        Self::of_request(transport, None, None, None, None, usize::MAX)
+        Self::of_request(None, transport, None, None, None, None, usize::MAX)
     }
 
-    /// A context made whole at once (one allocation, and nothing to make unique after): what a
-    /// transport builds for each HTTP request, whose answers it sends up to `answer_limit` bytes.
-    pub(crate) fn of_request(
-        transport: Transport,
-        peer_addr: Option<SocketAddr>,
-        request_tag: Option<RequestTag>,
-        headers: Option<Headers>,
-        trace: Option<Box<TraceContext>>,
-        answer_limit: usize,
-    ) -> Self {
-        Self {
-            id: None,
-            shared: Arc::new(Shared {
-                transport,
-                peer_addr,
-                headers,
-                request_tag,
-                trace,
-                extensions: Extensions::default(),
-                answer_limit,
-            }),
-            cancel: Slot::new(),
-        }
-    }
-
-    /// [`of_request`](Self::of_request), made in `room`'s last context when nothing else holds
-    /// it any more (one allocation less, for each request of a keep-alive connection).
-    #[allow(clippy::too_many_arguments)] // `of_request`'s, and where to make it.
-    #[cfg(feature = "http")]
+    /// Returns a context made whole at once (one allocation, and nothing to make unique after):
+    /// what a transport builds for each request of a connection, whose answers it sends up to
+    /// `answer_limit` bytes. Made in `room`'s last context when nothing else holds it any more
+    /// (one allocation less, for each request of a keep-alive connection).
+    #[allow(clippy::too_many_arguments)] // What a context is made of, and where to make it.
     #[inline]
-    pub(crate) fn of_request_in(
-        room: &ContextRoom,
+    pub(crate) fn of_request(
+        room: Option<&ContextRoom>,
         transport: Transport,
         peer_addr: Option<SocketAddr>,
         request_tag: Option<RequestTag>,
@@ -105,7 +81,8 @@ impl Context {
             extensions: Extensions::default(),
             answer_limit,
         };
-        let shared = match room.0.take() {
+        let kept = room.and_then(|room| room.0.take());
+        let shared = match kept {
             Some(mut kept) => match Arc::get_mut(&mut kept) {
                 Some(unheld) => {
                     // The last request's context goes here, its headers with it.
@@ -132,7 +109,7 @@ impl Context {
 
     /// Sets the headers of the request (or of the WebSocket upgrade).
     #[must_use]
-    #[cfg(any(feature = "http", feature = "ws"))]
+    #[allow(dead_code, reason = "set by the transports that have headers")]
     pub(crate) fn with_header_slot(mut self, headers: Headers) -> Self {
         Arc::make_mut(&mut self.shared).headers = Some(headers);
         self
@@ -273,18 +250,17 @@ impl Context {
     }
 }
 
-/// Where a connection keeps its last request's context, for the next to be made in once the
-/// last is done with it ([`Context::of_request_in`]): a context's headers, which share the buffer
-/// its request's head was read into, stay until then, or until the room is dropped.
-#[cfg(feature = "http")]
+/// Keeps a connection's last request context, for the next to be made in once the last is done
+/// with it ([`Context::of_request`]): a context's headers, which share the buffer its request's
+/// head was read into, stay until then, or until the room is dropped.
 #[derive(Default)]
 pub(crate) struct ContextRoom(std::cell::Cell<Option<Arc<Shared>>>);
 
-#[cfg(feature = "http")]
 impl ContextRoom {
     /// Keeps `ctx`'s for the next request, once no more is to be added to it (a context that is
     /// shared is copied to be changed).
     #[inline]
+    #[allow(dead_code, reason = "kept by the transports that reuse contexts")]
     pub(crate) fn keep(&self, ctx: &Context) {
         self.0.set(Some(Arc::clone(&ctx.shared)));
     }

@@ -9,7 +9,7 @@
 
 use std::io;
 
-use crate::wire::{ErrorCode, Id, RpcError, id_of, incoming, write};
+use crate::wire::{ErrorCode, Id, RpcError, write};
 
 /// A writer into `out` that fails rather than let it pass `limit` bytes.
 ///
@@ -91,18 +91,6 @@ pub(crate) fn too_large_answer(
     limit: usize,
 ) -> Vec<u8> {
     write::error_bytes(&too_large(method, Some(bytes), limit), &id)
-}
-
-/// Returns the answer that replaces one of `bytes`, larger than `limit`, to the request `text`:
-/// an error answer to its call, with its id (`null` for a batch).
-#[cold]
-pub(crate) fn too_large_answer_to(text: &str, bytes: usize, limit: usize) -> Vec<u8> {
-    let request = (!incoming::is_batch(text))
-        .then(|| incoming::parse_request(text).ok())
-        .flatten();
-    let method = request.as_ref().map(|req| &*req.method);
-    let id = request.as_ref().and_then(|req| req.id).map(id_of);
-    too_large_answer(method, id.as_ref(), bytes, limit)
 }
 
 #[cfg(test)]

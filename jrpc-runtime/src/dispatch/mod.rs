@@ -28,12 +28,15 @@ mod trace;
 
 pub(crate) use cancel::Handed;
 pub use context::Context;
-#[cfg(feature = "http")]
+#[allow(
+    unused_imports,
+    reason = "the transports that reuse contexts import it"
+)]
 pub(crate) use context::ContextRoom;
 pub use describe::{MethodDoc, ParamDoc, ParamStructure};
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};
-pub(crate) use limit::{too_large_answer, too_large_answer_to};
+pub(crate) use limit::too_large_answer;
 pub use methods::{Batches, IntoRpcError, Methods, RpcResult};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};

@@ -6,8 +6,6 @@ use std::task::Poll;
 use std::time::Duration;
 
 use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
-#[cfg(feature = "mcp")]
-use ::http::request::Parts;
 use ::http::{HeaderValue, Request, Response};
 use hyper::body::Body;
 
@@ -29,37 +27,6 @@ pub(super) fn announced<B: Body>(body: &B, limit: usize) -> usize {
     let hint = body.size_hint();
     let declared = hint.exact().unwrap_or(hint.lower());
     usize::try_from(declared).unwrap_or(usize::MAX).min(limit)
-}
-
-/// `res`, for a request whose body is left unread: the connection cannot carry another request
-/// then.
-pub(crate) fn unread_reply<B: Body>(
-    req: &Request<B>,
-    res: Response<ResponseBody>,
-) -> Response<ResponseBody> {
-    if req.body().is_end_stream() {
-        res
-    } else {
-        reply::closing(res)
-    }
-}
-
-/// Reads a `POST`'s JSON body: at most `limit` bytes, within `timeout`; or the reply that refuses
-/// it (`415`, `413`, `400` or `408`). The caller checks that it is UTF-8 ([`reply::not_utf8`]).
-#[cfg(feature = "mcp")]
-pub(crate) async fn read_post<B>(
-    req: Request<B>,
-    limit: usize,
-    timeout: Duration,
-) -> Result<(Parts, hyper::body::Bytes), Response<ResponseBody>>
-where
-    B: Body + Send,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    post_checked(&req, limit)?;
-    let (parts, body) = req.into_parts();
-    Ok((parts, read_body(body, limit, timeout, None).await?))
 }
 
 /// What [`post_checked`] saw of a `POST` it lets through.
@@ -102,7 +69,7 @@ pub(super) fn post_checked<B: Body>(
     if let Some(content_type) = content_type
         && !is_json(content_type)
     {
-        return Err(unread_reply(
+        return Err(reply::unread(
             req,
             reply::unsupported_media_type(content_type),
         ));

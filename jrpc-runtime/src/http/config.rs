@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::BearerAuth;
+use super::endpoint::{Endpoint, Mounted};
 use super::server::HttpServer;
 use super::service::{Admission, RpcService};
 use super::sse::stream_config;
@@ -21,7 +22,7 @@ use crate::server::ServerTls;
 use crate::server::ShutdownHandle;
 #[cfg(feature = "ws")]
 use crate::server::Topics;
-use crate::server::{ConnectionCap, Shutdown};
+use crate::server::{ConnectionCap, OriginPolicy, Shutdown};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 
@@ -75,6 +76,7 @@ pub struct HttpServerBuilder {
     drain_timeout: Duration,
     context_hook: Option<ContextHook>,
     auth: Option<BearerAuth>,
+    policy: Option<OriginPolicy>,
     always_send_request_id: bool,
     #[cfg(feature = "ws")]
     websocket: WsSettings,
@@ -82,6 +84,25 @@ pub struct HttpServerBuilder {
     topics: Option<Topics>,
     #[cfg(feature = "tls")]
     tls: Option<ServerTls>,
+    /// The protocols' endpoints mounted beside the JSON-RPC and WebSocket paths.
+    endpoints: Vec<Mount>,
+    /// Whether the JSON-RPC and WebSocket paths are served.
+    own_paths: bool,
+}
+
+/// An endpoint mounted at a path.
+#[derive(Clone)]
+pub(crate) struct Mount {
+    pub(crate) path: Box<str>,
+    pub(crate) endpoint: Arc<dyn Mounted>,
+}
+
+impl fmt::Debug for Mount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mount")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What [`HttpServerBuilder::map_context`] takes.
@@ -101,9 +122,11 @@ impl fmt::Debug for ContextHook {
 /// The checked settings the server runs with.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
-    pub(crate) rpc_path: Box<str>,
+    /// `None` when only the endpoints are served.
+    pub(crate) rpc_path: Option<Box<str>>,
     #[cfg(feature = "ws")]
-    pub(crate) ws_path: Box<str>,
+    pub(crate) ws_path: Option<Box<str>>,
+    pub(crate) endpoints: Box<[Mount]>,
     pub(crate) header_read_timeout: Duration,
     pub(crate) free_idle_after: Option<Duration>,
     pub(crate) write_timeout: Option<Duration>,
@@ -128,6 +151,7 @@ impl HttpServerBuilder {
             drain_timeout: Duration::from_secs(30),
             context_hook: None,
             auth: None,
+            policy: None,
             always_send_request_id: false,
             #[cfg(feature = "ws")]
             websocket: WsSettings::default(),
@@ -135,7 +159,30 @@ impl HttpServerBuilder {
             topics: None,
             #[cfg(feature = "tls")]
             tls: None,
+            endpoints: Vec::new(),
+            own_paths: true,
         }
+    }
+
+    /// Mounts `endpoint` at `path` (which must start with `/` and hold no query or fragment,
+    /// and differ from every other path the server serves): a protocol carried over HTTP,
+    /// served beside the JSON-RPC and WebSocket paths with the server's limits, budget, bearer
+    /// authentication and shutdown ([`Endpoint`]). The same endpoint may be mounted at several
+    /// paths.
+    pub fn endpoint(mut self, path: impl Into<String>, endpoint: impl Endpoint) -> Self {
+        self.endpoints.push(Mount {
+            path: path.into().into(),
+            endpoint: Arc::new(endpoint),
+        });
+        self
+    }
+
+    /// Serves the mounted [`endpoint`](Self::endpoint)s alone: no JSON-RPC path and no
+    /// WebSocket path (`404` there, as on any other path); for a protocol's own server, such as
+    /// MCP's, built on this one.
+    pub fn endpoints_only(mut self) -> Self {
+        self.own_paths = false;
+        self
     }
 
     /// The path that takes JSON-RPC `POST`s (default `/rpc`). It must
@@ -295,6 +342,21 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Decides which browser pages and `Host` names may reach the server ([`OriginPolicy`]): a
+    /// request it refuses (on the JSON-RPC path, the WebSocket path or an endpoint that is not
+    /// [`public`](super::Endpoint::public)) is answered `403` before its body is read, before
+    /// the bearer token is looked at. Unset, no request is refused for its origin or host.
+    pub fn origin_policy(mut self, policy: OriginPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Returns the bearer authentication set with [`bearer_auth`](Self::bearer_auth), if any:
+    /// what a protocol's builder on this one looks at.
+    pub fn get_bearer_auth(&self) -> Option<&BearerAuth> {
+        self.auth.as_ref()
+    }
+
     /// Whether every reply carries an `x-request-id` (default `false`). Each request is tagged:
     /// with its own `x-request-id` when it has a sensible one, else with 16 hex digits made up
     /// here; the tag is in the request's [`Context`] and `tracing` span either way. A reply
@@ -380,6 +442,7 @@ impl HttpServerBuilder {
         check_path("rpc_path", &self.rpc_path)?;
         #[cfg(feature = "ws")]
         check_path("ws_path", &self.ws_path)?;
+        self.check_endpoints()?;
         let parts = self.checked()?;
         let builder = *parts.rest;
         // A handshake is bounded as the headers after it are.
@@ -410,13 +473,16 @@ impl HttpServerBuilder {
                 auth: parts.auth,
                 context_hook: builder.context_hook,
                 always_send_request_id: builder.always_send_request_id,
+                policy: builder.policy,
             },
             parts.streams,
         );
+        let own = builder.own_paths;
         let settings = Settings {
-            rpc_path: builder.rpc_path.into(),
+            rpc_path: own.then(|| builder.rpc_path.into()),
             #[cfg(feature = "ws")]
-            ws_path: builder.ws_path.into(),
+            ws_path: own.then(|| builder.ws_path.into()),
+            endpoints: builder.endpoints.into(),
             header_read_timeout: parts.header_read_timeout,
             free_idle_after: parts.free_idle_after,
             write_timeout: parts.write_timeout,
@@ -430,6 +496,29 @@ impl HttpServerBuilder {
             #[cfg(feature = "tls")]
             tls,
         ))
+    }
+}
+
+impl HttpServerBuilder {
+    /// Checks the endpoints' paths: each a path, none served twice.
+    fn check_endpoints(&self) -> Result<(), ConfigError> {
+        let mut taken: Vec<&str> = Vec::new();
+        if self.own_paths {
+            taken.push(&self.rpc_path);
+            #[cfg(feature = "ws")]
+            taken.push(&self.ws_path);
+        }
+        for mount in &self.endpoints {
+            check_path("endpoint", &mount.path)?;
+            if taken.contains(&&*mount.path) {
+                return Err(ConfigError::new(
+                    "endpoint",
+                    format!("`{}` is served twice", mount.path),
+                ));
+            }
+            taken.push(&mount.path);
+        }
+        Ok(())
     }
 }
 
@@ -508,8 +597,14 @@ impl HttpServerBuilder {
     }
 }
 
-/// A path is compared byte for byte with the request's, so it must look like one.
-pub(crate) fn check_path(key: &'static str, path: &str) -> Result<(), ConfigError> {
+/// Checks that `path` is one a server can route by (it is compared byte for byte with the
+/// request's, so it must look like one): it starts with `/` and holds no query, fragment,
+/// whitespace or control character.
+///
+/// # Errors
+///
+/// [`ConfigError`] naming `key`.
+pub fn check_path(key: &'static str, path: &str) -> Result<(), ConfigError> {
     if !path.starts_with('/') {
         return Err(ConfigError::new(
             key,

@@ -117,7 +117,7 @@ impl Protocols {
 /// boxed here: hyper moves it into a task of its own). Each HTTP/1.1 connection is served by a
 /// clone of its own, made again when the connection is parked, so that what a clone keeps of
 /// its requests goes with the connection's buffers.
-pub(crate) trait Endpoint: Clone + Send + Unpin + 'static {
+pub(crate) trait Responder: Clone + Send + Unpin + 'static {
     /// Answers `req`, the answer handed to [`Ends::answered`] with `ends`.
     fn respond(
         &self,
@@ -126,7 +126,7 @@ pub(crate) trait Endpoint: Clone + Send + Unpin + 'static {
     ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<Self>;
 }
 
-/// What hyper's connections serve: a connection's [`Endpoint`] behind `service_fn`.
+/// What hyper's connections serve: a connection's [`Responder`] behind `service_fn`.
 trait ConnectionService:
     Service<
         Request<Incoming>,
@@ -158,7 +158,7 @@ impl<S> ConnectionService for S where
 pub(crate) fn drive(
     protocols: &Arc<Protocols>,
     io: impl Io,
-    endpoint: impl Endpoint,
+    endpoint: impl Responder,
     write_timeout: Option<Duration>,
     shutdown: Arc<Shutdown>,
     counted: Tracked,
@@ -225,7 +225,7 @@ pub(crate) fn drive(
 }
 
 /// `endpoint` as hyper serves it over HTTP/1.1, its requests counted in `activity`.
-fn http1_service<E: Endpoint>(
+fn http1_service<E: Responder>(
     endpoint: E,
     activity: &Arc<Activity>,
 ) -> impl ConnectionService + use<E> {

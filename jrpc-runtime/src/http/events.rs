@@ -31,11 +31,17 @@ use hyper::body::{Bytes, Frame};
 use tokio::sync::Notify;
 
 use crate::limits::Room;
-use crate::server::reply::Body;
+use crate::server::ResponseBody as Body;
 
-/// The events of some streams, waiting to be sent (and, to replay them, kept a while after).
+/// Holds the events of some Server-Sent Events streams, waiting to be sent (and, to replay them
+/// to a client that resumes with `Last-Event-ID`, kept a while after): see the
+/// [module docs](super::sse).
+///
+/// Each stream is a number the owner keeps distinct within the log (an MCP session numbers its
+/// requests' streams, and keeps `0` for its GET stream). A body ([`body`](Self::body)) sends a
+/// stream's events as they come; an [`SseAnswer`](super::sse::SseAnswer) writes a request's.
 #[derive(Debug)]
-pub(crate) struct EventLog {
+pub struct EventLog {
     inner: Mutex<Log>,
     /// Woken when an event arrives or a stream finishes.
     changed: Notify,
@@ -87,8 +93,8 @@ pub(crate) enum First {
 }
 
 impl EventLog {
-    /// A log keeping `retain` bytes of sent events for replay (zero: none).
-    pub(crate) fn new(retain: usize) -> Arc<Self> {
+    /// Returns a log keeping `retain` bytes of sent events for replay (zero: none).
+    pub fn new(retain: usize) -> Arc<Self> {
         Arc::new(Self {
             inner: Mutex::new(Log::default()),
             changed: Notify::new(),
@@ -97,13 +103,11 @@ impl EventLog {
         })
     }
 
-    /// A log keeping `retain` bytes of sent events (more than zero), whose streams open with a
-    /// priming event carrying `retry` (see the [module docs](self)).
-    #[cfg_attr(
-        not(feature = "mcp"),
-        allow(dead_code, reason = "MCP's sessions prime")
-    )]
-    pub(crate) fn primed(retain: usize, retry: Option<Duration>) -> Arc<Self> {
+    /// Returns a log keeping `retain` bytes of sent events (more than zero), whose streams open
+    /// with a priming event carrying `retry`: a body that starts at a stream's beginning first
+    /// sends an event with an id of its own, no data, and `retry`, so that a client can resume
+    /// from the very start (MCP's SEP-1699).
+    pub fn primed(retain: usize, retry: Option<Duration>) -> Arc<Self> {
         Arc::new(Self {
             inner: Mutex::new(Log::default()),
             changed: Notify::new(),
@@ -121,7 +125,7 @@ impl EventLog {
 
     /// Opens stream `stream` (a number the caller keeps distinct within the log); in a primed
     /// log, with a number kept for its priming event.
-    pub(crate) fn open(&self, stream: u64) {
+    pub fn open(&self, stream: u64) {
         let mut log = self.lock();
         let primer = self.priming.is_some().then(|| {
             let seq = log.next_seq;
@@ -135,8 +139,8 @@ impl EventLog {
 
     /// Cuts `stream`: the body answering its request ends (at once, or when it starts), and what
     /// it has not sent waits in the log for a client that resumes with `Last-Event-ID`.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code, reason = "MCP's polling cuts"))]
-    pub(crate) fn cut(&self, stream: u64) -> bool {
+    /// Returns whether `stream` was open.
+    pub fn cut(&self, stream: u64) -> bool {
         let mut log = self.lock();
         let Some(state) = log.streams.get_mut(&stream).filter(|s| s.open) else {
             return false;
@@ -147,12 +151,8 @@ impl EventLog {
         true
     }
 
-    /// Whether the log knows `stream`: it is open, or has events left.
-    #[cfg_attr(
-        not(feature = "mcp"),
-        allow(dead_code, reason = "MCP's resumption asks")
-    )]
-    pub(crate) fn knows(&self, stream: u64) -> bool {
+    /// Returns whether the log knows `stream`: it is open, or has events left.
+    pub fn knows(&self, stream: u64) -> bool {
         self.lock().streams.contains_key(&stream)
     }
 
@@ -172,7 +172,7 @@ impl EventLog {
     }
 
     /// Finishes `stream`: a body sends what is left of it, then ends.
-    pub(crate) fn finish(&self, stream: u64) {
+    pub fn finish(&self, stream: u64) {
         let mut log = self.lock();
         if let Some(state) = log.streams.get_mut(&stream) {
             state.open = false;
@@ -254,18 +254,15 @@ impl EventLog {
         Ok(Some((seq, json)))
     }
 
-    /// A response body sending `stream`'s events after event `after` (from its first event not
-    /// yet sent, when `None`), each with its id when the log keeps events for replay.
-    #[cfg_attr(
-        not(feature = "mcp"),
-        allow(dead_code, reason = "MCP's resumption sends it")
-    )]
-    pub(crate) fn body(self: &Arc<Self>, stream: u64, after: Option<u64>) -> Body {
+    /// Returns a response body sending `stream`'s events after event `after` (from its first
+    /// event not yet sent, when `None`), each with its id when the log keeps events for replay.
+    pub fn body(self: &Arc<Self>, stream: u64, after: Option<u64>) -> Body {
         self.body_holding(stream, after, ())
     }
 
-    /// [`body`](Self::body), holding `keep` until the body is dropped (sent, or its client gone).
-    pub(crate) fn body_holding<K: Send + 'static>(
+    /// Returns [`body`](Self::body), holding `keep` until the body is dropped (sent, or its
+    /// client gone).
+    pub fn body_holding<K: Send + 'static>(
         self: &Arc<Self>,
         stream: u64,
         after: Option<u64>,
@@ -348,17 +345,13 @@ impl Log {
     }
 }
 
-/// An event's id: its stream and its number, so that `Last-Event-ID` names both.
+/// Returns an event's id: its stream and its number, so that `Last-Event-ID` names both.
 pub(crate) fn event_id(stream: u64, seq: u64) -> String {
     format!("{stream}-{seq}")
 }
 
-/// The stream and number an event id names.
-#[cfg_attr(
-    not(feature = "mcp"),
-    allow(dead_code, reason = "MCP's resumption reads it")
-)]
-pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+/// Returns the stream and number an event id names (a `Last-Event-ID` a client resumes with).
+pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.trim().split_once('-')?;
     Some((stream.parse().ok()?, seq.parse().ok()?))
 }

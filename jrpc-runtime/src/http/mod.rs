@@ -165,26 +165,23 @@
 //! let app = axum::Router::new().route_service("/rpc", server.service());
 //! ```
 
-pub(crate) mod auth;
-pub(crate) mod body;
+mod auth;
+mod body;
 mod client;
 mod config;
 mod connection;
-pub(crate) mod events;
-pub(crate) mod reply;
-pub(crate) mod request_id;
+mod endpoint;
+mod events;
+pub mod reply;
+mod request_id;
 mod server;
-pub(crate) mod service;
-pub(crate) mod sse;
+mod service;
+pub mod sse;
 
 pub use crate::caller::BatchCall;
 pub use auth::BearerAuth;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
-pub use config::HttpServerBuilder;
-#[cfg(feature = "mcp")]
-pub(crate) use config::check_path;
-pub(crate) use connection::Ends;
-#[cfg(feature = "mcp")]
-pub(crate) use connection::{Endpoint, Protocols, drive};
+pub use config::{HttpServerBuilder, check_path};
+pub use endpoint::{Endpoint, EndpointRequest, EndpointService, Post, RequestBody};
 pub use server::HttpServer;
-pub use service::RpcService;
+pub use service::{BoxError, RpcService};

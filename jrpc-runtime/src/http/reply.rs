@@ -1,20 +1,24 @@
-//! The replies of the HTTP endpoint: JSON-RPC answers, and the statuses it answers on its own
-//! (each with an error envelope, written by the [`server`](crate::server) layer).
+//! The replies of HTTP endpoints: JSON-RPC answers, and the statuses a server answers on its own,
+//! each with a JSON-RPC error envelope (`"id": null`: no request was read) whose `data` says what
+//! went wrong. What the JSON-RPC path answers with, and what a protocol's [`Endpoint`] may too.
+//!
+//! [`Endpoint`]: super::Endpoint
 
 use ::http::header::ALLOW;
-use ::http::{HeaderValue, Method, Response, StatusCode};
-use hyper::body::Bytes;
+use ::http::{HeaderValue, Method, Request, Response, StatusCode};
+use hyper::body::{Body, Bytes};
 
 use std::sync::Arc;
 
 use crate::limits::Held;
 use crate::limits::ServerBudget;
-pub(crate) use crate::server::reply::{Body as ResponseBody, closing, unavailable};
-use crate::server::reply::{envelope, json, json_type, refusal};
+pub use crate::server::ResponseBody;
+use crate::server::reply::json_type;
+pub use crate::server::reply::{closing, envelope, json, refusal, unavailable};
 use crate::wire::RpcError;
 
-/// `200` with a JSON-RPC answer, as the dispatcher wrote it.
-pub(crate) fn answer(body: Vec<u8>) -> Response<ResponseBody> {
+/// Returns `200` with a JSON-RPC answer, as the dispatcher wrote it.
+pub fn answer(body: Vec<u8>) -> Response<ResponseBody> {
     json(StatusCode::OK, Bytes::from(body))
 }
 
@@ -47,16 +51,16 @@ impl AsRef<[u8]> for Counted {
     }
 }
 
-/// `204`: the body held only notifications.
-pub(crate) fn no_content() -> Response<ResponseBody> {
+/// Returns `204`: the body held only notifications.
+pub fn no_content() -> Response<ResponseBody> {
     let mut res = Response::new(ResponseBody::default());
     *res.status_mut() = StatusCode::NO_CONTENT;
     res
 }
 
-/// `404`, `-32600`: no endpoint at this path. `-32601` would claim that a JSON-RPC method is
-/// missing, when no request was even read.
-pub(crate) fn not_found(path: &str) -> Response<ResponseBody> {
+/// Returns `404`, `-32600`: no endpoint at this path. `-32601` would claim that a JSON-RPC
+/// method is missing, when no request was even read.
+pub fn not_found(path: &str) -> Response<ResponseBody> {
     refusal(
         StatusCode::NOT_FOUND,
         &format!("no JSON-RPC endpoint at `{path}`"),
@@ -116,7 +120,17 @@ pub(crate) fn body_timed_out() -> Response<ResponseBody> {
     ))
 }
 
-/// `200`, `-32700`: the body is not UTF-8, so it cannot be JSON.
-pub(crate) fn not_utf8() -> Response<ResponseBody> {
+/// Returns `res` for a request whose body is left unread, asking the client to close the
+/// connection then: it cannot carry another request.
+pub fn unread<B: Body>(req: &Request<B>, res: Response<ResponseBody>) -> Response<ResponseBody> {
+    if req.body().is_end_stream() {
+        res
+    } else {
+        closing(res)
+    }
+}
+
+/// Returns `200`, `-32700`: the body is not UTF-8, so it cannot be JSON.
+pub fn not_utf8() -> Response<ResponseBody> {
     envelope(StatusCode::OK, &RpcError::parse_error())
 }

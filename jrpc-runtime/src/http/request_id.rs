@@ -1,12 +1,11 @@
 //! `x-request-id`: taken from the request when it is sensible, made up otherwise.
 
 use std::hash::BuildHasher;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ::http::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::transport::RequestTag;
+use crate::transport::{MadeUp, RequestTag};
 
 /// The header's name.
 pub(crate) fn x_request_id() -> HeaderName {
@@ -93,58 +92,6 @@ impl Tags {
     }
 }
 
-/// A made-up tag: a number of the server's count, whose 16 hex digits are written the first time
-/// they are read (most requests' tags never are: a made-up one is not sent back by default, and
-/// only a span, a log line or a handler reads it).
-#[derive(Clone, Debug)]
-pub(crate) struct MadeUp {
-    n: u64,
-    text: OnceLock<[u8; 16]>,
-}
-
-impl MadeUp {
-    fn new(n: u64) -> Self {
-        Self {
-            n,
-            text: OnceLock::new(),
-        }
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        let text = self.text.get_or_init(|| {
-            // splitmix64's finalizer: distinct counts give distinct tags.
-            let n = self.n;
-            let mut mixed = (n ^ (n >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            mixed ^= mixed >> 31;
-            hex(mixed)
-        });
-        std::str::from_utf8(text).unwrap_or_default()
-    }
-}
-
-/// `n`'s 16 hex digits, lowercase, most significant first: its nibbles spread one a byte, then
-/// each turned into its digit, eight at a time in a 64-bit integer (a loop over a table of
-/// digits costs four times as much).
-fn hex(n: u64) -> [u8; 16] {
-    // The nibbles of `half`, one a byte, most significant first.
-    fn spread(half: u32) -> u64 {
-        let mut x = u64::from(half);
-        x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
-        x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
-        (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f
-    }
-    fn digits(nibbles: u64) -> [u8; 8] {
-        // 1 in each byte whose nibble is 10 or more; those get `'a' - '0' - 10` more.
-        let letters = ((nibbles + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
-        (nibbles + 0x3030_3030_3030_3030 + letters * 0x27).to_be_bytes()
-    }
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&digits(spread((n >> 32) as u32)));
-    out[8..].copy_from_slice(&digits(spread(n as u32)));
-    out
-}
-
 /// `tag`, copied out of the buffer its request was read into: for a context that outlives the
 /// request (a WebSocket's), which would otherwise keep that whole buffer.
 #[cfg(feature = "ws")]
@@ -211,17 +158,5 @@ mod tests {
         headers.append(x_request_id(), HeaderValue::from_static("first"));
         headers.append(x_request_id(), HeaderValue::from_static("second"));
         assert_eq!(tags.tag(&headers).as_str(), "first");
-    }
-
-    /// Every digit in every place, as `format!` writes them.
-    #[test]
-    fn writes_hex_as_format_does() {
-        let mut n = 0x0123_4567_89ab_cdef_u64;
-        for _ in 0..1000 {
-            for m in [n, !n, n.rotate_left(4), 0, u64::MAX] {
-                assert_eq!(hex(m), format!("{m:016x}").as_bytes(), "{m:016x}");
-            }
-            n = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
-        }
     }
 }

@@ -16,7 +16,8 @@ use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
 use super::config::{HttpServerBuilder, Settings};
-use super::connection::{Endpoint, Ends, Protocols, drive};
+use super::connection::{Ends, Protocols, Responder, drive};
+use super::endpoint::{Endpoint, EndpointService, Mounted};
 use super::reply::{self, ResponseBody};
 #[cfg(feature = "ws")]
 use super::request_id::kept;
@@ -62,12 +63,14 @@ struct Inner {
 }
 
 /// What a request on the listener is for.
-enum Route {
+enum Route<'a> {
     /// The JSON-RPC endpoint (which answers `405` to anything but `POST`).
     Rpc,
     /// A `GET` on the WebSocket path.
     #[cfg(feature = "ws")]
     WebSocket,
+    /// An endpoint mounted at its path.
+    Endpoint(&'a Arc<dyn Mounted>),
     /// Any other path.
     NotFound,
 }
@@ -104,6 +107,14 @@ impl HttpServer {
     /// It shares this server's table, limits and shutdown state.
     pub fn service(&self) -> RpcService {
         self.inner.endpoint.clone()
+    }
+
+    /// Returns `endpoint` as a service served under this server's limits, byte budget, bearer
+    /// authentication and shutdown, to mount in another router (axum's `route_service`); the
+    /// server itself serves the endpoints given to
+    /// [`HttpServerBuilder::endpoint`].
+    pub fn service_for<E: Endpoint>(&self, endpoint: Arc<E>) -> EndpointService<E> {
+        EndpointService::new(endpoint, Arc::clone(self.inner.endpoint.shared()))
     }
 
     /// A handle to shut the server down gracefully, its WebSocket connections included.
@@ -245,17 +256,19 @@ impl Clone for Router {
 }
 
 impl Router {
-    fn route(&self, req: &Request<Incoming>) -> Route {
+    fn route(&self, req: &Request<Incoming>) -> Route<'_> {
         let path = req.uri().path();
         let settings = &self.server.settings;
         #[cfg(feature = "ws")]
-        if path == &*settings.ws_path && req.method() == Method::GET {
+        if settings.ws_path.as_deref() == Some(path) && req.method() == Method::GET {
             return Route::WebSocket;
         }
-        if path == &*settings.rpc_path {
-            Route::Rpc
-        } else {
-            Route::NotFound
+        if settings.rpc_path.as_deref() == Some(path) {
+            return Route::Rpc;
+        }
+        match settings.endpoints.iter().find(|mount| &*mount.path == path) {
+            Some(mount) => Route::Endpoint(&mount.endpoint),
+            None => Route::NotFound,
         }
     }
 
@@ -271,7 +284,7 @@ impl Router {
     #[cfg(feature = "ws")]
     fn websocket(&self, mut req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
         if let Err(res) = self.endpoint.admit(&mut req) {
-            return super::body::unread_reply(&req, *res);
+            return super::reply::unread(&req, *res);
         }
         let (mut parts, body) = req.into_parts();
         let copied = |headers: &mut ::http::HeaderMap| crate::context::copied(headers);
@@ -286,7 +299,7 @@ impl Router {
     }
 }
 
-impl Endpoint for Router {
+impl Responder for Router {
     fn respond(
         &self,
         req: Request<Incoming>,
@@ -294,8 +307,16 @@ impl Endpoint for Router {
     ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<>
     {
         let route = self.route(&req);
-        if let Route::Rpc = route {
-            return Either::Left(self.endpoint.respond(req, ends, Some(&self.room)));
+        let endpoint = match route {
+            Route::Rpc => {
+                return Either::Left(self.endpoint.respond(req, ends, Some(&self.room)));
+            }
+            Route::Endpoint(mounted) => Some(Arc::clone(mounted)),
+            _ => None,
+        };
+        if let Some(mounted) = endpoint {
+            let (shared, peer) = (self.endpoint.shared(), self.endpoint.peer_addr());
+            return Either::Right(Either::Left(mounted.respond(shared, peer, req, ends)));
         }
         let tag = self.endpoint.tags().tag(req.headers());
         let unread = !req.body().is_end_stream();
@@ -309,6 +330,8 @@ impl Endpoint for Router {
         };
         let value = self.endpoint.tags().reply_value(&tag);
         let res = super::service::with_tag(res, value);
-        Either::Right(std::future::ready(Ok(Ends::answered(ends, res))))
+        Either::Right(Either::Right(std::future::ready(Ok(Ends::answered(
+            ends, res,
+        )))))
     }
 }

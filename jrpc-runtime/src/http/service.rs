@@ -16,7 +16,7 @@ use futures_util::future::Either;
 use hyper::body::Body;
 
 use super::auth::{BearerAuth, Grant, Refusal};
-use super::body::{COPIES, announced, post_checked, read_body, unread_reply};
+use super::body::{COPIES, announced, post_checked, read_body};
 use super::config::ContextHook;
 use super::connection::Ends;
 use super::events::EventLog;
@@ -24,15 +24,16 @@ use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
 use super::sse::{self, Replies};
 use crate::context::trace_of;
-use crate::dispatch::{Context, ContextRoom, Methods, too_large_answer_to};
+use crate::dispatch::{Context, ContextRoom, Methods, too_large_answer};
 use crate::limits::ServerBudget;
 use crate::peer::PeerConfig;
-use crate::server::{Shutdown, ShutdownHandle, Tracked};
+use crate::server::{OriginPolicy, Shutdown, ShutdownHandle, Tracked};
 use crate::transport::RequestTag;
 use crate::transport::Transport;
+use crate::wire::{id_of, incoming};
 
 /// The error type request bodies may fail with.
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The future of [`RpcService`]'s `call`.
 pub(crate) type ResponseFuture =
@@ -42,6 +43,8 @@ pub(crate) type ResponseFuture =
 /// application adds to its context), and which tag its reply carries back.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Admission {
+    /// Which pages may reach the server, when set.
+    pub(crate) policy: Option<OriginPolicy>,
     pub(crate) auth: Option<BearerAuth>,
     pub(crate) context_hook: Option<ContextHook>,
     /// Whether a reply carries a made-up `x-request-id` too.
@@ -98,21 +101,23 @@ pub struct RpcService {
     own: bool,
 }
 
-/// What the clones of an [`RpcService`] share.
+/// What the clones of an [`RpcService`] share, and the endpoints mounted beside it.
 #[derive(Debug)]
-struct RpcShared {
-    methods: Methods,
-    max_message_size: usize,
+pub(crate) struct RpcShared {
+    pub(crate) methods: Methods,
+    pub(crate) max_message_size: usize,
     /// The byte budget the server's connections share: bodies wait for it, answers count in it.
-    budget: Arc<ServerBudget>,
-    body_read_timeout: Duration,
-    shutdown: Arc<Shutdown>,
-    tags: Tags,
+    pub(crate) budget: Arc<ServerBudget>,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) shutdown: Arc<Shutdown>,
+    pub(crate) tags: Tags,
     context_hook: Option<ContextHook>,
+    /// Which pages may reach the server, when set.
+    pub(crate) policy: Option<OriginPolicy>,
     /// What every request must carry, when set.
-    auth: Option<BearerAuth>,
+    pub(crate) auth: Option<BearerAuth>,
     /// The connection settings of an SSE answer.
-    streams: PeerConfig,
+    pub(crate) streams: PeerConfig,
     /// Where SSE answers' events wait to be sent (none is kept after).
     log: Arc<EventLog>,
     next_stream: AtomicU64,
@@ -131,6 +136,7 @@ impl RpcService {
         streams: PeerConfig,
     ) -> Self {
         let Admission {
+            policy,
             auth,
             context_hook,
             always_send_request_id,
@@ -144,6 +150,7 @@ impl RpcService {
                 shutdown,
                 tags: Tags::new(always_send_request_id),
                 context_hook,
+                policy,
                 auth,
                 streams,
                 log: EventLog::new(0),
@@ -179,6 +186,14 @@ impl RpcService {
         &self.shared.shutdown
     }
 
+    pub(crate) fn shared(&self) -> &Arc<RpcShared> {
+        &self.shared
+    }
+
+    pub(crate) fn peer_addr(&self) -> Option<SocketAddr> {
+        self.peer_addr
+    }
+
     pub(crate) fn tags(&self) -> &Tags {
         &self.shared.tags
     }
@@ -204,7 +219,7 @@ impl RpcService {
                 self.shared.max_message_size,
             );
             let peer = self.peer_addr;
-            return Context::of_request(transport, peer, Some(tag), headers, trace, limit);
+            return Context::of_request(None, transport, peer, Some(tag), headers, trace, limit);
         }
         self.context_with(transport, parts, tag, headers, trace)
     }
@@ -221,7 +236,8 @@ impl RpcService {
         trace: Option<Box<crate::dispatch::TraceContext>>,
     ) -> Context {
         let limit = self.shared.max_message_size;
-        let mut ctx = Context::of_request(transport, self.peer_addr, Some(tag), None, trace, limit);
+        let peer = self.peer_addr;
+        let mut ctx = Context::of_request(None, transport, peer, Some(tag), None, trace, limit);
         if let Some(grant) = parts.extensions.get::<Grant>() {
             ctx = grant.clone().apply(ctx);
         }
@@ -232,10 +248,16 @@ impl RpcService {
         ctx.with_header_slot(headers(&mut parts.headers))
     }
 
-    /// Lets a request (or a WebSocket upgrade) through when it carries a token `bearer_auth`
-    /// takes, or when none is asked for: the identity the token gives goes in its extensions,
-    /// for [`context`](Self::context). Else the `401` that refuses it.
+    /// Lets a request (or a WebSocket upgrade) through when the origin policy allows it and it
+    /// carries a token `bearer_auth` takes (or when neither is asked for): the identity the
+    /// token gives goes in its extensions, for [`context`](Self::context). Else the `403` or
+    /// `401` that refuses it.
     pub(crate) fn admit<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
+        if let Some(policy) = &self.shared.policy
+            && let Some(refusal) = policy.refusal(req.headers(), req.uri())
+        {
+            return Err(Box::new(refusal));
+        }
         if let Some(auth) = &self.shared.auth {
             let grant = auth.check(req.headers())?;
             req.extensions_mut().insert(grant);
@@ -285,12 +307,7 @@ impl RpcService {
             Some(_) => (None, Some(Box::new(parts))),
         };
         let (peer, limit, tag) = (self.peer_addr, self.shared.max_message_size, Some(tag));
-        let mut ctx = match room {
-            Some(room) => {
-                Context::of_request_in(room, Transport::Http, peer, tag, headers, trace, limit)
-            }
-            None => Context::of_request(Transport::Http, peer, tag, headers, trace, limit),
-        };
+        let mut ctx = Context::of_request(room, Transport::Http, peer, tag, headers, trace, limit);
         if let Some(grant) = grant {
             ctx = grant.apply(ctx);
         }
@@ -314,11 +331,11 @@ impl RpcService {
     ) -> Result<(bool, bool, RequestTag), Response<ResponseBody>> {
         let tags = &self.shared.tags;
         let posted = match self.admit(req) {
-            Err(refusal) => Err(unread_reply(req, *refusal)),
+            Err(refusal) => Err(reply::unread(req, *refusal)),
             Ok(()) if *req.method() == Method::POST => {
                 post_checked(req, self.shared.max_message_size)
             }
-            Ok(()) => Err(unread_reply(req, reply::method_not_allowed(req.method()))),
+            Ok(()) => Err(reply::unread(req, reply::method_not_allowed(req.method()))),
         };
         match posted {
             Ok(posted) => {
@@ -399,18 +416,16 @@ impl RpcService {
                 };
                 if events {
                     let stream = shared.next_stream.fetch_add(1, Ordering::Relaxed);
-                    let answered = Box::pin(sse::answer(
-                        &shared.methods,
-                        ctx,
-                        text.to_owned(),
-                        &shared.log,
+                    let answer = sse::SseAnswer {
+                        methods: &shared.methods,
+                        log: &shared.log,
                         stream,
-                        &shared.replies,
-                        &shared.streams,
-                        in_flight,
-                        sse::Cancel::IfGone,
-                    ))
-                    .await;
+                        replies: &shared.replies,
+                        config: &shared.streams,
+                    };
+                    let answered =
+                        Box::pin(answer.run(ctx, text.to_owned(), in_flight, sse::Cancel::IfGone))
+                            .await;
                     break 'answered sse::reply(answered);
                 }
                 // `handle_bytes` without the `async fn` around it: started and polled once in
@@ -440,6 +455,18 @@ impl RpcService {
     }
 }
 
+/// Returns the answer that replaces one of `bytes`, larger than `limit`, to the request `text`:
+/// an error answer to its call, with its id (`null` for a batch).
+#[cold]
+fn too_large_answer_to(text: &str, bytes: usize, limit: usize) -> Vec<u8> {
+    let request = (!incoming::is_batch(text))
+        .then(|| incoming::parse_request(text).ok())
+        .flatten();
+    let method = request.as_ref().map(|req| &*req.method);
+    let id = request.as_ref().and_then(|req| req.id).map(id_of);
+    too_large_answer(method, id.as_ref(), bytes, limit)
+}
+
 /// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
 /// address.
 pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> tracing::Span {
@@ -466,129 +493,97 @@ pub(crate) fn with_tag(
     res
 }
 
-/// What an endpoint type (a `Clone` struct with `shared.tags`, `shared.shutdown` and
-/// `peer_addr`, and a `fn answer(self, Request<B>, tag: Option<RequestTag>, in_flight, ends) ->
-/// impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static` whose reply
-/// carries the request's tag in `x-request-id` as `Tags::reply_value` says, and is handed to
-/// [`Ends::answered`]; `tag` is the request's when its span was made with it, else `None`, for
-/// the answer to read) is served with: `respond`, which counts the request for a shutdown (`503`
-/// once one began) and runs it in its span; and the `Service` impls for any request body `B`,
-/// tower's (always ready: limits apply per request, there is no queue) and hyper's, each
-/// answering with a boxed future that owns a clone.
-macro_rules! endpoint_services {
-    ($service:ty) => {
-        impl $service {
-            /// Answers one HTTP request, the answer handed to [`Ends::answered`] with `ends`; its
-            /// context made in `room`, its connection's, when it has one.
-            ///
-            /// [`Ends::answered`]: $crate::http::Ends::answered
-            #[inline(always)]
-            pub(crate) fn respond<B>(
-                &self,
-                req: ::http::Request<B>,
-                ends: Option<$crate::http::Ends>,
-                room: Option<&$crate::dispatch::ContextRoom>,
-            ) -> impl ::std::future::Future<
-                Output = Result<
-                    ::http::Response<$crate::http::reply::ResponseBody>,
-                    ::std::convert::Infallible,
-                >,
-            >
-            + Send
-            + 'static
-            + use<B>
-            where
-                B: ::hyper::body::Body + Send + 'static,
-                B::Data: Send,
-                B::Error: Into<$crate::http::service::BoxError>,
-            {
-                use ::futures_util::future::Either;
-                use ::tracing::Instrument as _;
-                use $crate::http::Ends;
-                use $crate::http::service::with_tag;
-                // Held until the answer is ready, so that a shutdown waits for it.
-                let Some(in_flight) = self.shared.shutdown.track_call() else {
-                    let tag = self.shared.tags.tag(req.headers());
-                    let value = self.shared.tags.reply_value(&tag);
-                    let res = with_tag($crate::http::reply::unavailable(), value);
-                    return Either::Left(::std::future::ready(Ok(Ends::answered(ends, res))));
-                };
-                // The span only when a subscriber may want it, with the request's tag read here;
-                // else the answer reads the tag in its own pass over the headers.
-                let (tag, span) = if ::tracing::level_enabled!(::tracing::Level::DEBUG) {
-                    let tag = self.shared.tags.tag(req.headers());
-                    let span = $crate::http::service::request_span(&tag, self.peer_addr);
-                    (Some(tag), Some(span).filter(|span| !span.is_disabled()))
-                } else {
-                    (None, None)
-                };
-                // The answer sets the tag on its reply itself (no future around it to do so).
-                let answer = self.clone().answer(req, tag, in_flight, ends, room);
-                // Entering a disabled span on every poll is measurable per request.
-                Either::Right(match span {
-                    None => Either::Left(answer),
-                    Some(span) => Either::Right(answer.instrument(span)),
-                })
-            }
+impl RpcService {
+    /// Answers one HTTP request, the answer handed to [`Ends::answered`] with `ends`; its
+    /// context made in `room`, its connection's, when it has one.
+    #[inline(always)]
+    pub(crate) fn respond<B>(
+        &self,
+        req: Request<B>,
+        ends: Option<Ends>,
+        room: Option<&ContextRoom>,
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<B>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        use tracing::Instrument as _;
+        // Held until the answer is ready, so that a shutdown waits for it.
+        let Some(in_flight) = self.shared.shutdown.track_call() else {
+            let tag = self.shared.tags.tag(req.headers());
+            let value = self.shared.tags.reply_value(&tag);
+            let res = with_tag(reply::unavailable(), value);
+            return Either::Left(std::future::ready(Ok(Ends::answered(ends, res))));
+        };
+        // The span only when a subscriber may want it, with the request's tag read here; else
+        // the answer reads the tag in its own pass over the headers.
+        let (tag, span) = if tracing::level_enabled!(tracing::Level::DEBUG) {
+            let tag = self.shared.tags.tag(req.headers());
+            let span = request_span(&tag, self.peer_addr);
+            (Some(tag), Some(span).filter(|span| !span.is_disabled()))
+        } else {
+            (None, None)
+        };
+        // The answer sets the tag on its reply itself (no future around it to do so).
+        let answer = self.clone().answer(req, tag, in_flight, ends, room);
+        // Entering a disabled span on every poll is measurable per request.
+        Either::Right(match span {
+            None => Either::Left(answer),
+            Some(span) => Either::Right(answer.instrument(span)),
+        })
+    }
 
-            /// Answers one HTTP request; what the `Service` impls call.
-            #[inline(always)]
-            fn boxed_respond<B>(
-                &self,
-                req: ::http::Request<B>,
-            ) -> $crate::http::service::ResponseFuture
-            where
-                B: ::hyper::body::Body + Send + 'static,
-                B::Data: Send,
-                B::Error: Into<$crate::http::service::BoxError>,
-            {
-                Box::pin(self.respond(req, None, None))
-            }
-        }
-
-        impl<B> ::tower_service::Service<::http::Request<B>> for $service
-        where
-            B: ::hyper::body::Body + Send + 'static,
-            B::Data: Send,
-            B::Error: Into<$crate::http::service::BoxError>,
-        {
-            type Response = ::http::Response<$crate::http::reply::ResponseBody>;
-            type Error = ::std::convert::Infallible;
-            type Future = $crate::http::service::ResponseFuture;
-
-            fn poll_ready(
-                &mut self,
-                _cx: &mut ::std::task::Context<'_>,
-            ) -> ::std::task::Poll<Result<(), Self::Error>> {
-                ::std::task::Poll::Ready(Ok(()))
-            }
-
-            fn call(&mut self, req: ::http::Request<B>) -> Self::Future {
-                self.boxed_respond(req)
-            }
-        }
-
-        impl<B> ::hyper::service::Service<::http::Request<B>> for $service
-        where
-            B: ::hyper::body::Body + Send + 'static,
-            B::Data: Send,
-            B::Error: Into<$crate::http::service::BoxError>,
-        {
-            type Response = ::http::Response<$crate::http::reply::ResponseBody>;
-            type Error = ::std::convert::Infallible;
-            type Future = $crate::http::service::ResponseFuture;
-
-            #[inline(always)]
-            fn call(&self, req: ::http::Request<B>) -> Self::Future {
-                self.boxed_respond(req)
-            }
-        }
-    };
+    /// Answers one HTTP request; what the `Service` impls call.
+    #[inline(always)]
+    fn boxed_respond<B>(&self, req: Request<B>) -> ResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        Box::pin(self.respond(req, None, None))
+    }
 }
-#[cfg(feature = "mcp")]
-pub(crate) use endpoint_services;
 
-endpoint_services!(RpcService);
+impl<B> tower_service::Service<Request<B>> for RpcService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    /// Always ready: limits apply per request, there is no queue.
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        self.boxed_respond(req)
+    }
+}
+
+impl<B> hyper::service::Service<Request<B>> for RpcService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    #[inline(always)]
+    fn call(&self, req: Request<B>) -> Self::Future {
+        self.boxed_respond(req)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,17 +1,36 @@
 //! SSE answers: a request answered as a Server-Sent Events stream that carries what its handler
-//! sends the client while it runs, then the answer.
+//! sends the client while it runs, then the answer. The seam a protocol carried over HTTP builds
+//! its event streams on (MCP's Streamable HTTP does): the [`EventLog`] the events wait in (and,
+//! to replay them, are kept in), [`SseAnswer`] that runs a request with its handler's peer live,
+//! [`Replies`] that hands the answers a client posts back to the calls waiting for them, and the
+//! replies that carry them.
 //!
-//! The request runs here, in a task of its own, with a [`Peer`] whose writes are the stream's
-//! events ([`EventLog`]) as its context's [`peer`](crate::dispatch::Context::peer). That connection reads
-//! only the answers the client posts back to the handler's calls ([`Replies`] routes them to
-//! it). When the handler ends, its answer is queued behind what it sent, the connection's input
-//! ends, and it ends once all is in the log: so the answer is the stream's last event.
+//! The request runs in a task of its own, with a [`Peer`] whose writes are the stream's events
+//! as its context's [`peer`](crate::Context::peer). That connection reads only the answers the
+//! client posts back to the handler's calls ([`Replies`] routes them to it). When the handler
+//! ends, its answer is queued behind what it sent, the connection's input ends, and it ends once
+//! all is in the log: so the answer is the stream's last event.
 //!
-//! | the handler sent, before its answer | the reply |
+//! | the handler sent, before its answer | [`Answered`] | the reply ([`reply`]) |
+//! | --- | --- | --- |
+//! | nothing | `Json` | `200 application/json`, the answer (an SSE stream would say nothing more) |
+//! | something | `Events` | `200 text/event-stream`: what it sent, in order, then the answer |
+//! | more than its connection may hold for the client, before anything was sent | `Lost` | `500`, `-32603`: the answer was lost |
+//!
+//! A log's events and its bodies:
+//!
+//! | a body of stream `s`, after event `n` | sends |
 //! | --- | --- |
-//! | nothing | `200 application/json`, the answer (an SSE stream would say nothing more) |
-//! | something | `200 text/event-stream`: what it sent, in order, then the answer |
-//! | more than its connection may hold for the client, before anything was sent | `500`, `-32603`: the answer was lost |
+//! | an event of `s` numbered above `n` is in the log | that event, `id: s-n'` when the log keeps events |
+//! | none, `s` still open | waits |
+//! | none, `s` finished | ends |
+//! | events of `s` after `n` were pushed out | ends: it cannot go on without a gap |
+//! | `s` was cut, and this is the body that answers its request (not a resumption) | ends: what it has not sent waits for a client that resumes |
+//!
+//! These items are a stable seam within a minor version; see the guide's
+//! [Protocols on the runtime](crate::guide::protocols).
+
+pub use super::events::{EventLog, parse_event_id};
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -24,29 +43,29 @@ use hyper::body::Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use super::events::{EventLog, First};
+use super::events::First;
 use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
 use crate::limits::Limits;
 use crate::limits::{Room, Watermark};
 use crate::peer::handle::one_line;
 use crate::peer::{Peer, PeerConfig};
-use crate::server::reply::{Body, closing, envelope, json};
+use crate::server::ResponseBody as Body;
+use crate::server::reply::{closing, envelope, json};
 use crate::wire::RpcError;
 use crate::wire::{Incoming, id_of, incoming};
 
-/// Whether `Accept` asks for an event stream: it names `text/event-stream` (with a `q` above
-/// zero). `*/*` and `text/*` do not: curl, `fetch` and `requests` send `*/*` by default and
+/// Returns whether `Accept` asks for an event stream: it names `text/event-stream` (with a `q`
+/// above zero). `*/*` and `text/*` do not: curl, `fetch` and `requests` send `*/*` by default and
 /// expect plain JSON.
-#[cfg(any(feature = "mcp", test))]
-pub(crate) fn asks_for_events(headers: &::http::HeaderMap) -> bool {
+pub fn asks_for_events(headers: &::http::HeaderMap) -> bool {
     headers
         .get_all(::http::header::ACCEPT)
         .iter()
         .any(accepts_events)
 }
 
-/// Whether one `Accept` value names `text/event-stream` (see [`asks_for_events`]).
+/// Returns whether one `Accept` value names `text/event-stream` (see [`asks_for_events`]).
 pub(crate) fn accepts_events(value: &HeaderValue) -> bool {
     let Ok(text) = value.to_str() else {
         return false;
@@ -63,9 +82,9 @@ pub(crate) fn accepts_events(value: &HeaderValue) -> bool {
     })
 }
 
-/// Whether `text` holds a call (a request with an id, alone or in a batch): only a call has an
-/// answer to stream.
-pub(crate) fn has_call(text: &str) -> bool {
+/// Returns whether `text` holds a call (a request with an id, alone or in a batch): only a call
+/// has an answer to stream.
+pub fn has_call(text: &str) -> bool {
     if incoming::is_batch(text) {
         return incoming::parse_batch(text).is_some_and(|elements| {
             elements
@@ -76,11 +95,12 @@ pub(crate) fn has_call(text: &str) -> bool {
     incoming::parse_request(text).is_ok_and(|req| req.id.is_some())
 }
 
-/// Where the answers to calls made from event streams go: each call's id names the stream's
+/// Routes the answers to calls made from event streams: each call's id names the stream's
 /// connection, until the answer comes or the stream ends. Ids come from one counter, so they
-/// are distinct among all the streams that share the router.
+/// are distinct among all the streams that share the router; a client posts its answers to the
+/// endpoint, which hands them here ([`route`](Self::route)).
 #[derive(Debug, Default)]
-pub(crate) struct Replies {
+pub struct Replies {
     ids: Arc<AtomicI64>,
     calls: Mutex<HashMap<i64, mpsc::WeakSender<Frame>>>,
     /// How many calls `calls` holds, set under its lock: what every `POST` looks at, without
@@ -89,8 +109,8 @@ pub(crate) struct Replies {
 }
 
 impl Replies {
-    /// A router whose calls are numbered from 1.
-    pub(crate) fn new() -> Arc<Self> {
+    /// Returns a router whose calls are numbered from 1.
+    pub fn new() -> Arc<Self> {
         Arc::new(Self {
             ids: Arc::new(AtomicI64::new(1)),
             calls: Mutex::default(),
@@ -116,7 +136,7 @@ impl Replies {
 
     /// Hands `text`, when it is one answer to a call an open stream made, to that stream's
     /// connection; `false` when it is not one, or no stream waits for it.
-    pub(crate) fn route(&self, text: &str) -> bool {
+    pub fn route(&self, text: &str) -> bool {
         let Incoming::Response(res) = incoming::parse(text) else {
             return false;
         };
@@ -132,13 +152,13 @@ impl Replies {
             .is_some_and(|tx| tx.try_send(Frame::Message(text.to_owned())).is_ok())
     }
 
-    /// Whether any answer is awaited.
-    pub(crate) fn is_empty(&self) -> bool {
+    /// Returns whether no answer is awaited: a cheap look, for every `POST`.
+    pub fn is_empty(&self) -> bool {
         self.awaited.load(Ordering::Acquire) == 0
     }
 }
 
-/// The settings an event stream's connection runs with: a server's pushes never wait for room
+/// Returns the settings an event stream's connection runs with: a server's pushes never wait for room
 /// ([`Overflow::Close`](crate::peer::Overflow::Close)), and the room of an event comes back once the
 /// body has sent it.
 pub(crate) fn stream_config(limits: Limits) -> Result<PeerConfig, crate::error::ConfigError> {
@@ -153,10 +173,13 @@ pub(crate) fn stream_config(limits: Limits) -> Result<PeerConfig, crate::error::
     Ok(config)
 }
 
-/// One event stream: a connection whose writes are `stream`'s events in `log`, and the sender of
-/// its input (the answers to its calls, which [`Replies`] hands it). The connection's loop runs
-/// in a task of its own until its input ends.
-pub(crate) fn open(
+/// Opens one event stream: a connection whose writes are `stream`'s events in `log` (its calls'
+/// answers routed by `replies`), and the sender of its input (the answers to its calls, which
+/// [`Replies`] hands it). The connection's loop runs in a task of its own until its input ends;
+/// `config` is the connection's (an endpoint's [`stream_config`]), `ctx` its handlers' base.
+///
+/// [`stream_config`]: crate::http::EndpointRequest::stream_config
+pub fn open(
     log: &Arc<EventLog>,
     stream: u64,
     replies: &Arc<Replies>,
@@ -251,8 +274,9 @@ impl Drop for Outlet {
     }
 }
 
-/// How a request run by [`answer`] is answered.
-pub(crate) enum Answered {
+/// Says how a request run by [`SseAnswer::run`] is answered.
+#[derive(Debug)]
+pub enum Answered {
     /// The handler sent nothing: its answer, as JSON.
     Json(Bytes),
     /// An event stream of what it sent, then its answer.
@@ -262,80 +286,117 @@ pub(crate) enum Answered {
     Lost,
 }
 
-/// What cancels a request answered as an event stream, besides a shutdown's drain budget.
-pub(crate) enum Cancel {
+/// Says what cancels a request answered as an event stream, besides a shutdown's drain budget.
+#[derive(Debug)]
+pub enum Cancel {
     /// Its client going away before the answer (the body dropped).
     IfGone,
     /// Only this signal, if any (a cancel notice naming it): it runs on when its client goes,
     /// its events kept in the log for a client that resumes.
-    #[cfg_attr(
-        not(feature = "mcp"),
-        allow(dead_code, reason = "MCP's sessions use it")
-    )]
     On(Option<WaitForCancellationFutureOwned>),
 }
 
-/// Runs `text` (holding a call) with `methods`, its handlers' [`Context::peer`] writing stream
-/// `stream` of `log`, and answers as the [module docs](self) say. The request runs in a task of
-/// its own holding `guard` (a shutdown's count of it), until `cancel` says otherwise; a request
-/// cancelled so is not answered: its stream ends.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the pieces of one stream, all needed"
-)]
-pub(crate) async fn answer(
-    methods: &Methods,
-    ctx: Context,
-    text: String,
-    log: &Arc<EventLog>,
-    stream: u64,
-    replies: &Arc<Replies>,
-    config: &PeerConfig,
-    guard: impl Send + 'static,
-    cancel: Cancel,
-) -> Answered {
-    let (peer, input) = open(log, stream, replies, config, ctx.clone());
-    let ctx = peer.own_context(ctx);
-    let answer_text = Arc::new(OnceLock::new());
-    let methods = methods.clone();
-    let answer_slot = Arc::clone(&answer_text);
-    let (cancel_if_gone, stop) = match cancel {
-        Cancel::IfGone => (true, None),
-        Cancel::On(stop) => (false, stop),
-    };
-    // The request's span (its tag, its peer) goes with it into its task.
-    let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
-        let _guard = guard;
-        let answered = methods.handle_in(&text, &ctx);
-        let answered = match stop {
-            None => answered.await,
-            Some(stop) => tokio::select! {
-                answered = answered => answered,
-                () = stop => None,
-            },
+/// Runs a request with its handlers' [`Context::peer`](crate::Context::peer) writing a stream
+/// of an [`EventLog`], and answers as the [module docs](self) say.
+///
+/// ```
+/// use std::sync::Arc;
+/// use jrpc_runtime::http::sse::{Answered, Cancel, EventLog, Replies, SseAnswer};
+/// use jrpc_runtime::{Caller as _, Context, Methods, PeerConfig, RpcError, Transport};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut methods = Methods::new();
+/// methods.register("count", &[], |(): (), ctx: Context| async move {
+///     let peer = ctx.peer().ok_or_else(RpcError::internal)?;
+///     peer.notify("tick", [1]).await.map_err(|_| RpcError::internal())?;
+///     Ok::<_, RpcError>(1)
+/// })?;
+/// let (log, replies) = (EventLog::new(0), Replies::new());
+/// let config = PeerConfig::builder().build()?;
+/// let answer = SseAnswer { methods: &methods, log: &log, stream: 1, replies: &replies, config: &config };
+/// let text = r#"{"jsonrpc":"2.0","method":"count","id":1}"#.to_owned();
+/// let answered = answer.run(Context::new(Transport::Http), text, (), Cancel::IfGone).await;
+/// assert!(matches!(answered, Answered::Events(_)));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SseAnswer<'a> {
+    /// The table the request runs on.
+    pub methods: &'a Methods,
+    /// The log its events go to.
+    pub log: &'a Arc<EventLog>,
+    /// Its stream in the log: a number distinct from the log's other streams.
+    pub stream: u64,
+    /// Where the answers to its handler's calls come back.
+    pub replies: &'a Arc<Replies>,
+    /// The settings of its connection (an endpoint's
+    /// [`stream_config`](crate::http::EndpointRequest::stream_config)).
+    pub config: &'a PeerConfig,
+}
+
+impl SseAnswer<'_> {
+    /// Runs `text` (holding a call) with `ctx` as its handlers' base, in a task of its own that
+    /// holds `guard` (a shutdown's count of it, say) until `cancel` says otherwise; a request
+    /// cancelled so is not answered: its stream ends.
+    pub async fn run(
+        self,
+        ctx: Context,
+        text: String,
+        guard: impl Send + 'static,
+        cancel: Cancel,
+    ) -> Answered {
+        let Self {
+            methods,
+            log,
+            stream,
+            replies,
+            config,
+        } = self;
+        let (peer, input) = open(log, stream, replies, config, ctx.clone());
+        let ctx = peer.own_context(ctx);
+        let answer_text = Arc::new(OnceLock::new());
+        let methods = methods.clone();
+        let answer_slot = Arc::clone(&answer_text);
+        let (cancel_if_gone, stop) = match cancel {
+            Cancel::IfGone => (true, None),
+            Cancel::On(stop) => (false, stop),
         };
-        if let Some(answer) = answered {
-            let answer = one_line(answer);
-            let _ = answer_slot.set(Bytes::from(answer.clone()));
-            // Queued behind what the handler sent; a text that finds no room closes the stream.
-            let _ = peer.send_text("(answer)", answer, true).await;
+        // The request's span (its tag, its peer) goes with it into its task.
+        let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
+            let _guard = guard;
+            let answered = methods.handle_in(&text, &ctx);
+            let answered = match stop {
+                None => answered.await,
+                Some(stop) => tokio::select! {
+                    answered = answered => answered,
+                    () = stop => None,
+                },
+            };
+            if let Some(answer) = answered {
+                let answer = one_line(answer);
+                let _ = answer_slot.set(Bytes::from(answer.clone()));
+                // Queued behind what the handler sent; a text that finds no room closes the stream.
+                let _ = peer.send_text("(answer)", answer, true).await;
+            }
+            // The end of input: the loop writes what is queued, then ends, finishing the stream.
+            drop(input);
+        }));
+        let abort = cancel_if_gone.then(|| AbortOnDrop(task.abort_handle()));
+        match log.first(stream).await {
+            First::Nothing => Answered::Lost,
+            First::Event(first) if answer_text.get() == Some(&first) => {
+                log.take_first(stream);
+                Answered::Json(first)
+            }
+            First::Event(_) | First::Cut => Answered::Events(log.answer_body(stream, abort)),
         }
-        // The end of input: the loop writes what is queued, then ends, finishing the stream.
-        drop(input);
-    }));
-    let abort = cancel_if_gone.then(|| AbortOnDrop(task.abort_handle()));
-    match log.first(stream).await {
-        First::Nothing => Answered::Lost,
-        First::Event(first) if answer_text.get() == Some(&first) => {
-            log.take_first(stream);
-            Answered::Json(first)
-        }
-        First::Event(_) | First::Cut => Answered::Events(log.answer_body(stream, abort)),
     }
 }
 
 /// Aborts a task when dropped: a request whose client went away.
-pub(crate) struct AbortOnDrop(tokio::task::AbortHandle);
+struct AbortOnDrop(tokio::task::AbortHandle);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -343,8 +404,9 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// `200 text/event-stream` with `body`.
-pub(crate) fn events_reply(body: Body) -> Response<Body> {
+/// Returns `200 text/event-stream` with `body` (and `Cache-Control: no-cache`, so that proxies
+/// pass events on as they come).
+pub fn events_reply(body: Body) -> Response<Body> {
     let mut res = Response::new(body);
     *res.status_mut() = StatusCode::OK;
     let headers = res.headers_mut();
@@ -354,8 +416,8 @@ pub(crate) fn events_reply(body: Body) -> Response<Body> {
     res
 }
 
-/// The reply for what [`answer`] gave: `500` with `-32603` for a lost answer.
-pub(crate) fn reply(answered: Answered) -> Response<Body> {
+/// Returns the reply for what [`SseAnswer::run`] gave: `500` with `-32603` for a lost answer.
+pub fn reply(answered: Answered) -> Response<Body> {
     match answered {
         Answered::Json(bytes) => json(StatusCode::OK, bytes),
         Answered::Events(body) => events_reply(body),

@@ -31,8 +31,8 @@ struct CancelParams<'a> {
 }
 
 impl Cancellation {
-    /// The method of the notice, `None` when off.
-    pub(crate) fn method(self) -> Option<&'static str> {
+    /// Returns the method of the notice, `None` when off.
+    pub fn method(self) -> Option<&'static str> {
         match self {
             Self::Off => None,
             Self::Lsp => Some("$/cancelRequest"),
@@ -45,8 +45,9 @@ impl Cancellation {
         self.method() == Some(method)
     }
 
-    /// The id of the call a notice cancels, when its params name one.
-    pub(crate) fn target(params: Option<&RawValue>) -> Option<Id> {
+    /// Returns the id of the call a notice cancels, when its params name one (`id`, or MCP's
+    /// `requestId`).
+    pub fn target(params: Option<&RawValue>) -> Option<Id> {
         let params = serde_json::from_str::<CancelParams<'_>>(params?.get()).ok()?;
         Id::from_json(params.id.or(params.request_id)?.get())
     }

@@ -130,7 +130,7 @@ pub(crate) async fn accept_loop<L: Listener>(
 /// [`accept_loop`], serving each connection with the future `connection` makes of it, in a task
 /// of its own that holds the connection's permit until the future ends.
 #[cfg_attr(
-    not(any(feature = "ws", all(feature = "mcp", feature = "http"))),
+    not(feature = "ws"),
     allow(dead_code, reason = "the servers without upgrades use it")
 )]
 pub(crate) async fn serve_each<L: Listener, F>(

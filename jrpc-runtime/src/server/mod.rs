@@ -31,6 +31,8 @@
 mod accept;
 mod io;
 #[cfg(any(feature = "http", feature = "ws"))]
+mod origin;
+#[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) mod reply;
 mod shutdown;
 mod socket;
@@ -40,6 +42,8 @@ mod topics;
 
 pub(crate) use accept::{ConnectionCap, ConnectionPermit, accept_loop, serve_each};
 pub use io::Io;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub use origin::{OriginPolicy, OriginRefused};
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use reply::ResponseBody;
 pub use shutdown::{Drained, ShutdownHandle};

@@ -42,8 +42,8 @@ impl Default for Kind {
 
 #[cfg(feature = "http")]
 impl ResponseBody {
-    /// A body sent as `body` makes it.
-    pub(crate) fn streamed(
+    /// Returns a body sent as `body` makes it (an event stream).
+    pub fn streamed(
         body: impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static,
     ) -> Self {
         Self(Kind::Streamed(body.boxed_unsync()))
@@ -103,36 +103,36 @@ pub(crate) fn json_type() -> HeaderValue {
 /// Made once: `from_static` checks the value each time it runs, and every reply carries it.
 static JSON_TYPE: HeaderValue = HeaderValue::from_static("application/json");
 
-/// A status with a JSON body.
-pub(crate) fn json(status: StatusCode, body: Bytes) -> Response<Body> {
+/// Returns a status with a JSON body.
+pub fn json(status: StatusCode, body: Bytes) -> Response<Body> {
     let mut res = Response::new(whole(body));
     *res.status_mut() = status;
     res.headers_mut().insert(CONTENT_TYPE, json_type());
     res
 }
 
-/// A status with a JSON-RPC error envelope (`"id": null`: no request was read).
-pub(crate) fn envelope(status: StatusCode, error: &RpcError) -> Response<Body> {
+/// Returns a status with a JSON-RPC error envelope (`"id": null`: no request was read).
+pub fn envelope(status: StatusCode, error: &RpcError) -> Response<Body> {
     let body = write::error_bytes(error, &None::<&Id>);
     json(status, Bytes::from(body))
 }
 
-/// A refusal: the status, and `-32600` with `why` in `data`.
-pub(crate) fn refusal(status: StatusCode, why: &str) -> Response<Body> {
+/// Returns a refusal: the status, and `-32600` with `why` in `data`.
+pub fn refusal(status: StatusCode, why: &str) -> Response<Body> {
     envelope(status, &RpcError::invalid_request().with_data(why))
 }
 
-/// Asks the client to close the connection after this reply: used when the request's body was
-/// left unread (so the connection cannot carry another request) and while shutting down.
-pub(crate) fn closing(mut res: Response<Body>) -> Response<Body> {
+/// Returns `res` asking the client to close the connection after it: for a request whose body
+/// was left unread (so the connection cannot carry another request), and while shutting down.
+pub fn closing(mut res: Response<Body>) -> Response<Body> {
     res.headers_mut()
         .insert(CONNECTION, HeaderValue::from_static("close"));
     res
 }
 
-/// `503`, `-32000` (the server range: nothing is wrong with the request), with
+/// Returns `503`, `-32000` (the server range: nothing is wrong with the request), with
 /// `Connection: close` so that the client goes elsewhere.
-pub(crate) fn unavailable() -> Response<Body> {
+pub fn unavailable() -> Response<Body> {
     let error = RpcError::new(ErrorCode::SERVER_ERROR, "Server shutting down")
         .with_data("the server is shutting down; retry on another instance");
     closing(envelope(StatusCode::SERVICE_UNAVAILABLE, &error))

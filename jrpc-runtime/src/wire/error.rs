@@ -125,15 +125,18 @@ impl RpcError {
         }
     }
 
-    /// This error, as a layer of this crate answers it in a handler's place: its code is kept
-    /// even when reserved.
-    #[allow(dead_code, reason = "only some features' layers answer so (MCP's)")]
-    pub(crate) fn by_runtime(mut self) -> Self {
+    /// Returns this error marked as a protocol's own answer, not a handler's failure: its code
+    /// is kept even when the specification reserves it (`-32768..-32000`), which a handler's is
+    /// not. For a protocol built on the crate (MCP's `-32601` for a method its revision removed,
+    /// LSP's lifecycle errors).
+    #[must_use]
+    pub fn with_reserved_code(mut self) -> Self {
         self.by_runtime = true;
         self
     }
 
-    /// Whether a layer of this crate answers it (see [`by_runtime`](Self::by_runtime)).
+    /// Returns whether it is a protocol's own answer (see
+    /// [`with_reserved_code`](Self::with_reserved_code)).
     pub(crate) fn is_by_runtime(&self) -> bool {
         self.by_runtime
     }

@@ -1,6 +1,8 @@
-//! The one parsed form of an incoming message, borrowing from its text.
+//! Reads incoming messages into the one parsed form the crate has, borrowing from their text:
+//! what the dispatcher and the peer read, and what a protocol built on the crate peeks with (the
+//! method, the id and the params of a body, before or beside dispatching it).
 //!
-//! A message is read once, into [`Members`]: each member kept as raw JSON text (`jsonrpc` and
+//! A message is read once, into its members: each kept as raw JSON text (`jsonrpc` and
 //! `method` as strings), with a note of any member written twice. A server takes it as a request
 //! or rejects it ([`parse_request`]); a peer also takes answers ([`parse`]). The rules:
 //!
@@ -16,8 +18,8 @@
 //!
 //! `params` are decoded later, by the handler, straight into its Rust types; nothing goes through
 //! `serde_json::Value`. A request (or a batch) naming a method in the table is first tried in one
-//! pass with its params ([`parse_request_with`], [`parse_batch_with`]): written compactly, as
-//! writers write it, by matching its members as bytes ([`compact`]); else by serde_json. Either
+//! pass with its params: written compactly, as writers write it, by matching its members as
+//! bytes; else by serde_json. Either
 //! only ever declines, and the full read then says what the text is.
 
 use std::borrow::Cow;
@@ -41,8 +43,8 @@ pub(crate) use one_pass::{Decoded, Element, parse_batch_with, parse_request_with
 pub(crate) use peek::{peek_batch_method, peek_method};
 use peek::{plain_len, skip_scalar};
 
-/// What an incoming message is, as a peer (which both calls and answers) sees it.
-pub(crate) enum Incoming<'a> {
+/// Says what an incoming message is, as a peer (which both calls and answers) sees it.
+pub enum Incoming<'a> {
     /// A valid request object: a call or a notification.
     Request(Request<'a>),
     /// An answer: no `method`, and a `result` or an `error`; it wakes its caller.
@@ -51,17 +53,21 @@ pub(crate) enum Incoming<'a> {
     Rejected(Rejection<'a>),
 }
 
-/// Why a message is not a request, and the id to answer it with.
-pub(crate) enum Rejection<'a> {
+/// Says why a message is not a request, and the id to answer it with.
+#[derive(Debug)]
+pub enum Rejection<'a> {
     /// Not JSON at all: `-32700`, id `null`.
     Unparsable,
     /// JSON, but not a valid request: `-32600`, with the id when it is a valid one.
-    Invalid { id: Option<&'a RawValue> },
+    Invalid {
+        /// The id to answer with, when the message had a valid one.
+        id: Option<&'a RawValue>,
+    },
 }
 
 impl Rejection<'_> {
-    /// The answer: always sent, even without an id.
-    pub(crate) fn answer(&self) -> Vec<u8> {
+    /// Returns the answer: always sent, even without an id.
+    pub fn answer(&self) -> Vec<u8> {
         match self {
             Self::Unparsable => write::error_bytes(&RpcError::parse_error(), &None::<&Id>),
             Self::Invalid { id } => write::error_bytes(&RpcError::invalid_request(), id),
@@ -69,25 +75,36 @@ impl Rejection<'_> {
     }
 }
 
-/// A request object that passed validation.
-pub(crate) struct Request<'a> {
-    pub(crate) method: Cow<'a, str>,
-    pub(crate) params: Option<&'a RawValue>,
+/// Holds a request object that passed validation.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Request<'a> {
+    /// The method's name.
+    pub method: Cow<'a, str>,
+    /// The params, as written; `None` when absent.
+    pub params: Option<&'a RawValue>,
     /// `None` for a notification; the id's raw text otherwise.
-    pub(crate) id: Option<&'a RawValue>,
+    pub id: Option<&'a RawValue>,
 }
 
-/// A response object, read leniently (as answers from servers we did not write must be).
-pub(crate) struct Response<'a>(Members<'a>);
+impl Request<'_> {
+    /// Returns the call's id; `None` for a notification.
+    pub fn read_id(&self) -> Option<Id> {
+        self.id.map(id_of)
+    }
+}
+
+/// Holds a response object, read leniently (as answers from servers we did not write must be).
+pub struct Response<'a>(Members<'a>);
 
 impl<'a> Response<'a> {
-    /// The answer's id and outcome.
+    /// Returns the answer's id and outcome.
     ///
     /// # Errors
     ///
     /// Why it is not an answer: a `jsonrpc` other than `"2.0"` (a missing one is taken), an
     /// invalid id, both `result` and `error`, or an `error` that is not an error object.
-    pub(crate) fn read(&self) -> Result<(Id, Result<&'a RawValue, RpcError>), String> {
+    pub fn read(&self) -> Result<(Id, Result<&'a RawValue, RpcError>), String> {
         self.0.answer()
     }
 }
@@ -107,7 +124,7 @@ fn members(text: &str) -> Result<Members<'_>, Rejection<'_>> {
 }
 
 /// Reads one message (never a batch) as a peer sees it.
-pub(crate) fn parse(text: &str) -> Incoming<'_> {
+pub fn parse(text: &str) -> Incoming<'_> {
     match members(text) {
         Ok(members) => members.classify(),
         Err(rejection) => Incoming::Rejected(rejection),
@@ -115,8 +132,12 @@ pub(crate) fn parse(text: &str) -> Incoming<'_> {
 }
 
 /// Reads one request (never a batch) as a server sees it.
+///
+/// # Errors
+///
+/// The [`Rejection`] a server answers it with.
 #[inline]
-pub(crate) fn parse_request(text: &str) -> Result<Request<'_>, Rejection<'_>> {
+pub fn parse_request(text: &str) -> Result<Request<'_>, Rejection<'_>> {
     members(text)?.into_request()
 }
 
@@ -125,7 +146,7 @@ pub(crate) fn parse_request(text: &str) -> Result<Request<'_>, Rejection<'_>> {
 ///
 /// A batch of objects is read in one pass; only when that fails (an element that is not an
 /// object) is each element read on its own, so one bad element cannot spoil the others.
-pub(crate) fn parse_batch(text: &str) -> Option<Vec<Result<Request<'_>, Rejection<'_>>>> {
+pub fn parse_batch(text: &str) -> Option<Vec<Result<Request<'_>, Rejection<'_>>>> {
     let mut de = serde_json::Deserializer::from_str(text);
     if let Ok(elements) = de.deserialize_seq(PlainRequests).and_then(|elements| {
         de.end()?;
@@ -185,9 +206,9 @@ pub(super) fn is_valid_id(raw: &RawValue) -> bool {
 /// JSON's white space.
 const BLANK: [char; 4] = [' ', '\t', '\n', '\r'];
 
-/// Whether a body is a batch: its first non-blank character is `[`.
+/// Returns whether a body is a batch: its first non-blank character is `[`.
 #[inline]
-pub(crate) fn is_batch(text: &str) -> bool {
+pub fn is_batch(text: &str) -> bool {
     text.trim_start_matches(BLANK).starts_with('[')
 }
 

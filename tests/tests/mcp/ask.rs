@@ -1,7 +1,7 @@
 //! Questions a handler asks its client, in both eras: a request to the client on the call's
 //! stream (legacy), and `input_required` with a signed `requestState` (modern).
 
-use jrpc_runtime::mcp::{Form, Mcp, Sampling};
+use jrpc_mcp::{Form, Mcp, McpContext as _, Sampling};
 use jrpc_runtime::{Caller as _, Context, Methods, Peer, PeerConfig, RpcError, rpc_service};
 use jrpc_tests::bounded;
 use serde_json::{Value, json};
@@ -58,7 +58,7 @@ impl Tools {
     async fn careful(&self, ctx: &Context) -> Result<String, RpcError> {
         match ctx.sample("s", Sampling::user_text("x")).await {
             Ok(sampled) => Ok(sampled.model),
-            Err(jrpc_runtime::mcp::McpError::MissingCapability(_)) => Ok("no sampling".into()),
+            Err(jrpc_mcp::McpError::MissingCapability(_)) => Ok("no sampling".into()),
             Err(other) => Err(other.into()),
         }
     }

@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use jrpc_runtime::mcp::{Mcp, McpServer};
+use jrpc_mcp::{Mcp, McpServer};
 use jrpc_runtime::{Context, Methods, RpcError, rpc_service};
 use jrpc_tests::cancel::{Hang, hang};
 use jrpc_tests::raw_http::{Conn, post, request};

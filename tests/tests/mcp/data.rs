@@ -2,7 +2,7 @@
 //! service, how each kind of result is written, the lifecycle of both eras, and what a handler
 //! sends through its context.
 
-use jrpc_runtime::mcp::{Content, LogLevel, Mcp, ResourceContents, ToolResult};
+use jrpc_mcp::{Content, LogLevel, Mcp, McpContext as _, ResourceContents, ToolResult};
 use jrpc_runtime::{Caller as _, Context, Methods, Peer, PeerConfig, RpcError, rpc_service};
 use jrpc_tests::bounded;
 use schemars::JsonSchema;
@@ -274,7 +274,7 @@ async fn both_eras_begin_as_their_revision_says() {
 
 #[test]
 fn a_bad_server_is_refused_at_build_naming_the_setting() {
-    let key = |builder: jrpc_runtime::mcp::McpBuilder| builder.build().unwrap_err().key();
+    let key = |builder: jrpc_mcp::McpBuilder| builder.build().unwrap_err().key();
     let b = || Mcp::builder("s", "1");
     let mut bad_name = Methods::new();
     bad_name

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jrpc_runtime::mcp::{McpServer, McpServerBuilder, McpSession};
+use jrpc_mcp::{McpServer, McpServerBuilder, McpSession};
 use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Caller as _, Context, Methods, RpcError};
 use jrpc_tests::fixtures::{self, Gate};

@@ -5,9 +5,9 @@
 
 use std::net::SocketAddr;
 
+use jrpc_mcp::{Mcp, McpServer, McpServerBuilder, ProtectedResource};
 use jrpc_runtime::http::BearerAuth;
 use jrpc_runtime::layers::Authorize;
-use jrpc_runtime::mcp::{Mcp, McpServer, McpServerBuilder, ProtectedResource};
 use jrpc_runtime::{Context, Methods, RpcError, rpc_service};
 use jrpc_tests::bounded;
 use jrpc_tests::fixtures::{GUARDED_ANSWER, GUARDED_BATCH, guarded, guarded_batch_seen};

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use jrpc_runtime::mcp::{Mcp, McpServer, McpServerBuilder};
+use jrpc_mcp::{Mcp, McpContext as _, McpServer, McpServerBuilder};
 use jrpc_runtime::{Context, rpc_service};
 use jrpc_tests::bounded;
 use jrpc_tests::raw_http::{Reply, post, request};

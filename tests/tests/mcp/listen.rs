@@ -3,7 +3,7 @@
 //! `notifications/cancelled`) and over HTTP (ended by the client, or by a shutdown with the
 //! result).
 
-use jrpc_runtime::mcp::{Mcp, McpServer, Resource};
+use jrpc_mcp::{Mcp, McpServer, Resource};
 use jrpc_runtime::server::Drained;
 use jrpc_runtime::{Caller as _, Methods, Peer, PeerConfig, RpcError, rpc_service};
 use jrpc_tests::raw_http::{Conn, post};

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use jrpc_runtime::mcp::{Mcp, McpServer};
+use jrpc_mcp::{Mcp, McpContext as _, McpServer};
 use jrpc_runtime::{Context, RpcError, rpc_service};
 use jrpc_tests::bounded;
 use jrpc_tests::raw_http::{Reply, post, request};

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use jrpc_runtime::mcp::{
-    CacheScope, Cached, CompleteRequest, Completion, Content, Mcp, PromptMessage, PromptResult,
-    Resource, ResourceContents, ResourceTemplate,
+use jrpc_mcp::{
+    CacheScope, Cached, CompleteRequest, Completion, Content, Mcp, McpContext as _, PromptMessage,
+    PromptResult, Resource, ResourceContents, ResourceTemplate,
 };
 use jrpc_runtime::{Caller as _, Context, Methods, Peer, PeerConfig, RpcError, rpc_service};
 use jrpc_tests::bounded;
@@ -317,8 +317,8 @@ async fn the_legacy_log_level_is_the_connections() {
     impl Logs {
         /// Logs at two levels.
         async fn chatty(&self, ctx: &Context) -> Result<String, RpcError> {
-            ctx.log(jrpc_runtime::mcp::LogLevel::Info, "info").await?;
-            ctx.log(jrpc_runtime::mcp::LogLevel::Error, "error").await?;
+            ctx.log(jrpc_mcp::LogLevel::Info, "info").await?;
+            ctx.log(jrpc_mcp::LogLevel::Error, "error").await?;
             Ok("done".into())
         }
     }

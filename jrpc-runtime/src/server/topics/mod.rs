@@ -261,11 +261,7 @@ impl Topics {
     /// Subscribes the connection `peer` to `topic`; `false` if it was subscribed already. For a
     /// transport whose notifications go on a connection other than the request's (an MCP
     /// session's GET stream).
-    #[cfg_attr(
-        not(feature = "mcp"),
-        allow(dead_code, reason = "MCP's sessions subscribe so")
-    )]
-    pub(crate) fn subscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
+    pub fn subscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
         let id = peer.connection_id();
         let (added, first, new_connection) = {
             let mut state = self.inner.lock();
@@ -310,7 +306,7 @@ impl Topics {
     }
 
     /// Takes the connection `peer` out of `topic`; returns whether it was in.
-    pub(crate) fn unsubscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
+    pub fn unsubscribe_peer(&self, peer: &Peer, topic: &str) -> bool {
         self.inner.remove(topic, peer.connection_id())
     }
 

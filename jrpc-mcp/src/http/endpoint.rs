@@ -1,0 +1,586 @@
+//! The MCP endpoint: one HTTP request in, one response out, by the rules of Streamable HTTP
+//! (see the [module docs](crate::mcp)).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use ::http::header::{ALLOW, HeaderName};
+use ::http::request::Parts;
+use ::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use jrpc_runtime::http::reply::{self, ResponseBody};
+use jrpc_runtime::http::sse::{self, EventLog, Replies, SseAnswer, parse_event_id};
+use jrpc_runtime::http::{Endpoint, EndpointRequest, Post, RequestBody};
+use jrpc_runtime::wire::incoming::{self, Incoming};
+use jrpc_runtime::{Cancellation, Context, ErrorCode, RpcError, TraceContext, Transport};
+use serde_json::value::RawValue;
+
+use super::config::Settings;
+use super::modern;
+use super::session::{Cancellable, GET_STREAM, Listening, Refused, Session, Sessions};
+use crate::data::{Mcp, StreamCloser};
+
+/// `Mcp-Session-Id`.
+pub(super) fn session_header() -> HeaderName {
+    HeaderName::from_static("mcp-session-id")
+}
+
+/// `MCP-Protocol-Version`.
+pub(super) fn version_header() -> HeaderName {
+    HeaderName::from_static("mcp-protocol-version")
+}
+
+/// `Last-Event-ID`.
+fn last_event_header() -> HeaderName {
+    HeaderName::from_static("last-event-id")
+}
+
+/// The MCP endpoint: Streamable HTTP by the rules in the [crate docs](crate), as an
+/// [`Endpoint`] of the runtime's HTTP server. [`McpServer`](super::McpServer) serves it at its
+/// `path`; mount it on an [`HttpServer`](jrpc_runtime::http::HttpServer) of your own beside
+/// `/rpc` with [`HttpServerBuilder::endpoint`](jrpc_runtime::http::HttpServerBuilder::endpoint)
+/// (it then runs the server's table, under its limits, origin policy and bearer
+/// authentication), or as a tower service with
+/// [`HttpServer::service_for`](jrpc_runtime::http::HttpServer::service_for).
+///
+/// Cloning is cheap: clones share the sessions.
+#[derive(Clone)]
+pub struct McpEndpoint {
+    pub(super) shared: Arc<McpShared>,
+}
+
+impl std::fmt::Debug for McpEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpEndpoint")
+            .field("sessions", &self.shared.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the clones of an [`McpEndpoint`] share.
+pub(super) struct McpShared {
+    /// The server, for what it says of its tools beyond the table (their `x-mcp-header`s).
+    pub(super) mcp: Mcp,
+    pub(super) settings: Settings,
+    sessions: Sessions,
+    /// Whether the task that ends sessions at a shutdown runs.
+    watching: AtomicBool,
+    /// Requests without a session (the modern era's, and the legacy era's in stateless mode):
+    /// the events of their streams, and where answers to their calls go.
+    pub(super) log: Arc<EventLog>,
+    pub(super) replies: Arc<Replies>,
+    pub(super) next_stream: AtomicU64,
+    /// Cancelled when a shutdown begins: modern listen streams end then.
+    pub(super) closing: tokio_util::sync::CancellationToken,
+}
+
+/// What a POST's body holds.
+enum Posted {
+    /// A request with an id (alone or in a batch): it is answered.
+    Calls,
+    /// Notifications and answers only.
+    NoCalls,
+}
+
+impl Endpoint for McpEndpoint {
+    fn serve<B: RequestBody>(
+        &self,
+        req: Request<B>,
+        request: EndpointRequest,
+    ) -> impl Future<Output = Response<ResponseBody>> + Send + 'static {
+        let this = self.clone();
+        async move { this.answer(req, request).await }
+    }
+}
+
+impl McpEndpoint {
+    /// Returns the endpoint of `mcp` with `settings`.
+    pub(super) fn new(mcp: Mcp, settings: Settings) -> Self {
+        let sessions = Sessions::new(
+            settings.max_sessions,
+            settings.session_idle_timeout,
+            (settings.replay_buffer, settings.sse_retry),
+        );
+        Self {
+            shared: Arc::new(McpShared {
+                mcp,
+                settings,
+                sessions,
+                watching: AtomicBool::new(false),
+                log: EventLog::new(0),
+                replies: Replies::new(),
+                next_stream: AtomicU64::new(1),
+                closing: tokio_util::sync::CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// Returns how many sessions are open.
+    pub fn sessions(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// Answers a request by the rules.
+    async fn answer<B: RequestBody>(
+        &self,
+        req: Request<B>,
+        request: EndpointRequest,
+    ) -> Response<ResponseBody> {
+        self.watch_shutdown(&request);
+        let settings = &self.shared.settings;
+        match *req.method() {
+            Method::POST => {}
+            Method::GET | Method::DELETE if !settings.stateless => {
+                // Sessions are the legacy era's: so is everything but a POST.
+                if let Some(res) = check_version(req.headers(), &settings.protocol_versions) {
+                    return reply::unread(&req, res);
+                }
+                return match *req.method() {
+                    Method::GET => reply::unread(&req, self.get(&req)),
+                    _ => reply::unread(&req, self.delete(&req)),
+                };
+            }
+            _ => return reply::unread(&req, not_allowed(req.method(), settings.stateless)),
+        }
+        let Post {
+            parts, body, held, ..
+        } = match request.read_post(req).await {
+            Ok(post) => post,
+            Err(res) => return res,
+        };
+        // Kept as a `String`: a session's answers may outlive the request.
+        let Ok(text) = String::from_utf8(Vec::from(body)) else {
+            return reply::not_utf8();
+        };
+        let res = self.post(parts, text, request).await;
+        // The body's room in the budget, held until its answer is made.
+        drop(held);
+        res
+    }
+
+    /// Answers a POST whose body is `text`, of either era.
+    async fn post(
+        &self,
+        parts: Parts,
+        text: String,
+        request: EndpointRequest,
+    ) -> Response<ResponseBody> {
+        let settings = &self.shared.settings;
+        if modern::is_modern(&parts.headers, &text) {
+            return self.post_modern(parts, text, request).await;
+        }
+        if let Some(res) = check_version(&parts.headers, &settings.protocol_versions) {
+            return res;
+        }
+        let posted = if sse::has_call(&text) {
+            Posted::Calls
+        } else if only_notifications_and_answers(&text) {
+            Posted::NoCalls
+        } else {
+            // Not JSON, or not messages: the dispatcher's error, with no id, and `400`.
+            let ctx = Context::new(Transport::Http);
+            let answer = request.methods().handle_in(&text, &ctx).await;
+            let mut res = reply::answer(answer.unwrap_or_default().into_bytes());
+            *res.status_mut() = StatusCode::BAD_REQUEST;
+            return res;
+        };
+        if settings.stateless {
+            return self.post_in(parts, text, posted, None, request).await;
+        }
+        let session = match self.session(&parts.headers) {
+            Ok(session) => session,
+            Err(NoSession::Missing) if is_initialize(&text) => {
+                return self.post_initialize(parts, text, posted, request).await;
+            }
+            Err(refused) => return refused.reply(),
+        };
+        if let Some(res) = check_negotiated(&parts.headers, &session) {
+            return res;
+        }
+        self.post_in(parts, text, posted, Some(&session), request)
+            .await
+    }
+
+    /// Answers a POST of `initialize` without a session: in a new one, whose id the answer
+    /// carries; `503` at `max_sessions`.
+    async fn post_initialize(
+        &self,
+        parts: Parts,
+        text: String,
+        posted: Posted,
+        request: EndpointRequest,
+    ) -> Response<ResponseBody> {
+        match self.shared.sessions.create(request.stream_config()) {
+            Ok(session) => {
+                let mut res = self
+                    .post_in(parts, text, posted, Some(&session), request)
+                    .await;
+                if let Ok(id) = HeaderValue::from_str(&session.id) {
+                    res.headers_mut().insert(session_header(), id);
+                }
+                res
+            }
+            Err(Refused::Full(max)) => {
+                let why = format!("{max} sessions are open (`max_sessions`); retry later");
+                reply::closing(reply::envelope(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &RpcError::new(ErrorCode::SERVER_ERROR, "Too many sessions").with_data(&why),
+                ))
+            }
+            Err(Refused::NoRandom(why)) => {
+                tracing::error!(%why, "no random bytes for a session id");
+                reply::envelope(StatusCode::INTERNAL_SERVER_ERROR, &RpcError::internal())
+            }
+        }
+    }
+
+    /// Answers a POST, in `session` (none in stateless mode).
+    async fn post_in(
+        &self,
+        parts: Parts,
+        text: String,
+        posted: Posted,
+        session: Option<&Arc<Session>>,
+        request: EndpointRequest,
+    ) -> Response<ResponseBody> {
+        let shared = &*self.shared;
+        let events = sse::asks_for_events(&parts.headers);
+        let mut ctx = request.context(parts.headers);
+        if let Some(session) = session {
+            ctx = ctx
+                .with_extension(session.handle())
+                .with_extension(Arc::clone(&session.legacy));
+        }
+        // A request's `params._meta` names its caller's trace more closely than the headers.
+        let parsed = (!incoming::is_batch(&text))
+            .then(|| incoming::parse_request(&text).ok())
+            .flatten();
+        if let Some(trace) = parsed.as_ref().and_then(|req| trace_of_meta(req.params)) {
+            ctx = ctx.with_trace(trace);
+        }
+        let methods = request.methods().clone();
+        let replies = session.map_or(&shared.replies, |s| &s.replies);
+        if let Posted::NoCalls = posted {
+            route_answers(replies, &text);
+            if let Some(session) = session {
+                cancel_named(session, &text);
+            }
+            // Notifications run before the `202`: the client may count on their effect.
+            methods.handle_in(&text, &ctx).await;
+            return accepted();
+        }
+        let running = match session {
+            Some(session) => match session.start_request(shared.settings.max_in_flight) {
+                Some(running) => Some(running),
+                None => return busy(shared.settings.max_in_flight),
+            },
+            None => None,
+        };
+        // A session's request may be cancelled by the client, by its id.
+        let id = parsed.and_then(|req| req.read_id());
+        let cancellable = session.zip(id).map(|(session, id)| session.cancellable(id));
+        let stop = cancellable.as_ref().map(Cancellable::cancelled);
+        if !events {
+            let answer = methods.handle_in(&text, &ctx);
+            let answer = match stop {
+                None => answer.await,
+                Some(stop) => tokio::select! {
+                    answer = answer => answer,
+                    // Cancelled: MCP answers nothing, as for a notification.
+                    () = stop => return accepted(),
+                },
+            };
+            return reply::answer(answer.unwrap_or_default().into_bytes());
+        }
+        let config = request.stream_config().clone();
+        let answered = match session {
+            // A session's request runs on if its client goes: the client may resume it; its
+            // handler may end the stream for the client to poll for the rest.
+            Some(session) => {
+                let stream = session.next_stream();
+                let log = Arc::clone(&session.log);
+                let ctx = ctx.with_extension(StreamCloser::new(move || log.cut(stream)));
+                let answer = SseAnswer {
+                    methods: &methods,
+                    log: &session.log,
+                    stream,
+                    replies,
+                    config: &config,
+                };
+                let guard = (request, running, cancellable);
+                answer.run(ctx, text, guard, sse::Cancel::On(stop)).await
+            }
+            None => {
+                let stream = shared.next_stream.fetch_add(1, Ordering::Relaxed);
+                let answer = SseAnswer {
+                    methods: &methods,
+                    log: &shared.log,
+                    stream,
+                    replies,
+                    config: &config,
+                };
+                answer.run(ctx, text, request, sse::Cancel::IfGone).await
+            }
+        };
+        sse::reply(answered)
+    }
+
+    /// `GET`: the session's stream, or the replay of one after `Last-Event-ID`.
+    fn get<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
+        if !sse::asks_for_events(req.headers()) {
+            return reply::refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "a GET opens an event stream: send `Accept: text/event-stream`",
+            );
+        }
+        let session = match self.session(req.headers()) {
+            Ok(session) => session,
+            Err(refused) => return refused.reply(),
+        };
+        let resume = req
+            .headers()
+            .get(last_event_header())
+            .and_then(|value| parse_event_id(value.to_str().ok()?));
+        if let Some((stream, seq)) = resume
+            && stream != GET_STREAM
+            && session.log.knows(stream)
+        {
+            return sse::events_reply(session.log.body(stream, Some(seq)));
+        }
+        if session.listening.swap(true, Ordering::AcqRel) {
+            return reply::refusal(
+                StatusCode::CONFLICT,
+                "the session's stream is open already: one GET stream a session",
+            );
+        }
+        let after = resume.map(|(_, seq)| seq);
+        let listening = Listening(Arc::clone(&session));
+        sse::events_reply(session.log.body_holding(GET_STREAM, after, listening))
+    }
+
+    /// `DELETE`: ends the session.
+    fn delete<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
+        match session_of(req.headers()) {
+            Ok(id) if self.shared.sessions.remove(id) => reply::no_content(),
+            Ok(_) => NoSession::Unknown.reply(),
+            Err(refused) => refused.reply(),
+        }
+    }
+
+    /// The open session a request names, or the reply refusing it.
+    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, NoSession> {
+        let id = session_of(headers)?;
+        self.shared.sessions.get(id).ok_or(NoSession::Unknown)
+    }
+
+    /// Ends every session when a shutdown of the server serving `request` begins, so that
+    /// their GET streams end and connections drain; started with the first request.
+    fn watch_shutdown(&self, request: &EndpointRequest) {
+        if self.shared.watching.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let shared = Arc::downgrade(&self.shared);
+        let shutdown = request.shutdown_handle();
+        tokio::spawn(async move {
+            shutdown.shutting_down().await;
+            if let Some(shared) = shared.upgrade() {
+                shared.sessions.end_all();
+                shared.closing.cancel();
+            }
+        });
+    }
+}
+
+/// Why a request names no open session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoSession {
+    /// No `Mcp-Session-Id`.
+    Missing,
+    /// One that is not visible ASCII.
+    NotText,
+    /// One no open session has.
+    Unknown,
+}
+
+impl NoSession {
+    /// `400` for a missing or unreadable id, `404` for an unknown one.
+    fn reply(self) -> Response<ResponseBody> {
+        match self {
+            Self::Missing => reply::refusal(
+                StatusCode::BAD_REQUEST,
+                "no `Mcp-Session-Id`: send the id the initialize response carried, or initialize first",
+            ),
+            Self::NotText => reply::refusal(
+                StatusCode::BAD_REQUEST,
+                "`Mcp-Session-Id` is not visible ASCII",
+            ),
+            Self::Unknown => reply::refusal(
+                StatusCode::NOT_FOUND,
+                "no such session (it ended or expired): initialize a new one",
+            ),
+        }
+    }
+}
+
+/// The session id a request carries.
+fn session_of(headers: &HeaderMap) -> Result<&str, NoSession> {
+    let value = headers.get(session_header()).ok_or(NoSession::Missing)?;
+    value.to_str().map_err(|_| NoSession::NotText)
+}
+
+/// `405`, with what is allowed.
+fn not_allowed(method: &Method, stateless: bool) -> Response<ResponseBody> {
+    let allow = if stateless {
+        "POST"
+    } else {
+        "GET, POST, DELETE"
+    };
+    let mut res = reply::refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!("`{method}` is not allowed here; allowed: {allow}"),
+    );
+    res.headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    res
+}
+
+/// `202`, no body: a POST of notifications and answers, or of a request its client cancelled.
+fn accepted() -> Response<ResponseBody> {
+    let mut res = reply::no_content();
+    *res.status_mut() = StatusCode::ACCEPTED;
+    res
+}
+
+/// Cancels the requests of `session` that the `notifications/cancelled` of `text` name.
+fn cancel_named(session: &Session, text: &str) {
+    let notice = Cancellation::Mcp.method();
+    for raw in messages(text).unwrap_or_default() {
+        if let Incoming::Request(req) = incoming::parse(raw.get())
+            && req.id.is_none()
+            && Some(&*req.method) == notice
+            && let Some(id) = Cancellation::target(req.params)
+        {
+            session.cancel(&id);
+        }
+    }
+}
+
+/// The trace context MCP's `params._meta` carries (`traceparent`, `tracestate`), if any.
+pub(super) fn trace_of_meta(params: Option<&RawValue>) -> Option<TraceContext> {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow)]
+        traceparent: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        tracestate: Option<std::borrow::Cow<'a, str>>,
+    }
+    // Most params have no `_meta`: they are not read twice.
+    let params = params.filter(|params| params.get().contains("\"_meta\""))?;
+    let meta = serde_json::from_str::<Params<'_>>(params.get())
+        .ok()?
+        .meta?;
+    TraceContext::parse(&meta.traceparent?, meta.tracestate.as_deref())
+}
+
+/// `200`, `-32000`: the session has `max_in_flight` requests running.
+fn busy(max: usize) -> Response<ResponseBody> {
+    reply::envelope(
+        StatusCode::OK,
+        &RpcError::new(ErrorCode::SERVER_ERROR, "Server busy").with_data(&format!(
+            "more than {max} requests of this session in flight"
+        )),
+    )
+}
+
+/// `400` for an `MCP-Protocol-Version` other than the one the session's `initialize` agreed on.
+fn check_negotiated(headers: &HeaderMap, session: &Session) -> Option<Response<ResponseBody>> {
+    let sent = headers.get(version_header())?.to_str().unwrap_or_default();
+    let negotiated = session.legacy.version()?;
+    (sent != negotiated).then(|| {
+        reply::refusal(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "`MCP-Protocol-Version` `{sent}` is not the session's: it agreed on `{negotiated}`"
+            ),
+        )
+    })
+}
+
+/// `400` for an `MCP-Protocol-Version` this server does not speak; a request without one is
+/// taken (as 2025-03-26, which had no header).
+fn check_version(headers: &HeaderMap, known: &[String]) -> Option<Response<ResponseBody>> {
+    let value = headers.get(version_header())?;
+    let text = value.to_str().unwrap_or_default();
+    if known.iter().any(|v| v == text) {
+        return None;
+    }
+    Some(reply::refusal(
+        StatusCode::BAD_REQUEST,
+        &format!(
+            "unsupported `MCP-Protocol-Version` `{text}`; supported: {}",
+            known.join(", ")
+        ),
+    ))
+}
+
+/// Whether `text` is an `initialize` request (alone: a session starts with it).
+fn is_initialize(text: &str) -> bool {
+    incoming::parse_request(text).is_ok_and(|req| req.method == "initialize" && req.id.is_some())
+}
+
+/// Each message of `text`, alone or in a batch, as raw JSON; `None` when it is not JSON.
+fn messages(text: &str) -> Option<Vec<&RawValue>> {
+    if incoming::is_batch(text) {
+        serde_json::from_str(text).ok()
+    } else {
+        serde_json::from_str(text).ok().map(|one| vec![one])
+    }
+}
+
+/// Whether every message of `text` is a notification or an answer (and there is one).
+fn only_notifications_and_answers(text: &str) -> bool {
+    messages(text).is_some_and(|all| {
+        !all.is_empty()
+            && all.iter().all(|raw| match incoming::parse(raw.get()) {
+                Incoming::Request(req) => req.id.is_none(),
+                Incoming::Response(_) => true,
+                Incoming::Rejected(_) => false,
+            })
+    })
+}
+
+/// Hands each answer of `text` to the stream whose call it answers; one no call waits for is
+/// dropped (its call gave up, or there was none).
+fn route_answers(replies: &Replies, text: &str) {
+    for raw in messages(text).unwrap_or_default() {
+        if matches!(incoming::parse(raw.get()), Incoming::Response(_)) && !replies.route(raw.get())
+        {
+            tracing::debug!("an answer to no call waiting");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_told_apart() {
+        assert!(is_initialize(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#
+        ));
+        assert!(!is_initialize(r#"{"jsonrpc":"2.0","method":"initialize"}"#));
+        assert!(only_notifications_and_answers(
+            r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","result":1,"id":3}]"#
+        ));
+        assert!(!only_notifications_and_answers("[]"));
+        assert!(!only_notifications_and_answers("nope"));
+        assert!(!only_notifications_and_answers(
+            r#"{"jsonrpc":"1.0","method":"n"}"#
+        ));
+    }
+}
