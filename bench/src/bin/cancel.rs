@@ -29,7 +29,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use jrpc_runtime::http::{HttpClient, HttpServer};
-use jrpc_runtime::mcp::McpServer;
+use jrpc_mcp::McpServer;
 use jrpc_runtime::ws::{WsClient, WsSettings};
 use jrpc_runtime::{Caller as _, Cancellation, Context, Methods, Peer, PeerConfig, RpcError};
 use tokio::io::AsyncWriteExt as _;

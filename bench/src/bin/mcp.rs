@@ -34,7 +34,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 // The servers.
 
 mod jrpc_server {
-    use jrpc_runtime::mcp::{Mcp, McpServer};
+    use jrpc_mcp::{Mcp, McpServer};
     use jrpc_runtime::{RpcError, rpc_service};
 
     pub struct Adder;
