@@ -8,8 +8,8 @@
 use crate::dispatch::Context;
 #[cfg(any(feature = "http", feature = "ws"))]
 use crate::dispatch::TraceContext;
+use crate::peer::ConnectionPeer;
 use crate::peer::Peer;
-use crate::peer::handle::ConnectionPeer;
 use crate::server::{SubscribeError, Topics};
 
 /// A handler's connection, and topic operations through the [`Topics`] registry the

@@ -4,9 +4,10 @@
 
 use futures_util::StreamExt as _;
 
+use super::context::Context;
 use super::handle::{FirstPoll, Started};
 use super::methods::Element;
-use super::{Batches, Context, Methods};
+use super::methods::{Batches, Methods};
 use crate::wire::{Id, Rejection, Request, RpcError, incoming, write};
 
 impl Methods {

@@ -24,8 +24,6 @@ use std::sync::OnceLock;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Context, Methods, Started};
-
 thread_local! {
     /// Up while the dispatcher drops the future of a request that did not finish.
     static DROPPING_UNFINISHED: Cell<bool> = const { Cell::new(false) };
@@ -104,51 +102,5 @@ impl Slot {
     /// Whether the request is cancelled.
     pub(super) fn is_cancelled(&self) -> bool {
         self.0.get().is_some_and(|armed| armed.0.is_cancelled())
-    }
-}
-
-/// A started request handed to a task of its own (a peer's call that waits): ended as cancelled
-/// (logged, observed, its call dropped as cancelled) if the task is dropped before it first runs
-/// it, as a cancel notice that arrives at once may do.
-pub(crate) struct Handed {
-    started: Option<Started<'static>>,
-    span: Option<tracing::Span>,
-    methods: Methods,
-    ctx: Context,
-}
-
-impl Handed {
-    /// Hands `started` (with its span, if made already) over, to be run with `methods` in `ctx`.
-    pub(crate) fn new(
-        started: Started<'static>,
-        span: Option<tracing::Span>,
-        methods: Methods,
-        ctx: Context,
-    ) -> Self {
-        Self {
-            started: Some(started),
-            span,
-            methods,
-            ctx,
-        }
-    }
-
-    /// Runs the request to its answer (see [`Methods::run_apart`]).
-    pub(crate) async fn run(mut self) -> Option<Vec<u8>> {
-        let started = self.started.take()?;
-        let span = self.span.take();
-        self.methods.run_apart(started, span, &self.ctx).await
-    }
-}
-
-impl Drop for Handed {
-    fn drop(&mut self) {
-        if let Some(started) = self.started.take() {
-            // A request future dropped unpolled ends as cancelled.
-            drop(
-                self.methods
-                    .run_in(started, self.span.take(), &self.ctx, None),
-            );
-        }
     }
 }

@@ -6,10 +6,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::Methods;
 use super::schema::Renderer;
-use crate::dispatch::SchemaDoc;
-use crate::error::RegisterError;
+use crate::dispatch::schema::SchemaDoc;
 
 /// The description of one method, as an OpenRPC document gives it.
 ///
@@ -188,35 +186,40 @@ fn split_doc(text: &str) -> (Option<String>, Option<String>) {
     (summary, description)
 }
 
-impl Methods {
-    /// Replaces the description of the registered method `name`.
-    ///
-    /// # Errors
-    ///
-    /// [`RegisterError::Unknown`] when no method of that name is registered.
-    pub fn describe(&mut self, name: &str, doc: MethodDoc) -> Result<&mut Self, RegisterError> {
-        match self.inner_mut().table.get_mut(name) {
-            Some(entry) => {
-                entry.doc = std::sync::Arc::new(doc);
-                Ok(self)
-            }
-            None => Err(RegisterError::Unknown(name.to_owned())),
+/// What an OpenRPC document says of the service itself (its `info` object).
+///
+/// ```
+/// use jrpc_runtime::ServiceInfo;
+///
+/// let info = ServiceInfo::new("calculator", "1.0.0").with_description("Integer arithmetic.");
+/// # let _ = info;
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServiceInfo {
+    /// The service's name.
+    pub title: Cow<'static, str>,
+    /// The version of the service's API (not of OpenRPC).
+    pub version: Cow<'static, str>,
+    /// A description of the service.
+    pub description: Option<Cow<'static, str>>,
+}
+
+impl ServiceInfo {
+    /// A title and a version.
+    pub fn new(title: impl Into<Cow<'static, str>>, version: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            title: title.into(),
+            version: version.into(),
+            description: None,
         }
     }
 
-    /// The description of the method `name`, when it is registered.
-    pub fn description(&self, name: &str) -> Option<&MethodDoc> {
-        self.inner.table.get(name).map(|entry| &*entry.doc)
-    }
-
-    /// Every method with its description, in the order they were registered (a merged table's
-    /// after the methods that were there).
-    pub fn descriptions(&self) -> Vec<(&str, &MethodDoc)> {
-        let mut all: Vec<_> = self.inner.table.iter().collect();
-        all.sort_unstable_by_key(|(_, entry)| entry.seq);
-        all.into_iter()
-            .map(|(name, entry)| (&**name, &*entry.doc))
-            .collect()
+    /// The same, with a description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        self.description = Some(description.into());
+        self
     }
 }
 

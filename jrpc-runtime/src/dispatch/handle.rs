@@ -9,11 +9,14 @@ use std::task::Poll;
 use futures_util::future::Either;
 use serde_json::value::RawValue;
 
+use super::context::Context;
 use super::limit::too_large;
+use super::methods::Methods;
 use super::methods::{Failure, NotStarted, OnePass, Output};
+use super::observe::{ErrorReport, Observation, Outcome};
+use super::params::{FromParams as _, Params};
 use super::stage::{Stage, cancel_call, panicked, run_call};
 use super::trace::TraceContext;
-use super::{Context, ErrorReport, FromParams as _, Methods, Observation, Outcome, Params};
 use crate::wire::write::WriteId;
 use crate::wire::{Id, RawId, Request, RpcError, id_of, incoming, write};
 
@@ -752,5 +755,50 @@ fn refused(method: &str, raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcErro
     Stage::Done(answer(raw_id, err), Outcome::Error(err.code()))
 }
 
+/// A started request handed to a task of its own (a peer's call that waits): ended as cancelled
+/// (logged, observed, its call dropped as cancelled) if the task is dropped before it first runs
+/// it, as a cancel notice that arrives at once may do.
+pub(crate) struct Handed {
+    started: Option<Started<'static>>,
+    span: Option<tracing::Span>,
+    methods: Methods,
+    ctx: Context,
+}
+
+impl Handed {
+    /// Hands `started` (with its span, if made already) over, to be run with `methods` in `ctx`.
+    pub(crate) fn new(
+        started: Started<'static>,
+        span: Option<tracing::Span>,
+        methods: Methods,
+        ctx: Context,
+    ) -> Self {
+        Self {
+            started: Some(started),
+            span,
+            methods,
+            ctx,
+        }
+    }
+
+    /// Runs the request to its answer (see [`Methods::run_apart`]).
+    pub(crate) async fn run(mut self) -> Option<Vec<u8>> {
+        let started = self.started.take()?;
+        let span = self.span.take();
+        self.methods.run_apart(started, span, &self.ctx).await
+    }
+}
+
+impl Drop for Handed {
+    fn drop(&mut self) {
+        if let Some(started) = self.started.take() {
+            // A request future dropped unpolled ends as cancelled.
+            drop(
+                self.methods
+                    .run_in(started, self.span.take(), &self.ctx, None),
+            );
+        }
+    }
+}
 #[cfg(test)]
 mod tests;

@@ -17,10 +17,12 @@ use serde_json::value::RawValue;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::context::Context;
 use super::handle::Started;
+use super::methods::Methods;
 use super::methods::{BoxCall, Failure, Output, Work};
+use super::params::{FromParams as _, Params};
 use super::stage::{Stage, panicked, run_call};
-use super::{Context, FromParams as _, Methods, Params};
 use crate::caller::BoxFuture;
 use crate::wire::{ErrorCode, Id, RpcError, incoming, write};
 

@@ -14,9 +14,12 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::context::Context;
+use super::describe::{MethodDoc, ServiceInfo};
 use super::limit::Capped;
+use super::observe::{ErrorReport, Observation};
 use super::params::ParamsSeed;
-use super::{Context, ErrorReport, FromParams, MethodDoc, Observation, Params, ServiceInfo};
+use super::params::{FromParams, Params};
 use crate::error::RegisterError;
 use crate::transport::Transport;
 use crate::wire::{Id, RpcError};
@@ -777,5 +780,36 @@ impl Hasher for Fnv {
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }
         self.0 = hash;
+    }
+}
+impl Methods {
+    /// Replaces the description of the registered method `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`RegisterError::Unknown`] when no method of that name is registered.
+    pub fn describe(&mut self, name: &str, doc: MethodDoc) -> Result<&mut Self, RegisterError> {
+        match self.inner_mut().table.get_mut(name) {
+            Some(entry) => {
+                entry.doc = std::sync::Arc::new(doc);
+                Ok(self)
+            }
+            None => Err(RegisterError::Unknown(name.to_owned())),
+        }
+    }
+
+    /// The description of the method `name`, when it is registered.
+    pub fn description(&self, name: &str) -> Option<&MethodDoc> {
+        self.inner.table.get(name).map(|entry| &*entry.doc)
+    }
+
+    /// Every method with its description, in the order they were registered (a merged table's
+    /// after the methods that were there).
+    pub fn descriptions(&self) -> Vec<(&str, &MethodDoc)> {
+        let mut all: Vec<_> = self.inner.table.iter().collect();
+        all.sort_unstable_by_key(|(_, entry)| entry.seq);
+        all.into_iter()
+            .map(|(name, entry)| (&**name, &*entry.doc))
+            .collect()
     }
 }

@@ -26,21 +26,20 @@ mod schema;
 mod stage;
 mod trace;
 
-pub(crate) use cancel::Handed;
 pub use context::Context;
 #[allow(
     unused_imports,
     reason = "the transports that reuse contexts import it"
 )]
 pub(crate) use context::ContextRoom;
-pub use describe::{MethodDoc, ParamDoc, ParamStructure};
+pub use describe::{MethodDoc, ParamDoc, ParamStructure, ServiceInfo};
+pub(crate) use handle::Handed;
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};
 pub(crate) use limit::too_large_answer;
 pub use methods::{Batches, IntoRpcError, Methods, RpcResult};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};
-pub use openrpc::ServiceInfo;
 pub use params::{FromParams, Params, Whole};
 pub use schema::SchemaDoc;
 pub use trace::{SpanId, TraceContext, TraceId};

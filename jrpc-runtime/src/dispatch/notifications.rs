@@ -9,7 +9,8 @@ use std::task::{Context as TaskContext, Poll};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
-use super::{Methods, Whole};
+use super::methods::Methods;
+use super::params::Whole;
 use crate::error::RegisterError;
 
 /// The notifications of one method a server sends, each decoded into `T`: a `Stream` (and

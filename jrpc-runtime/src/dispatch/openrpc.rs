@@ -3,16 +3,16 @@
 //! The document is built from the descriptions of the methods in the table at the time it is
 //! asked for, so a merged table is described whole and `rpc.discover` never goes stale.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::describe::{MethodDoc, ParamStructure, ServiceInfo};
 use super::methods::BoxCall;
+use super::methods::Methods;
 use super::schema::Renderer;
-use super::{MethodDoc, Methods, ParamStructure};
-use crate::dispatch::FromParams as _;
+use crate::dispatch::params::FromParams as _;
 use crate::wire::RpcError;
 
 /// The version of OpenRPC the documents follow.
@@ -20,43 +20,6 @@ const OPENRPC: &str = "1.3.2";
 
 /// The method that answers the document: the one `rpc.` name a table serves.
 const DISCOVER: &str = "rpc.discover";
-
-/// What an OpenRPC document says of the service itself (its `info` object).
-///
-/// ```
-/// use jrpc_runtime::ServiceInfo;
-///
-/// let info = ServiceInfo::new("calculator", "1.0.0").with_description("Integer arithmetic.");
-/// # let _ = info;
-/// ```
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct ServiceInfo {
-    /// The service's name.
-    pub title: Cow<'static, str>,
-    /// The version of the service's API (not of OpenRPC).
-    pub version: Cow<'static, str>,
-    /// A description of the service.
-    pub description: Option<Cow<'static, str>>,
-}
-
-impl ServiceInfo {
-    /// A title and a version.
-    pub fn new(title: impl Into<Cow<'static, str>>, version: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            title: title.into(),
-            version: version.into(),
-            description: None,
-        }
-    }
-
-    /// The same, with a description.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-}
 
 impl Methods {
     /// The OpenRPC 1.3 document of every method in the table, in the order they were registered:

@@ -21,7 +21,9 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
-use crate::dispatch::{MethodDoc, ParamDoc, SchemaDoc};
+use crate::dispatch::describe::MethodDoc;
+use crate::dispatch::describe::ParamDoc;
+use crate::dispatch::schema::SchemaDoc;
 use crate::wire::RpcError;
 
 /// A parameter list that can be decoded from a request's `params`.

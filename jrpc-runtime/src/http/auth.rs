@@ -7,7 +7,7 @@ use ::http::{HeaderMap, HeaderValue, StatusCode};
 
 use super::reply::ResponseBody;
 use crate::dispatch::Context;
-use crate::server::reply::refusal;
+use crate::server::refusal;
 
 /// What a verifier makes of a token: the identity to put in the request's context, or `None`.
 type Verify = dyn Fn(&str) -> Option<Grant> + Send + Sync;

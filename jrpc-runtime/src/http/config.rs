@@ -1,14 +1,13 @@
 //! Server settings: their defaults, the builder, and the checks `build` makes.
 
-use std::fmt;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::BearerAuth;
-use super::endpoint::{Endpoint, Mounted};
-use super::server::HttpServer;
-use super::service::{Admission, RpcService};
+use super::endpoint::Endpoint;
+use super::server::{HttpServer, Mount, Settings};
+use super::service::{Admission, ContextHook, RpcService};
 use super::sse::stream_config;
 use crate::dispatch::{Batches, Context, Methods};
 use crate::error::ConfigError;
@@ -90,50 +89,15 @@ pub struct HttpServerBuilder {
     own_paths: bool,
 }
 
-/// An endpoint mounted at a path.
-#[derive(Clone)]
-pub(crate) struct Mount {
-    pub(crate) path: Box<str>,
-    pub(crate) endpoint: Arc<dyn Mounted>,
-}
-
-impl fmt::Debug for Mount {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Mount")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
+impl HttpServer {
+    /// Returns a builder serving `methods`, with every setting at its default.
+    pub fn builder(methods: Methods) -> HttpServerBuilder {
+        HttpServerBuilder::new(methods)
     }
-}
-
-/// What [`HttpServerBuilder::map_context`] takes.
-type ContextFn = dyn Fn(&::http::request::Parts, Context) -> Context + Send + Sync;
-
-/// The application's addition to each request's [`Context`]; see
-/// [`HttpServerBuilder::map_context`].
-#[derive(Clone)]
-pub(crate) struct ContextHook(pub(crate) Arc<ContextFn>);
-
-impl fmt::Debug for ContextHook {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ContextHook(..)")
-    }
-}
-
-/// The checked settings the server runs with.
-#[derive(Clone, Debug)]
-pub(crate) struct Settings {
-    /// `None` when only the endpoints are served.
-    pub(crate) rpc_path: Option<Box<str>>,
-    #[cfg(feature = "ws")]
-    pub(crate) ws_path: Option<Box<str>>,
-    pub(crate) endpoints: Box<[Mount]>,
-    pub(crate) header_read_timeout: Duration,
-    pub(crate) free_idle_after: Option<Duration>,
-    pub(crate) write_timeout: Option<Duration>,
 }
 
 impl HttpServerBuilder {
-    pub(crate) fn new(methods: Methods) -> Self {
+    fn new(methods: Methods) -> Self {
         Self {
             methods,
             rpc_path: "/rpc".to_owned(),

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use crate::limits::Held;
 use crate::limits::ServerBudget;
 pub use crate::server::ResponseBody;
-use crate::server::reply::json_type;
-pub use crate::server::reply::{closing, envelope, json, refusal, unavailable};
+use crate::server::json_type;
+pub use crate::server::{closing, envelope, json, refusal, unavailable};
 use crate::wire::RpcError;
 
 /// Returns `200` with a JSON-RPC answer, as the dispatcher wrote it.

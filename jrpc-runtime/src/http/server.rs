@@ -3,9 +3,11 @@
 //! routing of a request to the JSON-RPC endpoint, the WebSocket upgrade, or `404`.
 
 use std::convert::Infallible;
+use std::fmt;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[cfg(feature = "ws")]
 use ::http::Method;
@@ -15,14 +17,13 @@ use hyper::body::Body as _;
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
-use super::config::{HttpServerBuilder, Settings};
 use super::connection::{Ends, Protocols, Responder, drive};
 use super::endpoint::{Endpoint, EndpointService, Mounted};
 use super::reply::{self, ResponseBody};
 #[cfg(feature = "ws")]
 use super::request_id::kept;
 use super::service::RpcService;
-use crate::dispatch::{ContextRoom, Methods};
+use crate::dispatch::ContextRoom;
 #[cfg(feature = "tls")]
 use crate::server::Acceptor;
 #[cfg(feature = "ws")]
@@ -34,6 +35,34 @@ use crate::transport::RequestTag;
 use crate::transport::Transport;
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
+
+/// The checked settings the server runs with.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    /// `None` when only the endpoints are served.
+    pub(crate) rpc_path: Option<Box<str>>,
+    #[cfg(feature = "ws")]
+    pub(crate) ws_path: Option<Box<str>>,
+    pub(crate) endpoints: Box<[Mount]>,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) free_idle_after: Option<Duration>,
+    pub(crate) write_timeout: Option<Duration>,
+}
+
+/// An endpoint mounted at a path.
+#[derive(Clone)]
+pub(crate) struct Mount {
+    pub(crate) path: Box<str>,
+    pub(crate) endpoint: Arc<dyn Mounted>,
+}
+
+impl fmt::Debug for Mount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mount")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
 
 /// An HTTP JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
 /// WebSocket path (default `/ws`, with the `ws` feature), `404` elsewhere, keep-alive
@@ -76,11 +105,6 @@ enum Route<'a> {
 }
 
 impl HttpServer {
-    /// A builder serving `methods`, with every setting at its default.
-    pub fn builder(methods: Methods) -> HttpServerBuilder {
-        HttpServerBuilder::new(methods)
-    }
-
     pub(crate) fn new(
         endpoint: RpcService,
         settings: Settings,

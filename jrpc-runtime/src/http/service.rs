@@ -1,6 +1,7 @@
 //! The JSON-RPC endpoint as a service: one HTTP request in, one HTTP response out.
 
 use std::convert::Infallible;
+use std::fmt;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -17,7 +18,6 @@ use hyper::body::Body;
 
 use super::auth::{BearerAuth, Grant, Refusal};
 use super::body::{COPIES, announced, post_checked, read_body};
-use super::config::ContextHook;
 use super::connection::Ends;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
@@ -38,6 +38,20 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The future of [`RpcService`]'s `call`.
 pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+/// What [`HttpServerBuilder::map_context`] takes.
+type ContextFn = dyn Fn(&::http::request::Parts, Context) -> Context + Send + Sync;
+
+/// The application's addition to each request's [`Context`]; see
+/// [`HttpServerBuilder::map_context`].
+#[derive(Clone)]
+pub(crate) struct ContextHook(pub(crate) Arc<ContextFn>);
+
+impl fmt::Debug for ContextHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ContextHook(..)")
+    }
+}
 
 /// What a request goes through before it runs (the bearer token it must carry, what the
 /// application adds to its context), and which tag its reply carries back.

@@ -48,10 +48,10 @@ use crate::dispatch::{Context, Methods};
 use crate::framing::Frame;
 use crate::limits::Limits;
 use crate::limits::{Room, Watermark};
-use crate::peer::handle::one_line;
+use crate::peer::one_line;
 use crate::peer::{Peer, PeerConfig};
 use crate::server::ResponseBody as Body;
-use crate::server::reply::{closing, envelope, json};
+use crate::server::{closing, envelope, json};
 use crate::wire::RpcError;
 use crate::wire::{Incoming, id_of, incoming};
 

@@ -59,8 +59,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use super::answer::admit;
+use super::cancel::Cancellation;
+use super::config::PeerConfig;
 use super::handle::Shared;
-use super::{Cancellation, PeerConfig};
 use crate::dispatch::{Context, Methods};
 use crate::dispatch::{FirstPoll, Handed, Started};
 use crate::error::ClientError;

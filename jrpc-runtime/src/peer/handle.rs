@@ -15,8 +15,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
 
+use super::cancel::Cancellation;
+use super::config::{Framing, Lifetime, Overflow, PeerConfig};
 use super::connection::{Command, Connection, Input, OutgoingCall};
-use super::{Cancellation, Framing, Lifetime, Overflow, PeerConfig};
 use crate::caller::Caller;
 use crate::dispatch::{Context, Methods, TraceContext};
 use crate::error::ClientError;

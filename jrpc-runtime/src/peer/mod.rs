@@ -21,12 +21,26 @@
 //! So a notification handler must not await a call on its own connection: the answer would never
 //! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
 
-pub(crate) mod answer;
+mod answer;
 mod cancel;
 mod config;
-pub(crate) mod connection;
-pub(crate) mod handle;
+mod connection;
+mod feed;
+mod handle;
 
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
+#[allow(
+    unused_imports,
+    reason = "a transport that reads in a task of its own feeds the loop"
+)]
+pub(crate) use connection::Input;
+#[allow(
+    unused_imports,
+    reason = "a transport that reads in a task of its own feeds the loop"
+)]
+pub(crate) use feed::{Feed, Read};
+pub(crate) use handle::ConnectionPeer;
+#[allow(unused_imports, reason = "an SSE answer writes events a line each")]
+pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};

@@ -12,7 +12,8 @@ use tokio::net::TcpListener;
 use tokio::net::UnixListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{Io, Shutdown};
+use super::io::Io;
+use super::shutdown::Shutdown;
 
 /// A kind of listener the accept loop takes connections from.
 pub(crate) trait Listener: Send {

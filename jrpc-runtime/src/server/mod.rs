@@ -10,6 +10,7 @@
 //! | piece | what it is |
 //! | --- | --- |
 //! | [`Limits`](crate::limits::Limits) | the limits every connection keeps (message size, watermark, calls in flight, queue, timeouts), one type for HTTP, WebSocket and peers |
+//! | [`ResponseBody`], [`refusal`], [`envelope`], [`json`], [`closing`], [`unavailable`] (with `http` or `ws`) | the replies a server writes itself: an HTTP status with a JSON-RPC error envelope |
 //! | [`ShutdownHandle`] | starts a graceful shutdown of any server and waits for it ([`Drained`]) |
 //! | [`SocketServer`] | JSON-RPC on Unix or TCP sockets, one two-way [`Peer`](crate::peer::Peer) per connection, either framing |
 //! | [`ServerTls`] (with `tls`) | how the HTTP server terminates TLS: a rustls configuration, or PEM files checked at build time |
@@ -33,7 +34,7 @@ mod io;
 #[cfg(any(feature = "http", feature = "ws"))]
 mod origin;
 #[cfg(any(feature = "http", feature = "ws"))]
-pub(crate) mod reply;
+mod reply;
 mod shutdown;
 mod socket;
 #[cfg(feature = "tls")]
@@ -46,6 +47,10 @@ pub use io::Io;
 pub use origin::{OriginPolicy, OriginRefused};
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use reply::ResponseBody;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) use reply::json_type;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub use reply::{closing, envelope, json, refusal, unavailable};
 pub use shutdown::{Drained, ShutdownHandle};
 pub(crate) use shutdown::{Shutdown, Tracked};
 pub use socket::{SocketServer, SocketServerBuilder};

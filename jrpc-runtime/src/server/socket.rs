@@ -15,7 +15,8 @@ use tokio::net::UnixListener;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::accept::{ConnectionCap, ConnectionPermit, Listener, accept_loop};
-use super::{Io, Shutdown, ShutdownHandle};
+use super::io::Io;
+use super::shutdown::{Shutdown, ShutdownHandle};
 use crate::dispatch::Methods;
 use crate::error::ConfigError;
 use crate::error::check;

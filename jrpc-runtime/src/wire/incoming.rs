@@ -29,7 +29,9 @@ use serde::Deserializer;
 use serde::de::{IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{Id, RawId, RpcError, write};
+use super::error::RpcError;
+use super::id::{Id, RawId};
+use super::write;
 
 mod compact;
 mod members;
@@ -39,9 +41,17 @@ mod peek;
 pub(crate) use members::Members;
 use members::Plain;
 pub(in crate::wire) use members::{Key, Text};
-pub(crate) use one_pass::{Decoded, Element, parse_batch_with, parse_request_with};
+pub(crate) use one_pass::{Element, parse_batch_with, parse_request_with};
 pub(crate) use peek::{peek_batch_method, peek_method};
-use peek::{plain_len, skip_scalar};
+
+/// A request read by [`parse_request_with`], its params decoded.
+pub(crate) struct Decoded<'a, T> {
+    pub(crate) method: &'a str,
+    /// `None` for a notification.
+    pub(crate) id: Option<RawId<'a>>,
+    /// `None` when the request has no params.
+    pub(crate) params: Option<T>,
+}
 
 /// Says what an incoming message is, as a peer (which both calls and answers) sees it.
 pub enum Incoming<'a> {

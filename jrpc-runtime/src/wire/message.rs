@@ -2,8 +2,10 @@
 
 use serde_json::value::RawValue;
 
+use super::error::RpcError;
+use super::id::Id;
 use super::incoming::{Members, Text};
-use super::{Id, RpcError, write};
+use super::write;
 
 /// One JSON-RPC message, owned.
 ///

@@ -6,7 +6,8 @@
 
 use serde_json::value::RawValue;
 
-use super::{Id, RawId, RpcError};
+use super::error::RpcError;
+use super::id::{Id, RawId};
 
 /// The first bytes of every successful answer: a handler's result is written right after them,
 /// then [`end_result`] closes the answer.

@@ -71,7 +71,6 @@
 
 mod client;
 mod connection;
-mod inline_dispatch;
 mod server;
 mod settings;
 mod upgrade;

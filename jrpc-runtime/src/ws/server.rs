@@ -24,8 +24,8 @@ use crate::error::check;
 use crate::limits::Limits;
 use crate::limits::ServerBudget;
 use crate::limits::WriteDeadline;
-use crate::server::reply::{self, Body};
 use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, Tracked, serve_each};
+use crate::server::{ResponseBody as Body, unavailable};
 use crate::transport::Transport;
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -335,7 +335,7 @@ impl WsServer {
     {
         // Counted from here, so that a shutdown waits for the upgrade to complete.
         let Some(counted) = self.inner.shutdown.admit_connection() else {
-            return reply::unavailable();
+            return unavailable();
         };
         let this = self.clone();
         let settings = &self.inner.settings;

@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use super::connection::{Meter, Metered};
 use crate::limits::WriteDeadline;
-use crate::server::reply::{self, Body};
+use crate::server::{ResponseBody as Body, refusal};
 
 /// An upgraded socket, cut when the client takes no byte for the write timeout, its incoming
 /// messages counted in the server's budget.
@@ -65,7 +65,7 @@ fn handshake(req: &mut Parts) -> Result<(Response<Body>, OnUpgrade), Refused> {
             "this connection cannot be upgraded",
         ));
     };
-    let mut res = Response::new(crate::server::reply::Body::default());
+    let mut res = Response::new(crate::server::ResponseBody::default());
     *res.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let out = res.headers_mut();
     out.insert(CONNECTION, HeaderValue::from_static("upgrade"));
@@ -83,7 +83,7 @@ fn refused((status, why): Refused) -> Response<Body> {
         reason = why,
         "WebSocket upgrade refused"
     );
-    let mut res = reply::refusal(status, why);
+    let mut res = refusal(status, why);
     if status == StatusCode::UPGRADE_REQUIRED {
         res.headers_mut()
             .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));

@@ -11,7 +11,9 @@
 use serde::de::DeserializeSeed;
 use serde_json::value::RawValue;
 
-use super::{Decoded, RawId, is_valid_id, plain_len, skip_scalar};
+use super::peek::{plain_len, skip_scalar};
+use super::{Decoded, is_valid_id};
+use crate::wire::id::RawId;
 use crate::wire::id::small_int;
 
 const VERSION: &[u8; 17] = br#"{"jsonrpc":"2.0","#;

@@ -9,7 +9,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::{Incoming, Rejection, Request, Response, is_structured, is_valid_id, is_version};
-use crate::wire::{Id, RpcError};
+use crate::wire::error::RpcError;
+use crate::wire::id::Id;
 
 /// The members of a message object as written, each kept as raw JSON text.
 ///

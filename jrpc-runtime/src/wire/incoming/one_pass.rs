@@ -11,8 +11,8 @@ use serde::Deserializer;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{BLANK, Key, Request, compact, is_structured, is_valid_id};
-use crate::wire::RawId;
+use super::{BLANK, Decoded, Key, Request, compact, is_structured, is_valid_id};
+use crate::wire::id::RawId;
 
 /// Reads one request (never a batch) naming `method`, its params decoded by `seed` in the same
 /// pass.
@@ -97,15 +97,6 @@ where
             _ => return None,
         }
     }
-}
-
-/// A request read by [`parse_request_with`], its params decoded.
-pub(crate) struct Decoded<'a, T> {
-    pub(crate) method: &'a str,
-    /// `None` for a notification.
-    pub(crate) id: Option<RawId<'a>>,
-    /// `None` when the request has no params.
-    pub(crate) params: Option<T>,
 }
 
 /// An element of a batch read by [`parse_batch_with`].

@@ -12,13 +12,12 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use super::super::inline_dispatch::{InlineDispatch, Read};
+use super::End;
 use super::link::{Link, RUN, Sending};
 use super::meter::Meter;
-use super::pump::End;
 use crate::framing::Frame;
 use crate::limits::Held;
-use crate::peer::connection::Input;
+use crate::peer::{Feed, Input, Read};
 
 /// The pump's reading side: messages off the socket and across to the peer's loop.
 ///
@@ -40,7 +39,7 @@ pub(super) struct Inlet {
     pub(super) held: Option<Held>,
     /// What answers calls here, while the peer's loop waits for more; `None` hands every
     /// message over.
-    pub(super) inline: Option<InlineDispatch>,
+    pub(super) inline: Option<Feed>,
     pub(super) link: Arc<Link>,
     /// What the messages read hold in the server's budget, until they are answered or cross.
     pub(super) meter: Option<Arc<Meter>>,
@@ -233,7 +232,7 @@ impl Inlet {
 /// goes first, or its call waits), and how many answers it counts for (`0` for a call handed to
 /// the loop in `run`).
 fn answer_inline(
-    answering: &InlineDispatch,
+    answering: &Feed,
     answers: &mut VecDeque<String>,
     text: &str,
     run: &mut Vec<Input>,

@@ -12,7 +12,7 @@ use futures_util::task::AtomicWaker;
 
 use crate::framing::Frame;
 use crate::limits::ServerBudget;
-use crate::peer::connection::Input;
+use crate::peer::Input;
 
 /// Messages that cross at most in one go, either way: a run of messages read (or written)
 /// together crosses with one wake-up of the other task.

@@ -9,7 +9,7 @@
 //! a block of 32 slots when it is made.
 //!
 //! A call whose handler finishes in its first poll (most do) never crosses: the pump answers it
-//! where it reads it ([`InlineDispatch`](super::inline_dispatch::InlineDispatch)), and writes the answer with the others it made, without a
+//! where it reads it (the peer's feed), and writes the answer with the others it made, without a
 //! wake-up of the peer's loop either way. It does so only while the loop has dealt with all it
 //! was handed and waits for more, and nothing written before (by the loop, a handle or the pump)
 //! waits for the socket; once it hands a message over, or a handler sent something while it ran
@@ -84,9 +84,8 @@ use self::link::{Link, Reader, Writer, ends};
 pub(crate) use self::meter::{Meter, Metered};
 use self::outbox::Outbox;
 use self::pump::Pump;
-use super::inline_dispatch::InlineDispatch;
 use crate::dispatch::{Context, Methods};
-use crate::peer::{Peer, PeerConfig};
+use crate::peer::{Feed, Peer, PeerConfig};
 
 /// A signal future: shutdown begun, or the drain budget spent.
 pub(crate) type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -138,7 +137,7 @@ where
     let (in_flight, notice) = (config.max_in_flight(), config.cancellation.method());
     let inline_methods = methods.clone();
     let (peer, driver, loop_ctx) = Peer::start_inputs(reader, writer, methods, config);
-    let inline = InlineDispatch::new(inline_methods, loop_ctx, &peer, in_flight, notice);
+    let inline = Feed::new(inline_methods, loop_ctx, &peer, in_flight, notice);
     let pump = Pump {
         inlet: Inlet {
             frames: Some(frames_tx),
@@ -159,4 +158,33 @@ where
         max_message_size: settings.ws.max_message_size,
     };
     (peer, pump.run(ws, driver, closing, stop))
+}
+
+/// What ends a connection's pump, and so which close frame (if any) it sends.
+#[derive(Debug)]
+pub(super) enum End {
+    /// The drain budget is spent: dropped without a word.
+    Stopped,
+    /// The peer's loop ended and everything it wrote is flushed.
+    PeerEnded,
+    /// What waits for the client passed the peer's budget or queue: close 1008.
+    Overflowed(String),
+    /// The client took no byte for the write timeout: dropped.
+    WriteTimedOut(String),
+    /// A binary frame: close 1003.
+    Binary,
+    /// A message over the size cap: close 1009.
+    TooBig(String),
+    /// An outgoing message over the size cap: close 1011.
+    TooBigToSend,
+    /// A text frame that is not UTF-8: close 1007.
+    NotUtf8,
+    /// A protocol violation: close 1002.
+    Protocol(String),
+    /// Nothing came in for the idle timeout: close 1000.
+    Idle,
+    /// The other side sent a close frame: tungstenite queued the answer; flush it.
+    ClosedByOther,
+    /// The socket ended or failed: nothing can be sent any more.
+    Gone(String),
 }

@@ -14,10 +14,10 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
-use super::Signal;
 use super::inlet::Inlet;
 use super::link::Taking;
 use super::outbox::Outbox;
+use super::{End, Signal};
 use crate::limits::Watermark;
 use crate::peer::Driver;
 use crate::woken::Woken;
@@ -34,35 +34,6 @@ enum SocketEvent {
     Written(Result<(), WsError>),
     /// The inlet moved messages across, or found the connection's end.
     Read(Result<(), End>),
-}
-
-/// What ends a connection's pump, and so which close frame (if any) it sends.
-#[derive(Debug)]
-pub(super) enum End {
-    /// The drain budget is spent: dropped without a word.
-    Stopped,
-    /// The peer's loop ended and everything it wrote is flushed.
-    PeerEnded,
-    /// What waits for the client passed the peer's budget or queue: close 1008.
-    Overflowed(String),
-    /// The client took no byte for the write timeout: dropped.
-    WriteTimedOut(String),
-    /// A binary frame: close 1003.
-    Binary,
-    /// A message over the size cap: close 1009.
-    TooBig(String),
-    /// An outgoing message over the size cap: close 1011.
-    TooBigToSend,
-    /// A text frame that is not UTF-8: close 1007.
-    NotUtf8,
-    /// A protocol violation: close 1002.
-    Protocol(String),
-    /// Nothing came in for the idle timeout: close 1000.
-    Idle,
-    /// The other side sent a close frame: tungstenite queued the answer; flush it.
-    ClosedByOther,
-    /// The socket ended or failed: nothing can be sent any more.
-    Gone(String),
 }
 
 /// What is left to do on the socket once the pump's loop has ended.
