@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::BearerAuth;
-use super::endpoint::Endpoint;
+use super::endpoint::{Endpoint, mounted};
 use super::server::{HttpServer, Mount, Settings};
 use super::service::{Admission, ContextHook, RpcService};
 use super::sse::stream_config;
@@ -136,7 +136,7 @@ impl HttpServerBuilder {
     pub fn endpoint(mut self, path: impl Into<String>, endpoint: impl Endpoint) -> Self {
         self.endpoints.push(Mount {
             path: path.into().into(),
-            endpoint: Arc::new(endpoint),
+            endpoint: mounted(endpoint),
         });
         self
     }

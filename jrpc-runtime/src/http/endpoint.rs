@@ -1,11 +1,9 @@
 //! The seam a protocol carried over HTTP is built on: [`Endpoint`], served on the HTTP server's
 //! connections or as a tower service ([`EndpointService`]).
 
-use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use ::http::request::Parts;
@@ -18,7 +16,7 @@ use super::auth::Grant;
 use super::body::{COPIES, announced, post_checked, read_body};
 use super::connection::Ends;
 use super::reply::{self, ResponseBody};
-use super::service::{BoxError, RpcShared, request_span, with_tag};
+use super::service::{BoxError, ResponseFuture, RpcShared, http_services, request_span, with_tag};
 use crate::dispatch::{Context, Methods};
 use crate::limits::{Held, ServerBudget};
 use crate::peer::PeerConfig;
@@ -236,11 +234,6 @@ impl EndpointRequest {
     }
 }
 
-/// The future an endpoint's request is answered with, boxed: an endpoint's is large, and moved
-/// whole when it is not.
-pub(crate) type EndpointFuture =
-    Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
-
 /// Answers `req` with `endpoint` as [`Endpoint`] says, the answer handed to
 /// [`Ends::answered`] with `ends`.
 pub(crate) fn respond<E: Endpoint, B: RequestBody>(
@@ -249,7 +242,7 @@ pub(crate) fn respond<E: Endpoint, B: RequestBody>(
     peer_addr: Option<SocketAddr>,
     req: Request<B>,
     ends: Option<Ends>,
-) -> EndpointFuture {
+) -> ResponseFuture {
     let tags = &shared.tags;
     let tag = tags.tag(req.headers());
     let reply_tag = tags.reply_value(&tag);
@@ -295,28 +288,15 @@ pub(crate) fn respond<E: Endpoint, B: RequestBody>(
     })
 }
 
-/// An [`Endpoint`] as the server's connections serve it: with hyper's bodies, behind one type.
-pub(crate) trait Mounted: Send + Sync {
-    /// Answers `req` as [`respond`] does.
-    fn respond(
-        &self,
-        shared: &Arc<RpcShared>,
-        peer_addr: Option<SocketAddr>,
-        req: Request<Incoming>,
-        ends: Option<Ends>,
-    ) -> EndpointFuture;
-}
+/// An [`Endpoint`] as the server's connections serve it: with hyper's bodies, behind one type,
+/// answering as [`respond`] does.
+pub(crate) type Mounted = dyn Fn(&Arc<RpcShared>, Option<SocketAddr>, Request<Incoming>, Option<Ends>) -> ResponseFuture
+    + Send
+    + Sync;
 
-impl<E: Endpoint> Mounted for E {
-    fn respond(
-        &self,
-        shared: &Arc<RpcShared>,
-        peer_addr: Option<SocketAddr>,
-        req: Request<Incoming>,
-        ends: Option<Ends>,
-    ) -> EndpointFuture {
-        respond(self, shared, peer_addr, req, ends)
-    }
+/// Returns `endpoint` as the server's connections serve it.
+pub(crate) fn mounted(endpoint: impl Endpoint) -> Arc<Mounted> {
+    Arc::new(move |shared, peer_addr, req, ends| respond(&endpoint, shared, peer_addr, req, ends))
 }
 
 /// An [`Endpoint`] as a service: a [`tower_service::Service`] (to mount in axum with
@@ -378,30 +358,11 @@ impl<E: Endpoint> EndpointService<E> {
     }
 }
 
-impl<E: Endpoint, B: RequestBody> tower_service::Service<Request<B>> for EndpointService<E> {
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = EndpointFuture;
-
-    /// Always ready: limits apply per request, there is no queue.
-    fn poll_ready(
-        &mut self,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
+impl<E: Endpoint> EndpointService<E> {
+    /// Answers one request; what the `Service` impls call.
+    fn boxed_respond<B: RequestBody>(&self, req: Request<B>) -> ResponseFuture {
         respond(&*self.endpoint, &self.shared, self.peer_addr, req, None)
     }
 }
 
-impl<E: Endpoint, B: RequestBody> hyper::service::Service<Request<B>> for EndpointService<E> {
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = EndpointFuture;
-
-    fn call(&self, req: Request<B>) -> Self::Future {
-        respond(&*self.endpoint, &self.shared, self.peer_addr, req, None)
-    }
-}
+http_services!(EndpointService<E>, E: Endpoint);

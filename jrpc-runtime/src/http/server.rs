@@ -53,7 +53,7 @@ pub(crate) struct Settings {
 #[derive(Clone)]
 pub(crate) struct Mount {
     pub(crate) path: Box<str>,
-    pub(crate) endpoint: Arc<dyn Mounted>,
+    pub(crate) endpoint: Arc<Mounted>,
 }
 
 impl fmt::Debug for Mount {
@@ -99,7 +99,7 @@ enum Route<'a> {
     #[cfg(feature = "ws")]
     WebSocket,
     /// An endpoint mounted at its path.
-    Endpoint(&'a Arc<dyn Mounted>),
+    Endpoint(&'a Arc<Mounted>),
     /// Any other path.
     NotFound,
 }
@@ -280,17 +280,30 @@ impl Clone for Router {
 }
 
 impl Router {
+    #[inline]
     fn route(&self, req: &Request<Incoming>) -> Route<'_> {
         let path = req.uri().path();
         let settings = &self.server.settings;
         #[cfg(feature = "ws")]
-        if settings.ws_path.as_deref() == Some(path) && req.method() == Method::GET {
+        if let Some(ws) = &settings.ws_path
+            && **ws == *path
+            && req.method() == Method::GET
+        {
             return Route::WebSocket;
         }
-        if settings.rpc_path.as_deref() == Some(path) {
+        if let Some(rpc) = &settings.rpc_path
+            && **rpc == *path
+        {
             return Route::Rpc;
         }
-        match settings.endpoints.iter().find(|mount| &*mount.path == path) {
+        self.mounted(path)
+    }
+
+    /// Returns the endpoint mounted at `path`, if any.
+    #[inline(never)]
+    fn mounted(&self, path: &str) -> Route<'_> {
+        let found = (self.server.settings.endpoints.iter()).find(|mount| &*mount.path == path);
+        match found {
             Some(mount) => Route::Endpoint(&mount.endpoint),
             None => Route::NotFound,
         }
@@ -340,7 +353,7 @@ impl Responder for Router {
         };
         if let Some(mounted) = endpoint {
             let (shared, peer) = (self.endpoint.shared(), self.endpoint.peer_addr());
-            return Either::Right(Either::Left(mounted.respond(shared, peer, req, ends)));
+            return Either::Right(mounted(shared, peer, req, ends));
         }
         let tag = self.endpoint.tags().tag(req.headers());
         let unread = !req.body().is_end_stream();
@@ -354,8 +367,7 @@ impl Responder for Router {
         };
         let value = self.endpoint.tags().reply_value(&tag);
         let res = super::service::with_tag(res, value);
-        Either::Right(Either::Right(std::future::ready(Ok(Ends::answered(
-            ends, res,
-        )))))
+        // Boxed: not the JSON-RPC path's, and the future is smaller for it.
+        Either::Right(Box::pin(std::future::ready(Ok(Ends::answered(ends, res)))))
     }
 }

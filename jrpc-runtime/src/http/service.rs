@@ -19,6 +19,7 @@ use hyper::body::Body;
 use super::auth::{BearerAuth, Grant, Refusal};
 use super::body::{COPIES, announced, post_checked, read_body};
 use super::connection::Ends;
+use super::endpoint::RequestBody;
 use super::events::EventLog;
 use super::reply::{self, ResponseBody};
 use super::request_id::{Tags, x_request_id};
@@ -35,7 +36,7 @@ use crate::wire::{id_of, incoming};
 /// The error type request bodies may fail with.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The future of [`RpcService`]'s `call`.
+/// The future of an HTTP endpoint's `Service::call`: boxed, as tower and hyper take it.
 pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
 
@@ -266,7 +267,17 @@ impl RpcService {
     /// carries a token `bearer_auth` takes (or when neither is asked for): the identity the
     /// token gives goes in its extensions, for [`context`](Self::context). Else the `403` or
     /// `401` that refuses it.
+    #[inline]
     pub(crate) fn admit<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
+        if self.shared.policy.is_none() && self.shared.auth.is_none() {
+            return Ok(());
+        }
+        self.admit_checked(req)
+    }
+
+    /// [`admit`](Self::admit) with a policy or a token to check.
+    #[cold]
+    fn admit_checked<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
         if let Some(policy) = &self.shared.policy
             && let Some(refusal) = policy.refusal(req.headers(), req.uri())
         {
@@ -550,54 +561,51 @@ impl RpcService {
 
     /// Answers one HTTP request; what the `Service` impls call.
     #[inline(always)]
-    fn boxed_respond<B>(&self, req: Request<B>) -> ResponseFuture
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
+    fn boxed_respond<B: RequestBody>(&self, req: Request<B>) -> ResponseFuture {
         Box::pin(self.respond(req, None, None))
     }
 }
 
-impl<B> tower_service::Service<Request<B>> for RpcService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
+/// Implements tower's `Service` (always ready: limits apply per request, there is no queue)
+/// and hyper's for an HTTP endpoint type, each answering with the type's `boxed_respond`.
+macro_rules! http_services {
+    ($ty:ty $(, $g:ident: $bound:path)?) => {
+        impl<B: super::RequestBody $(, $g: $bound)?> tower_service::Service<::http::Request<B>>
+            for $ty
+        {
+            type Response = ::http::Response<super::reply::ResponseBody>;
+            type Error = ::std::convert::Infallible;
+            type Future = super::service::ResponseFuture;
 
-    /// Always ready: limits apply per request, there is no queue.
-    fn poll_ready(
-        &mut self,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
-    }
+            fn poll_ready(
+                &mut self,
+                _cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<Result<(), Self::Error>> {
+                ::std::task::Poll::Ready(Ok(()))
+            }
 
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
+            fn call(&mut self, req: ::http::Request<B>) -> Self::Future {
+                self.boxed_respond(req)
+            }
+        }
+
+        impl<B: super::RequestBody $(, $g: $bound)?> hyper::service::Service<::http::Request<B>>
+            for $ty
+        {
+            type Response = ::http::Response<super::reply::ResponseBody>;
+            type Error = ::std::convert::Infallible;
+            type Future = super::service::ResponseFuture;
+
+            #[inline(always)]
+            fn call(&self, req: ::http::Request<B>) -> Self::Future {
+                self.boxed_respond(req)
+            }
+        }
+    };
 }
+pub(super) use http_services;
 
-impl<B> hyper::service::Service<Request<B>> for RpcService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    #[inline(always)]
-    fn call(&self, req: Request<B>) -> Self::Future {
-        self.boxed_respond(req)
-    }
-}
+http_services!(RpcService);
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,11 @@
 //! [`Authorize`]: who may call which method.
 
 use std::sync::Arc;
-use std::task::Poll;
 
-use futures_util::future::Either;
 use tower_layer::Layer;
-use tower_service::Service;
 
-use crate::dispatch::{Answer, Call, Context};
+use super::checked::{Check, Checked};
+use crate::dispatch::{Call, Context};
 use crate::wire::{ErrorCode, RpcError};
 
 type Allow = dyn Fn(&str, &Context) -> bool + Send + Sync;
@@ -66,47 +64,21 @@ impl<S> Layer<S> for Authorize {
     type Service = Authorized<S>;
 
     fn layer(&self, inner: S) -> Authorized<S> {
-        Authorized {
-            inner,
-            allow: Arc::clone(&self.allow),
+        Checked::new(inner, self.clone())
+    }
+}
+
+impl Check for Authorize {
+    fn check(&mut self, call: &Call) -> Result<(), RpcError> {
+        if (self.allow)(call.method(), call.context()) {
+            return Ok(());
         }
+        Err(forbidden(call.method()))
     }
 }
 
 /// The service [`Authorize`] makes of the one it wraps.
-#[derive(Clone)]
-pub struct Authorized<S> {
-    inner: S,
-    allow: Arc<Allow>,
-}
-
-impl<S> std::fmt::Debug for Authorized<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Authorized").finish_non_exhaustive()
-    }
-}
-
-impl<S> Service<Call> for Authorized<S>
-where
-    S: Service<Call, Response = Answer>,
-{
-    type Response = Answer;
-    type Error = S::Error;
-    type Future = Either<std::future::Ready<Result<Answer, S::Error>>, S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, call: Call) -> Self::Future {
-        if (self.allow)(call.method(), call.context()) {
-            return Either::Right(self.inner.call(call));
-        }
-        Either::Left(std::future::ready(Ok(Answer::error(forbidden(
-            call.method(),
-        )))))
-    }
-}
+pub type Authorized<S> = Checked<S, Authorize>;
 
 /// `-32003` "Forbidden", naming the method.
 fn forbidden(method: &str) -> RpcError {

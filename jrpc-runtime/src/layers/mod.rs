@@ -6,6 +6,7 @@
 //! | [`Authorize`] | lets a call through or not, by its method and [`Context`](crate::dispatch::Context) (an identity the transport's authentication put there) | `-32003` "Forbidden", `data` `{"method": ...}` |
 //! | [`RateLimit`] | at most so many calls per period, per key (a token bucket, on Tokio's clock) | `-32000` "Rate limited", `data` `{"limit": "rate", "per": ..., "retry_after_ms": ...}` |
 //! | [`InFlightLimit`] | at most so many calls running at once, per key | `-32000` "Server busy", `data` `{"limit": "in_flight", "per": ..., "max": ...}` |
+//! | [`Checked`] with a [`Check`] of your own | lets a call through or answers it with the error your check gives | yours |
 //!
 //! A limit counts calls by a key: the peer's IP address ([`per_peer`](RateLimit::per_peer), the
 //! default), the method ([`per_method`](RateLimit::per_method)), or what a function of the call
@@ -22,10 +23,12 @@
 //! transport.
 
 mod authorize;
+mod checked;
 mod in_flight;
 mod rate;
 
 pub use authorize::{Authorize, Authorized};
+pub use checked::{Check, Checked};
 pub use in_flight::{InFlightLimit, InFlightLimited};
 pub use rate::{RateLimit, RateLimited};
 

@@ -2,16 +2,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::future::Either;
 use tokio::time::Instant;
 use tower_layer::Layer;
-use tower_service::Service;
 
+use super::checked::{Check, Checked};
 use super::{Keyer, lock};
-use crate::dispatch::{Answer, Call};
+use crate::dispatch::Call;
 use crate::wire::{ErrorCode, RpcError};
 
 /// A call layer that lets each key (by default, each peer's IP address) make `calls` calls per
@@ -129,43 +127,20 @@ impl<S> Layer<S> for RateLimit {
     type Service = RateLimited<S>;
 
     fn layer(&self, inner: S) -> RateLimited<S> {
-        RateLimited {
-            inner,
-            limit: self.clone(),
-        }
+        Checked::new(inner, self.clone())
+    }
+}
+
+impl Check for RateLimit {
+    fn check(&mut self, call: &Call) -> Result<(), RpcError> {
+        let key = self.keyer.of(call);
+        self.admit(key, Instant::now())
+            .map_err(|wait| limited(self.keyer.name, wait))
     }
 }
 
 /// The service [`RateLimit`] makes of the one it wraps.
-#[derive(Clone, Debug)]
-pub struct RateLimited<S> {
-    inner: S,
-    limit: RateLimit,
-}
-
-impl<S> Service<Call> for RateLimited<S>
-where
-    S: Service<Call, Response = Answer>,
-{
-    type Response = Answer;
-    type Error = S::Error;
-    type Future = Either<std::future::Ready<Result<Answer, S::Error>>, S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, call: Call) -> Self::Future {
-        let key = self.limit.keyer.of(&call);
-        match self.limit.admit(key, Instant::now()) {
-            Ok(()) => Either::Right(self.inner.call(call)),
-            Err(wait) => Either::Left(std::future::ready(Ok(Answer::error(limited(
-                self.limit.keyer.name,
-                wait,
-            ))))),
-        }
-    }
-}
+pub type RateLimited<S> = Checked<S, RateLimit>;
 
 /// `-32000` "Rate limited", saying which limit and when to retry.
 fn limited(per: &str, wait: Option<Duration>) -> RpcError {

@@ -100,7 +100,9 @@ impl ServerBudget {
     /// Waits until `bytes` fit (or nothing else is held), then holds them until the [`Held`] is
     /// dropped.
     pub async fn take(self: &Arc<Self>, bytes: usize) -> Held {
-        self.wait(|| self.try_count(bytes)).await;
+        if !self.try_count(bytes) {
+            self.watch(|| self.try_count(bytes), false).await;
+        }
         self.held_for(bytes)
     }
 
@@ -113,7 +115,9 @@ impl ServerBudget {
 
     /// Waits until the budget is not full (at once if it is not).
     pub async fn room(&self) {
-        self.wait(|| !self.is_full()).await;
+        if self.is_full() {
+            self.watch(|| !self.is_full(), false).await;
+        }
     }
 
     /// Counts `bytes` if they fit, or if nothing is held; the caller gives them back.
@@ -157,14 +161,6 @@ impl ServerBudget {
     /// that looks again itself.
     pub(crate) async fn given_back(&self, ready: impl Fn() -> bool) {
         self.watch(ready, true).await;
-    }
-
-    /// Waits until `ready` holds, looked at each time bytes are given back.
-    async fn wait(&self, ready: impl Fn() -> bool) {
-        if ready() {
-            return;
-        }
-        self.watch(ready, false).await;
     }
 
     /// Looks at `ready` each time bytes are given back, until it holds (or, `once`, after the
