@@ -38,38 +38,39 @@ async fn a_batch_answers_what_finishes_at_once_in_order_with_what_waits() {
             Ok::<_, RpcError>(a)
         })
         .unwrap();
-    let body = r#"[
-        {"jsonrpc":"2.0","method":"later","params":[7],"id":1},
-        {"jsonrpc":"2.0","method":"boom","params":[1],"id":2},
-        {"jsonrpc":"2.0","method":"add","params":[2,3],"id":3},
-        {"jsonrpc":"2.0","method":"add","params":[1]},
-        {"jsonrpc":"2.0","method":"later","params":[8],"id":4}
-    ]"#;
-    let answer = methods.handle(body).await.unwrap();
-    assert_eq!(
-        answer,
-        concat!(
-            r#"[{"jsonrpc":"2.0","result":7,"id":1},"#,
-            r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2},"#,
-            r#"{"jsonrpc":"2.0","result":5,"id":3},"#,
-            r#"{"jsonrpc":"2.0","result":8,"id":4}]"#,
-        )
-    );
-    // Answered at once before one that waits, and after it.
-    let body = r#"[
-        {"jsonrpc":"2.0","method":"add","params":[1,1],"id":0},
-        {"jsonrpc":"2.0","method":"later","params":[7],"id":1},
-        {"jsonrpc":"2.0","method":"add","params":[2,3],"id":2}
-    ]"#;
-    let answer = methods.handle(body).await.unwrap();
-    assert_eq!(
-        answer,
-        concat!(
-            r#"[{"jsonrpc":"2.0","result":2,"id":0},"#,
-            r#"{"jsonrpc":"2.0","result":7,"id":1},"#,
-            r#"{"jsonrpc":"2.0","result":5,"id":2}]"#,
-        )
-    );
+    let cases = [
+        (
+            r#"[
+                {"jsonrpc":"2.0","method":"later","params":[7],"id":1},
+                {"jsonrpc":"2.0","method":"boom","params":[1],"id":2},
+                {"jsonrpc":"2.0","method":"add","params":[2,3],"id":3},
+                {"jsonrpc":"2.0","method":"add","params":[1]},
+                {"jsonrpc":"2.0","method":"later","params":[8],"id":4}
+            ]"#,
+            concat!(
+                r#"[{"jsonrpc":"2.0","result":7,"id":1},"#,
+                r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2},"#,
+                r#"{"jsonrpc":"2.0","result":5,"id":3},"#,
+                r#"{"jsonrpc":"2.0","result":8,"id":4}]"#,
+            ),
+        ),
+        // Answered at once before one that waits, and after it.
+        (
+            r#"[
+                {"jsonrpc":"2.0","method":"add","params":[1,1],"id":0},
+                {"jsonrpc":"2.0","method":"later","params":[7],"id":1},
+                {"jsonrpc":"2.0","method":"add","params":[2,3],"id":2}
+            ]"#,
+            concat!(
+                r#"[{"jsonrpc":"2.0","result":2,"id":0},"#,
+                r#"{"jsonrpc":"2.0","result":7,"id":1},"#,
+                r#"{"jsonrpc":"2.0","result":5,"id":2}]"#,
+            ),
+        ),
+    ];
+    for (body, expected) in cases {
+        assert_eq!(methods.handle(body).await.unwrap(), expected, "{body}");
+    }
 }
 
 /// A result half written when it fails (it cannot be encoded, or its `Serialize` panics) is
