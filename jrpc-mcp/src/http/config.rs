@@ -257,9 +257,15 @@ impl McpServerBuilder {
             replay_buffer: self.replay_buffer,
             max_in_flight: self.max_in_flight,
         };
-        let policy = OriginPolicy::new()
-            .allow_origins(self.allowed_origins)
-            .allow_hosts(self.allowed_hosts);
+        // MCP's lists are exact: no same-origin rule, and no host beyond those listed (an
+        // empty list checks none).
+        let mut policy = OriginPolicy::new()
+            .allow_same_origin(false)
+            .allow_origins(self.allowed_origins);
+        policy = match self.allowed_hosts.is_empty() {
+            true => policy.allow_any_host(),
+            false => policy.allow_hosts(self.allowed_hosts),
+        };
         let endpoint = Arc::new(McpEndpoint::new(self.mcp, settings));
         let mut http = self
             .http

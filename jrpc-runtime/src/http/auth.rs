@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
-use ::http::{HeaderMap, HeaderValue, StatusCode};
+use ::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 
 use super::reply::ResponseBody;
 use crate::dispatch::Context;
@@ -119,12 +119,39 @@ impl BearerAuth {
         self
     }
 
-    /// The identity of a request with these headers, or the `401` that refuses it (boxed: a
-    /// refusal is rare, and the `Result` stays small on the way that serves).
+    /// Returns the identity of a request with these headers, or the `401` that refuses it
+    /// (boxed: a refusal is rare, and the `Result` stays small on the way that serves).
     pub(crate) fn check(&self, headers: &HeaderMap) -> Result<Grant, Box<Refusal>> {
-        let Some(token) = bearer_token(headers) else {
-            return Err(self.challenge(None, "send `Authorization: Bearer <token>`"));
-        };
+        match bearer_token(headers) {
+            Some(token) => self.verify_token(token),
+            None => Err(self.challenge(None, "send `Authorization: Bearer <token>`")),
+        }
+    }
+
+    /// Returns the identity of a WebSocket upgrade, from its `Authorization` header or, where a
+    /// browser's `WebSocket` cannot send one, its `access_token` query parameter (RFC 6750,
+    /// section 2.3); or the `401` that refuses it. The token is never logged.
+    pub(crate) fn check_upgrade(
+        &self,
+        headers: &HeaderMap,
+        uri: &Uri,
+    ) -> Result<Grant, Box<Refusal>> {
+        if let Some(token) = bearer_token(headers) {
+            return self.verify_token(token);
+        }
+        let query = uri.query().unwrap_or_default().as_bytes();
+        let token = form_urlencoded::parse(query).find(|(name, _)| name == "access_token");
+        match token {
+            Some((_, token)) => self.verify_token(&token),
+            None => Err(self.challenge(
+                None,
+                "send `Authorization: Bearer <token>`, or the token as `access_token` in the query",
+            )),
+        }
+    }
+
+    /// Returns the identity `token` gives, or the `401` that refuses it.
+    fn verify_token(&self, token: &str) -> Result<Grant, Box<Refusal>> {
         if token.is_empty() {
             return Err(self.challenge(Some("invalid_request"), "the bearer token is empty"));
         }

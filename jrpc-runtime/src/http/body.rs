@@ -5,7 +5,7 @@
 use std::task::Poll;
 use std::time::Duration;
 
-use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
+use ::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use ::http::{HeaderValue, Request, Response};
 use hyper::body::Body;
 
@@ -15,6 +15,7 @@ use super::service::BoxError;
 use super::sse;
 use crate::context::TRACEPARENT;
 use crate::limits::Held;
+use crate::server::{OriginPolicy, forbidden};
 
 /// How many times a body counts in the server's budget while its call runs: the body itself,
 /// and its params once decoded (a copy of about the same size, which the handler holds until
@@ -47,12 +48,15 @@ pub(super) struct Posted<'a> {
 /// more than the pass.
 #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is: boxing it buys nothing.
 #[inline]
-pub(super) fn post_checked<B: Body>(
-    req: &Request<B>,
+pub(super) fn post_checked<'r, B: Body>(
+    req: &'r Request<B>,
     limit: usize,
-) -> Result<Posted<'_>, Response<ResponseBody>> {
+    policy: &OriginPolicy,
+    loopback: bool,
+) -> Result<Posted<'r>, Response<ResponseBody>> {
     let (mut content_type, mut content_length, mut events) = (None, None, false);
     let (mut traced, mut request_id) = (false, None);
+    let (mut origin, mut host) = (None, None);
     for (name, value) in req.headers() {
         if name == CONTENT_TYPE {
             content_type.get_or_insert(value);
@@ -62,9 +66,16 @@ pub(super) fn post_checked<B: Body>(
             events = events || sse::accepts_events(value);
         } else if name == TRACEPARENT {
             traced = true;
+        } else if name == HOST {
+            host.get_or_insert(value);
+        } else if name == ORIGIN {
+            origin.get_or_insert(value);
         } else if Tags::names(name) {
             request_id.get_or_insert(value);
         }
+    }
+    if let Err(why) = policy.check_values(origin, host, req.uri(), loopback) {
+        return Err(reply::unread(req, forbidden(&why)));
     }
     if let Some(content_type) = content_type
         && !is_json(content_type)

@@ -4,10 +4,16 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ::http::{Request, Response};
+use hyper::body::{Body, Incoming};
+use tower_layer::Layer;
+use tower_service::Service;
+
 use super::auth::BearerAuth;
 use super::endpoint::{Endpoint, mounted};
+use super::layer::{Routes, ServerLayer, wrap};
 use super::server::{HttpServer, Mount, Settings};
-use super::service::{Admission, ContextHook, RpcService};
+use super::service::{Admission, BoxError, ContextHook, RpcService};
 use super::sse::stream_config;
 use crate::dispatch::{Batches, Context, Methods};
 use crate::error::ConfigError;
@@ -75,7 +81,7 @@ pub struct HttpServerBuilder {
     drain_timeout: Duration,
     context_hook: Option<ContextHook>,
     auth: Option<BearerAuth>,
-    policy: Option<OriginPolicy>,
+    policy: OriginPolicy,
     always_send_request_id: bool,
     #[cfg(feature = "ws")]
     websocket: WsSettings,
@@ -87,6 +93,8 @@ pub struct HttpServerBuilder {
     endpoints: Vec<Mount>,
     /// Whether the JSON-RPC and WebSocket paths are served.
     own_paths: bool,
+    /// The tower layer every request goes through.
+    layer: Option<ServerLayer>,
 }
 
 impl HttpServer {
@@ -115,7 +123,7 @@ impl HttpServerBuilder {
             drain_timeout: Duration::from_secs(30),
             context_hook: None,
             auth: None,
-            policy: None,
+            policy: OriginPolicy::new(),
             always_send_request_id: false,
             #[cfg(feature = "ws")]
             websocket: WsSettings::default(),
@@ -125,7 +133,55 @@ impl HttpServerBuilder {
             tls: None,
             endpoints: Vec::new(),
             own_paths: true,
+            layer: None,
         }
+    }
+
+    /// Puts a tower layer around every request of the server (CORS, compression, request ids,
+    /// timeouts: tower-http's layers as they are; a `tower::ServiceBuilder` for several, the
+    /// first added outermost): the `POST`s of the JSON-RPC path and their SSE answers, the
+    /// WebSocket upgrades and the mounted endpoints alike, on HTTP/1.1, HTTP/2 and TLS, with the
+    /// server's connection handling (the connection cap, header timeouts, idle parking, the
+    /// graceful shutdown) kept. Setting a layer again replaces it.
+    ///
+    /// The layer wraps [`Routes`], the server's paths as one service, once per connection; a
+    /// layer's own refusal (a CORS preflight it answers, a timeout) comes before the server's
+    /// origin policy and bearer token, which run inside it. A server without a layer pays
+    /// nothing for the option. Calls go through the table's call layers
+    /// ([`Methods::layer`](crate::Methods::layer)) besides: those see JSON-RPC calls, this one
+    /// HTTP requests.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::http::HttpServer;
+    /// use tower_http::cors::{AllowOrigin, CorsLayer};
+    /// use http::{Method, header::{AUTHORIZATION, CONTENT_TYPE}};
+    ///
+    /// let origins = ["https://app.example"];
+    /// let cors = CorsLayer::new()
+    ///     .allow_origin(AllowOrigin::list(origins.map(|o| o.parse().unwrap())))
+    ///     .allow_methods([Method::POST])
+    ///     .allow_headers([CONTENT_TYPE, AUTHORIZATION]);
+    /// let server = HttpServer::builder(Methods::new())
+    ///     // The same list allows the pages through the origin policy.
+    ///     .origin_policy(jrpc_runtime::server::OriginPolicy::new().allow_origins(origins))
+    ///     .layer(cors)
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok::<(), jrpc_runtime::ConfigError>(())
+    /// ```
+    pub fn layer<L, S, B>(mut self, layer: L) -> Self
+    where
+        L: Layer<Routes, Service = S> + Send + Sync + 'static,
+        S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+        S::Future: Send + 'static,
+        S::Error: Into<BoxError>,
+        B: Body + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        self.layer = Some(wrap(layer));
+        self
     }
 
     /// Mounts `endpoint` at `path` (which must start with `/` and hold no query or fragment,
@@ -306,12 +362,16 @@ impl HttpServerBuilder {
         self
     }
 
-    /// Decides which browser pages and `Host` names may reach the server ([`OriginPolicy`]): a
-    /// request it refuses (on the JSON-RPC path, the WebSocket path or an endpoint that is not
-    /// [`public`](super::Endpoint::public)) is answered `403` before its body is read, before
-    /// the bearer token is looked at. Unset, no request is refused for its origin or host.
+    /// Decides which browser pages and `Host` names may reach the server (default
+    /// [`OriginPolicy::new`]: pages of the server's own origin; on a server bound to a loopback
+    /// address, loopback `Host` names only). A request it refuses (on the JSON-RPC path, the
+    /// WebSocket path or an endpoint that is not [`public`](super::Endpoint::public)) is
+    /// answered `403` before its body is read and before its bearer token is looked at; a client
+    /// that sends no `Origin` (not a browser) is not refused for it. A server that pages of
+    /// other origins call lists them ([`OriginPolicy::allow_origins`]); the same list is the
+    /// one to give a CORS layer ([`layer`](Self::layer)).
     pub fn origin_policy(mut self, policy: OriginPolicy) -> Self {
-        self.policy = Some(policy);
+        self.policy = policy;
         self
     }
 
@@ -447,6 +507,7 @@ impl HttpServerBuilder {
             #[cfg(feature = "ws")]
             ws_path: own.then(|| builder.ws_path.into()),
             endpoints: builder.endpoints.into(),
+            layer: builder.layer,
             header_read_timeout: parts.header_read_timeout,
             free_idle_after: parts.free_idle_after,
             write_timeout: parts.write_timeout,

@@ -20,7 +20,7 @@ use super::service::{BoxError, ResponseFuture, RpcShared, http_services, request
 use crate::dispatch::{Context, Methods};
 use crate::limits::{Held, ServerBudget};
 use crate::peer::PeerConfig;
-use crate::server::{ShutdownHandle, Tracked};
+use crate::server::{OriginPolicy, ShutdownHandle, Tracked};
 use crate::transport::{RequestTag, Transport};
 
 /// Names the request bodies an endpoint reads: hyper's, or any tower stack's whose error boxes.
@@ -204,7 +204,8 @@ impl EndpointRequest {
         req: Request<B>,
     ) -> Result<Post, Response<ResponseBody>> {
         let limit = self.shared.max_message_size;
-        post_checked(&req, limit)?;
+        // The origin policy was applied before the endpoint saw the request.
+        post_checked(&req, limit, &OriginPolicy::ANY, false)?;
         let (parts, body) = req.into_parts();
         let mut held = self
             .shared
@@ -239,7 +240,10 @@ impl EndpointRequest {
 pub(crate) fn respond<E: Endpoint, B: RequestBody>(
     endpoint: &E,
     shared: &Arc<RpcShared>,
-    peer_addr: Option<SocketAddr>,
+    Connection {
+        peer_addr,
+        loopback,
+    }: Connection,
     req: Request<B>,
     ends: Option<Ends>,
 ) -> ResponseFuture {
@@ -252,9 +256,7 @@ pub(crate) fn respond<E: Endpoint, B: RequestBody>(
         return Box::pin(std::future::ready(Ok(Ends::answered(ends, res))));
     };
     let public = endpoint.public();
-    if let Some(policy) = shared.policy.as_ref().filter(|_| !public)
-        && let Some(refusal) = policy.refusal(req.headers(), req.uri())
-    {
+    if !public && let Some(refusal) = shared.policy.refusal(req.headers(), req.uri(), loopback) {
         let res = with_tag(reply::unread(&req, refusal), reply_tag);
         return Box::pin(std::future::ready(Ok(Ends::answered(ends, res))));
     }
@@ -288,15 +290,24 @@ pub(crate) fn respond<E: Endpoint, B: RequestBody>(
     })
 }
 
+/// What a connection tells of itself to the requests it carries.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Connection {
+    /// The client's address, when known.
+    pub(crate) peer_addr: Option<SocketAddr>,
+    /// Whether the socket is bound to a loopback address (the origin policy's `Host` rule).
+    pub(crate) loopback: bool,
+}
+
 /// An [`Endpoint`] as the server's connections serve it: with hyper's bodies, behind one type,
 /// answering as [`respond`] does.
-pub(crate) type Mounted = dyn Fn(&Arc<RpcShared>, Option<SocketAddr>, Request<Incoming>, Option<Ends>) -> ResponseFuture
+pub(crate) type Mounted = dyn Fn(&Arc<RpcShared>, Connection, Request<Incoming>, Option<Ends>) -> ResponseFuture
     + Send
     + Sync;
 
 /// Returns `endpoint` as the server's connections serve it.
 pub(crate) fn mounted(endpoint: impl Endpoint) -> Arc<Mounted> {
-    Arc::new(move |shared, peer_addr, req, ends| respond(&endpoint, shared, peer_addr, req, ends))
+    Arc::new(move |shared, conn, req, ends| respond(&endpoint, shared, conn, req, ends))
 }
 
 /// An [`Endpoint`] as a service: a [`tower_service::Service`] (to mount in axum with
@@ -361,7 +372,11 @@ impl<E: Endpoint> EndpointService<E> {
 impl<E: Endpoint> EndpointService<E> {
     /// Answers one request; what the `Service` impls call.
     fn boxed_respond<B: RequestBody>(&self, req: Request<B>) -> ResponseFuture {
-        respond(&*self.endpoint, &self.shared, self.peer_addr, req, None)
+        let conn = Connection {
+            peer_addr: self.peer_addr,
+            loopback: false,
+        };
+        respond(&*self.endpoint, &self.shared, conn, req, None)
     }
 }
 

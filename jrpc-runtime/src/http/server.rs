@@ -18,7 +18,8 @@ use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
 use super::connection::{Ends, Protocols, Responder, drive};
-use super::endpoint::{Endpoint, EndpointService, Mounted};
+use super::endpoint::{Connection, Endpoint, EndpointService, Mounted};
+use super::layer::{Layered, ServerLayer};
 use super::reply::{self, ResponseBody};
 #[cfg(feature = "ws")]
 use super::request_id::kept;
@@ -44,6 +45,8 @@ pub(crate) struct Settings {
     #[cfg(feature = "ws")]
     pub(crate) ws_path: Option<Box<str>>,
     pub(crate) endpoints: Box<[Mount]>,
+    /// The tower layer every request goes through, when set.
+    pub(crate) layer: Option<ServerLayer>,
     pub(crate) header_read_timeout: Duration,
     pub(crate) free_idle_after: Option<Duration>,
     pub(crate) write_timeout: Option<Duration>,
@@ -184,6 +187,10 @@ impl HttpServer {
         };
         #[cfg(not(feature = "tls"))]
         let what = "HTTP";
+        // The origin policy's `Host` rule for a server only loopback clients reach.
+        let loopback = listener
+            .local_addr()
+            .is_ok_and(|addr| addr.ip().is_loopback());
         accept_loop(
             listener,
             &self.inner.cap,
@@ -197,13 +204,13 @@ impl HttpServer {
                     let counted = shutdown.track_connection();
                     tokio::spawn(async move {
                         if let Some(stream) = tls.accept(stream).await {
-                            this.connection(stream, peer, Some(permit)).await;
+                            this.connection(stream, peer, Some(permit), loopback).await;
                         }
                         drop(counted);
                     });
                     return;
                 }
-                tokio::spawn(self.connection(stream, peer, Some(permit)));
+                tokio::spawn(self.connection(stream, peer, Some(permit), loopback));
             },
         )
         .await;
@@ -212,13 +219,16 @@ impl HttpServer {
     /// Serves one connection (HTTP/1.1 with keep-alive and upgrades, or HTTP/2) until the client
     /// closes it, it times out, or a shutdown closes it; for an accept loop of your own (a Unix
     /// socket, TLS of your own...). The server's TLS is not applied here: `io` is the plain
-    /// stream. `max_connections` is the accept loop's to enforce, not this method's.
+    /// stream. `max_connections` is the accept loop's to enforce, not this method's. The origin
+    /// policy's `Host` rule for a server bound to loopback applies only to the connections
+    /// [`serve`](Self::serve) accepts: list the names to check here
+    /// ([`OriginPolicy::allow_hosts`](crate::server::OriginPolicy::allow_hosts)).
     pub fn serve_connection(
         &self,
         io: impl Io,
         peer_addr: Option<SocketAddr>,
     ) -> impl Future<Output = ()> + Send + 'static {
-        self.connection(io, peer_addr, None)
+        self.connection(io, peer_addr, None, false)
     }
 
     /// [`serve_connection`](Self::serve_connection), holding `permit` until the connection (or
@@ -228,23 +238,29 @@ impl HttpServer {
         io: impl Io,
         peer_addr: Option<SocketAddr>,
         permit: Option<ConnectionPermit>,
+        loopback: bool,
     ) -> impl Future<Output = ()> + Send + 'static {
         let endpoint = match peer_addr {
             Some(addr) => self.inner.endpoint.clone().with_peer_addr(addr),
             None => self.inner.endpoint.clone(),
         }
+        .bound_to_loopback(loopback)
         .own();
         let shutdown = Arc::clone(self.inner.endpoint.shutdown());
         // Counted as HTTP while hyper serves it; a WebSocket it turns into counts itself.
         let counted = shutdown.track_connection();
         // The router, and so the permit, lives as long as hyper's connection; a WebSocket upgrade
         // keeps a clone of the permit until the socket closes.
-        let router = Router {
+        let mut router = Router {
             endpoint,
             server: Arc::clone(&self.inner),
             permit: Arc::new(permit),
             room: ContextRoom::default(),
+            layered: None,
         };
+        if let Some(layer) = &self.inner.settings.layer {
+            router.layered = Some(Layered::new(layer, router.clone()));
+        }
         drive(
             &self.inner.protocols,
             io,
@@ -257,7 +273,7 @@ impl HttpServer {
 }
 
 /// The per-connection service: routes each request.
-struct Router {
+pub(crate) struct Router {
     endpoint: RpcService,
     server: Arc<Inner>,
     /// Held for the connection's life (and a WebSocket's it turns into): its place under the cap.
@@ -265,6 +281,8 @@ struct Router {
     permit: Arc<Option<ConnectionPermit>>,
     /// Where each request's context is made.
     room: ContextRoom,
+    /// The server's layer around this router, which then answers every request through it.
+    layered: Option<Layered>,
 }
 
 /// A clone starts with a room of its own.
@@ -275,6 +293,7 @@ impl Clone for Router {
             server: Arc::clone(&self.server),
             permit: Arc::clone(&self.permit),
             room: ContextRoom::default(),
+            layered: self.layered.clone(),
         }
     }
 }
@@ -320,7 +339,7 @@ impl Router {
     /// `max_connections` permit, which the socket keeps until it closes.
     #[cfg(feature = "ws")]
     fn websocket(&self, mut req: Request<Incoming>, tag: &RequestTag) -> Response<ResponseBody> {
-        if let Err(res) = self.endpoint.admit(&mut req) {
+        if let Err(res) = self.endpoint.admit_upgrade(&mut req) {
             return super::reply::unread(&req, *res);
         }
         let (mut parts, body) = req.into_parts();
@@ -343,6 +362,9 @@ impl Responder for Router {
         ends: Option<Ends>,
     ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<>
     {
+        if let Some(layered) = &self.layered {
+            return Either::Right(layered.respond(req, ends));
+        }
         let route = self.route(&req);
         let endpoint = match route {
             Route::Rpc => {
@@ -352,8 +374,11 @@ impl Responder for Router {
             _ => None,
         };
         if let Some(mounted) = endpoint {
-            let (shared, peer) = (self.endpoint.shared(), self.endpoint.peer_addr());
-            return Either::Right(mounted(shared, peer, req, ends));
+            let conn = Connection {
+                peer_addr: self.endpoint.peer_addr(),
+                loopback: self.endpoint.loopback(),
+            };
+            return Either::Right(mounted(self.endpoint.shared(), conn, req, ends));
         }
         let tag = self.endpoint.tags().tag(req.headers());
         let unread = !req.body().is_end_stream();

@@ -54,12 +54,16 @@ impl fmt::Debug for ContextHook {
     }
 }
 
+/// What [`RpcService::checked`] lets through: whether the request asks for an event stream,
+/// whether it carries a `traceparent`, its tag, and the identity its token gave.
+type Checked = (bool, bool, RequestTag, Option<Grant>);
+
 /// What a request goes through before it runs (the bearer token it must carry, what the
 /// application adds to its context), and which tag its reply carries back.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Admission {
-    /// Which pages may reach the server, when set.
-    pub(crate) policy: Option<OriginPolicy>,
+    /// Which pages may reach the server.
+    pub(crate) policy: OriginPolicy,
     pub(crate) auth: Option<BearerAuth>,
     pub(crate) context_hook: Option<ContextHook>,
     /// Whether a reply carries a made-up `x-request-id` too.
@@ -111,6 +115,9 @@ pub(crate) struct Admission {
 pub struct RpcService {
     shared: Arc<RpcShared>,
     peer_addr: Option<SocketAddr>,
+    /// Serving a connection to a socket bound to a loopback address: the origin policy's `Host`
+    /// rule for such servers applies.
+    loopback: bool,
     /// Serving an [`HttpServer`](super::HttpServer)'s own connections: no code of the
     /// application sees its replies.
     own: bool,
@@ -127,8 +134,8 @@ pub(crate) struct RpcShared {
     pub(crate) shutdown: Arc<Shutdown>,
     pub(crate) tags: Tags,
     context_hook: Option<ContextHook>,
-    /// Which pages may reach the server, when set.
-    pub(crate) policy: Option<OriginPolicy>,
+    /// Which pages may reach the server.
+    pub(crate) policy: OriginPolicy,
     /// What every request must carry, when set.
     pub(crate) auth: Option<BearerAuth>,
     /// The connection settings of an SSE answer.
@@ -173,6 +180,7 @@ impl RpcService {
                 replies: Replies::new(),
             }),
             peer_addr: None,
+            loopback: false,
             own: false,
         }
     }
@@ -207,6 +215,18 @@ impl RpcService {
 
     pub(crate) fn peer_addr(&self) -> Option<SocketAddr> {
         self.peer_addr
+    }
+
+    /// Returns this service, serving a connection to a socket bound to a loopback address when
+    /// `loopback` holds.
+    pub(crate) fn bound_to_loopback(mut self, loopback: bool) -> Self {
+        self.loopback = loopback;
+        self
+    }
+
+    /// Returns whether it serves a connection to a socket bound to a loopback address.
+    pub(crate) fn loopback(&self) -> bool {
+        self.loopback
     }
 
     pub(crate) fn tags(&self) -> &Tags {
@@ -267,27 +287,40 @@ impl RpcService {
     /// carries a token `bearer_auth` takes (or when neither is asked for): the identity the
     /// token gives goes in its extensions, for [`context`](Self::context). Else the `403` or
     /// `401` that refuses it.
-    #[inline]
     pub(crate) fn admit<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
-        if self.shared.policy.is_none() && self.shared.auth.is_none() {
-            return Ok(());
-        }
-        self.admit_checked(req)
+        self.admit_as(req, false)
     }
 
-    /// [`admit`](Self::admit) with a policy or a token to check.
-    #[cold]
-    fn admit_checked<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
-        if let Some(policy) = &self.shared.policy
-            && let Some(refusal) = policy.refusal(req.headers(), req.uri())
-        {
+    /// [`admit`](Self::admit) for a WebSocket upgrade, whose bearer token may come as the
+    /// `access_token` query parameter, which a browser's `WebSocket` can send.
+    #[cfg(feature = "ws")]
+    pub(crate) fn admit_upgrade<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
+        self.admit_as(req, true)
+    }
+
+    /// [`admit`](Self::admit), reading the query's `access_token` too for an `upgrade`.
+    fn admit_as<B>(&self, req: &mut Request<B>, upgrade: bool) -> Result<(), Box<Refusal>> {
+        let policy = &self.shared.policy;
+        if let Some(refusal) = policy.refusal(req.headers(), req.uri(), self.loopback) {
             return Err(Box::new(refusal));
         }
-        if let Some(auth) = &self.shared.auth {
-            let grant = auth.check(req.headers())?;
-            req.extensions_mut().insert(grant);
-        }
+        let grant = match &self.shared.auth {
+            None => return Ok(()),
+            Some(auth) if upgrade => auth.check_upgrade(req.headers(), req.uri())?,
+            Some(auth) => auth.check(req.headers())?,
+        };
+        req.extensions_mut().insert(grant);
         Ok(())
+    }
+
+    /// Returns the identity the request's bearer token gives (`None` when no token is asked
+    /// for), or the `401` that refuses it.
+    #[inline]
+    fn authenticate<B>(&self, req: &Request<B>) -> Result<Option<Grant>, Box<Refusal>> {
+        match &self.shared.auth {
+            None => Ok(None),
+            Some(auth) => auth.check(req.headers()).map(Some),
+        }
     }
 
     /// The value of the `x-request-id` of a reply to a request of `version` tagged `tag`.
@@ -319,14 +352,10 @@ impl RpcService {
     fn request_context(
         &self,
         mut parts: Parts,
-        tag: RequestTag,
+        (tag, grant): (RequestTag, Option<Grant>),
         trace: Option<Box<crate::dispatch::TraceContext>>,
         room: Option<&ContextRoom>,
     ) -> (Context, Option<Box<Parts>>) {
-        let grant = match self.shared.auth {
-            Some(_) => parts.extensions.remove::<Grant>(),
-            None => None,
-        };
         let (headers, hooked) = match self.shared.context_hook {
             None => (Some(std::mem::take(&mut parts.headers)), None),
             Some(_) => (None, Some(Box::new(parts))),
@@ -343,35 +372,42 @@ impl RpcService {
     }
 
     /// Lets a request through to have its body read, or makes the reply that refuses it: its
-    /// bearer token first (a refused body is never read), then its method and its headers
-    /// ([`post_checked`]). And its tag: `tag` when its span has it already, else read in the
-    /// pass over the headers that checked them. Whether it asks for an event stream, whether it
-    /// carries a `traceparent`, and the tag.
+    /// method, then its headers ([`post_checked`]: the origin policy, the content type and
+    /// length), then its bearer token; a refused body is never read. And its tag: `tag` when its
+    /// span has it already, else read in the pass over the headers that checked them. Whether it
+    /// asks for an event stream, whether it carries a `traceparent`, the tag, and the identity
+    /// its token gave.
     #[allow(clippy::result_large_err)] // The refusal is the reply, sent as it is.
     #[inline(always)]
     fn checked<B: Body>(
         &self,
         req: &mut Request<B>,
         tag: Option<RequestTag>,
-    ) -> Result<(bool, bool, RequestTag), Response<ResponseBody>> {
+    ) -> Result<Checked, Response<ResponseBody>> {
         let tags = &self.shared.tags;
-        let posted = match self.admit(req) {
-            Err(refusal) => Err(reply::unread(req, *refusal)),
-            Ok(()) if *req.method() == Method::POST => {
-                post_checked(req, self.shared.max_message_size)
+        let posted = if *req.method() == Method::POST {
+            let shared = &*self.shared;
+            post_checked(req, shared.max_message_size, &shared.policy, self.loopback)
+        } else {
+            match self.admit(req) {
+                Err(refusal) => Err(reply::unread(req, *refusal)),
+                Ok(()) => Err(reply::unread(req, reply::method_not_allowed(req.method()))),
             }
-            Ok(()) => Err(reply::unread(req, reply::method_not_allowed(req.method()))),
         };
-        match posted {
+        let refused = match posted {
             Ok(posted) => {
                 let tag = tag.unwrap_or_else(|| tags.tag_of(posted.request_id));
-                Ok((posted.events, posted.traced, tag))
+                let (events, traced) = (posted.events, posted.traced);
+                match self.authenticate(req) {
+                    Ok(grant) => return Ok((events, traced, tag, grant)),
+                    Err(refusal) => (reply::unread(req, *refusal), Some(tag)),
+                }
             }
-            Err(res) => {
-                let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
-                Err(with_tag(res, self.reply_tag(&tag, req.version())))
-            }
-        }
+            Err(res) => (res, tag),
+        };
+        let (res, tag) = refused;
+        let tag = tag.unwrap_or_else(|| tags.tag(req.headers()));
+        Err(with_tag(res, self.reply_tag(&tag, req.version())))
     }
 
     /// Answers a request, counted by the shutdown as `in_flight` until its answer is ready, the
@@ -393,7 +429,7 @@ impl RpcService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let (asks_for_events, traced, tag) = match self.checked(&mut req, tag) {
+        let (asks_for_events, traced, tag, grant) = match self.checked(&mut req, tag) {
             Ok(checked) => checked,
             Err(res) => return Either::Left(std::future::ready(Ok(Ends::answered(ends, res)))),
         };
@@ -408,7 +444,7 @@ impl RpcService {
             .map(Box::new);
         let (parts, body) = req.into_parts();
         // The context is made here, so that the future holds it rather than what it is made of.
-        let (ctx, mut hooked) = self.request_context(parts, tag, trace, room);
+        let (ctx, mut hooked) = self.request_context(parts, (tag, grant), trace, room);
         let shared = self.shared;
         Either::Right(async move {
             let res = 'answered: {

@@ -44,6 +44,8 @@ mod topics;
 pub(crate) use accept::{ConnectionCap, ConnectionPermit, accept_loop, serve_each};
 pub use io::Io;
 #[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) use origin::forbidden;
+#[cfg(any(feature = "http", feature = "ws"))]
 pub use origin::{OriginPolicy, OriginRefused};
 #[cfg(any(feature = "http", feature = "ws"))]
 pub use reply::ResponseBody;

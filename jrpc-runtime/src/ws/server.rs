@@ -25,7 +25,7 @@ use crate::limits::Limits;
 use crate::limits::ServerBudget;
 use crate::limits::WriteDeadline;
 use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, Tracked, serve_each};
-use crate::server::{ResponseBody as Body, unavailable};
+use crate::server::{OriginPolicy, ResponseBody as Body, forbidden, unavailable};
 use crate::transport::Transport;
 
 /// How long a client may take over the opening handshake on a raw socket
@@ -77,6 +77,8 @@ struct Inner {
     topics: Topics,
     shutdown: Arc<Shutdown>,
     cap: ConnectionCap,
+    /// Which pages may open a socket.
+    policy: OriginPolicy,
 }
 
 /// Builds a [`WsServer`]: the connection settings ([`WsSettings`]), the drain budget, the
@@ -117,6 +119,7 @@ pub struct WsServerBuilder {
     /// Where the limits `settings` leaves unset come from: the defaults, or the HTTP server's
     /// on its WebSocket path.
     base: Limits,
+    policy: OriginPolicy,
 }
 
 impl WsServerBuilder {
@@ -131,7 +134,19 @@ impl WsServerBuilder {
             base: Limits::DEFAULT,
             server_budget: None,
             shared_budget: None,
+            policy: OriginPolicy::new(),
         }
+    }
+
+    /// Decides which browser pages and `Host` names may open a socket (default
+    /// [`OriginPolicy::new`]: pages of the server's own origin; on a server bound to a loopback
+    /// address, loopback `Host` names only): a handshake it refuses is answered `403`, so that a
+    /// page of another site cannot drive the server (cross-site WebSocket hijacking). Clients
+    /// that send no `Origin` (not browsers) are not refused for it. An `http::HttpServer`'s
+    /// WebSocket path takes the HTTP server's policy instead.
+    pub fn origin_policy(mut self, policy: OriginPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// The bytes the server may hold for all its clients together (default: a quarter of the
@@ -236,6 +251,7 @@ impl WsServerBuilder {
                 topics: self.topics.unwrap_or_default(),
                 shutdown,
                 cap: ConnectionCap::new(self.max_connections),
+                policy: self.policy,
             }),
         })
     }
@@ -264,22 +280,39 @@ impl WsServer {
     /// connections drain. Every connection must open with a WebSocket handshake, on any path. A
     /// failed accept never ends the loop.
     pub async fn serve(&self, listener: TcpListener) {
+        // The origin policy's `Host` rule for a server only loopback clients reach.
+        let loopback = listener
+            .local_addr()
+            .is_ok_and(|addr| addr.ip().is_loopback());
         serve_each(
             listener,
             &self.inner.cap,
             &self.inner.shutdown,
             "WebSocket",
-            |stream, peer| self.serve_connection(stream, peer),
+            |stream, peer| self.connection(stream, peer, loopback),
         )
         .await;
     }
 
     /// Serves one socket that opens with a WebSocket handshake (for an accept loop of your own:
-    /// TLS, a Unix socket...). Handlers see `peer_addr` and the handshake's headers.
+    /// TLS, a Unix socket...). Handlers see `peer_addr` and the handshake's headers. The origin
+    /// policy's `Host` rule for a server bound to loopback applies only to the connections
+    /// [`serve`](Self::serve) accepts.
     pub fn serve_connection(
         &self,
         io: impl Io,
         peer_addr: Option<SocketAddr>,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        self.connection(io, peer_addr, false)
+    }
+
+    /// [`serve_connection`](Self::serve_connection), for a socket that is (`loopback`) or is not
+    /// bound to a loopback address.
+    fn connection(
+        &self,
+        io: impl Io,
+        peer_addr: Option<SocketAddr>,
+        loopback: bool,
     ) -> impl Future<Output = ()> + Send + 'static {
         let this = self.clone();
         async move {
@@ -287,7 +320,11 @@ impl WsServer {
                 return;
             };
             let headers: Arc<Mutex<HeaderMap>> = Arc::default();
-            let callback = KeepHeaders(Arc::clone(&headers));
+            let callback = Handshake {
+                headers: Arc::clone(&headers),
+                policy: this.inner.policy.clone(),
+                loopback,
+            };
             let meter = this.meter();
             let io = WriteDeadline::new(io, this.inner.settings.write_timeout);
             let io = Metered::new(io, meter.clone(), true);
@@ -321,6 +358,9 @@ impl WsServer {
     /// `400` (`426` for a WebSocket version other than 13), and `503` once a shutdown has begun,
     /// each with a JSON-RPC error envelope.
     pub fn upgrade<B>(&self, req: Request<B>) -> Response<Body> {
+        if let Err(why) = self.inner.policy.check(req.headers(), req.uri(), false) {
+            return forbidden(&why);
+        }
         let ctx = Context::new(Transport::WebSocket).with_headers_copied(req.headers());
         self.upgrade_with(req, ctx, ())
     }
@@ -389,15 +429,28 @@ impl WsServer {
 }
 
 /// Keeps the handshake request's headers, for the connection's context.
-struct KeepHeaders(Arc<Mutex<HeaderMap>>);
+struct Handshake {
+    headers: Arc<Mutex<HeaderMap>>,
+    policy: OriginPolicy,
+    loopback: bool,
+}
 
-impl Callback for KeepHeaders {
+impl Callback for Handshake {
     fn on_request(
         self,
         request: &HandshakeRequest,
         response: HandshakeResponse,
     ) -> Result<HandshakeResponse, ErrorResponse> {
-        if let Ok(mut headers) = self.0.lock() {
+        let refused = self
+            .policy
+            .check(request.headers(), request.uri(), self.loopback);
+        if let Err(why) = refused {
+            tracing::warn!(%why, "WebSocket handshake refused: answered 403");
+            let mut res = ErrorResponse::new(Some(why.to_string()));
+            *res.status_mut() = ::http::StatusCode::FORBIDDEN;
+            return Err(res);
+        }
+        if let Ok(mut headers) = self.headers.lock() {
             *headers = request.headers().clone();
         }
         Ok(response)

@@ -101,7 +101,7 @@ async fn the_401_comes_before_the_body_is_read() {
         let mut conn = Conn::open(addr).await;
         // The head announces a body that never comes: a server reading it would wait forever.
         conn.write(
-            b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n",
+            b"POST /rpc HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n",
         )
         .await;
         let reply = conn.read_reply().await;

@@ -196,7 +196,7 @@ async fn a_body_that_is_not_json_is_200_with_a_parse_error() {
 async fn other_methods_are_405_with_allow_post() {
     bounded(async {
         let server = start_default().await;
-        let get = request(server.addr, b"GET /rpc HTTP/1.1\r\nhost: test\r\n\r\n").await;
+        let get = request(server.addr, b"GET /rpc HTTP/1.1\r\nhost: localhost\r\n\r\n").await;
         let body = get.assert_envelope(405, -32600);
         assert_eq!(get.header("allow"), Some("POST"));
         assert!(
@@ -210,7 +210,7 @@ async fn other_methods_are_405_with_allow_post() {
         // A refused request whose body is left unread closes the connection.
         let mut conn = Conn::open(server.addr).await;
         let put = conn
-            .send(b"PUT /rpc HTTP/1.1\r\nhost: test\r\ncontent-length: 2\r\n\r\n{}")
+            .send(b"PUT /rpc HTTP/1.1\r\nhost: localhost\r\ncontent-length: 2\r\n\r\n{}")
             .await;
         put.assert_envelope(405, -32600);
         assert_eq!(put.header("allow"), Some("POST"));
@@ -231,7 +231,7 @@ async fn other_paths_are_404() {
         .await;
         let body = reply.assert_envelope(404, -32600);
         assert!(body["error"]["data"].as_str().unwrap().contains("/nope"));
-        let get = request(server.addr, b"GET / HTTP/1.1\r\nhost: test\r\n\r\n").await;
+        let get = request(server.addr, b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").await;
         get.assert_envelope(404, -32600);
     })
     .await;
@@ -244,7 +244,7 @@ async fn a_declared_oversize_body_is_413_before_it_is_read() {
         let mut conn = Conn::open(server.addr).await;
         // Only the head is sent: the server must answer from `Content-Length` alone.
         let reply = conn
-            .send(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: 1000000000\r\n\r\n")
+            .send(b"POST /rpc HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 1000000000\r\n\r\n")
             .await;
         let body = reply.assert_envelope(413, -32600);
         assert!(
@@ -264,7 +264,7 @@ async fn a_chunked_oversize_body_is_413_while_it_arrives() {
     bounded(async {
         let server = start(|b| b.max_message_size(1024)).await;
         let mut conn = Conn::open(server.addr).await;
-        conn.write(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n").await;
+        conn.write(b"POST /rpc HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n").await;
         // 3 chunks of 500 bytes pass the cap; the body is never finished.
         for _ in 0..3 {
             let mut chunk = b"1f4\r\n".to_vec();
@@ -292,7 +292,7 @@ async fn bodies_up_to_the_cap_are_taken_declared_or_chunked() {
         let mut conn = Conn::open(server.addr).await;
         let (a, b) = ADD.split_at(20);
         let chunked = format!(
-            "POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+            "POST /rpc HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
             a.len(),
             b.len()
         );
@@ -310,7 +310,7 @@ async fn a_body_that_cannot_be_read_is_400() {
         let mut conn = Conn::open(server.addr).await;
         // `zz` is not a chunk size: the body breaks off.
         let reply = conn
-            .send(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n")
+            .send(b"POST /rpc HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n")
             .await;
         reply.assert_envelope(400, -32600);
         assert_eq!(reply.header("connection"), Some("close"));
@@ -424,8 +424,8 @@ async fn x_request_id_is_taken_or_made_up_and_echoed() {
 
         // Replies the HTTP layer makes itself carry it too.
         for raw in [
-            &b"GET /rpc HTTP/1.1\r\nhost: t\r\nx-request-id: r405\r\n\r\n"[..],
-            b"GET /elsewhere HTTP/1.1\r\nhost: t\r\nx-request-id: r404\r\n\r\n",
+            &b"GET /rpc HTTP/1.1\r\nhost: localhost\r\nx-request-id: r405\r\n\r\n"[..],
+            b"GET /elsewhere HTTP/1.1\r\nhost: localhost\r\nx-request-id: r404\r\n\r\n",
         ] {
             let reply = request(server.addr, raw).await;
             let expected = if reply.status == 405 { "r405" } else { "r404" };
@@ -460,7 +460,11 @@ async fn a_made_up_request_id_stays_in_the_server_by_default() {
         assert_eq!(made.header("x-request-id"), None);
         let tag = made.json()["result"]["tag"].as_str().unwrap().to_owned();
         assert_eq!(tag.len(), 16, "{tag}");
-        let refused = request(server.addr, b"GET /elsewhere HTTP/1.1\r\nhost: t\r\n\r\n").await;
+        let refused = request(
+            server.addr,
+            b"GET /elsewhere HTTP/1.1\r\nhost: localhost\r\n\r\n",
+        )
+        .await;
         assert_eq!(refused.status, 404);
         assert_eq!(refused.header("x-request-id"), None);
     })
@@ -688,7 +692,7 @@ async fn a_body_slower_than_the_body_read_timeout_is_408() {
         let server = start(|b| b.body_read_timeout(Duration::from_millis(200))).await;
         let mut conn = server.conn_in_memory();
         // The headers announce 60 bytes; only the first few ever come.
-        conn.write(b"POST /rpc HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: 60\r\n\r\n{\"jsonrpc\"").await;
+        conn.write(b"POST /rpc HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 60\r\n\r\n{\"jsonrpc\"").await;
         let reply = conn.read_reply().await;
         reply.assert_envelope(408, -32600);
         assert!(conn.is_closed().await);

@@ -88,7 +88,7 @@ async fn the_websocket_upgrade_needs_a_token_and_the_read_token_cannot_watch() {
     let mut server = calculator();
     let addr: SocketAddr = server.addr.parse().unwrap();
     bounded(async {
-        let upgrade = "GET /ws HTTP/1.1\r\nhost: test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
+        let upgrade = "GET /ws HTTP/1.1\r\nhost: localhost\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
                        sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n";
         let reply = request(addr, upgrade.as_bytes()).await;
         assert_eq!((reply.status, reply.header("www-authenticate")), (401, Some("Bearer")));

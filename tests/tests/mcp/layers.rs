@@ -108,7 +108,7 @@ async fn the_metadata_is_served_to_anyone_at_both_well_known_paths() {
         "/.well-known/oauth-protected-resource",
         "/.well-known/oauth-protected-resource/mcp",
     ] {
-        let get = format!("GET {path} HTTP/1.1\r\nhost: test\r\n\r\n");
+        let get = format!("GET {path} HTTP/1.1\r\nhost: localhost\r\n\r\n");
         let reply = send(addr, get.as_bytes()).await;
         assert_eq!(reply.status, 200, "{path}");
         assert_eq!(reply.header("content-type"), Some("application/json"));

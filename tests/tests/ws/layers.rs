@@ -51,7 +51,7 @@ async fn the_upgrade_asks_for_a_token_and_its_identity_is_the_connections() {
                 .map(|token| format!("authorization: Bearer {token}\r\n"))
                 .unwrap_or_default();
             let upgrade = format!(
-                "GET /ws HTTP/1.1\r\nhost: test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
+                "GET /ws HTTP/1.1\r\nhost: localhost\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\
                  sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n{authorization}\r\n"
             );
             let reply = Conn::open(addr).await.send(upgrade.as_bytes()).await;

@@ -368,7 +368,7 @@ async fn a_get_without_upgrade_headers_is_refused() {
     let addr = start_http(&state).await;
     let reply = bounded(exchange(
         addr,
-        b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /ws HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     ))
     .await;
     assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
