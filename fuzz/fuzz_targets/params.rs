@@ -1,6 +1,7 @@
 //! Params decoding into tuples, structs and `Option`s: no input panics, a failure is `-32602`
-//! (or `-32600` for params that are neither an array nor an object) naming a parameter, and what
-//! decodes encodes back to params that decode to the same values.
+//! (or `-32600` for params that are neither an array nor an object) naming a parameter (or, for
+//! params decoded whole, the path into them from `params`), and what decodes encodes back to
+//! params that decode to the same values.
 #![no_main]
 
 use jrpc_runtime::{FromParams, RpcError, Whole};
@@ -18,13 +19,17 @@ struct Point {
 }
 
 /// A failure is `-32602` (or `-32600`); for params that are an array or an object (all that
-/// reaches a handler: the wire refuses the rest) it names the parameter at fault.
+/// reaches a handler: the wire refuses the rest) it names the parameter at fault, or the path
+/// from `params` to the part at fault.
 fn failure_is_clear(err: &RpcError, container: bool) {
     let code = err.code().code();
     assert!(code == -32602 || code == -32600, "code {code}");
     if code == -32602 && container {
         let data = err.data().map(RawValue::get).unwrap_or_default();
-        assert!(data.contains("parameter"), "{data}");
+        assert!(
+            data.contains("parameter") || data.starts_with(r#""params"#),
+            "{data}"
+        );
     }
 }
 

@@ -73,11 +73,14 @@
 //!   (`rename_all` does not apply; the namespace is still prefixed).
 //! - `#[rpc(params = whole)]` on a method with exactly one parameter (besides
 //!   `&Context`): the whole `params` value decodes into that parameter, instead
-//!   of an array or object of parameters.
+//!   of an array or object of parameters. No parameter name is on the wire,
+//!   so when `params` do not decode, the `-32602`'s `data` gives the path into
+//!   the value instead: ``params.textDocument: missing field `uri` ``.
 //! - `#[notification]` on a method: never answered when sent without an id
 //!   (a call with an id is answered `null`); it returns nothing, and its stub
 //!   sends a notification.
-//! - `#[rpc(name = "x")]` on a parameter: its wire name, for params by name.
+//! - `#[rpc(name = "x")]` on a parameter: its wire name, for params by name
+//!   (and in the `-32602` that names the parameter).
 //!
 //! The macro reads `#[rpc]` and `#[notification]` by name, before `cfg` is
 //! evaluated: they cannot be applied through `cfg_attr`, and another
@@ -89,9 +92,11 @@
 //! shared reference) is given the request's context by the runtime, never
 //! read from `params`, and may stand anywhere in the list; that the type is
 //! `jrpc_runtime::Context` is checked by type. Every other parameter is read
-//! from `params`, a type of one's own named `Context` included. A method
-//! reads at most 16 parameters (gather more in a struct and take it with
-//! `params = whole`).
+//! from `params`, a type of one's own named `Context` included, by position
+//! or by its wire name; one that is missing or does not decode is `-32602`
+//! whose `data` names it by its wire name (`parameter "textDocument" is
+//! missing`). A method reads at most 16 parameters (gather more in a struct
+//! and take it with `params = whole`).
 //!
 //! # Results: decided by the type
 //!

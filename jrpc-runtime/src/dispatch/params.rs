@@ -9,8 +9,19 @@
 //! - an object fills them by name; unknown members are ignored; `Option<T>` may be left out;
 //! - absent `params` count as an empty array.
 //!
-//! Every failure is `-32602 Invalid params` whose `data` names the parameter and gives serde's
-//! reason, e.g. `parameter "b": invalid type: string "x", expected i64`.
+//! Every failure is `-32602 Invalid params` whose `data` says where and gives serde's reason:
+//!
+//! - params of parameters (a tuple) name the parameter by its wire name, the name a client uses
+//!   in by-name params: `parameter "b": invalid type: string "x", expected i64`,
+//!   `parameter "textDocument" is missing`;
+//! - params decoded whole ([`Whole`], [`Params::parse`]) have no parameter name on the wire: the
+//!   path into the value takes its place, from `params`:
+//!   ``params.textDocument: missing field `uri` ``,
+//!   `params.position.line: invalid type: string "x", expected u32`, `params[2]: ...`, and
+//!   `params: missing` for absent params the type needs.
+//!
+//! The path costs nothing until a decode fails: it is read back from where serde_json says the
+//! failure was, in the params' text.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -25,6 +36,8 @@ use crate::dispatch::describe::MethodDoc;
 use crate::dispatch::describe::ParamDoc;
 use crate::dispatch::schema::SchemaDoc;
 use crate::wire::RpcError;
+
+mod path;
 
 /// A parameter list that can be decoded from a request's `params`.
 ///
@@ -107,10 +120,11 @@ impl Params {
     ///
     /// # Errors
     ///
-    /// `-32602 Invalid params` with serde's reason.
+    /// `-32602 Invalid params` with the path to the part that failed and serde's reason
+    /// (`params.position.line: invalid type: ...`).
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, RpcError> {
-        serde_json::from_str(self.get().unwrap_or("null"))
-            .map_err(|err| RpcError::invalid_params(strip_position(&err.to_string())))
+        let text = self.get().unwrap_or("null");
+        serde_json::from_str(text).map_err(|err| whole_error(text, &err))
     }
 
     /// The raw value, when there is one.
@@ -135,24 +149,23 @@ impl FromParams for Params {
 pub struct Whole<T>(pub T);
 
 impl<T: DeserializeOwned + Send + 'static> FromParams for Whole<T> {
+    /// Decodes the whole value; a failure's `data` gives the path into it, from `params`.
     fn from_params(
         params: Option<&RawValue>,
-        names: &'static [&'static str],
+        _names: &'static [&'static str],
     ) -> Result<Self, RpcError> {
-        let name = name_at(names, 0);
-        let text = match params {
-            Some(raw) => raw.get(),
-            None => match missing::<T>(name) {
-                Ok(value) => return Ok(Self(value)),
-                Err(_) => "[]",
-            },
+        let Some(raw) = params else {
+            return match missing::<T>("params") {
+                Ok(value) => Ok(Self(value)),
+                Err(_) => serde_json::from_str("[]")
+                    .map(Self)
+                    .map_err(|_| RpcError::invalid_params("params: missing")),
+            };
         };
-        serde_json::from_str(text).map(Self).map_err(|err| {
-            RpcError::invalid_params(format!(
-                "parameter \"{name}\": {}",
-                strip_position(&err.to_string())
-            ))
-        })
+        let text = raw.get();
+        serde_json::from_str(text)
+            .map(Self)
+            .map_err(|err| whole_error(text, &err))
     }
 
     /// The one parameter, required unless absent params decode.
@@ -242,6 +255,17 @@ fn unreadable(what: &str, err: &impl fmt::Display) -> String {
         "{what} could not be read: {}",
         strip_position(&err.to_string())
     )
+}
+
+/// The `-32602` of params decoded whole: `data` is the path to where `err` was found in `text`
+/// and serde's reason (``params.textDocument: missing field `uri` ``).
+#[cold]
+fn whole_error(text: &str, err: &serde_json::Error) -> RpcError {
+    RpcError::invalid_params(format!(
+        "{}: {}",
+        path::path_at(text, err),
+        strip_position(&err.to_string())
+    ))
 }
 
 fn name_at(names: &'static [&'static str], index: usize) -> &'static str {
@@ -626,9 +650,31 @@ mod tests {
             Ok(Whole(None))
         );
         let err = decode::<Whole<Vec<i64>>>(Some(r#"{"a":1}"#), &["n"]).unwrap_err();
-        assert!(
-            err.starts_with(r#""parameter \"n\": invalid type: map"#),
-            "{err}"
+        assert_eq!(
+            err, r#""params: invalid type: map, expected a sequence""#,
+            "no parameter name is on the wire: the path starts at `params`"
+        );
+    }
+
+    #[test]
+    fn absent_whole_params_are_missing_unless_the_type_takes_none() {
+        let err = decode::<Whole<(i64, i64)>>(None, &["params"]).unwrap_err();
+        assert_eq!(err, r#""params: missing""#);
+        assert_eq!(
+            decode::<Whole<Option<(i64, i64)>>>(None, &["params"]),
+            Ok(Whole(None))
+        );
+    }
+
+    #[test]
+    fn raw_params_parsed_name_the_path_too() {
+        let params = Params::from_json(r#"{"a": [1, "x"]}"#).unwrap();
+        let err = params
+            .parse::<std::collections::HashMap<String, Vec<u8>>>()
+            .unwrap_err();
+        assert_eq!(
+            err.data().map(RawValue::get),
+            Some(r#""params.a[1]: invalid type: string \"x\", expected u8""#)
         );
     }
 
