@@ -5,7 +5,7 @@
 //! [`crate::valid`] need; it judges nothing beyond attribute syntax.
 
 use proc_macro2::Span;
-use quote::format_ident;
+use quote::{ToTokens as _, format_ident};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
@@ -14,7 +14,7 @@ use syn::{
     TypeParamBound, Visibility,
 };
 
-use crate::attr::{self, Client, MethodAttrs, ParamAttrs, ServiceArgs};
+use crate::attr::{self, Client, MethodAttrs, MethodName, ParamAttrs, ServiceArgs};
 use crate::ctxt::Ctxt;
 
 /// One service: a trait or an inherent `impl` block.
@@ -94,7 +94,82 @@ pub(crate) struct Method {
     pub(crate) boxed_future: Option<syn::TypeTraitObject>,
     pub(crate) output: Output,
     /// The name on the wire, namespace included.
-    pub(crate) wire_name: String,
+    pub(crate) wire_name: WireName,
+}
+
+/// A method's name on the wire, namespace included.
+pub(crate) enum WireName {
+    /// Known to the macro: the method's own name (after `rename_all`), or `name = "..."`.
+    Known(String),
+    /// `name = EXPR`: the namespace and separator (or nothing), then the value of `expr`, which
+    /// only the compiler knows.
+    Expr {
+        prefix: String,
+        expr: Box<syn::Expr>,
+    },
+}
+
+impl WireName {
+    /// The name, when the macro knows it.
+    pub(crate) fn known(&self) -> Option<&str> {
+        match self {
+            Self::Known(name) => Some(name),
+            Self::Expr { .. } => None,
+        }
+    }
+
+    /// The method in a sentence of generated docs, with `noun` ("method", "notification"):
+    /// "the `calc.add` method", or "the method named by `EXPR`" (with a namespace, "the method
+    /// named `calc.` and the name in `EXPR`").
+    pub(crate) fn in_docs(&self, noun: &str) -> String {
+        match self {
+            Self::Known(name) => format!("the `{name}` {noun}"),
+            Self::Expr { prefix, expr } => {
+                let expr = tokens_text(&expr.to_token_stream());
+                if prefix.is_empty() {
+                    format!("the {noun} named by `{expr}`")
+                } else {
+                    format!("the {noun} named `{prefix}` and the name in `{expr}`")
+                }
+            }
+        }
+    }
+}
+
+/// Tokens as a reader writes them: `a::B::C`, `x.y`, not `a :: B :: C`, `x . y` (a space only
+/// between two words).
+pub(crate) fn tokens_text(tokens: &proc_macro2::TokenStream) -> String {
+    use proc_macro2::{Delimiter, TokenTree};
+    let mut out = String::new();
+    let mut word = false;
+    for tree in tokens.clone() {
+        match tree {
+            TokenTree::Group(group) => {
+                let (open, close) = match group.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::None => ("", ""),
+                };
+                out.push_str(open);
+                out.push_str(&tokens_text(&group.stream()));
+                out.push_str(close);
+                word = false;
+            }
+            TokenTree::Punct(punct) => {
+                out.push(punct.as_char());
+                word = false;
+            }
+            TokenTree::Ident(_) | TokenTree::Literal(_) => {
+                if word {
+                    out.push(' ');
+                }
+                out.push_str(&tree.to_string());
+                word = true;
+            }
+        }
+    }
+    out
 }
 
 pub(crate) struct Param {
@@ -399,19 +474,26 @@ impl Method {
         };
         let output = output_ty.as_deref().map_or(Output::Unit, Output::of);
 
-        let name = match &method_attrs.name {
-            Some(name) => name.value(),
+        // A name given in the attribute is used as written: `rename_all` does not apply; the
+        // namespace is prefixed.
+        let prefix = match &args.namespace {
+            Some(namespace) => format!("{}{}", namespace.value(), args.separator),
+            None => String::new(),
+        };
+        let wire_name = match &method_attrs.name {
+            Some(MethodName::Literal(lit)) => WireName::Known(format!("{prefix}{}", lit.value())),
+            Some(MethodName::Expr(expr)) => WireName::Expr {
+                prefix,
+                expr: expr.clone(),
+            },
             None => {
                 let ident = sig.ident.unraw().to_string();
-                match args.rename_all {
+                let name = match args.rename_all {
                     Some(rule) => rule.apply(&ident),
                     None => ident,
-                }
+                };
+                WireName::Known(format!("{prefix}{name}"))
             }
-        };
-        let wire_name = match &args.namespace {
-            Some(namespace) => format!("{}{}{name}", namespace.value(), args.separator),
-            None => name,
         };
 
         Self {
@@ -436,11 +518,11 @@ impl Method {
         self.attrs.notification.is_some()
     }
 
-    /// The span to blame for the wire name: the `name = "..."` literal when
+    /// The span to blame for the wire name: the `name = ...` value when
     /// there is one, else the method's name.
     pub(crate) fn wire_name_span(&self) -> Span {
         match &self.attrs.name {
-            Some(lit) => lit.span(),
+            Some(name) => name.span(),
             None => self.sig.ident.span(),
         }
     }

@@ -107,8 +107,8 @@ impl ServiceArgs {
 /// What the helper attributes on one method say.
 #[derive(Default)]
 pub(crate) struct MethodAttrs {
-    /// `#[rpc(name = "...")]`: the wire name, used as written.
-    pub(crate) name: Option<LitStr>,
+    /// `#[rpc(name = ...)]`: the wire name, used as written.
+    pub(crate) name: Option<MethodName>,
     /// `#[rpc(params = whole)]`, kept for its span.
     pub(crate) whole: Option<Meta>,
     /// `#[notification]`, kept for its span.
@@ -147,13 +147,33 @@ impl MethodAttrs {
                     continue;
                 }
                 match key.as_str() {
-                    "name" => out.name = string_value(&meta, &key, cx),
+                    "name" => out.name = method_name(&meta, cx),
                     "params" if whole_value(&meta, cx) => out.whole = Some(meta),
                     _ => {}
                 }
             }
         }
         out
+    }
+}
+
+/// The value of a method's `#[rpc(name = ...)]`.
+pub(crate) enum MethodName {
+    /// `name = "get_data"`: known to the macro, which checks it.
+    Literal(LitStr),
+    /// `name = lsp::HoverRequest::METHOD`: a constant expression of type `&'static str`, which
+    /// the expansion evaluates in a `const` (and checks there, at compile time, as far as a
+    /// constant can be checked); only a clash with another method's name is left to the table.
+    Expr(Box<Expr>),
+}
+
+impl MethodName {
+    /// The span to blame for the name: the literal, or the expression's first token.
+    pub(crate) fn span(&self) -> Span {
+        match self {
+            Self::Literal(lit) => lit.span(),
+            Self::Expr(expr) => expr.span(),
+        }
     }
 }
 
@@ -408,6 +428,32 @@ fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
         cx.error_spanned(meta, format_args!("expected `{key} = \"...\"`"));
     }
     None
+}
+
+/// The value of a method's `name = "..."` or `name = EXPR`. A string literal is kept as one, also
+/// when a `macro_rules!` macro passed it through (in a group without delimiters); another kind
+/// of literal is an error here, and anything else is an expression rustc checks.
+fn method_name(meta: &Meta, cx: &mut Ctxt) -> Option<MethodName> {
+    const EXPECTED: &str = "expected a string literal or a constant: `name = \"...\"` or \
+                            `name = path::TO_NAME`";
+    let Meta::NameValue(nv) = meta else {
+        cx.error_spanned(meta, EXPECTED);
+        return None;
+    };
+    let mut value = &nv.value;
+    while let Expr::Group(group) = value {
+        value = &group.expr;
+    }
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Some(MethodName::Literal(lit.clone())),
+        Expr::Lit(other) => {
+            cx.error_spanned(other, EXPECTED);
+            None
+        }
+        _ => Some(MethodName::Expr(Box::new(nv.value.clone()))),
+    }
 }
 
 /// The value of `key = Type` (a path), or of `key = "Type"`.

@@ -10,7 +10,7 @@ use syn::ext::IdentExt;
 use syn::token::Brace;
 use syn::{Block, Expr, Ident, Item, ItemTrait, ReturnType, Stmt, TraitItem, Type};
 
-use crate::ast::{Kind, Service};
+use crate::ast::{Kind, Service, WireName};
 use crate::attr::{ServiceArgs, respan};
 use crate::valid::INTO_METHODS;
 
@@ -146,6 +146,65 @@ fn make_futures_send(item: &mut ItemTrait) {
                     None,
                 )],
             };
+        }
+    }
+}
+
+/// The wire name as an expression of type `&'static str`: the string
+/// literal, or a block that evaluates `name = EXPR` in constants (the
+/// namespace joined in front, at compile time). `checked` adds the checks
+/// a literal gets from the macro, made in constants, so that a constant
+/// that is empty or starts with `rpc.` is a compile error at `EXPR`; the
+/// table makes them once, and the stub evaluates the same name without them.
+fn wire_name(name: &WireName, args: &ServiceArgs, checked: bool) -> TokenStream {
+    let (prefix, expr) = match name {
+        WireName::Known(name) => return quote!(#name),
+        WireName::Expr { prefix, expr } => (prefix, expr),
+    };
+    let span = at(syn::spanned::Spanned::span(expr));
+    let krate = krate_at(args, span);
+    let given = Ident::new("__JRPC_NAME_GIVEN", Span::mixed_site());
+    let wire = Ident::new("__JRPC_NAME", Span::mixed_site());
+    let str_ = quote_spanned!(span=> ::core::primitive::str);
+    let empty = checked.then(|| {
+        quote_spanned! {span=>
+            const _: () = if #given.is_empty() {
+                ::core::panic!(
+                    "a jrpc method name cannot be empty: this constant is `\"\"`; give a name, \
+                     or remove `name = ...` to use the method's own name"
+                )
+            };
+        }
+    });
+    let reserved = checked.then(|| {
+        quote_spanned! {span=>
+            const _: () = if #krate::__private::is_reserved(#wire) {
+                ::core::panic!(
+                    "method names starting with `rpc.` are reserved by JSON-RPC 2.0 for the \
+                     protocol: choose another name"
+                )
+            };
+        }
+    });
+    let joined = if prefix.is_empty() {
+        quote_spanned!(span=> const #wire: &'static #str_ = #given;)
+    } else {
+        let len = Ident::new("__JRPC_NAME_LEN", Span::mixed_site());
+        let bytes = Ident::new("__JRPC_NAME_BYTES", Span::mixed_site());
+        quote_spanned! {span=>
+            const #len: ::core::primitive::usize = #prefix.len() + #given.len();
+            const #bytes: [::core::primitive::u8; #len] =
+                #krate::__private::join_name::<#len>(#prefix, #given);
+            const #wire: &'static #str_ = #krate::__private::joined_name(&#bytes);
+        }
+    };
+    quote_spanned! {span=>
+        {
+            const #given: &'static #str_ = #expr;
+            #empty
+            #joined
+            #reserved
+            #wire
         }
     }
 }

@@ -60,7 +60,7 @@
 //! | --- | --- |
 //! | `namespace = "calc"` | wire names are `calc.add`, ... |
 //! | `separator = "/"` | between namespace and name; default `.` |
-//! | `rename_all = "camelCase"` | method wire names (not parameter names) follow one of serde's rules: `lowercase`, `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE` |
+//! | `rename_all = "camelCase"` | method wire names (not parameter names, nor names given with `#[rpc(name = ...)]`) follow one of serde's rules: `lowercase`, `UPPERCASE`, `PascalCase`, `camelCase`, `snake_case`, `SCREAMING_SNAKE_CASE`, `kebab-case`, `SCREAMING-KEBAB-CASE` |
 //! | `client = "Name"` | the client stub's name; default `{Trait}Client` (traits only) |
 //! | `client = false` | no client stub (traits only); its constraints (below) then do not apply |
 //! | `client_error = MyError` | the stub's methods return `Result<T, MyError>`, converting every failure with `MyError: From<ClientError>` (traits only) |
@@ -71,6 +71,21 @@
 //!
 //! - `#[rpc(name = "get_data")]` on a method: its wire name, used as written
 //!   (`rename_all` does not apply; the namespace is still prefixed).
+//! - `#[rpc(name = EXPR)]` on a method: its wire name is the value of a
+//!   constant expression of type `&'static str`, such as a protocol crate's
+//!   name for the method: `#[rpc(name = lsp_types::request::HoverRequest::METHOD)]`
+//!   (an associated constant; its trait in scope, or written
+//!   `<HoverRequest as Request>::METHOD`), `#[rpc(name = acp::AGENT_METHOD_NAMES.initialize)]`
+//!   (a field of a constant), a `const` of one's own, or `concat!(...)`. It is
+//!   used as written, as a literal is: `rename_all` does not apply and the
+//!   namespace is prefixed (a protocol's constants are usually whole wire
+//!   names, so such a service usually has no namespace). The server and the
+//!   client stub both use the value, which is evaluated in a `const`: an
+//!   expression that is not a `&str` or not constant is a compile error at
+//!   it, as is a value that is empty or starts with `rpc.`. The macro cannot
+//!   see the value, so it cannot compare it with the other methods' names: two
+//!   methods with one wire name are then found where `into_methods` builds the
+//!   table, which panics naming both methods (see *Decisions*).
 //! - `#[rpc(params = whole)]` on a method with exactly one parameter (besides
 //!   `&Context`): the whole `params` value decodes into that parameter, instead
 //!   of an array or object of parameters. No parameter name is on the wire,
@@ -80,7 +95,9 @@
 //!   (a call with an id is answered `null`); it returns nothing, and its stub
 //!   sends a notification.
 //! - `#[rpc(name = "x")]` on a parameter: its wire name, for params by name
-//!   (and in the `-32602` that names the parameter).
+//!   (and in the `-32602` that names the parameter). A string literal only:
+//!   parameter names are checked against each other by the macro, and
+//!   protocols publish no constants for them.
 //!
 //! The macro reads `#[rpc]` and `#[notification]` by name, before `cfg` is
 //! evaluated: they cannot be applied through `cfg_attr`, and another
@@ -149,8 +166,9 @@
 //! the wire name) of owned types, with no borrow inside (params are decoded
 //! from the request body, which nothing may borrow from); results are
 //! owned, or `'static` borrows when there is no stub (the stub decodes into
-//! an owned value); a notification returns nothing; wire names are unique,
-//! not empty and do not start with `rpc.` (reserved by JSON-RPC 2.0);
+//! an owned value); a notification returns nothing; wire names are unique
+//! (for a name given by an expression, when the table is built), not empty
+//! and do not start with `rpc.` (reserved by JSON-RPC 2.0);
 //! `params = whole` needs exactly one parameter; a method has at most one
 //! `&Context`; methods may not be named `into_methods` (nor, with a stub,
 //! `new`, `with_encoding`, `caller` or `into_caller`, the stub's own
@@ -208,6 +226,17 @@
 //!   service is read with the bodies set aside and generated as usual (the
 //!   bodies put back as written); otherwise the item is emitted without the
 //!   helper attributes.
+//! - Registering a method cannot fail for a name the macro knows: it checks
+//!   every such name (two methods under `#[cfg]`s that exclude each other
+//!   included). A name given by an expression is checked in a `const` (a
+//!   `&str`, not empty, not `rpc.`); a clash between it and another method's
+//!   name is a mistake in the service's definition that only the built table
+//!   shows, so `into_methods` panics there, naming the service, both methods
+//!   and the name (its doc then has a `# Panics` section), rather than leave
+//!   one method out (generated code's registration errors were assertions in
+//!   debug builds only, as none could happen). No input from outside can
+//!   reach it: it shows on the first call of `into_methods`, in any test that
+//!   builds the table.
 //! - Each method is registered by one call of a helper of the runtime's
 //!   `__private` module for its shape (call or notification, number of
 //!   parameters), whose bounds are the runtime's `RpcParam`, `RpcResult` and

@@ -40,6 +40,13 @@ fn never_panics() {
         "trait T { #[rpc()] fn f(&self); }",
         "trait T { #[rpc(name)] fn f(&self); }",
         "trait T { #[rpc(name = 1)] fn f(&self); }",
+        "trait T { #[rpc(name = X)] fn f(&self); }",
+        "trait T { #[rpc(name = a::B.c)] fn f(&self); #[rpc(name = a::B.c)] fn g(&self); }",
+        "trait T { #[rpc(name = <A as B>::C)] fn f(&self); }",
+        "trait T { #[rpc(name = {})] fn f(&self); }",
+        "trait T { #[rpc(name = X)] fn into_methods(&self); }",
+        "trait T { fn f(&self, #[rpc(name = X)] a: u8); }",
+        "impl S { #[rpc(name = X)] fn f(&self) {} }",
         "trait T { #[rpc(name = \"\")] fn f(&self); }",
         "trait T { #[rpc(params)] fn f(&self, a: u8); }",
         "trait T { #[rpc(params = whole, params = whole)] fn f(&self, a: u8); }",
@@ -159,6 +166,76 @@ fn wire_names() {
     ] {
         assert!(output.contains(name), "{name} in {output}");
     }
+}
+
+#[test]
+fn a_name_given_by_an_expression_is_evaluated_by_the_compiler() {
+    let output = expand(
+        "namespace = \"acp\", separator = \"/\", rename_all = \"camelCase\"",
+        "trait T {
+            #[rpc(name = names::NEW_SESSION)] fn new_session(&self);
+            #[rpc(name = names::NEW_SESSION)] fn again(&self);
+            fn load_session(&self);
+        }",
+    );
+    // The macro cannot compare the values: the table finds a clash.
+    assert_eq!(errors(&output), 0, "{output}");
+    assert!(output.contains("Table :: new (\"T\")"), "{output}");
+    // Used as written (no `rename_all`), after the namespace.
+    assert!(output.contains("join_name"), "{output}");
+    assert!(output.contains("\"acp/\""), "{output}");
+    assert!(!output.contains("newSession"), "{output}");
+    assert!(output.contains("\"acp/loadSession\""), "{output}");
+    assert!(
+        output.contains("the method named `acp/` and the name in `names::NEW_SESSION`"),
+        "{output}"
+    );
+    assert!(output.contains("# Panics"), "{output}");
+
+    // Without a namespace, the value itself; checked in constants, in `into_methods` only.
+    let output = expand("", "trait T { #[rpc(name = N)] fn f(&self); }");
+    assert_eq!(errors(&output), 0, "{output}");
+    assert!(!output.contains("join_name"), "{output}");
+    assert_eq!(output.matches("is_reserved").count(), 1, "{output}");
+
+    // A literal of another kind, and an expression on a parameter, are errors.
+    let output = expand("", "trait T { #[rpc(name = 1)] fn f(&self); }");
+    assert_eq!(errors(&output), 1, "{output}");
+    assert!(
+        output.contains("expected a string literal or a constant"),
+        "{output}"
+    );
+    let output = expand("", "trait T { fn f(&self, #[rpc(name = X)] a: u8); }");
+    assert_eq!(errors(&output), 1, "{output}");
+    // A literal passed through `macro_rules!` (in an invisible group) is still a literal.
+    let item: TokenStream =
+        "trait T { #[rpc(name = \"a\")] fn f(&self); #[rpc(name = X)] fn g(&self); }"
+            .parse()
+            .unwrap();
+    let item = wrap_literal_in_group(item);
+    let output = rpc_service_impl(TokenStream::new(), item).to_string();
+    assert_eq!(errors(&output), 0, "{output}");
+    assert!(output.contains("Meta (\"a\""), "{output}");
+}
+
+/// `item` with each string literal in a group without delimiters, as `macro_rules!` passes a
+/// `$name:expr`.
+fn wrap_literal_in_group(item: TokenStream) -> TokenStream {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    item.into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let mut inner =
+                    Group::new(group.delimiter(), wrap_literal_in_group(group.stream()));
+                inner.set_span(group.span());
+                TokenTree::Group(inner)
+            }
+            TokenTree::Literal(lit) if lit.to_string().starts_with('"') => {
+                TokenTree::Group(Group::new(Delimiter::None, TokenTree::Literal(lit).into()))
+            }
+            other => other,
+        })
+        .collect()
 }
 
 #[test]

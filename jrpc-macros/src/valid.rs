@@ -12,7 +12,7 @@ use syn::ext::IdentExt;
 use syn::{GenericParam, Item, ItemImpl, Pat, Type};
 
 use crate::ast::{Kind, Method, Misplaced, Output, Param, ParamKind, Service, is_context};
-use crate::attr::{Client, ServiceArgs, cfg_predicate};
+use crate::attr::{Client, MethodName, ServiceArgs, cfg_predicate};
 use crate::ctxt::Ctxt;
 use crate::ty::Scan;
 
@@ -212,12 +212,10 @@ fn check_method(method: &Method, service: &Service, namespace_reserved: bool, cx
     check_output(method, service, cx);
     check_params(method, service, cx);
 
-    // Method names.
-    if method
-        .attrs
-        .name
-        .as_ref()
-        .is_some_and(|n| n.value().is_empty())
+    // Method names. A name given by an expression is checked where the expansion evaluates
+    // it, in a `const`.
+    if let Some(MethodName::Literal(lit)) = &method.attrs.name
+        && lit.value().is_empty()
     {
         cx.error_at(
             method.wire_name_span(),
@@ -225,7 +223,12 @@ fn check_method(method: &Method, service: &Service, namespace_reserved: bool, cx
              the method's own name",
         );
     }
-    if !namespace_reserved && method.wire_name.starts_with("rpc.") {
+    if !namespace_reserved
+        && method
+            .wire_name
+            .known()
+            .is_some_and(|name| name.starts_with("rpc."))
+    {
         cx.error_at(
             method.wire_name_span(),
             "method names starting with `rpc.` are reserved by JSON-RPC 2.0 for the protocol: \
@@ -563,21 +566,22 @@ fn top_reference(ty: &Type) -> Option<&syn::TypeReference> {
 /// different `#[cfg]`s may share a name when the `cfg`s exclude each other,
 /// which only the compiler knows: the error is then emitted under
 /// `#[cfg(all(first, second))]`, so it fires exactly when both are built.
+/// A name given by an expression is not known here: a clash with it is found
+/// when the table is built.
 fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
     // Per wire name, the first method of each distinct set of `#[cfg]`s.
     let mut first: HashMap<&str, Vec<(String, &Method)>> = HashMap::new();
     for method in methods {
-        if method.wire_name.is_empty() {
+        let Some(wire_name) = method.wire_name.known().filter(|name| !name.is_empty()) else {
             continue;
-        }
+        };
         let cfg = cfg_predicate(&method.cfgs);
         let key = cfg.to_string();
-        let earlier = first.entry(&method.wire_name).or_default();
+        let earlier = first.entry(wire_name).or_default();
         let message = |other: &Method, both: &str| {
             format!(
-                "duplicate jrpc method name `{}`, also the name of method `{}`{both}: rename one \
-                 with `#[rpc(name = \"...\")]`",
-                method.wire_name,
+                "duplicate jrpc method name `{wire_name}`, also the name of method `{}`{both}: \
+                 rename one with `#[rpc(name = \"...\")]`",
                 other.sig.ident.unraw()
             )
         };

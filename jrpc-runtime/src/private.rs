@@ -21,20 +21,15 @@ use serde::de::DeserializeOwned;
 
 use crate::dispatch::{Context, Methods, SchemaDoc, Whole};
 pub use crate::dispatch::{IntoRpcError, RpcResult};
-use crate::error::RegisterError;
 use crate::wire::RpcError;
 
 #[path = "private/stub.rs"]
 mod stub;
+#[path = "private/table.rs"]
+mod table;
 
 pub use stub::*;
-
-/// Registration results of generated code: names were checked when the macro ran (and
-/// duplicates under different `#[cfg]`s when the crate was compiled).
-#[inline]
-fn discard(result: Result<&mut Methods, RegisterError>) {
-    debug_assert!(result.is_ok(), "{:?}", result.err());
-}
+pub use table::*;
 
 /// Types a method parameter may have. No supertrait (rustc reports a missing one as a bound
 /// of the trait, with a note into this module): the helpers decode through its items.
@@ -375,20 +370,21 @@ pub const fn param<P>() -> Param<P> {
 }
 
 /// What the expansion says of a method besides its types: its wire name, the wire names of its
-/// parameters, the text of its doc comment and whether it is `#[deprecated]`.
+/// parameters, the text of its doc comment, whether it is `#[deprecated]`, and its Rust name.
 #[derive(Clone, Copy)]
 pub struct Meta(
     pub &'static str,
     pub &'static [&'static str],
     pub &'static str,
     pub bool,
+    pub &'static str,
 );
 
 /// Completes the description [`Methods::register`] gave the method: the doc comment's
 /// text, `#[deprecated]`, and the schemas of a service with `schema` (`{}` ones change nothing).
 #[cold]
 fn describe(table: &mut Methods, meta: &Meta, params: &[SchemaDoc], result: SchemaDoc) {
-    let Meta(name, _, text, deprecated) = *meta;
+    let Meta(name, _, text, deprecated, _) = *meta;
     let Some(doc) = table.description(name) else {
         return;
     };
@@ -457,8 +453,9 @@ macro_rules! shape {
     ($call:ident, $notify:ident, $n:literal; $($p:ident: $P:ident),*) => {
         #[doc = concat!("Registers a call with ", $n, " parameters.")]
         #[allow(clippy::too_many_arguments)]
+        #[track_caller]
         pub fn $call<S, $($P,)* KO, KE, F, Fut>(
-            table: &mut Methods,
+            table: &mut Table,
             this: &Arc<S>,
             meta: Meta,
             $($p: Param<$P>,)*
@@ -476,16 +473,18 @@ macro_rules! shape {
             Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
         {
             let this = Arc::clone(this);
-            discard(table.register_answer(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
+            let result = table.methods().register_answer(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
                 handler(Arc::clone(&this), ($($P::from_owned($p),)*), ctx)
-            }));
-            describe(table, &meta, &[$($p.0,)*], ok.schema());
+            }).map(drop);
+            table.registered(result, meta.0, meta.4);
+            describe(table.methods(), &meta, &[$($p.0,)*], ok.schema());
         }
 
         #[doc = concat!("Registers a notification with ", $n, " parameters.")]
         #[allow(clippy::too_many_arguments)]
+        #[track_caller]
         pub fn $notify<S, $($P,)* F, Fut>(
-            table: &mut Methods,
+            table: &mut Table,
             this: &Arc<S>,
             meta: Meta,
             $($p: Param<$P>,)*
@@ -497,10 +496,11 @@ macro_rules! shape {
             Fut: Future<Output = ()> + Send + 'static,
         {
             let this = Arc::clone(this);
-            discard(table.register_notification(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
+            let result = table.methods().register_notification(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
                 handler(Arc::clone(&this), ($($P::from_owned($p),)*), ctx)
-            }));
-            describe(table, &meta, &[$($p.0,)*], SchemaDoc::any());
+            }).map(drop);
+            table.registered(result, meta.0, meta.4);
+            describe(table.methods(), &meta, &[$($p.0,)*], SchemaDoc::any());
         }
     };
 }
@@ -525,8 +525,9 @@ shape!(call_16, notify_16, 16; p0: P0, p1: P1, p2: P2, p3: P3, p4: P4, p5: P5, p
 
 /// Registers a call whose one parameter is the whole `params`.
 #[allow(clippy::too_many_arguments)]
+#[track_caller]
 pub fn call_whole<S, P, KO, KE, F, Fut>(
-    table: &mut Methods,
+    table: &mut Table,
     this: &Arc<S>,
     meta: Meta,
     param: Param<P>,
@@ -544,17 +545,20 @@ pub fn call_whole<S, P, KO, KE, F, Fut>(
     Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
 {
     let this = Arc::clone(this);
-    discard(
-        table.register_answer(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
+    let result = table
+        .methods()
+        .register_answer(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
             handler(Arc::clone(&this), Whole(P::from_owned(owned)), ctx)
-        }),
-    );
-    describe(table, &meta, &[param.0], ok.schema());
+        })
+        .map(drop);
+    table.registered(result, meta.0, meta.4);
+    describe(table.methods(), &meta, &[param.0], ok.schema());
 }
 
 /// Registers a notification whose one parameter is the whole `params`.
+#[track_caller]
 pub fn notify_whole<S, P, F, Fut>(
-    table: &mut Methods,
+    table: &mut Table,
     this: &Arc<S>,
     meta: Meta,
     param: Param<P>,
@@ -566,12 +570,12 @@ pub fn notify_whole<S, P, F, Fut>(
     Fut: Future<Output = ()> + Send + 'static,
 {
     let this = Arc::clone(this);
-    discard(table.register_notification(
-        meta.0,
-        meta.1,
-        move |Whole(owned): Whole<P::Owned>, ctx| {
+    let result = table
+        .methods()
+        .register_notification(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
             handler(Arc::clone(&this), Whole(P::from_owned(owned)), ctx)
-        },
-    ));
-    describe(table, &meta, &[param.0], SchemaDoc::any());
+        })
+        .map(drop);
+    table.registered(result, meta.0, meta.4);
+    describe(table.methods(), &meta, &[param.0], SchemaDoc::any());
 }

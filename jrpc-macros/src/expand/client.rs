@@ -14,7 +14,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned as _;
 use syn::{Generics, Path, Visibility};
 
-use super::{at, call_as_written, call_over, krate_at, local};
+use super::{at, call_as_written, call_over, krate_at, local, wire_name};
 use crate::ast::{Method, Output, Param, Service, is_context};
 use crate::attr::ServiceArgs;
 use crate::ty::{Scan, range};
@@ -261,7 +261,6 @@ fn stub_method(
 ) -> (TokenStream, TokenStream) {
     let krate = &args.krate;
     let ident = &method.sig.ident;
-    let wire = &method.wire_name;
     let cfgs = &method.cfgs;
     let lints = &method.lints;
     let docs = docs(method);
@@ -305,9 +304,15 @@ fn stub_method(
         quote!(#krate::Slot<#ok>)
     };
     let batch_doc = if method.is_notification() {
-        format!("Adds the `{wire}` notification to the batch.")
+        format!(
+            "Adds {} to the batch.",
+            method.wire_name.in_docs("notification")
+        )
     } else {
-        format!("Adds a call of `{wire}` to the batch; its answer is taken with the slot returned.")
+        format!(
+            "Adds a call of {} to the batch; its answer is taken with the slot returned.",
+            method.wire_name.in_docs("method")
+        )
     };
 
     let stub = quote! {
@@ -435,7 +440,7 @@ struct Send {
 
 fn send(method: &Method, args: &ServiceArgs, params: &Ident) -> Send {
     let krate = &args.krate;
-    let wire = &method.wire_name;
+    let wire = wire_name(&method.wire_name, args, false);
     if method.is_notification() {
         return Send {
             ok: quote!(()),
@@ -566,12 +571,11 @@ fn error_wrap(
 /// section.
 fn docs(method: &Method) -> Vec<TokenStream> {
     let mut docs: Vec<TokenStream> = method.docs.iter().map(ToTokens::to_token_stream).collect();
-    let wire = &method.wire_name;
     if docs.is_empty() {
         let line = if method.is_notification() {
-            format!("Sends the `{wire}` notification.")
+            format!("Sends {}.", method.wire_name.in_docs("notification"))
         } else {
-            format!("Calls the `{wire}` method.")
+            format!("Calls {}.", method.wire_name.in_docs("method"))
         };
         docs.push(quote!(#[doc = #line]));
     }

@@ -7,9 +7,10 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 
-use super::{at, call_as_written, call_over, krate_at, local, local_at};
-use crate::ast::{Kind, Method, Output, Param, ParamKind, Service, is_context};
+use super::{at, call_as_written, call_over, krate_at, local, local_at, wire_name};
+use crate::ast::{Kind, Method, Output, Param, ParamKind, Service, is_context, tokens_text};
 use crate::attr::{ServiceArgs, cfg_predicate};
 use crate::ty::range;
 
@@ -20,7 +21,10 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     let names: Vec<String> = service
         .methods
         .iter()
-        .map(|method| format!("`{}`", method.wire_name))
+        .map(|method| match method.wire_name.known() {
+            Some(name) => format!("`{name}`"),
+            None => method.wire_name.in_docs("method"),
+        })
         .collect();
     let mut doc = vec![if names.is_empty() {
         "Builds the method table of this service, which has no methods.".to_owned()
@@ -32,6 +36,21 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     }];
     doc.push(String::new());
     doc.push("Serve it with any transport, or call it in-process with `Methods::handle`.".into());
+    if service
+        .methods
+        .iter()
+        .any(|method| method.wire_name.known().is_none())
+    {
+        doc.push(String::new());
+        doc.push("# Panics".into());
+        doc.push(String::new());
+        doc.push(
+            "When two methods have one wire name: a name given by a constant \
+             (`#[rpc(name = EXPR)]`) is known only to the compiler, so a clash with it is found \
+             here, in the service's definition, rather than by the macro."
+                .into(),
+        );
+    }
     if let Kind::Trait {
         supertraits: true, ..
     } = service.kind
@@ -69,6 +88,10 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
 
     let this = local("__jrpc_this");
     let table = local("__jrpc_methods");
+    let service_name = match &service.kind {
+        Kind::Trait { ident, .. } => ident.unraw().to_string(),
+        Kind::Impl { self_ty, .. } => tokens_text(&self_ty.to_token_stream()),
+    };
     let registrations = service
         .methods
         .iter()
@@ -86,9 +109,9 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
             #[allow(unused_variables)]
             let #this = ::std::sync::Arc::new(self);
             #[allow(unused_mut)]
-            let mut #table = #krate::Methods::new();
+            let mut #table = #krate::__private::Table::new(#service_name);
             #(#registrations)*
-            #table
+            #table.finish()
         }
     };
     quote! {
@@ -197,7 +220,8 @@ fn register(
         .filter(|param| param.kind == ParamKind::Value)
         .collect();
     let helper = helper(method, values.len(), span);
-    let wire = &method.wire_name;
+    let wire = wire_name(&method.wire_name, args, true);
+    let rust_name = ident.unraw().to_string();
     let mut cfgs = method
         .cfgs
         .iter()
@@ -230,7 +254,7 @@ fn register(
                 #krate::__private::#helper(
                     &mut #table,
                     &#this,
-                    #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
+                    #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated, #rust_name),
                     #(#witnesses,)*
                     move |#this, #pat, #ctx_pat| async move { #call; },
                 );
@@ -255,7 +279,7 @@ fn register(
             #krate::__private::#helper(
                 &mut #table,
                 &#this,
-                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated),
+                #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated, #rust_name),
                 #(#witnesses,)*
                 #ok,
                 #err,

@@ -4,5 +4,6 @@
 mod bad_params;
 mod calculator;
 mod decisions;
+mod names;
 mod options;
 mod stub_client;

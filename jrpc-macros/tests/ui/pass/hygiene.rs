@@ -58,7 +58,13 @@ pub trait Hygiene {
     fn version(&self) -> u32;
     /// Nothing in, nothing out.
     async fn nothing(&self);
+    /// A name given by a constant (evaluated in constants of the generated code).
+    #[rpc(name = NAME)]
+    async fn named(&self);
 }
+
+/// The wire name of `Hygiene::named`.
+const NAME: &str = "named";
 
 struct Impl;
 
@@ -88,6 +94,7 @@ impl Hygiene for Impl {
         1
     }
     async fn nothing(&self) {}
+    async fn named(&self) {}
 }
 
 /// The same in an inherent `impl` block.

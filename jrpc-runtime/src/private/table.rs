@@ -1,0 +1,188 @@
+//! The table `into_methods` builds, and the method names given by an expression
+//! (`#[rpc(name = EXPR)]`), which the expansion evaluates in constants.
+
+use crate::dispatch::Methods;
+use crate::error::RegisterError;
+
+/// The method table `into_methods` builds, with the Rust method each wire name was registered
+/// for: a clash the macro could not see (a name given by an expression) then names both methods.
+pub struct Table {
+    methods: Methods,
+    service: &'static str,
+    owners: Vec<(&'static str, &'static str)>,
+}
+
+impl Table {
+    /// Starts the table of the service `service` (the trait's or the type's name, for messages).
+    #[must_use]
+    pub fn new(service: &'static str) -> Self {
+        Self {
+            methods: Methods::new(),
+            service,
+            owners: Vec::new(),
+        }
+    }
+
+    /// Gives the table built.
+    #[must_use]
+    pub fn finish(self) -> Methods {
+        self.methods
+    }
+
+    /// Gives the table to register into.
+    pub(super) fn methods(&mut self) -> &mut Methods {
+        &mut self.methods
+    }
+
+    /// Records that `method` registered `name`.
+    ///
+    /// # Panics
+    ///
+    /// When the registration failed: the name is another method's too, or starts with `rpc.`.
+    /// Names the macro knows are checked at compile time, and so are a name constant's
+    /// emptiness and prefix: only a clash with a name given by an expression gets here, a
+    /// mistake in the service's definition, reported where the table is built, naming both
+    /// methods.
+    #[track_caller]
+    pub(super) fn registered(
+        &mut self,
+        result: Result<(), RegisterError>,
+        name: &'static str,
+        method: &'static str,
+    ) {
+        match result {
+            Ok(()) => self.owners.push((name, method)),
+            Err(err) => self.refused(&err, name, method),
+        }
+    }
+
+    #[cold]
+    #[track_caller]
+    fn refused(&self, err: &RegisterError, name: &str, method: &str) -> ! {
+        let service = self.service;
+        match err {
+            RegisterError::Duplicate(_) => {
+                let first = self
+                    .owners
+                    .iter()
+                    .find(|(registered, _)| *registered == name)
+                    .map_or("another method", |(_, first)| first);
+                panic!(
+                    "jrpc service `{service}`: methods `{first}` and `{method}` have the same wire \
+                     name `{name}`; give one of them another name with `#[rpc(name = ...)]`"
+                )
+            }
+            _ => panic!("jrpc service `{service}`: method `{method}` cannot be registered: {err}"),
+        }
+    }
+}
+
+/// Whether a method name starts with `rpc.`, which JSON-RPC 2.0 reserves: the check of a name
+/// given by an expression, made in a constant.
+#[must_use]
+pub const fn is_reserved(name: &str) -> bool {
+    let (name, prefix) = (name.as_bytes(), b"rpc.");
+    if name.len() < prefix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if name[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The bytes of `prefix` followed by `name`, `N` long (the sum of their lengths): a namespaced
+/// name given by an expression, joined in a constant.
+#[must_use]
+pub const fn join_name<const N: usize>(prefix: &str, name: &str) -> [u8; N] {
+    let (prefix, name) = (prefix.as_bytes(), name.as_bytes());
+    let mut out = [0; N];
+    let mut i = 0;
+    while i < prefix.len() {
+        out[i] = prefix[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < name.len() {
+        out[i + j] = name[j];
+        j += 1;
+    }
+    out
+}
+
+/// The text of a name joined by [`join_name`] (two strings joined are a string).
+#[must_use]
+pub const fn joined_name(bytes: &'static [u8]) -> &'static str {
+    match std::str::from_utf8(bytes) {
+        Ok(name) => name,
+        Err(_) => panic!("two strings joined are a string"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_join_in_constants() {
+        const NAME: &str = "hover";
+        const LEN: usize = "text/".len() + NAME.len();
+        const BYTES: [u8; LEN] = join_name::<LEN>("text/", NAME);
+        const JOINED: &str = joined_name(&BYTES);
+        assert_eq!(JOINED, "text/hover");
+        const ACCENT: [u8; 3] = join_name::<3>("é", "/");
+        assert_eq!(joined_name(&ACCENT), "é/");
+    }
+
+    #[test]
+    fn only_rpc_dot_is_reserved() {
+        assert!(is_reserved("rpc.discover"));
+        assert!(is_reserved("rpc."));
+        assert!(!is_reserved("rpc"));
+        assert!(!is_reserved("rpcx.a"));
+        assert!(!is_reserved(""));
+    }
+
+    fn table() -> Table {
+        let mut table = Table::new("Lsp");
+        let result = table
+            .methods()
+            .register("textDocument/hover", &[], |(): (), _| async {
+                Ok::<_, crate::wire::RpcError>(1)
+            })
+            .map(drop);
+        table.registered(result, "textDocument/hover", "hover");
+        table
+    }
+
+    #[test]
+    fn a_clash_names_both_methods() {
+        let mut table = table();
+        let again = table
+            .methods()
+            .register("textDocument/hover", &[], |(): (), _| async {
+                Ok::<_, crate::wire::RpcError>(2)
+            })
+            .map(drop);
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            table.registered(again, "textDocument/hover", "hover_again");
+        }))
+        .expect_err("a clash panics");
+        let message = panic.downcast_ref::<String>().expect("a formatted message");
+        assert_eq!(
+            message,
+            "jrpc service `Lsp`: methods `hover` and `hover_again` have the same wire name \
+             `textDocument/hover`; give one of them another name with `#[rpc(name = ...)]`"
+        );
+    }
+
+    #[test]
+    fn a_table_without_clashes_is_given_back() {
+        let methods = table().finish();
+        assert!(methods.description("textDocument/hover").is_some());
+    }
+}
