@@ -1,4 +1,4 @@
-//! Answering a batch: its elements read, refused as a whole or taken, run all at once in one
+//! Answers a batch: its elements read, refused as a whole or taken, run all at once in one
 //! task where they fit the concurrency cap (most handlers finish in their first poll), or
 //! buffered up to the cap; the answers in request order.
 
@@ -53,7 +53,7 @@ impl Methods {
         write::batch(answers.iter().flatten())
     }
 
-    /// The answer to a batch whose elements naming the method its first one names are read
+    /// Returns the answer to a batch whose elements naming the method its first one names are read
     /// with their params in one pass (`Some(None)` when it is all notifications): when the
     /// batch is all valid requests, is taken (not refused, no larger than the limit) and may
     /// run all at once. `None`, with nothing run, when it is to be read as usual.

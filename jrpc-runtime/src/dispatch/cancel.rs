@@ -1,4 +1,4 @@
-//! Cancellation of a request: its handler's future is dropped, and the token behind
+//! Cancels a request: its handler's future is dropped, and the token behind
 //! [`Context::cancelled`](super::Context::cancelled) is cancelled, for the work it handed to other
 //! tasks.
 //!
@@ -44,7 +44,7 @@ pub(super) fn dropping(drop: impl FnOnce()) {
     drop();
 }
 
-/// A context's share in its request's cancellation: the request's token, once asked for. (A
+/// Holds a context's share in its request's cancellation: the request's token, once asked for. (A
 /// context that is no request's never makes one: its `cancelled()` never resolves.)
 ///
 /// Dropping a context finds the cell empty in the common case, and has nothing else to do.
@@ -63,7 +63,7 @@ impl Drop for Armed {
 }
 
 impl Slot {
-    /// An empty slot.
+    /// Returns an empty slot.
     #[inline]
     pub(super) const fn new() -> Self {
         Self(OnceLock::new())
@@ -74,8 +74,8 @@ impl Slot {
         request.then(|| &self.0.get_or_init(|| Armed(CancellationToken::new())).0)
     }
 
-    /// The slot of a clone: the same token (made now: a clone must see the cancellation of the
-    /// request it was cloned from).
+    /// Returns the slot of a clone: the same token (made now: a clone must see the cancellation of
+    /// the request it was cloned from).
     pub(super) fn share(&self, request: bool) -> Self {
         let slot = Self::new();
         if let Some(token) = self.token(request) {
@@ -84,8 +84,8 @@ impl Slot {
         slot
     }
 
-    /// A future that resolves once the request is cancelled; never, for a context that is no
-    /// request's.
+    /// Returns a future that resolves once the request is cancelled; never, for a context that is
+    /// no request's.
     pub(super) fn cancelled(
         &self,
         request: bool,
@@ -99,7 +99,7 @@ impl Slot {
         }
     }
 
-    /// Whether the request is cancelled.
+    /// Returns whether the request is cancelled.
     pub(super) fn is_cancelled(&self) -> bool {
         self.0.get().is_some_and(|armed| armed.0.is_cancelled())
     }

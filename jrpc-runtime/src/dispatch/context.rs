@@ -1,4 +1,4 @@
-//! What a handler knows about the request it serves.
+//! Holds what a handler knows about the request it serves.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -10,7 +10,7 @@ use super::trace::TraceContext;
 use crate::transport::{Headers, RequestTag, Transport};
 use crate::wire::Id;
 
-/// What a handler knows about its request: the transport, the request id, the peer's address,
+/// Tells a handler about its request: the transport, the request id, the peer's address,
 /// HTTP headers, the caller's trace, per-connection extensions, the connection's peer handle where
 /// the transport stays open, and whether the request was cancelled.
 ///
@@ -52,7 +52,7 @@ struct Shared {
 }
 
 impl Context {
-    /// A context for requests arriving on `transport`.
+    /// Returns a context for requests arriving on `transport`.
     pub fn new(transport: Transport) -> Self {
         Self::of_request(None, transport, None, None, None, None, usize::MAX)
     }
@@ -135,7 +135,7 @@ impl Context {
         self
     }
 
-    /// This context for a transport that sends answers of at most `bytes` (its
+    /// Returns this context for a transport that sends answers of at most `bytes` (its
     /// `max_message_size`): a result is written up to it, and no further.
     #[must_use]
     pub(crate) fn with_answer_limit(mut self, bytes: usize) -> Self {
@@ -143,7 +143,8 @@ impl Context {
         self
     }
 
-    /// The largest answer the request's transport sends, in bytes (`usize::MAX` in process).
+    /// Returns the largest answer the request's transport sends, in bytes (`usize::MAX` in
+    /// process).
     pub(crate) fn answer_limit(&self) -> usize {
         self.shared.answer_limit
     }
@@ -153,7 +154,7 @@ impl Context {
         Arc::make_mut(&mut self.shared).extensions.insert(value);
     }
 
-    /// This context for requests arriving on `transport` instead.
+    /// Returns this context for requests arriving on `transport` instead.
     #[must_use]
     pub(crate) fn with_transport(mut self, transport: Transport) -> Self {
         Arc::make_mut(&mut self.shared).transport = transport;
@@ -168,7 +169,7 @@ impl Context {
         self
     }
 
-    /// This context stamped with a request's id: the context its handler gets.
+    /// Returns this context stamped with a request's id: the context its handler gets.
     #[inline]
     pub(crate) fn for_request(&self, id: Option<Id>) -> Self {
         Self {
@@ -178,38 +179,39 @@ impl Context {
         }
     }
 
-    /// The transport the request arrived on.
+    /// Returns the transport the request arrived on.
     pub fn transport(&self) -> Transport {
         self.shared.transport
     }
 
-    /// The request's id; `None` for a notification.
+    /// Returns the request's id; `None` for a notification.
     pub fn id(&self) -> Option<&Id> {
         self.id.as_ref().and_then(Option::as_ref)
     }
 
-    /// The peer's network address, where the transport has one.
+    /// Returns the peer's network address, where the transport has one.
     pub fn peer_addr(&self) -> Option<SocketAddr> {
         self.shared.peer_addr
     }
 
-    /// The headers of the request (or of the WebSocket upgrade), where the transport has them.
+    /// Returns the headers of the request (or of the WebSocket upgrade), where the transport has
+    /// them.
     pub(crate) fn header_slot(&self) -> Option<&Headers> {
         self.shared.headers.as_ref()
     }
 
-    /// The request tag (HTTP `x-request-id`, taken from the request or made up).
+    /// Returns the request tag (HTTP `x-request-id`, taken from the request or made up).
     pub fn request_tag(&self) -> Option<&str> {
         self.shared.request_tag.as_ref().map(RequestTag::as_str)
     }
 
-    /// The value of type `T` that the transport or the application attached.
+    /// Returns the value of type `T` that the transport or the application attached.
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.shared.extensions.get::<T>()
     }
 
-    /// The caller's W3C trace context, where the request carried one: its HTTP request's (or
-    /// WebSocket upgrade's) `traceparent` and `tracestate` headers, or an MCP request's
+    /// Returns the caller's W3C trace context, where the request carried one: its HTTP request's
+    /// (or WebSocket upgrade's) `traceparent` and `tracestate` headers, or an MCP request's
     /// `params._meta`. The request's span and DEBUG line carry its trace id, and the clients a
     /// handler calls through continue it.
     pub fn trace(&self) -> Option<&TraceContext> {
@@ -244,7 +246,7 @@ impl Context {
         self.cancel.cancelled(self.id.is_some())
     }
 
-    /// Whether the request was cancelled (see [`cancelled`](Self::cancelled)).
+    /// Returns whether the request was cancelled (see [`cancelled`](Self::cancelled)).
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }

@@ -1,5 +1,5 @@
-//! What a method says of itself: its parameters, its result, its documentation. Every method in a
-//! [`Methods`] table has a description; the OpenRPC document and `rpc.discover` are built from
+//! Holds what a method says of itself: its parameters, its result, its documentation. Every method
+//! in a [`Methods`] table has a description; the OpenRPC document and `rpc.discover` are built from
 //! them, and so can be anything else that lists methods (an MCP server's tools).
 
 use std::borrow::Cow;
@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::schema::Renderer;
 use crate::dispatch::schema::SchemaDoc;
 
-/// The description of one method, as an OpenRPC document gives it.
+/// Holds the description of one method, as an OpenRPC document gives it.
 ///
 /// Every registration gives its method one: [`Methods::register`] lists the parameters by their
 /// wire names, each required unless its type accepts a missing value (`Option<T>`), with `{}`
@@ -48,7 +48,7 @@ pub struct MethodDoc {
     pub result: Option<SchemaDoc>,
 }
 
-/// How a method reads its `params`.
+/// Says how a method reads its `params`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParamStructure {
@@ -59,7 +59,7 @@ pub enum ParamStructure {
     Whole,
 }
 
-/// One parameter of a [`MethodDoc`].
+/// Describes one parameter of a [`MethodDoc`].
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ParamDoc {
@@ -72,7 +72,7 @@ pub struct ParamDoc {
 }
 
 impl ParamDoc {
-    /// A required parameter.
+    /// Returns a required parameter.
     pub fn new(name: impl Into<Cow<'static, str>>, schema: SchemaDoc) -> Self {
         Self {
             name: name.into(),
@@ -81,7 +81,7 @@ impl ParamDoc {
         }
     }
 
-    /// The same parameter, optional.
+    /// Returns the same parameter, optional.
     #[must_use]
     pub fn optional(mut self) -> Self {
         self.required = false;
@@ -90,7 +90,7 @@ impl ParamDoc {
 }
 
 impl MethodDoc {
-    /// A call with no parameters, no documentation and a `{}` result.
+    /// Returns the description of a call with no parameters, no documentation and a `{}` result.
     pub fn new() -> Self {
         Self {
             result: Some(SchemaDoc::any()),
@@ -98,7 +98,8 @@ impl MethodDoc {
         }
     }
 
-    /// A method whose `params` is the one value `param` describes (`params = whole`).
+    /// Returns the description of a method whose `params` is the one value `param` describes
+    /// (`params = whole`).
     pub fn whole(param: ParamDoc) -> Self {
         Self {
             structure: ParamStructure::Whole,
@@ -107,8 +108,8 @@ impl MethodDoc {
         }
     }
 
-    /// Summary and description from the text of a doc comment: the first paragraph (its lines
-    /// joined) is the summary, the paragraphs after it the description. Indentation common to
+    /// Sets the summary and description from the text of a doc comment: the first paragraph (its
+    /// lines joined) is the summary, the paragraphs after it the description. Indentation common to
     /// every line is taken off, as rustdoc does.
     #[must_use]
     pub fn with_doc_comment(mut self, text: &str) -> Self {
@@ -118,8 +119,8 @@ impl MethodDoc {
         self
     }
 
-    /// The JSON Schema of the whole `params` value on its own (definitions in `$defs`): the one
-    /// parameter's schema for [`ParamStructure::Whole`], else an object with a property per
+    /// Returns the JSON Schema of the whole `params` value on its own (definitions in `$defs`): the
+    /// one parameter's schema for [`ParamStructure::Whole`], else an object with a property per
     /// parameter and the required ones in `required`. This is what an MCP tool's `inputSchema`
     /// is.
     pub fn params_schema(&self) -> Value {
@@ -148,7 +149,7 @@ impl MethodDoc {
         Value::Object(schema)
     }
 
-    /// The JSON Schema of the result on its own (definitions in `$defs`); `None` for a
+    /// Returns the JSON Schema of the result on its own (definitions in `$defs`); `None` for a
     /// notification.
     pub fn result_schema(&self) -> Option<Value> {
         let result = self.result.as_ref()?;
@@ -186,7 +187,7 @@ fn split_doc(text: &str) -> (Option<String>, Option<String>) {
     (summary, description)
 }
 
-/// What an OpenRPC document says of the service itself (its `info` object).
+/// Holds what an OpenRPC document says of the service itself (its `info` object).
 ///
 /// ```
 /// use jrpc_runtime::ServiceInfo;
@@ -206,7 +207,7 @@ pub struct ServiceInfo {
 }
 
 impl ServiceInfo {
-    /// A title and a version.
+    /// Returns the info of a service with `title` and `version`.
     pub fn new(title: impl Into<Cow<'static, str>>, version: impl Into<Cow<'static, str>>) -> Self {
         Self {
             title: title.into(),
@@ -215,7 +216,7 @@ impl ServiceInfo {
         }
     }
 
-    /// The same, with a description.
+    /// Returns the same, with a description.
     #[must_use]
     pub fn with_description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
         self.description = Some(description.into());

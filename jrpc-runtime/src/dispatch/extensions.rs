@@ -1,9 +1,9 @@
-//! The typed values a [`Context`](super::Context) carries: one value per type.
+//! Holds the typed values a [`Context`](super::Context) carries: one value per type.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 
-/// A map from a type to one value of it. Contexts are cloned per request, so values are cloned
+/// Maps a type to one value of it. Contexts are cloned per request, so values are cloned
 /// with them: they are meant to be small or shared (`Arc`).
 #[derive(Clone, Default)]
 pub(crate) struct Extensions {
@@ -42,7 +42,7 @@ impl Extensions {
             .insert(TypeId::of::<T>(), Box::new(value));
     }
 
-    /// The value of type `T`, if there is one.
+    /// Returns the value of type `T`, if there is one.
     pub(crate) fn get<T: 'static>(&self) -> Option<&T> {
         self.map
             .as_ref()?
@@ -50,7 +50,7 @@ impl Extensions {
             .and_then(|value| (**value).as_any().downcast_ref::<T>())
     }
 
-    /// How many values there are.
+    /// Returns how many values there are.
     pub(crate) fn len(&self) -> usize {
         self.map.as_ref().map_or(0, HashMap::len)
     }

@@ -1,4 +1,4 @@
-//! Answering a body: one request or a notification in (a batch goes to [`batch`](super::batch)),
+//! Answers a body: one request or a notification in (a batch goes to [`batch`](super::batch)),
 //! the answer's text out; a request's life from its handler started to its answer written.
 
 use std::borrow::Cow;
@@ -35,9 +35,9 @@ impl Methods {
         self.handle_bytes(body, ctx).await.map(write::text)
     }
 
-    /// [`handle_in`](Self::handle_in), the answer left as the bytes written: for a transport
-    /// that sends bytes, so that they are not checked again for UTF-8. The calls its handlers
-    /// make carry the trace of `ctx`, if it has one.
+    /// Does what [`handle_in`](Self::handle_in) does, the answer left as the bytes written: for a
+    /// transport that sends bytes, so that they are not checked again for UTF-8. The calls its
+    /// handlers make carry the trace of `ctx`, if it has one.
     ///
     /// The request is started and its handler polled once in the first poll of this future
     /// ([`answer_now`](Self::answer_now)), so that the future holds no room for a running
@@ -52,7 +52,7 @@ impl Methods {
         }
     }
 
-    /// [`handle_bytes`](Self::handle_bytes)'s first poll: the request started and its handler
+    /// Runs [`handle_bytes`](Self::handle_bytes)'s first poll: the request started and its handler
     /// polled once with `cx`: its answer (`None` when there is none to send), unless the handler
     /// waits (or the body is a batch, or carries a trace): then the future that makes it, boxed.
     /// For a caller that polls it in its own future, with no `async fn` around it.
@@ -221,8 +221,8 @@ impl Methods {
         (logged, started_at)
     }
 
-    /// A request read already: its handler found and started, or its answer when there is none
-    /// to run (bad params, an unknown method, a panic).
+    /// Starts a request read already: its handler found and started, or its answer when there is
+    /// none to run (bad params, an unknown method, a panic).
     #[inline]
     pub(crate) fn start<'a>(&self, req: Request<'a>, ctx: &Context) -> Started<'a> {
         let (logged, started_at) = self.clock();
@@ -281,7 +281,7 @@ impl Methods {
         }
     }
 
-    /// A request read from `body` with its params in one pass, its handler started; `None` when
+    /// Reads a request from `body` with its params in one pass and starts its handler; `None` when
     /// it is not read so, and must be read as usual, and for a request naming `except` (a peer's
     /// cancellation notice, which never reaches a handler). On a table with call layers (which
     /// see the raw params) the request is read as usual here, and goes through them.
@@ -305,7 +305,7 @@ impl Methods {
         Some(self.start_one_pass_at(read, logged, started_at))
     }
 
-    /// A request read and started, as [`start`](Self::start) makes it.
+    /// Returns a request read and started, as [`start`](Self::start) makes it.
     pub(super) fn start_one_pass<'a>(&self, read: OnePass<'a>) -> Started<'a> {
         let (logged, started_at) = self.clock();
         self.start_one_pass_at(read, logged, started_at)
@@ -349,7 +349,7 @@ impl Methods {
         self.run_in(started, None, ctx, deadline)
     }
 
-    /// [`run`](Self::run), in `span` when [`run_once`](Self::run_once) made
+    /// Does what [`run`](Self::run) does, in `span` when [`run_once`](Self::run_once) made
     /// it already (a request has one span).
     pub(crate) fn run_in<'s>(
         &'s self,
@@ -368,8 +368,8 @@ impl Methods {
         }
     }
 
-    /// [`run_in`](Self::run_in), for a request that runs in a task of its own: the calls its
-    /// handler makes carry the trace of `ctx`, if it has one.
+    /// Does what [`run_in`](Self::run_in) does, for a request that runs in a task of its own: the
+    /// calls its handler makes carry the trace of `ctx`, if it has one.
     pub(crate) fn run_apart<'s>(
         &'s self,
         started: Started<'s>,
@@ -396,7 +396,8 @@ impl Methods {
         self.run_once_apart(started, ctx, &mut noop)
     }
 
-    /// [`run_once_into`](Self::run_once_into), its answer (if any) in a buffer of its own.
+    /// Does what [`run_once_into`](Self::run_once_into) does, its answer (if any) in a buffer of
+    /// its own.
     #[inline]
     pub(super) fn run_once_apart<'a>(
         &self,
@@ -411,7 +412,7 @@ impl Methods {
         }
     }
 
-    /// [`run_once`](Self::run_once), its handler polled with `cx`, so that a handler
+    /// Does what [`run_once`](Self::run_once) does, its handler polled with `cx`, so that a handler
     /// that waits is woken through it, and its answer (if any) appended to `out`: how a batch's
     /// elements are first run.
     #[inline]
@@ -541,8 +542,8 @@ impl Methods {
         Outcome::Error(err.code())
     }
 
-    /// The error a failed call is answered with: the handler's own, unless its code is reserved;
-    /// a layer's as it is; `-32603` for anything internal, whose reason is reported.
+    /// Returns the error a failed call is answered with: the handler's own, unless its code is
+    /// reserved; a layer's as it is; `-32603` for anything internal, whose reason is reported.
     #[cold]
     pub(super) fn failed(&self, failure: Failure, method: &str, id: Option<&Id>) -> RpcError {
         match failure {
@@ -584,7 +585,7 @@ impl Methods {
     }
 }
 
-/// A request whose handler was found and started, or that was answered without one.
+/// Holds a request whose handler was found and started, or that was answered without one.
 pub(crate) struct Started<'a> {
     method: Cow<'a, str>,
     /// `None` for a notification.
@@ -619,17 +620,17 @@ impl<'a> Started<'a> {
         span
     }
 
-    /// The method the request names.
+    /// Returns the method the request names.
     pub(crate) fn method(&self) -> Cow<'a, str> {
         self.method.clone()
     }
 
-    /// The request's id; `None` for a notification.
+    /// Returns the request's id; `None` for a notification.
     pub(crate) fn id(&self) -> Option<&Id> {
         self.id.as_ref()
     }
 
-    /// The same request, owning what it borrowed from the text it was read from.
+    /// Returns the same request, owning what it borrowed from the text it was read from.
     pub(crate) fn into_owned(self) -> Started<'static> {
         Started {
             method: Cow::Owned(self.method.into_owned()),
@@ -642,11 +643,11 @@ impl<'a> Started<'a> {
     }
 }
 
-/// A future that makes a body's answer (`None` when there is none to send), boxed.
+/// Boxes the future that makes a body's answer (`None` when there is none to send).
 pub(crate) type Answering<'a> = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>>;
 
-/// A request started, after its handler's first poll ([`Methods::run_once`]): answered, or
-/// waiting.
+/// Says where a started request stands after its handler's first poll ([`Methods::run_once`]):
+/// answered, or waiting.
 pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     /// It is answered (with nothing, for a notification).
     Answered(A),
@@ -655,7 +656,7 @@ pub(crate) enum FirstPoll<'a, A = Option<Vec<u8>>> {
     Waiting(Started<'a>, Option<tracing::Span>),
 }
 
-/// A started request running to its answer under its deadline, with panics contained, in its
+/// Runs a started request to its answer under its deadline, with panics contained, in its
 /// span: the future of [`Methods::run_in`], written out so that it holds the request once, in
 /// place, and ends it however it ends.
 ///
@@ -755,9 +756,9 @@ fn refused(method: &str, raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcErro
     Stage::Done(answer(raw_id, err), Outcome::Error(err.code()))
 }
 
-/// A started request handed to a task of its own (a peer's call that waits): ended as cancelled
-/// (logged, observed, its call dropped as cancelled) if the task is dropped before it first runs
-/// it, as a cancel notice that arrives at once may do.
+/// Holds a started request handed to a task of its own (a peer's call that waits): ended as
+/// cancelled (logged, observed, its call dropped as cancelled) if the task is dropped before it
+/// first runs it, as a cancel notice that arrives at once may do.
 pub(crate) struct Handed {
     started: Option<Started<'static>>,
     span: Option<tracing::Span>,

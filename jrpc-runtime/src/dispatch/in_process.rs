@@ -1,4 +1,4 @@
-//! In-process calls: a [`Methods`] table is a [`Caller`] of its own methods.
+//! Makes in-process calls: a [`Methods`] table is a [`Caller`] of its own methods.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 

@@ -1,4 +1,4 @@
-//! Call layers: tower layers around one call, run for every request and every element of a
+//! Runs call layers: tower layers around one call, run for every request and every element of a
 //! batch, on every transport (each reaches the handlers through `Methods::start_body` or
 //! `Methods::start`).
 //!
@@ -26,14 +26,14 @@ use super::stage::{Stage, panicked, run_call};
 use crate::caller::BoxFuture;
 use crate::wire::{ErrorCode, Id, RpcError, incoming, write};
 
-/// The error a call layer may fail a call with (tower's `BoxError`); [`Methods::layer`] says how
-/// each is answered.
+/// Names the error a call layer may fail a call with (tower's `BoxError`); [`Methods::layer`] says
+/// how each is answered.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What the layered stack's futures are.
 type CallFuture = BoxFuture<'static, Result<Answer, BoxError>>;
 
-/// One call as a layer sees it: a request, or one element of a batch, before its params are
+/// Holds one call as a layer sees it: a request, or one element of a batch, before its params are
 /// decoded.
 ///
 /// It gives the method, the id (`None` for a notification), the raw params and the request's
@@ -52,22 +52,23 @@ pub struct Call {
 }
 
 impl Call {
-    /// The method the call names.
+    /// Returns the method the call names.
     pub fn method(&self) -> &str {
         &self.method
     }
 
-    /// The call's id; `None` for a notification (whose answer nobody sees).
+    /// Returns the call's id; `None` for a notification (whose answer nobody sees).
     pub fn id(&self) -> Option<&Id> {
         self.ctx.id()
     }
 
-    /// The params as they arrived (an array or an object); `None` when the request has none.
+    /// Returns the params as they arrived (an array or an object); `None` when the request has
+    /// none.
     pub fn params(&self) -> Option<&RawValue> {
         self.params.as_deref()
     }
 
-    /// What the handler will know of its request.
+    /// Returns what the handler will know of its request.
     pub fn context(&self) -> &Context {
         &self.ctx
     }
@@ -92,7 +93,8 @@ impl std::fmt::Debug for Call {
     }
 }
 
-/// What a call ended with, as the layers see it on the way out: its result, encoded, or an error.
+/// Holds what a call ended with, as the layers see it on the way out: its result, encoded, or an
+/// error.
 ///
 /// A layer answers in the call's place with [`Answer::error`] (or [`Answer::result`]). The
 /// answer to a notification is never sent, whatever it is.
@@ -106,13 +108,13 @@ enum Reply {
 }
 
 impl Answer {
-    /// An error answer, sent as it is: a layer may answer any code (unlike a handler, whose
+    /// Returns an error answer, sent as it is: a layer may answer any code (unlike a handler, whose
     /// protocol codes are replaced by `-32603`).
     pub fn error(err: RpcError) -> Self {
         Self(Reply::Error(err))
     }
 
-    /// A successful answer with `value` as its result.
+    /// Returns a successful answer with `value` as its result.
     ///
     /// # Errors
     ///
@@ -124,7 +126,7 @@ impl Answer {
         Ok(Self(Reply::Result(out)))
     }
 
-    /// The error, when the call failed.
+    /// Returns the error, when the call failed.
     pub fn as_error(&self) -> Option<&RpcError> {
         match &self.0 {
             Reply::Error(err) => Some(err),
@@ -132,7 +134,7 @@ impl Answer {
         }
     }
 
-    /// The result's JSON text, when the call succeeded.
+    /// Returns the result's JSON text, when the call succeeded.
     pub fn result_json(&self) -> Option<&str> {
         match &self.0 {
             Reply::Result(out) => std::str::from_utf8(&out[write::RESULT_PREFIX.len()..]).ok(),
@@ -164,9 +166,9 @@ impl std::fmt::Debug for Answer {
     }
 }
 
-/// The service a layer wraps: the table's own answer to a call (params decoded, the handler run
-/// under the table's deadline with panics contained), or, below a layer added later, the layers
-/// added before it.
+/// Answers a call as the service a layer wraps: the table's own answer to a call (params decoded,
+/// the handler run under the table's deadline with panics contained), or, below a layer added
+/// later, the layers added before it.
 ///
 /// It never fails: every problem is an [`Answer::error`]. It is cheap to clone.
 #[derive(Clone)]
@@ -230,7 +232,7 @@ where
     }
 }
 
-/// The layers of a table, all of them, outermost first: each call runs on a clone.
+/// Holds the layers of a table, all of them, outermost first: each call runs on a clone.
 pub(super) struct Stack(Box<dyn Erased>);
 
 impl Clone for Stack {
@@ -304,9 +306,9 @@ impl Methods {
         self
     }
 
-    /// [`start_body`](Self::start_body) on a table with layers: the request read as usual (its
-    /// params left raw for the layers), then started; `None` for what is not a request, and for
-    /// one naming `except`. Kept out of line: tables without layers never come here.
+    /// Does what [`start_body`](Self::start_body) does, on a table with layers: the request read as
+    /// usual (its params left raw for the layers), then started; `None` for what is not a request,
+    /// and for one naming `except`. Kept out of line: tables without layers never come here.
     #[cold]
     pub(super) fn start_body_layered<'a>(
         &self,
@@ -321,7 +323,7 @@ impl Methods {
         Some(self.start(req, ctx))
     }
 
-    /// The call of a request on a table with layers: the stack run on a [`Call`] of it, its
+    /// Returns the call of a request on a table with layers: the stack run on a [`Call`] of it, its
     /// answer written as a handler's result is.
     pub(super) fn layered(
         &self,

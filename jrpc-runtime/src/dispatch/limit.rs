@@ -1,4 +1,4 @@
-//! How far an answer may run while its result is written: the `max_message_size` of the
+//! Bounds how far an answer may run while its result is written: the `max_message_size` of the
 //! request's transport, which its context carries
 //! ([`Context::answer_limit`](super::Context::answer_limit), `usize::MAX` in process).
 //!
@@ -11,7 +11,7 @@ use std::io;
 
 use crate::wire::{ErrorCode, Id, RpcError, write};
 
-/// A writer into `out` that fails rather than let it pass `limit` bytes.
+/// Writes into `out`, failing rather than let it pass `limit` bytes.
 ///
 /// The limit is looked at only when `out` must grow, and `out` never grows past it: a write that
 /// fits in the room `out` has costs what a write into a `Vec` does.

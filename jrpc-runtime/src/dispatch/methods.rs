@@ -1,4 +1,5 @@
-//! The method table: registration, merging, the hooks and the settings the dispatcher runs with.
+//! Holds the method table: registration, merging, the hooks and the settings the dispatcher runs
+//! with.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -25,9 +26,9 @@ use crate::transport::Transport;
 use crate::wire::{Id, RpcError};
 use crate::wire::{RawId, incoming, write};
 
-/// A handler's work, started: polled until it is done, its result then written where the answer
-/// goes (so that a batch's answers are written into the batch's buffer, none in a buffer of its
-/// own).
+/// Drives a handler's work, once started: polled until it is done, its result then written where
+/// the answer goes (so that a batch's answers are written into the batch's buffer, none in a buffer
+/// of its own).
 pub(crate) trait Work: Send {
     /// Polls the handler; once it is done, appends [`RESULT_PREFIX`](write::RESULT_PREFIX) and
     /// its result to `out`, or gives why it failed (what it wrote of the result is then the
@@ -38,7 +39,7 @@ pub(crate) trait Work: Send {
         out: &mut Vec<u8>,
     ) -> Poll<Output>;
 
-    /// [`poll_into`](Self::poll_into), the result's writing given up
+    /// Does what [`poll_into`](Self::poll_into) does, the result's writing given up
     /// ([`Failure::TooLarge`]) once `out` would pass `limit` bytes. Unless a kind of work writes
     /// its result as it goes (a handler's does), the result is looked at once written (a call
     /// layer's answer is made whole by the layers).
@@ -82,7 +83,7 @@ where
     }
 }
 
-/// A handler's success value, as the table writes it: any `Serialize` type.
+/// Marks a handler's success value, as the table writes it: any `Serialize` type.
 ///
 /// The `#[rpc_service]` expansion names this trait and [`IntoRpcError`] rather than serde's, so
 /// that an unmet bound is reported once, at the user's type, in jrpc's words: neither has a
@@ -101,8 +102,8 @@ pub trait RpcResult {
     /// serde's, when the value cannot be encoded.
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
 
-    /// [`write_json`](Self::write_json), given up with an I/O error once `out` would pass
-    /// `limit` bytes: a transport's `max_message_size`, so that a too-large answer is not
+    /// Does what [`write_json`](Self::write_json) does, given up with an I/O error once `out` would
+    /// pass `limit` bytes: a transport's `max_message_size`, so that a too-large answer is not
     /// written whole. Unless a type writes as it goes, it is looked at once written.
     #[doc(hidden)]
     #[inline]
@@ -116,7 +117,7 @@ pub trait RpcResult {
         Ok(())
     }
 
-    /// The check the expansion makes first, at the success type as written: rustc reports the
+    /// Runs the check the expansion makes first, at the success type as written: rustc reports the
     /// trait there with no note, and leaves out a registration helper's same bound at the same
     /// place.
     #[inline]
@@ -139,8 +140,8 @@ impl<T: Serialize + ?Sized> RpcResult for T {
     }
 }
 
-/// A handler's error, as the table answers it: any type that converts into an [`RpcError`] (see
-/// [`RpcResult`] for why a trait of its own).
+/// Marks a handler's error, as the table answers it: any type that converts into an [`RpcError`]
+/// (see [`RpcResult`] for why a trait of its own).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method error",
     label = "this type does not implement `Into<jrpc_runtime::RpcError>`",
@@ -148,10 +149,10 @@ impl<T: Serialize + ?Sized> RpcResult for T {
     note = "for a type of another crate (the orphan rule forbids that impl), return `Result<T, RpcError>` and convert with `.map_err(...)`, or wrap it in an error type of your crate"
 )]
 pub trait IntoRpcError: Sized {
-    /// The error object answered.
+    /// Returns the error object answered.
     fn into_rpc_error(self) -> RpcError;
 
-    /// The check the expansion makes first, at the error type as written (as
+    /// Runs the check the expansion makes first, at the error type as written (as
     /// [`RpcResult::check`]).
     #[inline]
     fn check(_err: PhantomData<Self>) {}
@@ -164,13 +165,13 @@ impl<E: Into<RpcError>> IntoRpcError for E {
     }
 }
 
-/// A handler's call, its type erased.
+/// Names a handler's call, its type erased.
 pub(super) type BoxCall = Pin<Box<dyn Work>>;
 
-/// What a handler's call ends with: its result written, or why it failed.
+/// Says what a handler's call ends with: its result written, or why it failed.
 pub(crate) type Output = Result<(), Failure>;
 
-/// A registered handler with its types erased.
+/// Runs a registered handler, its types erased.
 pub(super) trait Handler: Send + Sync {
     /// Decodes the params (synchronously, so a decoding failure is `-32602` before anything
     /// runs), then returns the call that does the work.
@@ -199,7 +200,7 @@ pub(super) trait Handler: Send + Sync {
     ) -> bool;
 }
 
-/// An element of a batch read by [`Handler::start_batch`], or by the usual reader.
+/// Holds an element of a batch read by [`Handler::start_batch`], or by the usual reader.
 pub(super) enum Element<'a> {
     /// A request read and started.
     Started(OnePass<'a>),
@@ -218,7 +219,7 @@ impl<'a> From<Result<incoming::Request<'a>, incoming::Rejection<'a>>> for Elemen
     }
 }
 
-/// A request read and started by [`Handler::start_body`].
+/// Holds a request read and started by [`Handler::start_body`].
 pub(super) struct OnePass<'a> {
     pub(super) method: &'a str,
     /// `None` for a notification.
@@ -228,7 +229,7 @@ pub(super) struct OnePass<'a> {
     pub(super) started: Result<BoxCall, NotStarted>,
 }
 
-/// Why a request read by [`Handler::start_body`] or [`Handler::start_batch`] has no call.
+/// Says why a request read by [`Handler::start_body`] or [`Handler::start_batch`] has no call.
 pub(super) enum NotStarted {
     /// The handler panicked as it started: the payload.
     Panicked(Box<dyn std::any::Any + Send>),
@@ -353,7 +354,7 @@ pub(crate) enum Failure {
 /// by default (`max_in_flight`), far above what clients send in one body.
 const DEFAULT_BATCH_CONCURRENCY: NonZeroUsize = NonZeroUsize::MIN.saturating_add(127);
 
-/// Whether a server takes batches, and how large.
+/// Says whether a server takes batches, and how large.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Batches {
@@ -371,8 +372,8 @@ impl Default for Batches {
     }
 }
 
-/// The method table: register handlers, then answer bodies with [`handle`](Methods::handle) or
-/// serve the table over a transport.
+/// Dispatches calls to their handlers: register handlers, then answer bodies with
+/// [`handle`](Methods::handle) or serve the table over a transport.
 ///
 /// Registration methods are named for what they add: [`register`](Methods::register) (params
 /// decoded into a tuple of Rust types), [`register_raw`](Methods::register_raw) (the raw
@@ -416,7 +417,7 @@ pub(super) struct Inner {
     pub(super) layers: Option<super::layer::Stack>,
 }
 
-/// One method of the table.
+/// Holds one method of the table.
 #[derive(Clone)]
 pub(super) struct Entry {
     pub(super) handler: Arc<dyn Handler>,
@@ -445,7 +446,7 @@ impl std::fmt::Debug for Methods {
 }
 
 impl Methods {
-    /// An empty table: batches of up to 1 000, no handler timeout.
+    /// Returns an empty table: batches of up to 1 000, no handler timeout.
     pub fn new() -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -513,8 +514,8 @@ impl Methods {
         self.register_answer(name, names, handler)
     }
 
-    /// [`register`](Methods::register), with the success and error types bound by the traits the
-    /// `#[rpc_service]` expansion checks.
+    /// Does what [`register`](Methods::register) does, with the success and error types bound by
+    /// the traits the `#[rpc_service]` expansion checks.
     pub(crate) fn register_answer<P, F, Fut, T, E>(
         &mut self,
         name: &str,
@@ -707,17 +708,17 @@ impl Methods {
         self
     }
 
-    /// The batch policy.
+    /// Returns the batch policy.
     pub fn batch_policy(&self) -> Batches {
         self.inner.batches
     }
 
-    /// Whether a method of that name is registered.
+    /// Returns whether a method of that name is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.inner.table.contains_key(name)
     }
 
-    /// The registered names, in no particular order.
+    /// Returns the registered names, in no particular order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.inner.table.keys().map(|name| &**name)
     }
@@ -760,7 +761,8 @@ fn encode_capped<T: RpcResult, E: IntoRpcError>(
     }
 }
 
-/// FNV-1a: method names are short and chosen by the server, so a keyed hash buys nothing here.
+/// Hashes with FNV-1a: method names are short and chosen by the server, so a keyed hash buys
+/// nothing here.
 #[derive(Default)]
 pub(super) struct Fnv(u64);
 
@@ -798,13 +800,13 @@ impl Methods {
         }
     }
 
-    /// The description of the method `name`, when it is registered.
+    /// Returns the description of the method `name`, when it is registered.
     pub fn description(&self, name: &str) -> Option<&MethodDoc> {
         self.inner.table.get(name).map(|entry| &*entry.doc)
     }
 
-    /// Every method with its description, in the order they were registered (a merged table's
-    /// after the methods that were there).
+    /// Returns every method with its description, in the order they were registered (a merged
+    /// table's after the methods that were there).
     pub fn descriptions(&self) -> Vec<(&str, &MethodDoc)> {
         let mut all: Vec<_> = self.inner.table.iter().collect();
         all.sort_unstable_by_key(|(_, entry)| entry.seq);

@@ -1,4 +1,4 @@
-//! Dispatch: the method table, params decoding, the context handlers see, batches, and
+//! Dispatches requests: the method table, params decoding, the context handlers see, batches, and
 //! discovery (each method's description, the OpenRPC document, `rpc.discover`).
 //!
 //! [`Methods`] takes a body (or a request the layer above already read), finds the handler,

@@ -1,4 +1,4 @@
-//! The client half of topics: the notifications of one method, as a typed stream.
+//! Implements the client half of topics: the notifications of one method, as a typed stream.
 
 use std::num::NonZeroUsize;
 use std::pin::Pin;
@@ -13,7 +13,7 @@ use super::methods::Methods;
 use super::params::Whole;
 use crate::error::RegisterError;
 
-/// The notifications of one method a server sends, each decoded into `T`: a `Stream` (and
+/// Streams the notifications of one method a server sends, each decoded into `T`: a `Stream` (and
 /// [`next`](Self::next)) that ends when the connection does. Made by
 /// [`Methods::notifications`].
 ///
@@ -37,13 +37,13 @@ pub struct Notifications<T> {
 }
 
 impl<T> Notifications<T> {
-    /// The next notification; `None` once the connection (and every copy of the table that
+    /// Returns the next notification; `None` once the connection (and every copy of the table that
     /// registered it) is gone.
     pub async fn next(&mut self) -> Option<T> {
         self.rx.recv().await
     }
 
-    /// How many notifications were dropped because the stream was full (nobody read it fast
+    /// Returns how many notifications were dropped because the stream was full (nobody read it fast
     /// enough).
     pub fn missed(&self) -> u64 {
         self.missed.load(Ordering::Relaxed)

@@ -1,4 +1,4 @@
-//! What the dispatcher tells the application about the requests it handled: the reports of the
+//! Tells the application about the requests the dispatcher handled: the reports of the
 //! [`Methods::on_error`](super::Methods::on_error) and [`Methods::observe`](super::Methods::observe) hooks.
 
 use std::fmt;
@@ -7,8 +7,9 @@ use std::time::Duration;
 use crate::transport::Transport;
 use crate::wire::{ErrorCode, Id};
 
-/// A failure that was answered `-32603 Internal error` (or not answered, for a notification),
-/// given to the [`Methods::on_error`](super::Methods::on_error) hook with the reason the client does not see.
+/// Reports a failure that was answered `-32603 Internal error` (or not answered, for a
+/// notification), given to the [`Methods::on_error`](super::Methods::on_error) hook with the reason
+/// the client does not see.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct ErrorReport<'a> {
@@ -20,7 +21,7 @@ pub struct ErrorReport<'a> {
     pub reason: &'a str,
 }
 
-/// How a request went, as [`Methods::observe`](super::Methods::observe) sees it.
+/// Says how a request went, as [`Methods::observe`](super::Methods::observe) sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
@@ -54,7 +55,8 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// One request handled, given to the [`Methods::observe`](super::Methods::observe) hook: for metrics and access logs.
+/// Reports one request handled, given to the [`Methods::observe`](super::Methods::observe) hook:
+/// for metrics and access logs.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Observation<'a> {

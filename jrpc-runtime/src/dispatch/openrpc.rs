@@ -1,4 +1,5 @@
-//! Service discovery: the OpenRPC 1.3 document of a table, and `rpc.discover`, which answers it.
+//! Implements service discovery: the OpenRPC 1.3 document of a table, and `rpc.discover`, which
+//! answers it.
 //!
 //! The document is built from the descriptions of the methods in the table at the time it is
 //! asked for, so a merged table is described whole and `rpc.discover` never goes stale.
@@ -22,10 +23,10 @@ const OPENRPC: &str = "1.3.2";
 const DISCOVER: &str = "rpc.discover";
 
 impl Methods {
-    /// The OpenRPC 1.3 document of every method in the table, in the order they were registered:
-    /// name, summary and description, `deprecated`, the parameters (each `required` unless it may
-    /// be left out), the result (none for a notification) and the JSON Schemas of their types,
-    /// the named ones once in `components/schemas`.
+    /// Returns the OpenRPC 1.3 document of every method in the table, in the order they were
+    /// registered: name, summary and description, `deprecated`, the parameters (each `required`
+    /// unless it may be left out), the result (none for a notification) and the JSON Schemas of
+    /// their types, the named ones once in `components/schemas`.
     ///
     /// A `params = whole` method whose value is an object of known properties (a struct, with
     /// the `schema` feature) is described by name, one parameter per property
@@ -90,12 +91,12 @@ impl Methods {
         self
     }
 
-    /// Whether `method` is `rpc.discover` and this table serves it.
+    /// Returns whether `method` is `rpc.discover` and this table serves it.
     pub(super) fn serves_discover(&self, method: &str) -> bool {
         self.inner.discovery.is_some() && method == DISCOVER
     }
 
-    /// The answer to `rpc.discover`: no params (an empty array or object is fine), the document.
+    /// Answers `rpc.discover`: no params (an empty array or object is fine), the document.
     pub(super) fn discover(&self, params: Option<&RawValue>) -> Result<BoxCall, RpcError> {
         <()>::from_params(params, &[])?;
         let document = match &self.inner.discovery {

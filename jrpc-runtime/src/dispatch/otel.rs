@@ -1,4 +1,4 @@
-//! The `otel` feature: W3C trace context to and from OpenTelemetry, through
+//! Implements the `otel` feature: W3C trace context to and from OpenTelemetry, through
 //! `tracing-opentelemetry`'s span extension.
 //!
 //! A request's span gets the caller's context as its OpenTelemetry parent (a remote parent, so an
@@ -32,7 +32,7 @@ pub(super) fn set_parent(span: &tracing::Span, trace: &TraceContext) {
     let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
 }
 
-/// The OpenTelemetry context of the current span, when it has a valid one.
+/// Returns the OpenTelemetry context of the current span, when it has a valid one.
 pub(super) fn current() -> Option<TraceContext> {
     let context = tracing::Span::current().context();
     let span = context.span();

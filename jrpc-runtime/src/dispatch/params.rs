@@ -1,4 +1,4 @@
-//! Decoding `params` straight into Rust types, by position or by name.
+//! Decodes `params` straight into Rust types, by position or by name.
 //!
 //! [`FromParams`] is implemented for tuples of up to 16 owned, deserializable types (one element
 //! per parameter), for [`Whole`] (the whole `params` value into one type) and for [`Params`] (the
@@ -39,7 +39,7 @@ use crate::wire::RpcError;
 
 mod path;
 
-/// A parameter list that can be decoded from a request's `params`.
+/// Decodes a parameter list from a request's `params`.
 ///
 /// `names` are the wire names of the elements, in order: they match members of a by-name `params`
 /// object and name the parameter in error messages.
@@ -54,7 +54,7 @@ pub trait FromParams: Sized + Send + 'static {
         names: &'static [&'static str],
     ) -> Result<Self, RpcError>;
 
-    /// How a method taking these params is described (see [`MethodDoc`]): by default as one
+    /// Describes a method taking these params (see [`MethodDoc`]): by default as one
     /// `params` value of any kind, which is all that can be said without knowing the type.
     fn describe(names: &'static [&'static str]) -> MethodDoc {
         let _ = names;
@@ -84,7 +84,7 @@ pub trait FromParams: Sized + Send + 'static {
     }
 }
 
-/// The raw `params` of a request, decoded by the handler itself.
+/// Holds the raw `params` of a request, decoded by the handler itself.
 ///
 /// ```
 /// use jrpc_runtime::Params;
@@ -97,7 +97,7 @@ pub trait FromParams: Sized + Send + 'static {
 pub struct Params(Option<Box<RawValue>>);
 
 impl Params {
-    /// Params from their JSON text.
+    /// Reads params from their JSON text.
     ///
     /// # Errors
     ///
@@ -106,12 +106,12 @@ impl Params {
         RawValue::from_string(json.to_owned()).map(|raw| Self(Some(raw)))
     }
 
-    /// The params' JSON text, `None` when the request had none.
+    /// Returns the params' JSON text, `None` when the request had none.
     pub fn get(&self) -> Option<&str> {
         self.0.as_deref().map(RawValue::get)
     }
 
-    /// Whether the request had no params.
+    /// Returns whether the request had no params.
     pub fn is_none(&self) -> bool {
         self.0.is_none()
     }
@@ -127,7 +127,7 @@ impl Params {
         serde_json::from_str(text).map_err(|err| whole_error(text, &err))
     }
 
-    /// The raw value, when there is one.
+    /// Returns the raw value, when there is one.
     pub fn into_raw(self) -> Option<Box<RawValue>> {
         self.0
     }
@@ -142,7 +142,7 @@ impl FromParams for Params {
     }
 }
 
-/// The whole `params` value decoded into one type (`#[rpc(params = whole)]`).
+/// Decodes the whole `params` value into one type (`#[rpc(params = whole)]`).
 ///
 /// Absent params decode as a missing value (`None` for an `Option`), else as `[]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -318,7 +318,7 @@ impl<'de> de::Deserializer<'de> for Missing {
     }
 }
 
-/// Params of type `P` decoded in the pass that reads the request
+/// Decodes params of type `P` in the pass that reads the request
 /// ([`FromParams::deserialize_params`]).
 pub(super) struct ParamsSeed<P> {
     names: &'static [&'static str],

@@ -1,11 +1,11 @@
-//! The JSON Schema of a parameter or a result, as a description holds it: `{}`, written out, or
-//! generated from a type by schemars (feature `schema`) when a document is built.
+//! Represents the JSON Schema of a parameter or a result, as a description holds it: `{}`, written
+//! out, or generated from a type by schemars (feature `schema`) when a document is built.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-/// The JSON Schema of one parameter, a whole `params` value or a result, in a method's
+/// Holds the JSON Schema of one parameter, a whole `params` value or a result, in a method's
 /// [`MethodDoc`](crate::dispatch::MethodDoc).
 ///
 /// [`any`](SchemaDoc::any) (`{}`, what every value matches) is what a method gets when nothing
@@ -32,12 +32,12 @@ enum Repr {
 type Generate = fn(&mut schemars::SchemaGenerator, bool) -> schemars::Schema;
 
 impl SchemaDoc {
-    /// `{}`: any value.
+    /// Returns `{}`: any value.
     pub const fn any() -> Self {
         Self(Repr::Any)
     }
 
-    /// A schema written out as JSON.
+    /// Returns a schema written out as JSON.
     ///
     /// ```
     /// use jrpc_runtime::SchemaDoc;
@@ -49,7 +49,7 @@ impl SchemaDoc {
         Self(Repr::Json(Arc::new(schema)))
     }
 
-    /// The schema schemars generates for `T`, as it is deserialized (the contract of a
+    /// Returns the schema schemars generates for `T`, as it is deserialized (the contract of a
     /// parameter; a result is described the same way, which for the types serde derives for both
     /// is the same schema).
     #[cfg(feature = "schema")]
@@ -58,7 +58,7 @@ impl SchemaDoc {
         Self(Repr::Of(generate::<T>))
     }
 
-    /// Whether this is [`any`](SchemaDoc::any).
+    /// Returns whether this is [`any`](SchemaDoc::any).
     pub fn is_any(&self) -> bool {
         matches!(self.0, Repr::Any)
     }
@@ -104,8 +104,8 @@ pub(super) struct Renderer {
 }
 
 impl Renderer {
-    /// For an OpenRPC 1.3 document: JSON Schema draft 7 (the dialect OpenRPC's meta-schema
-    /// validates), the definitions under `#/components/schemas`.
+    /// Returns a renderer for an OpenRPC 1.3 document: JSON Schema draft 7 (the dialect OpenRPC's
+    /// meta-schema validates), the definitions under `#/components/schemas`.
     pub(super) fn openrpc() -> Self {
         Self {
             #[cfg(feature = "schema")]
@@ -118,8 +118,9 @@ impl Renderer {
         }
     }
 
-    /// For schemas on their own (an MCP tool's `inputSchema`): JSON Schema 2020-12, the
-    /// definitions in `$defs`, and no `format` on numbers (see [`strip_number_formats`]).
+    /// Returns a renderer for schemas on their own (an MCP tool's `inputSchema`): JSON Schema
+    /// 2020-12, the definitions in `$defs`, and no `format` on numbers (see
+    /// [`strip_number_formats`]).
     pub(super) fn standalone() -> Self {
         Self {
             #[cfg(feature = "schema")]
@@ -132,7 +133,8 @@ impl Renderer {
         }
     }
 
-    /// The schema as it stands inside a document (a `$ref` for a type that has a definition).
+    /// Renders the schema as it stands inside a document (a `$ref` for a type that has a
+    /// definition).
     pub(super) fn render(&mut self, schema: &SchemaDoc) -> Value {
         match &schema.0 {
             Repr::Any => Value::Object(Map::new()),
@@ -146,7 +148,7 @@ impl Renderer {
         }
     }
 
-    /// The schema on its own: definitions of the types it names inside it.
+    /// Renders the schema on its own: definitions of the types it names inside it.
     pub(super) fn render_root(&mut self, schema: &SchemaDoc) -> Value {
         match &schema.0 {
             #[cfg(feature = "schema")]
@@ -155,7 +157,7 @@ impl Renderer {
         }
     }
 
-    /// `schema`, or the definition it refers to when it is a `$ref` into this renderer's
+    /// Returns `schema`, or the definition it refers to when it is a `$ref` into this renderer's
     /// definitions.
     pub(super) fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {
         #[cfg(feature = "schema")]
@@ -170,7 +172,7 @@ impl Renderer {
         schema
     }
 
-    /// The definitions of every type a rendered schema named, by name.
+    /// Returns the definitions of every type a rendered schema named, by name.
     pub(super) fn definitions(mut self) -> Map<String, Value> {
         #[cfg(feature = "schema")]
         return self.generator.take_definitions(true);

@@ -1,4 +1,4 @@
-//! Where a started request stands, and one poll of its handler's call: with panics contained,
+//! Tracks where a started request stands, and polls its handler's call once: with panics contained,
 //! its result written within the answer limit, under the handler deadline (past it, the call is
 //! dropped as cancelled).
 
@@ -60,7 +60,7 @@ pub(super) fn cancel_call(state: &mut Stage) {
     }
 }
 
-/// Where a request stands once started.
+/// Says where a request stands once started.
 pub(super) enum Stage {
     /// Its handler's call, to run.
     Running(BoxCall),
@@ -141,7 +141,7 @@ pub(super) async fn run_call(
     .await
 }
 
-/// Why a handler that panicked failed, for the log and the error hook.
+/// Returns why a handler that panicked failed, for the log and the error hook.
 pub(super) fn panicked(panic: &(dyn std::any::Any + Send)) -> String {
     format!("handler panicked: {}", panic_message(panic))
 }

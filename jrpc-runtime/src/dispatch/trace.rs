@@ -1,4 +1,4 @@
-//! W3C trace context: the caller's trace, as `traceparent` and `tracestate` carry it.
+//! Carries W3C trace context: the caller's trace, as `traceparent` and `tracestate` carry it.
 //!
 //! A transport that reads the two values (HTTP and WebSocket-upgrade headers, MCP's
 //! `params._meta`) parses them with [`TraceContext::parse`] and keeps the result on the
@@ -41,11 +41,11 @@ const MAX_STATE_MEMBERS: usize = 32;
 /// The length of a version-00 `traceparent`.
 const TRACEPARENT_LEN: usize = 55;
 
-/// A trace's id: 16 bytes, written as 32 lowercase hex digits.
+/// Identifies a trace: 16 bytes, written as 32 lowercase hex digits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TraceId(pub u128);
 
-/// A span's id: 8 bytes, written as 16 lowercase hex digits.
+/// Identifies a span: 8 bytes, written as 16 lowercase hex digits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SpanId(pub u64);
 
@@ -61,7 +61,7 @@ impl fmt::Display for SpanId {
     }
 }
 
-/// The trace a call belongs to, and the span that made it (W3C `traceparent`), with the
+/// Names the trace a call belongs to, and the span that made it (W3C `traceparent`), with the
 /// vendors' state that travels beside it (`tracestate`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceContext {
@@ -72,7 +72,7 @@ pub struct TraceContext {
 }
 
 impl TraceContext {
-    /// A context for `trace_id` whose calling span is `parent_id`, sampled or not.
+    /// Returns a context for `trace_id` whose calling span is `parent_id`, sampled or not.
     ///
     /// Returns `None` when either id is zero, which the recommendation makes invalid.
     pub fn new(trace_id: TraceId, parent_id: SpanId, sampled: bool) -> Option<Self> {
@@ -112,32 +112,32 @@ impl TraceContext {
         Some(context)
     }
 
-    /// The trace's id.
+    /// Returns the trace's id.
     pub fn trace_id(&self) -> TraceId {
         self.trace_id
     }
 
-    /// The id of the span that made the call.
+    /// Returns the id of the span that made the call.
     pub fn parent_id(&self) -> SpanId {
         self.parent_id
     }
 
-    /// Whether the caller recorded its span (the `sampled` flag).
+    /// Returns whether the caller recorded its span (the `sampled` flag).
     pub fn sampled(&self) -> bool {
         self.flags & 1 == 1
     }
 
-    /// The vendors' state, as received.
+    /// Returns the vendors' state, as received.
     pub fn tracestate(&self) -> Option<&str> {
         self.state.as_deref()
     }
 
-    /// The trace flags (bit 0: sampled).
+    /// Returns the trace flags (bit 0: sampled).
     pub fn flags(&self) -> u8 {
         self.flags
     }
 
-    /// The same context with `state` as its `tracestate` (none when `state` is out of the
+    /// Returns the same context with `state` as its `tracestate` (none when `state` is out of the
     /// recommendation's bounds, or empty).
     #[must_use]
     pub fn with_state(mut self, state: &str) -> Self {
@@ -145,8 +145,8 @@ impl TraceContext {
         self
     }
 
-    /// The same trace, with `span` as the calling span: what a handler sends on the calls it
-    /// makes from within `span`. The state travels on unchanged.
+    /// Returns the same trace, with `span` as the calling span: what a handler sends on the calls
+    /// it makes from within `span`. The state travels on unchanged.
     pub fn child(&self, span: SpanId) -> Option<Self> {
         (span.0 != 0).then(|| Self {
             parent_id: span,
@@ -154,7 +154,7 @@ impl TraceContext {
         })
     }
 
-    /// The `traceparent` value, version `00`.
+    /// Returns the `traceparent` value, version `00`.
     pub fn traceparent(&self) -> String {
         format!("00-{}-{}-{:02x}", self.trace_id, self.parent_id, self.flags)
     }
@@ -166,8 +166,8 @@ tokio::task_local! {
 }
 
 impl TraceContext {
-    /// A new trace: random trace and span ids (the span being the caller's own), for a client
-    /// that begins one (see [`scope`](Self::scope)).
+    /// Starts a new trace: random trace and span ids (the span being the caller's own), for a
+    /// client that begins one (see [`scope`](Self::scope)).
     pub fn root(sampled: bool) -> Self {
         let trace_id = (u128::from(new_span_id().0) << 64) | u128::from(new_span_id().0);
         Self {
@@ -196,9 +196,9 @@ impl TraceContext {
         SERVING.scope(self, work)
     }
 
-    /// The trace context a call made now carries: with the `otel` feature, that of the current
-    /// span when OpenTelemetry knows it; else, while the handler of a request that carried a
-    /// trace runs, that trace with a new span id (see [Trace context](crate::guide::tracing));
+    /// Returns the trace context a call made now carries: with the `otel` feature, that of the
+    /// current span when OpenTelemetry knows it; else, while the handler of a request that carried
+    /// a trace runs, that trace with a new span id (see [Trace context](crate::guide::tracing));
     /// else `None`.
     pub fn outgoing() -> Option<Self> {
         #[cfg(feature = "otel")]
@@ -214,9 +214,9 @@ impl TraceContext {
 
 /// MCP's `params._meta`: where an MCP call carries its caller's trace.
 impl TraceContext {
-    /// `params` carrying this trace in `_meta`: an object without `_meta` gets one, absent params
-    /// become `{"_meta": ...}`; params that are an array, or have a `_meta` of their own, are left
-    /// as they are.
+    /// Returns `params` carrying this trace in `_meta`: an object without `_meta` gets one, absent
+    /// params become `{"_meta": ...}`; params that are an array, or have a `_meta` of their own,
+    /// are left as they are.
     pub(crate) fn meta_in(&self, params: Option<Box<RawValue>>) -> Option<Box<RawValue>> {
         let mut meta = format!(r#"{{"traceparent":"{}""#, self.traceparent());
         if let Some(state) = self.tracestate()
@@ -253,7 +253,7 @@ impl TraceContext {
     }
 }
 
-/// `call`, run with `trace` as the trace being served (for [`TraceContext::outgoing`]).
+/// Runs `call` with `trace` as the trace being served (for [`TraceContext::outgoing`]).
 pub(crate) fn serving<F: Future>(
     trace: &TraceContext,
     call: F,
