@@ -1,11 +1,11 @@
-//! `Content-Length` framing: the LSP base protocol.
+//! Frames messages with `Content-Length`: the LSP base protocol.
 
 use super::{DEFAULT_MAX_LEN, Frame, FrameError, strip_cr};
 use std::fmt::Write as _;
 use tokio_util::bytes::{Buf, BufMut, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
-/// The longest header block [`ContentLength`] reads, line ends included:
+/// Caps the header block [`ContentLength`] reads, line ends included, at
 /// 8 KiB.
 ///
 /// A real header block is under a hundred bytes (`Content-Length` and
@@ -14,7 +14,8 @@ use tokio_util::codec::{Decoder, Encoder};
 /// the reader hold.
 pub const MAX_HEADER_LEN: usize = 8 * 1024;
 
-/// The LSP base protocol: a header block, a blank line, then the body.
+/// Frames messages as the LSP base protocol does: a header block, a blank
+/// line, then the body.
 ///
 /// ```text
 /// Content-Length: 17\r\n
@@ -98,7 +99,7 @@ enum State {
 const START: State = State::Header { seen: 0, len: None };
 
 impl ContentLength {
-    /// A codec that accepts bodies of up to `max_len` bytes.
+    /// Returns a codec that accepts bodies of up to `max_len` bytes.
     ///
     /// `max_len` is mandatory so that a peer cannot make the reader buffer
     /// without bound by declaring a huge `Content-Length`;
@@ -112,7 +113,7 @@ impl ContentLength {
         }
     }
 
-    /// The longest body accepted, in bytes.
+    /// Returns the longest body accepted, in bytes.
     #[must_use]
     pub fn max_len(&self) -> usize {
         self.max_len

@@ -1,10 +1,10 @@
-//! Newline-delimited framing: one message a line (MCP and ACP over stdio).
+//! Frames messages by newlines: one message a line (MCP and ACP over stdio).
 
 use super::{DEFAULT_MAX_LEN, Frame, FrameError, strip_cr};
 use tokio_util::bytes::{Buf, BufMut, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
-/// One message a line: the framing of MCP and ACP over stdio.
+/// Frames one message a line: the framing of MCP and ACP over stdio.
 ///
 /// # Decoding
 ///
@@ -70,8 +70,8 @@ enum State {
 }
 
 impl Lines {
-    /// A codec that accepts lines of up to `max_len` bytes (not counting the
-    /// line end).
+    /// Returns a codec that accepts lines of up to `max_len` bytes (not
+    /// counting the line end).
     ///
     /// `max_len` is mandatory so that a peer cannot make the reader buffer
     /// without bound; [`Lines::default`] uses [`DEFAULT_MAX_LEN`].
@@ -83,7 +83,7 @@ impl Lines {
         }
     }
 
-    /// The longest line accepted, in bytes.
+    /// Returns the longest line accepted, in bytes.
     #[must_use]
     pub fn max_len(&self) -> usize {
         self.max_len

@@ -1,4 +1,4 @@
-//! Message framing: splitting a byte stream into JSON-RPC messages and back.
+//! Frames messages: splits a byte stream into JSON-RPC messages and back.
 //!
 //! Two codecs, both built on tokio-util's [`Decoder`] and [`Encoder`] traits,
 //! so they plug into [`FramedRead`], [`FramedWrite`] and [`Framed`] over any
@@ -83,8 +83,8 @@ pub use lines::Lines;
 
 use std::io;
 
-/// The default maximum message length of both codecs: 10 MiB, the message cap of every
-/// transport (`max_message_size`), as jsonrpsee's.
+/// Holds the default maximum message length of both codecs: 10 MiB, the message
+/// cap of every transport (`max_message_size`), as jsonrpsee's.
 ///
 /// Typical JSON-RPC messages are well under a kilobyte; the large ones are an
 /// LSP `textDocument/didOpen` carrying a whole source file or an MCP result
@@ -93,7 +93,7 @@ use std::io;
 /// [`Lines::new`] / [`ContentLength::new`] where bigger messages are expected.
 pub const DEFAULT_MAX_LEN: usize = 10 * 1024 * 1024;
 
-/// One decoded item: a message, or a message that was skipped.
+/// Holds one decoded item: a message, or a message that was skipped.
 ///
 /// Only [`Frame::Message`] carries a message. The other variants report a
 /// message that was dropped whole; decoding carries on with the next one.
@@ -122,7 +122,7 @@ pub enum Frame {
     },
 }
 
-/// An error that ends a framed stream, or an encoding error.
+/// Reports an error that ends a framed stream, or an encoding error.
 ///
 /// tokio-util requires `From<io::Error>` (for read and write failures);
 /// the reverse conversion into [`io::Error`] is provided too, for callers
@@ -188,8 +188,8 @@ mod testing {
     use tokio_util::bytes::BytesMut;
     use tokio_util::codec::Decoder;
 
-    /// What a decoder made of a whole input: the items, then the error that
-    /// ended the stream, if any.
+    /// Holds what a decoder made of a whole input: the items, then the error
+    /// that ended the stream, if any.
     pub(super) type Outcome = (Vec<Frame>, Option<String>);
 
     /// Feeds `pieces` to `codec` the way `FramedRead` does (`decode` until
@@ -251,7 +251,7 @@ mod testing {
         whole
     }
 
-    /// Shorthand for a message item.
+    /// Returns a message item (a shorthand).
     pub(super) fn msg(text: &str) -> Frame {
         Frame::Message(text.to_owned())
     }

@@ -1,4 +1,4 @@
-//! [`Authorize`]: who may call which method.
+//! Decides who may call which method, with [`Authorize`].
 
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use crate::wire::{ErrorCode, RpcError};
 
 type Allow = dyn Fn(&str, &Context) -> bool + Send + Sync;
 
-/// A call layer that lets each call through, or answers it `-32003` "Forbidden" with `data`
+/// Acts as a call layer that lets each call through, or answers it `-32003` "Forbidden" with `data`
 /// `{"method": <the method>}`, as `allow` decides from the method and the call's
 /// [`Context`] (typically an identity the transport's authentication put there). It decides for
 /// each call on its own: in a batch, the elements it refuses are answered so and the others run.
@@ -77,7 +77,7 @@ impl Check for Authorize {
     }
 }
 
-/// The service [`Authorize`] makes of the one it wraps.
+/// Names the service [`Authorize`] makes of the one it wraps.
 pub type Authorized<S> = Checked<S, Authorize>;
 
 /// `-32003` "Forbidden", naming the method.

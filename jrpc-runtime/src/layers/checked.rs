@@ -1,5 +1,5 @@
-//! The service of a layer that answers some calls in their handler's place: a [`Check`] decides,
-//! for each call, whether it goes on.
+//! Implements the service of a layer that answers some calls in their handler's place: a [`Check`]
+//! decides, for each call, whether it goes on.
 
 use std::task::Poll;
 

@@ -1,4 +1,4 @@
-//! [`InFlightLimit`]: so many calls running at once, per key.
+//! Limits the calls running at once, per key, with [`InFlightLimit`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,8 +12,8 @@ use crate::caller::BoxFuture;
 use crate::dispatch::{Answer, Call};
 use crate::wire::{ErrorCode, RpcError};
 
-/// A call layer that lets each key (by default, each peer's IP address) have at most `max` calls
-/// running at once; a call past that is answered `-32000` "Server busy" at once (as a
+/// Acts as a call layer that lets each key (by default, each peer's IP address) have at most `max`
+/// calls running at once; a call past that is answered `-32000` "Server busy" at once (as a
 /// connection's in-flight cap answers), with `data` `{"limit": "in_flight", "per": "peer",
 /// "max": N}`. A call counts from the moment the layer lets it through until its answer is made
 /// or its future dropped (a cancelled call, a timeout outside).
@@ -42,7 +42,7 @@ pub struct InFlightLimit {
 type Counts = HashMap<u64, usize>;
 
 impl InFlightLimit {
-    /// At most `max` calls at once for each peer's IP address (zero refuses every call).
+    /// Allows at most `max` calls at once for each peer's IP address (zero refuses every call).
     pub fn new(max: usize) -> Self {
         Self {
             max,
@@ -100,7 +100,7 @@ impl<S> Layer<S> for InFlightLimit {
     }
 }
 
-/// The service [`InFlightLimit`] makes of the one it wraps.
+/// Serves as the service [`InFlightLimit`] makes of the one it wraps.
 #[derive(Clone, Debug)]
 pub struct InFlightLimited<S> {
     inner: S,

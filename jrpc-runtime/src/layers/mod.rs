@@ -1,5 +1,5 @@
-//! Call layers to put on a table with [`Methods::layer`](crate::dispatch::Methods::layer): who may
-//! call what, and how many calls a peer or a method may make.
+//! Provides call layers to put on a table with [`Methods::layer`](crate::dispatch::Methods::layer):
+//! who may call what, and how many calls a peer or a method may make.
 //!
 //! | layer | what it does | its refusal |
 //! | --- | --- | --- |

@@ -1,4 +1,4 @@
-//! [`RateLimit`]: so many calls per period, per key, as a token bucket on Tokio's clock.
+//! Limits the calls per period, per key, with [`RateLimit`]: a token bucket on Tokio's clock.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,8 +12,8 @@ use super::{Keyer, lock};
 use crate::dispatch::Call;
 use crate::wire::{ErrorCode, RpcError};
 
-/// A call layer that lets each key (by default, each peer's IP address) make `calls` calls per
-/// `per`, in bursts of up to `calls` (or [`burst`](Self::burst)); a call past that is answered
+/// Acts as a call layer that lets each key (by default, each peer's IP address) make `calls` calls
+/// per `per`, in bursts of up to `calls` (or [`burst`](Self::burst)); a call past that is answered
 /// `-32000` "Rate limited" at once, with `data`
 /// `{"limit": "rate", "per": "peer", "retry_after_ms": N}`, N the milliseconds until a call of
 /// that key would be taken.
@@ -51,7 +51,7 @@ pub struct RateLimit {
 type Buckets = HashMap<u64, Instant>;
 
 impl RateLimit {
-    /// `calls` calls per `per` for each peer's IP address, in bursts of up to `calls`.
+    /// Allows `calls` calls per `per` for each peer's IP address, in bursts of up to `calls`.
     pub fn new(calls: u32, per: Duration) -> Self {
         Self {
             calls,
@@ -65,14 +65,14 @@ impl RateLimit {
 
     super::key_setters!();
 
-    /// How many calls a key may make at once after a pause (default: `calls`); at least one.
+    /// Sets how many calls a key may make at once after a pause (default: `calls`); at least one.
     #[must_use]
     pub fn burst(mut self, calls: u32) -> Self {
         self.burst = calls.max(1);
         self
     }
 
-    /// How many keys are kept at most (default 10 000); at least one.
+    /// Sets how many keys are kept at most (default 10 000); at least one.
     #[must_use]
     pub fn max_keys(mut self, keys: usize) -> Self {
         self.max_keys = keys.max(1);
@@ -139,7 +139,7 @@ impl Check for RateLimit {
     }
 }
 
-/// The service [`RateLimit`] makes of the one it wraps.
+/// Names the service [`RateLimit`] makes of the one it wraps.
 pub type RateLimited<S> = Checked<S, RateLimit>;
 
 /// `-32000` "Rate limited", saying which limit and when to retry.

@@ -1,4 +1,5 @@
-//! The write deadline on a byte stream: a peer that takes no byte for `write_timeout` is cut.
+//! Enforces the write deadline on a byte stream: a peer that takes no byte for `write_timeout` is
+//! cut.
 
 use std::future::Future;
 use std::io;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
 
-/// A writer that fails with [`io::ErrorKind::TimedOut`] once a write (or flush) has waited
+/// Writes, but fails with [`io::ErrorKind::TimedOut`] once a write (or flush) has waited
 /// `limit` without the other side taking a byte: a peer that stopped reading is cut instead of
 /// holding what waits for it forever. Progress of any size restarts the clock.
 #[derive(Debug)]

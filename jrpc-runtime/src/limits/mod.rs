@@ -1,4 +1,4 @@
-//! Limits: what bounds the memory a server and its connections hold, one home each.
+//! Gathers the limits: what bounds the memory a server and its connections hold, one home each.
 //!
 //! | piece | what it bounds |
 //! | --- | --- |

@@ -1,4 +1,4 @@
-//! The byte budget one server shares among all its connections.
+//! Keeps the byte budget one server shares among all its connections.
 //!
 //! It counts what the server holds for its clients: request bodies being read (HTTP), and
 //! answers and pushes not yet written (HTTP answers until hyper has written them, what waits in
@@ -21,8 +21,8 @@ use std::task::{Context as TaskContext, Poll, Waker};
 
 use tokio::sync::Notify;
 
-/// The bytes a server holds for its clients, against its limit: shared by every connection of
-/// one server (an `HttpServer` and its WebSocket path, a `WsServer`, the SSE answers of an
+/// Counts the bytes a server holds for its clients, against its limit: shared by every connection
+/// of one server (an `HttpServer` and its WebSocket path, a `WsServer`, the SSE answers of an
 /// endpoint).
 ///
 /// A protocol's HTTP endpoint takes its bodies' bytes from it through
@@ -238,7 +238,7 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// Bytes held in a [`ServerBudget`], given back when dropped.
+/// Holds bytes in a [`ServerBudget`], given back when dropped.
 #[derive(Debug)]
 #[must_use = "the bytes are given back when this is dropped"]
 pub struct Held {

@@ -1,18 +1,18 @@
-//! The limits every connection keeps, whatever its transport: one type, and the setters every
+//! Holds the limits every connection keeps, whatever its transport: one type, and the setters every
 //! builder shares ([`limit_setters`]).
 
 use std::time::Duration;
 
 use crate::error::{ConfigError, check};
 
-/// 10 MiB, as jsonrpsee: see [`Limits::max_message_size`].
+/// Defaults the largest message to 10 MiB, as jsonrpsee: see [`Limits::max_message_size`].
 pub(crate) const MAX_MESSAGE_SIZE: usize = 10 * 1024 * 1024;
 
-/// 256 KiB: see [`Limits::max_buffered`].
+/// Defaults the watermark to 256 KiB: see [`Limits::max_buffered`].
 pub(crate) const WATERMARK: usize = 256 * 1024;
 
-/// The limits each connection keeps, on every transport: the largest message, the watermark of
-/// unsent bytes, the calls in flight, the outgoing queue, and the write and call timeouts.
+/// Holds the limits each connection keeps, on every transport: the largest message, the watermark
+/// of unsent bytes, the calls in flight, the outgoing queue, and the write and call timeouts.
 ///
 /// One value configures an `http::HttpServer` (its `POST`s, its SSE answers and its WebSocket
 /// path alike), a `ws::WsServer` and a [`PeerConfig`](crate::peer::PeerConfig); each of their
@@ -43,7 +43,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Every limit at its default, as a constant.
+    /// Holds every limit at its default, as a constant.
     pub const DEFAULT: Self = Self {
         max_message_size: None,
         max_buffered: None,
@@ -53,12 +53,12 @@ impl Limits {
         call_timeout: None,
     };
 
-    /// Every limit at its default.
+    /// Returns every limit at its default.
     pub fn new() -> Self {
         Self::DEFAULT
     }
 
-    /// The largest message, in bytes, either way (default 10 MiB, as jsonrpsee): a request
+    /// Sets the largest message, in bytes, either way (default 10 MiB, as jsonrpsee): a request
     /// body or WebSocket message, and an answer. A larger incoming one is refused (HTTP `413`,
     /// WebSocket close 1009, a stream's line answered `-32600`); a larger answer is replaced by
     /// an error answer to its call (`-32008`, its id kept), its writing stopped once it passes
@@ -68,7 +68,7 @@ impl Limits {
         self
     }
 
-    /// The watermark of what one connection holds for its client, in bytes (default 256 KiB):
+    /// Sets the watermark of what one connection holds for its client, in bytes (default 256 KiB):
     /// answers, pushes and calls not yet taken by the socket. Past it the connection stops
     /// reading (the client's next messages wait in its socket) until the client takes some; no
     /// message is refused for it, and an answer larger than the watermark is held whole. A
@@ -81,21 +81,21 @@ impl Limits {
         self
     }
 
-    /// How many calls of one connection may run at once (default 128; a batch counts as one);
+    /// Sets how many calls of one connection may run at once (default 128; a batch counts as one);
     /// past it a call is answered `-32000` at once. Answers waiting to be written do not count.
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.max_in_flight = Some(calls);
         self
     }
 
-    /// How many outgoing messages may wait to be written on one connection (default 1 024):
+    /// Sets how many outgoing messages may wait to be written on one connection (default 1 024):
     /// past it handles wait for room, or (a server's pushes) the connection closes.
     pub fn queue(mut self, messages: usize) -> Self {
         self.queue = Some(messages);
         self
     }
 
-    /// How long a write may wait for the client to take a byte (default 30 s); past it the
+    /// Sets how long a write may wait for the client to take a byte (default 30 s); past it the
     /// connection is dropped: a client that stopped reading cannot hold what waits for it.
     /// `None` waits forever.
     pub fn write_timeout(mut self, limit: Option<Duration>) -> Self {
@@ -103,15 +103,15 @@ impl Limits {
         self
     }
 
-    /// How long a call from a handler to its client ([`Context::peer`](crate::dispatch::Context::peer)),
-    /// or from a [`Peer`](crate::peer::Peer) handle, waits for its answer (default 60 s); `None` waits
-    /// forever.
+    /// Sets how long a call from a handler to its client
+    /// ([`Context::peer`](crate::dispatch::Context::peer)), or from a [`Peer`](crate::peer::Peer)
+    /// handle, waits for its answer (default 60 s); `None` waits forever.
     pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
         self.call_timeout = Some(limit);
         self
     }
 
-    /// These limits, each unset one taken from `base`.
+    /// Returns these limits, each unset one taken from `base`.
     pub fn or(self, base: Limits) -> Self {
         Self {
             max_message_size: self.max_message_size.or(base.max_message_size),
@@ -123,38 +123,38 @@ impl Limits {
         }
     }
 
-    /// The largest message, in bytes.
+    /// Returns the largest message, in bytes.
     pub fn get_max_message_size(&self) -> usize {
         self.max_message_size.unwrap_or(MAX_MESSAGE_SIZE)
     }
 
-    /// The watermark of unsent bytes per connection.
+    /// Returns the watermark of unsent bytes per connection.
     pub fn get_max_buffered(&self) -> usize {
         self.max_buffered.unwrap_or(WATERMARK)
     }
 
-    /// The watermark, or `default` when it is unset: what a transport with another default
+    /// Returns the watermark, or `default` when it is unset: what a transport with another default
     /// takes.
     pub(crate) fn max_buffered_or(&self, default: usize) -> usize {
         self.max_buffered.unwrap_or(default)
     }
 
-    /// The cap on calls in flight per connection.
+    /// Returns the cap on calls in flight per connection.
     pub fn get_max_in_flight(&self) -> usize {
         self.max_in_flight.unwrap_or(128)
     }
 
-    /// How many outgoing messages may wait per connection.
+    /// Returns how many outgoing messages may wait per connection.
     pub fn get_queue(&self) -> usize {
         self.queue.unwrap_or(1024)
     }
 
-    /// How long a write may wait for the client to take a byte.
+    /// Returns how long a write may wait for the client to take a byte.
     pub fn get_write_timeout(&self) -> Option<Duration> {
         self.write_timeout.unwrap_or(Some(Duration::from_secs(30)))
     }
 
-    /// How long an outgoing call waits for its answer.
+    /// Returns how long an outgoing call waits for its answer.
     pub fn get_call_timeout(&self) -> Option<Duration> {
         self.call_timeout.unwrap_or(Some(Duration::from_secs(60)))
     }
@@ -173,47 +173,47 @@ impl Limits {
     }
 }
 
-/// The [`Limits`] setters on a builder whose limits are the field `$field`: each sets that
+/// Writes the [`Limits`] setters on a builder whose limits are the field `$field`: each sets that
 /// limit, as the method of the same name on [`Limits`] says, and `limits` sets all those a
 /// [`Limits`] value sets.
 macro_rules! limit_setters {
     ($field:ident) => {
-        /// The largest message, in bytes, either way (default 10 MiB); see
+        /// Sets the largest message, in bytes, either way (default 10 MiB); see
         /// [`Limits::max_message_size`](crate::limits::Limits::max_message_size).
         pub fn max_message_size(mut self, bytes: usize) -> Self {
             self.$field = self.$field.max_message_size(bytes);
             self
         }
 
-        /// The watermark of unsent bytes per connection (default 256 KiB): past it reading
+        /// Sets the watermark of unsent bytes per connection (default 256 KiB): past it reading
         /// pauses; see [`Limits::max_buffered`](crate::limits::Limits::max_buffered).
         pub fn max_buffered(mut self, bytes: usize) -> Self {
             self.$field = self.$field.max_buffered(bytes);
             self
         }
 
-        /// How many calls of one connection may run at once (default 128); see
+        /// Sets how many calls of one connection may run at once (default 128); see
         /// [`Limits::max_in_flight`](crate::limits::Limits::max_in_flight).
         pub fn max_in_flight(mut self, calls: usize) -> Self {
             self.$field = self.$field.max_in_flight(calls);
             self
         }
 
-        /// How many outgoing messages may wait per connection (default 1 024); see
+        /// Sets how many outgoing messages may wait per connection (default 1 024); see
         /// [`Limits::queue`](crate::limits::Limits::queue).
         pub fn queue(mut self, messages: usize) -> Self {
             self.$field = self.$field.queue(messages);
             self
         }
 
-        /// How long a write may wait for the other side to take a byte (default 30 s); see
+        /// Sets how long a write may wait for the other side to take a byte (default 30 s); see
         /// [`Limits::write_timeout`](crate::limits::Limits::write_timeout).
         pub fn write_timeout(mut self, limit: Option<::std::time::Duration>) -> Self {
             self.$field = self.$field.write_timeout(limit);
             self
         }
 
-        /// How long an outgoing call waits for its answer (default 60 s); see
+        /// Sets how long an outgoing call waits for its answer (default 60 s); see
         /// [`Limits::call_timeout`](crate::limits::Limits::call_timeout).
         pub fn call_timeout(mut self, limit: Option<::std::time::Duration>) -> Self {
             self.$field = self.$field.call_timeout(limit);

@@ -1,4 +1,4 @@
-//! What a connection holds for its peer, in bytes: its watermark.
+//! Counts what a connection holds for its peer, in bytes: its watermark.
 //!
 //! Every outgoing text is counted in the connection's [`Watermark`] before it is queued (an
 //! answer when its handler finishes, a push or a call when a handle sends it) and given back
@@ -36,7 +36,7 @@ pub(crate) struct Watermark {
 }
 
 impl Watermark {
-    /// Room for `limit` bytes, counted in `server`'s budget too.
+    /// Returns room for `limit` bytes, counted in `server`'s budget too.
     pub(crate) fn new(limit: usize, server: Option<Arc<ServerBudget>>) -> Self {
         Self {
             limit,
@@ -47,18 +47,18 @@ impl Watermark {
         }
     }
 
-    /// Whether the connection may read more: less than half its watermark is taken (the rest
-    /// is for the answers of calls running), and its server's budget is not full.
+    /// Returns whether the connection may read more: less than half its watermark is taken (the
+    /// rest is for the answers of calls running), and its server's budget is not full.
     pub(crate) fn may_read(&self) -> bool {
         self.held() <= self.limit / 2 && !self.server.as_ref().is_some_and(|s| s.is_full())
     }
 
-    /// The room in all, in bytes.
+    /// Returns the room in all, in bytes.
     pub(crate) fn limit(&self) -> usize {
         self.limit
     }
 
-    /// The bytes taken now.
+    /// Returns the bytes taken now.
     pub(crate) fn held(&self) -> usize {
         self.held.load(Ordering::Acquire)
     }
@@ -134,9 +134,9 @@ impl Drop for Watermark {
     }
 }
 
-/// Room taken in a budget for a text on its way to the loop: given back if the text is dropped
-/// on the way (a call given up while it waits for the queue, a cancelled call's answer), unless
-/// [`keep`](Room::keep) says the loop has it.
+/// Holds room taken in a budget for a text on its way to the loop: given back if the text is
+/// dropped on the way (a call given up while it waits for the queue, a cancelled call's answer),
+/// unless [`keep`](Room::keep) says the loop has it.
 #[derive(Debug)]
 pub(crate) struct Room {
     budget: Arc<Watermark>,
@@ -144,7 +144,7 @@ pub(crate) struct Room {
 }
 
 impl Room {
-    /// Room of `bytes` already taken in `budget`.
+    /// Wraps the room of `bytes` already taken in `budget`.
     pub(crate) fn taken(budget: &Arc<Watermark>, bytes: usize) -> Self {
         Self {
             budget: Arc::clone(budget),
@@ -152,7 +152,7 @@ impl Room {
         }
     }
 
-    /// The text reached the loop, which gives the room back once it is written.
+    /// Says the text reached the loop, which gives the room back once it is written.
     pub(crate) fn keep(mut self) {
         self.bytes = 0;
     }

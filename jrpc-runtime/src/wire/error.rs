@@ -1,4 +1,4 @@
-//! Error codes and the error object of a response.
+//! Defines error codes and the error object of a response.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -8,7 +8,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-/// A JSON-RPC error code: an open set, so any `i32` is a valid code.
+/// Holds a JSON-RPC error code: an open set, so any `i32` is a valid code.
 ///
 /// ```
 /// use jrpc_runtime::ErrorCode;
@@ -20,26 +20,26 @@ use serde_json::value::RawValue;
 pub struct ErrorCode(pub i32);
 
 impl ErrorCode {
-    /// Invalid JSON was received.
+    /// Says that invalid JSON was received.
     pub const PARSE_ERROR: Self = Self(-32700);
-    /// The JSON sent is not a valid request object.
+    /// Says that the JSON sent is not a valid request object.
     pub const INVALID_REQUEST: Self = Self(-32600);
-    /// The method does not exist or is not available.
+    /// Says that the method does not exist or is not available.
     pub const METHOD_NOT_FOUND: Self = Self(-32601);
-    /// Invalid method parameters.
+    /// Says that the method parameters are invalid.
     pub const INVALID_PARAMS: Self = Self(-32602);
-    /// Internal JSON-RPC error.
+    /// Says that an internal JSON-RPC error occurred.
     pub const INTERNAL_ERROR: Self = Self(-32603);
-    /// The first code of the implementation-defined server range (`-32099..=-32000`); jrpc answers it
-    /// when a call is refused for load (too many calls in flight).
+    /// Opens the implementation-defined server range (`-32099..=-32000`) as its first code; jrpc
+    /// answers it when a call is refused for load (too many calls in flight).
     pub const SERVER_ERROR: Self = Self(-32000);
-    /// A call refused for who makes it (in the server range): what
+    /// Refuses a call for who makes it (in the server range): what
     /// [`Authorize`](crate::layers::Authorize) answers, with `data` naming the method.
     pub const FORBIDDEN: Self = Self(-32003);
-    /// A call cancelled by the client (the LSP `RequestCancelled` code).
+    /// Says a call was cancelled by the client (the LSP `RequestCancelled` code).
     pub const REQUEST_CANCELLED: Self = Self(-32800);
-    /// An answer larger than the server's `max_message_size` (in the server range, the code
-    /// jsonrpsee answers too): the call ran, but its answer was not sent.
+    /// Says an answer was larger than the server's `max_message_size` (in the server range, the
+    /// code jsonrpsee answers too): the call ran, but its answer was not sent.
     pub const RESPONSE_TOO_LARGE: Self = Self(-32008);
 
     /// Wraps a raw code.
@@ -47,18 +47,18 @@ impl ErrorCode {
         Self(code)
     }
 
-    /// The raw code.
+    /// Returns the raw code.
     pub const fn code(self) -> i32 {
         self.0
     }
 
-    /// Whether the code lies in the implementation-defined server range `-32099..=-32000`.
+    /// Returns whether the code lies in the implementation-defined server range `-32099..=-32000`.
     pub const fn is_server_error(self) -> bool {
         self.0 >= -32099 && self.0 <= -32000
     }
 
-    /// Whether the specification reserves this code for protocol failures that a handler must not
-    /// claim: `-32768..=-32000`, less `-32602`, `-32603` and the server range.
+    /// Returns whether the specification reserves this code for protocol failures that a handler
+    /// must not claim: `-32768..=-32000`, less `-32602`, `-32603` and the server range.
     pub const fn is_reserved(self) -> bool {
         self.0 >= -32768
             && self.0 <= -32000
@@ -67,7 +67,7 @@ impl ErrorCode {
             && !self.is_server_error()
     }
 
-    /// The specification's message for its own codes, else `None`.
+    /// Returns the specification's message for its own codes, else `None`.
     pub const fn standard_message(self) -> Option<&'static str> {
         match self.0 {
             -32700 => Some("Parse error"),
@@ -92,7 +92,7 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// The `error` member of a JSON-RPC response: a code, a message and optional data.
+/// Holds the `error` member of a JSON-RPC response: a code, a message and optional data.
 ///
 /// Handlers return it (or any `E: Into<RpcError>`) to answer an application error; clients see it
 /// in [`ClientError::Failed`](crate::error::ClientError::Failed).
@@ -115,7 +115,7 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    /// An error with a code and a message and no data.
+    /// Returns an error with a code and a message and no data.
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<Cow<'static, str>>) -> Self {
         Self {
             code: code.into(),
@@ -155,27 +155,28 @@ impl RpcError {
         self
     }
 
-    /// `-32700 Parse error`.
+    /// Returns `-32700 Parse error`.
     pub fn parse_error() -> Self {
         Self::standard(ErrorCode::PARSE_ERROR)
     }
 
-    /// `-32600 Invalid Request`.
+    /// Returns `-32600 Invalid Request`.
     pub fn invalid_request() -> Self {
         Self::standard(ErrorCode::INVALID_REQUEST)
     }
 
-    /// `-32601 Method not found`.
+    /// Returns `-32601 Method not found`.
     pub fn method_not_found() -> Self {
         Self::standard(ErrorCode::METHOD_NOT_FOUND)
     }
 
-    /// `-32602 Invalid params`, with `data` a string saying what is wrong.
+    /// Returns `-32602 Invalid params`, with `data` a string saying what is wrong.
     pub fn invalid_params(reason: impl Into<String>) -> Self {
         Self::standard(ErrorCode::INVALID_PARAMS).with_data(&reason.into())
     }
 
-    /// `-32603 Internal error`, with no detail (the reason belongs in logs, not on the wire).
+    /// Returns `-32603 Internal error`, with no detail (the reason belongs in logs, not on the
+    /// wire).
     pub fn internal() -> Self {
         Self::standard(ErrorCode::INTERNAL_ERROR)
     }
@@ -184,17 +185,17 @@ impl RpcError {
         Self::new(code, code.standard_message().unwrap_or("Server error"))
     }
 
-    /// The code.
+    /// Returns the code.
     pub fn code(&self) -> ErrorCode {
         self.code
     }
 
-    /// The message.
+    /// Returns the message.
     pub fn message(&self) -> &str {
         &self.message
     }
 
-    /// The data, as JSON text.
+    /// Returns the data, as JSON text.
     pub fn data(&self) -> Option<&RawValue> {
         self.data.as_deref()
     }

@@ -1,11 +1,11 @@
-//! Request ids.
+//! Defines request ids.
 
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-/// The `id` of a request: a number, a string, or `null`.
+/// Holds the `id` of a request: a number, a string, or `null`.
 ///
 /// A number id keeps the text it was written with, so it is echoed byte for byte (`1.0`, `1e3` and
 /// `12345678901234567890123` come back as sent); integers that fit an `i64` are stored without
@@ -32,7 +32,7 @@ enum Repr {
 }
 
 impl Id {
-    /// The `null` id.
+    /// Holds the `null` id.
     pub const NULL: Self = Self(Repr::Null);
 
     /// Reads an id from its JSON text; `None` when the text is not a number, a string or `null`.
@@ -74,12 +74,12 @@ impl Id {
         }
     }
 
-    /// Whether this is the `null` id.
+    /// Returns whether this is the `null` id.
     pub fn is_null(&self) -> bool {
         matches!(self.0, Repr::Null)
     }
 
-    /// The id as an integer, when it is one.
+    /// Returns the id as an integer, when it is one.
     pub fn as_i64(&self) -> Option<i64> {
         match self.0 {
             Repr::Int(n) => Some(n),
@@ -87,7 +87,7 @@ impl Id {
         }
     }
 
-    /// The id as a string, when it is one.
+    /// Returns the id as a string, when it is one.
     pub fn as_str(&self) -> Option<&str> {
         match &self.0 {
             Repr::Str(s) => Some(s),
@@ -109,8 +109,8 @@ impl Id {
     }
 }
 
-/// A request's id as it is echoed: the JSON text it was written with, known to be a valid id (a
-/// number, a string or `null`).
+/// Holds a request's id as it is echoed: the JSON text it was written with, known to be a valid id
+/// (a number, a string or `null`).
 #[derive(Clone, Debug)]
 pub(crate) enum RawId<'a> {
     /// Borrowed from the request's text.
@@ -120,7 +120,7 @@ pub(crate) enum RawId<'a> {
 }
 
 impl<'a> RawId<'a> {
-    /// The id's JSON text.
+    /// Returns the id's JSON text.
     #[inline]
     pub(crate) fn text(&self) -> &str {
         match self {
@@ -129,13 +129,13 @@ impl<'a> RawId<'a> {
         }
     }
 
-    /// The id.
+    /// Returns the id.
     #[inline]
     pub(crate) fn id(&self) -> Id {
         Id::from_json(self.text()).unwrap_or(Id::NULL)
     }
 
-    /// The same id, owning its text.
+    /// Returns the same id, owning its text.
     pub(crate) fn into_owned(self) -> RawId<'static> {
         match self {
             Self::Borrowed(text) => RawId::Owned(text.into()),
@@ -151,7 +151,7 @@ impl<'a> From<&'a RawValue> for RawId<'a> {
     }
 }
 
-/// `text` as a non-negative integer of up to 18 digits written as `i64` writes it (no leading
+/// Reads `text` as a non-negative integer of up to 18 digits written as `i64` writes it (no leading
 /// zero), and nothing else.
 #[inline]
 pub(super) fn small_int(text: &str) -> Option<i64> {

@@ -44,7 +44,7 @@ pub(in crate::wire) use members::{Key, Text};
 pub(crate) use one_pass::{Element, parse_batch_with, parse_request_with};
 pub(crate) use peek::{peek_batch_method, peek_method};
 
-/// A request read by [`parse_request_with`], its params decoded.
+/// Holds a request read by [`parse_request_with`], its params decoded.
 pub(crate) struct Decoded<'a, T> {
     pub(crate) method: &'a str,
     /// `None` for a notification.
@@ -205,7 +205,8 @@ fn is_structured(raw: &RawValue) -> bool {
     matches!(raw.get().as_bytes().first(), Some(b'[' | b'{'))
 }
 
-/// Ids are numbers, strings or `null`; objects, arrays and booleans are not.
+/// Returns whether `raw` is a valid id: numbers, strings and `null` are; objects, arrays and
+/// booleans are not.
 pub(super) fn is_valid_id(raw: &RawValue) -> bool {
     matches!(
         raw.get().as_bytes().first(),

@@ -1,4 +1,4 @@
-//! Owned JSON-RPC messages, for clients and peers.
+//! Defines owned JSON-RPC messages, for clients and peers.
 
 use serde_json::value::RawValue;
 
@@ -7,7 +7,7 @@ use super::id::Id;
 use super::incoming::{Members, Text};
 use super::write;
 
-/// One JSON-RPC message, owned.
+/// Holds one JSON-RPC message, owned.
 ///
 /// ```
 /// use jrpc_runtime::{Id, Message};
@@ -109,7 +109,7 @@ impl Message {
         }
     }
 
-    /// The message's JSON text.
+    /// Returns the message's JSON text.
     pub fn to_json(&self) -> String {
         let mut out = Vec::with_capacity(64);
         self.write_json(&mut out);
@@ -130,7 +130,7 @@ impl Message {
     }
 }
 
-/// Text that is not a JSON-RPC message, and what is wrong with it.
+/// Reports text that is not a JSON-RPC message, and what is wrong with it.
 ///
 /// A client meets it as [`ClientError::Malformed`](crate::error::ClientError::Malformed), which
 /// carries the same text.
@@ -139,7 +139,7 @@ impl Message {
 pub struct MessageError(String);
 
 impl MessageError {
-    /// What is wrong with the text.
+    /// Returns what is wrong with the text.
     pub fn reason(&self) -> &str {
         &self.0
     }

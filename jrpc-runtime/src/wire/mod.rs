@@ -1,5 +1,5 @@
-//! The wire: ids, error objects, the one parsed form of an incoming message, and the writers of
-//! everything that goes out.
+//! Defines the wire: ids, error objects, the one parsed form of an incoming message, and the
+//! writers of everything that goes out.
 //!
 //! This is the bottom layer: it knows JSON-RPC's shapes and nothing about tables, connections or
 //! transports. Every other layer reads messages through [`incoming`] and writes them through the

@@ -1,4 +1,4 @@
-//! The writers of everything that goes out: results, errors, calls, notifications and batches.
+//! Writes everything that goes out: results, errors, calls, notifications and batches.
 //! Nothing else in the crate writes a JSON-RPC envelope.
 //!
 //! Writers append to a `Vec<u8>`: writing into a `Vec` cannot fail, and an [`RpcError`], an
@@ -9,11 +9,12 @@ use serde_json::value::RawValue;
 use super::error::RpcError;
 use super::id::{Id, RawId};
 
-/// The first bytes of every successful answer: a handler's result is written right after them,
-/// then [`end_result`] closes the answer.
+/// Holds the first bytes of every successful answer: a handler's result is written right after
+/// them, then [`end_result`] closes the answer.
 pub(crate) const RESULT_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","result":"#;
 
-/// An id as it goes out: an [`Id`], or the raw text of an incoming one, echoed byte for byte.
+/// Writes an id as it goes out: an [`Id`], or the raw text of an incoming one, echoed byte for
+/// byte.
 pub(crate) trait WriteId {
     /// Appends the id's JSON text.
     fn write_id(&self, out: &mut Vec<u8>);
@@ -66,28 +67,28 @@ pub(crate) fn end_result(out: &mut Vec<u8>, id: &(impl WriteId + ?Sized)) {
     out.push(b'}');
 }
 
-/// A successful answer whose result is already JSON text.
+/// Writes a successful answer whose result is already JSON text.
 pub(crate) fn response(out: &mut Vec<u8>, result: &RawValue, id: &(impl WriteId + ?Sized)) {
     out.extend_from_slice(RESULT_PREFIX);
     out.extend_from_slice(result.get().as_bytes());
     end_result(out, id);
 }
 
-/// A failed answer.
+/// Writes a failed answer.
 pub(crate) fn error(out: &mut Vec<u8>, err: &RpcError, id: &(impl WriteId + ?Sized)) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","error":"#);
     let _ = serde_json::to_writer(&mut *out, err);
     end_result(out, id);
 }
 
-/// A failed answer, as its own buffer.
+/// Writes a failed answer, as its own buffer.
 pub(crate) fn error_bytes(err: &RpcError, id: &(impl WriteId + ?Sized)) -> Vec<u8> {
     let mut out = Vec::with_capacity(96);
     error(&mut out, err, id);
     out
 }
 
-/// A call (with `id`) or a notification (without).
+/// Writes a call (with `id`) or a notification (without).
 pub(crate) fn call(
     out: &mut Vec<u8>,
     id: Option<&(impl WriteId + ?Sized)>,
@@ -107,8 +108,8 @@ pub(crate) fn call(
     out.push(b'}');
 }
 
-/// The text of a call (with `id`) or a notification (without), from borrowed parts: what clients
-/// send.
+/// Writes the text of a call (with `id`) or a notification (without), from borrowed parts: what
+/// clients send.
 pub(crate) fn call_text(
     id: Option<&(impl WriteId + ?Sized)>,
     method: &str,
@@ -119,7 +120,7 @@ pub(crate) fn call_text(
     text(out)
 }
 
-/// A batch of the given elements, in order; `None` when there are none (a batch of
+/// Writes a batch of the given elements, in order; `None` when there are none (a batch of
 /// notifications is answered with nothing at all).
 pub(crate) fn batch<I, E>(elements: I) -> Option<Vec<u8>>
 where
@@ -166,8 +167,8 @@ pub(crate) fn end_batch(mut out: Vec<u8>) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The text of what a writer wrote. Writers only ever append UTF-8 (JSON from serde_json, and
-/// text taken from `&str`s), so nothing is lost here.
+/// Returns the text of what a writer wrote. Writers only ever append UTF-8 (JSON from serde_json,
+/// and text taken from `&str`s), so nothing is lost here.
 #[inline]
 pub(crate) fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_default()

@@ -1,4 +1,4 @@
-//! Requests written compactly, as this crate's writers and most clients write them: read by
+//! Reads requests written compactly, as this crate's writers and most clients write them, by
 //! matching their members as bytes, serde_json reading only the params (into their Rust types)
 //! and the id. What is not written so is left to the full reader, which reads anything.
 //!
@@ -18,7 +18,7 @@ use crate::wire::id::small_int;
 
 const VERSION: &[u8; 17] = br#"{"jsonrpc":"2.0","#;
 
-/// The request naming `method` written compactly from `at` in `text`, its params decoded by
+/// Returns the request naming `method` written compactly from `at` in `text`, its params decoded by
 /// `seed`, and the index past its closing brace; `None` when it is not written so, or `seed`
 /// refuses its params.
 #[inline]

@@ -1,5 +1,5 @@
-//! The member reader: a message object read once, each member kept as raw JSON text, with a
-//! note of any member written twice.
+//! Implements the member reader: a message object read once, each member kept as raw JSON text,
+//! with a note of any member written twice.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -12,7 +12,7 @@ use super::{Incoming, Rejection, Request, Response, is_structured, is_valid_id, 
 use crate::wire::error::RpcError;
 use crate::wire::id::Id;
 
-/// The members of a message object as written, each kept as raw JSON text.
+/// Holds the members of a message object as written, each kept as raw JSON text.
 ///
 /// A member that is present is `Some` even when it is `null`, so `"id": null` (a call) differs from
 /// no `id` (a notification).
@@ -28,7 +28,7 @@ pub(crate) struct Members<'a> {
     pub(in crate::wire) repeated: Option<Key>,
 }
 
-/// A member that [`Members`] keeps.
+/// Names a member that [`Members`] keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
 pub(in crate::wire) enum Key {
@@ -42,7 +42,7 @@ pub(in crate::wire) enum Key {
     Other,
 }
 
-/// `jsonrpc` and `method`, read as the strings they should be (borrowed when they hold no
+/// Holds `jsonrpc` and `method`, read as the strings they should be (borrowed when they hold no
 /// escape), or as something else, which makes the message invalid but keeps the rest readable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(in crate::wire) enum Text<'a> {
@@ -58,7 +58,7 @@ impl<'a> Text<'a> {
         }
     }
 
-    /// The string, if it is one.
+    /// Returns the string, if it is one.
     pub(in crate::wire) fn into_str(self) -> Option<Cow<'a, str>> {
         match self {
             Self::Str(text) => Some(text),
@@ -125,7 +125,7 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
-/// The members of a well-formed message, read by serde's derived code: the fastest read, and
+/// Holds the members of a well-formed message, read by serde's derived code: the fastest read, and
 /// the one every valid message takes. It fails on what [`Members`]' own reader takes (a member
 /// written twice, an escaped or non-string `jsonrpc` or `method`), which is then read again by
 /// that reader.
@@ -234,7 +234,7 @@ impl<'a> Members<'a> {
         }
     }
 
-    /// What the message is to a peer, by the rules in the [module docs](self).
+    /// Returns what the message is to a peer, by the rules in the [module docs](self).
     pub(crate) fn classify(self) -> Incoming<'a> {
         if self.repeated.is_none()
             && self.method.is_none()
@@ -248,7 +248,7 @@ impl<'a> Members<'a> {
         }
     }
 
-    /// The request a server takes, or why it takes none, by the rules in the
+    /// Returns the request a server takes, or why it takes none, by the rules in the
     /// [module docs](self). A server sends no calls, so an answer is one more object it cannot
     /// take as a request.
     #[inline]
@@ -279,7 +279,7 @@ impl<'a> Members<'a> {
         })
     }
 
-    /// The id and outcome of an answer, read leniently; see [`Response::read`].
+    /// Returns the id and outcome of an answer, read leniently; see [`Response::read`].
     pub(in crate::wire) fn answer(&self) -> Result<(Id, Result<&'a RawValue, RpcError>), String> {
         if let Some(key) = self.repeated {
             return Err(format!("`{}` is written twice", key.name()));
@@ -297,7 +297,8 @@ impl<'a> Members<'a> {
         }
     }
 
-    /// A missing `jsonrpc` is taken (some servers leave it out); another version is not.
+    /// Checks the version: a missing `jsonrpc` is taken (some servers leave it out); another
+    /// version is not.
     pub(in crate::wire) fn check_version(&self) -> Result<(), String> {
         match &self.jsonrpc {
             Some(version) if !is_version(version) => Err("`jsonrpc` is not \"2.0\"".into()),

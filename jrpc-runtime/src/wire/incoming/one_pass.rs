@@ -1,6 +1,7 @@
-//! The one-pass reader: a request (or a batch) naming a known method read with its params
-//! decoded by the handler's seed in the same pass, compactly written text first ([`compact`]),
-//! else through serde_json. It only ever declines; the full read then says what the text is.
+//! Implements the one-pass reader: a request (or a batch) naming a known method read with its
+//! params decoded by the handler's seed in the same pass, compactly written text first
+//! ([`compact`]), else through serde_json. It only ever declines; the full read then says what the
+//! text is.
 //!
 //! [`compact`]: super::compact
 
@@ -99,7 +100,7 @@ where
     }
 }
 
-/// An element of a batch read by [`parse_batch_with`].
+/// Holds an element of a batch read by [`parse_batch_with`].
 pub(crate) enum Element<'a, T> {
     /// A request naming the method asked for, its params decoded.
     Decoded(Decoded<'a, T>),

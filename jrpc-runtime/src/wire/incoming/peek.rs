@@ -1,9 +1,9 @@
-//! The method peek: the method a request (or a batch's first element) names, found without
-//! reading the rest, to choose a handler before the one-pass read.
+//! Implements the method peek: the method a request (or a batch's first element) names, found
+//! without reading the rest, to choose a handler before the one-pass read.
 
 use super::BLANK;
 
-/// The method a request's text names, found without reading the rest: the value of its first
+/// Finds the method a request's text names without reading the rest: the value of its first
 /// top-level `method` member when every member before it is a plain scalar (a string, a number,
 /// `true`, `false` or `null`) and no key or name on the way holds an escape.
 ///
@@ -71,8 +71,8 @@ fn plain_string(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
     Some((&rest[..len], at + len + 2))
 }
 
-/// The length of a string's contents (`bytes` starts after its opening quote) when they hold
-/// no escape and no control character.
+/// Returns the length of a string's contents (`bytes` starts after its opening quote) when they
+/// hold no escape and no control character.
 #[inline]
 pub(super) fn plain_len(bytes: &[u8]) -> Option<usize> {
     let len = bytes
@@ -81,8 +81,8 @@ pub(super) fn plain_len(bytes: &[u8]) -> Option<usize> {
     (bytes[len] == b'"').then_some(len)
 }
 
-/// The index past the scalar value starting at `at` (a string, escapes and all, or a number or
-/// literal); `None` for an object or an array.
+/// Returns the index past the scalar value starting at `at` (a string, escapes and all, or a number
+/// or literal); `None` for an object or an array.
 #[inline]
 pub(super) fn skip_scalar(bytes: &[u8], at: usize) -> Option<usize> {
     match bytes.get(at)? {
@@ -108,7 +108,7 @@ pub(super) fn skip_scalar(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// The method a batch's first element names, found as [`peek_method`] finds it.
+/// Finds the method a batch's first element names, as [`peek_method`] does.
 #[inline]
 pub(crate) fn peek_batch_method(text: &str) -> Option<&str> {
     let first = text.trim_start_matches(BLANK).strip_prefix('[')?;
