@@ -1,4 +1,4 @@
-//! Typed batches: calls sent together over any [`Caller`], each answer decoded into its own
+//! Builds typed batches: calls sent together over any [`Caller`], each answer decoded into its own
 //! type through the [`Slot`] its call returned.
 
 use std::fmt;
@@ -13,7 +13,7 @@ use crate::caller::{BatchCall, Caller};
 use crate::caller::{decode_result, encode_params};
 use crate::error::ClientError;
 
-/// Calls and notifications to send together, each call's answer typed by the [`Slot`] it
+/// Collects calls and notifications to send together, each call's answer typed by the [`Slot`] it
 /// returns. A generated stub's `batch()` fills one through methods named as the service's
 /// (`batch.add(1, 2)`); by hand, [`call`](Self::call) and [`notify`](Self::notify) do.
 ///
@@ -48,7 +48,7 @@ pub struct Batch {
     unencodable: Option<ClientError>,
 }
 
-/// Where one call's answer will be in a batch's [`BatchAnswers`], and the type it decodes into.
+/// Points at one call's answer in a batch's [`BatchAnswers`], and names the type it decodes into.
 #[must_use = "a slot is how its call's answer is taken"]
 pub struct Slot<T> {
     batch: u64,
@@ -56,7 +56,7 @@ pub struct Slot<T> {
     result: PhantomData<fn() -> T>,
 }
 
-/// The answers of a sent [`Batch`]: each taken once, by its call's [`Slot`].
+/// Holds the answers of a sent [`Batch`]: each taken once, by its call's [`Slot`].
 pub struct BatchAnswers {
     batch: u64,
     results: Vec<Option<Result<Box<RawValue>, ClientError>>>,
@@ -99,7 +99,7 @@ impl fmt::Debug for BatchAnswers {
 }
 
 impl Batch {
-    /// An empty batch.
+    /// Returns an empty batch.
     pub fn new() -> Self {
         Self::default()
     }
@@ -121,12 +121,12 @@ impl Batch {
         self.push_notification(method.into(), params);
     }
 
-    /// How many elements (calls and notifications) the batch holds.
+    /// Returns how many elements (calls and notifications) the batch holds.
     pub fn len(&self) -> usize {
         self.calls.len()
     }
 
-    /// Whether the batch holds nothing.
+    /// Returns whether the batch holds nothing.
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }
@@ -195,7 +195,7 @@ impl Batch {
 }
 
 impl BatchAnswers {
-    /// The answer of the call that returned `slot`, decoded into its type.
+    /// Returns the answer of the call that returned `slot`, decoded into its type.
     ///
     /// # Errors
     ///
@@ -215,12 +215,12 @@ impl BatchAnswers {
         }
     }
 
-    /// How many answers are left to take.
+    /// Returns how many answers are left to take.
     pub fn len(&self) -> usize {
         self.results.iter().flatten().count()
     }
 
-    /// Whether every answer was taken (or the batch had no calls).
+    /// Returns whether every answer was taken (or the batch had no calls).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -1,4 +1,4 @@
-//! The client side: what generated stubs and applications call through.
+//! Defines the client side: what generated stubs and applications call through.
 
 use std::fmt;
 use std::future::Future;
@@ -15,10 +15,10 @@ use crate::transport::Transport;
 use crate::wire::write::call_text;
 use crate::wire::{Id, Message};
 
-/// The results of a batch: one per call, in the order the calls were given.
+/// Holds the results of a batch: one per call, in the order the calls were given.
 pub type BatchResults = Vec<Result<Box<RawValue>, ClientError>>;
 
-/// How a stub sends its parameters.
+/// Says how a stub sends its parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParamEncoding {
@@ -29,7 +29,7 @@ pub enum ParamEncoding {
     Named,
 }
 
-/// Something that sends calls and notifications to a JSON-RPC server: the HTTP and WebSocket
+/// Sends calls and notifications to a JSON-RPC server: implemented by the HTTP and WebSocket
 /// clients, a [`Peer`](crate::peer::Peer), or a [`Methods`](crate::dispatch::Methods) table in-process.
 /// Generated stubs (`FooClient<C: Caller>`) work over any of them.
 ///
@@ -149,7 +149,7 @@ pub trait Caller: Send + Sync {
     }
 }
 
-/// One element of a batch: a call or a notification, its params already encoded.
+/// Holds one element of a batch: a call or a notification, its params already encoded.
 #[derive(Clone, Debug)]
 pub struct BatchCall {
     pub(crate) method: String,
@@ -158,7 +158,7 @@ pub struct BatchCall {
 }
 
 impl BatchCall {
-    /// A call, answered in the batch's results.
+    /// Returns a call, answered in the batch's results.
     pub fn call(method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
         Self {
             method: method.into(),
@@ -167,7 +167,7 @@ impl BatchCall {
         }
     }
 
-    /// A notification: sent, never answered, and given no entry in the batch's results.
+    /// Returns a notification: sent, never answered, and given no entry in the batch's results.
     pub fn notification(method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
         Self {
             method: method.into(),
@@ -176,17 +176,17 @@ impl BatchCall {
         }
     }
 
-    /// Whether this element is a notification.
+    /// Returns whether this element is a notification.
     pub fn is_notification(&self) -> bool {
         self.notification
     }
 }
 
-/// A future of a [`DynCaller`].
+/// Names the boxed future of a [`DynCaller`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The dyn-compatible form of [`Caller`]: every caller is one, and `dyn DynCaller` (behind an
-/// `Arc` or a `Box`) is a [`Caller`] again, so one type holds any transport.
+/// Serves as the dyn-compatible form of [`Caller`]: every caller is one, and `dyn DynCaller`
+/// (behind an `Arc` or a `Box`) is a [`Caller`] again, so one type holds any transport.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -202,21 +202,21 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// # });
 /// ```
 pub trait DynCaller: Send + Sync {
-    /// [`Caller::call_raw`], boxed.
+    /// Calls [`Caller::call_raw`], its future boxed.
     fn dyn_call_raw<'a>(
         &'a self,
         method: &'a str,
         params: Option<Box<RawValue>>,
     ) -> BoxFuture<'a, Result<Box<RawValue>, ClientError>>;
 
-    /// [`Caller::notify_raw`], boxed.
+    /// Calls [`Caller::notify_raw`], its future boxed.
     fn dyn_notify_raw<'a>(
         &'a self,
         method: &'a str,
         params: Option<Box<RawValue>>,
     ) -> BoxFuture<'a, Result<(), ClientError>>;
 
-    /// [`Caller::batch_raw`], boxed.
+    /// Calls [`Caller::batch_raw`], its future boxed.
     fn dyn_batch_raw(
         &self,
         calls: Vec<BatchCall>,
@@ -357,7 +357,7 @@ pub(crate) fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, Cl
     serde_json::from_str(raw.get()).map_err(|err| ClientError::Malformed(format!("result: {err}")))
 }
 
-/// A batch's body, and the ids of its calls in order (notifications get none).
+/// Writes a batch's body, and returns the ids of its calls in order (notifications get none).
 pub(crate) fn batch_body(
     calls: &[BatchCall],
     mut next_id: impl FnMut() -> Id,
@@ -383,7 +383,7 @@ pub(crate) fn batch_body(
 /// A received answer as a client takes it: this sits with the caller, above the wire, because
 /// its errors are a client's.
 impl Message {
-    /// The answer's outcome, for a response or an error response.
+    /// Returns the answer's outcome, for a response or an error response.
     ///
     /// # Errors
     ///

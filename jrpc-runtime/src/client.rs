@@ -1,4 +1,4 @@
-//! One client for any URL: the scheme picks the transport.
+//! Builds one client for any URL: the scheme picks the transport.
 
 use serde_json::value::RawValue;
 
@@ -17,9 +17,9 @@ use crate::transport::Transport;
 #[cfg(feature = "ws")]
 use crate::ws::WsClient;
 
-/// A client chosen by the URL's scheme: HTTP, WebSocket or a Unix socket; a [`Caller`], so every
-/// generated stub runs over it. Each kind is there with what it needs (the `http` and `ws` cargo
-/// features, `tls` for `https://` and `wss://`, a Unix platform for `unix:`).
+/// Calls a server over the transport the URL's scheme picks: HTTP, WebSocket or a Unix socket; a
+/// [`Caller`], so every generated stub runs over it. Each kind is there with what it needs (the
+/// `http` and `ws` cargo features, `tls` for `https://` and `wss://`, a Unix platform for `unix:`).
 ///
 /// | URL | transport |
 /// | --- | --- |
@@ -65,7 +65,7 @@ impl Client {
         Self::builder(url).connect().await
     }
 
-    /// A builder for a client of `url`.
+    /// Returns a builder for a client of `url`.
     pub fn builder(url: impl Into<String>) -> ClientBuilder {
         ClientBuilder {
             url: url.into(),
@@ -77,7 +77,7 @@ impl Client {
     }
 }
 
-/// Settings of a [`Client`], whatever its transport turns out to be.
+/// Holds the settings of a [`Client`], whatever its transport turns out to be.
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `connect` is called"]
 pub struct ClientBuilder {
@@ -89,20 +89,20 @@ pub struct ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// The handlers of what the server sends on a two-way transport (WebSocket, Unix socket):
+    /// Sets the handlers of what the server sends on a two-way transport (WebSocket, Unix socket):
     /// its notifications and calls; none by default. Unused over HTTP.
     pub fn methods(mut self, methods: Methods) -> Self {
         self.methods = methods;
         self
     }
 
-    /// How messages are framed on a Unix socket (default [`Framing::Lines`]).
+    /// Sets how messages are framed on a Unix socket (default [`Framing::Lines`]).
     pub fn framing(mut self, framing: Framing) -> Self {
         self.framing = framing;
         self
     }
 
-    /// What `https://` and `wss://` servers are trusted by (default: the system's roots).
+    /// Sets what `https://` and `wss://` servers are trusted by (default: the system's roots).
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls(mut self, tls: ClientTls) -> Self {

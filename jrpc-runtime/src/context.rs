@@ -1,4 +1,4 @@
-//! What a handler reaches through its [`Context`] beyond the request: the connection it runs on
+//! Extends a handler's [`Context`] beyond the request: the connection it runs on
 //! ([`Context::peer`]) and the topics of its server ([`Context::subscribe`]).
 //!
 //! [`Context`] is the dispatcher's type and knows nothing above it; the layers above add to it
@@ -28,8 +28,8 @@ use crate::server::{SubscribeError, Topics};
 /// }
 /// ```
 impl Context {
-    /// The other side of the connection, to notify or call it from inside a handler; `None` on
-    /// transports that do not stay open (HTTP, in-process).
+    /// Returns the other side of the connection, to notify or call it from inside a handler; `None`
+    /// on transports that do not stay open (HTTP, in-process).
     ///
     /// A notification handler must not await a call on its own connection: incoming messages are
     /// read only after it finishes, so the answer would never be read. Spawn the call instead.
@@ -37,7 +37,7 @@ impl Context {
         self.extension::<ConnectionPeer>().map(ConnectionPeer::peer)
     }
 
-    /// The registry of the connection's server, if the request came over one that has it.
+    /// Returns the registry of the connection's server, if the request came over one that has it.
     pub fn topics(&self) -> Option<&Topics> {
         self.extension::<Topics>()
     }
@@ -89,23 +89,23 @@ impl Context {
         self.with_headers(copied(headers))
     }
 
-    /// The HTTP headers of the request (or of the WebSocket upgrade).
+    /// Returns the HTTP headers of the request (or of the WebSocket upgrade).
     #[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "ws"))))]
     pub fn headers(&self) -> Option<&http::HeaderMap> {
         self.header_slot()
     }
 }
 
-/// `traceparent`.
+/// Names the `traceparent` header.
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
 
-/// `tracestate`.
+/// Names the `tracestate` header.
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) static TRACESTATE: http::HeaderName = http::HeaderName::from_static("tracestate");
 
-/// The trace context `headers` carry: a valid `traceparent`, and the `tracestate` beside it (its
-/// several headers joined, as W3C Trace Context reads them).
+/// Returns the trace context `headers` carry: a valid `traceparent`, and the `tracestate` beside it
+/// (its several headers joined, as W3C Trace Context reads them).
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) fn trace_of(headers: &http::HeaderMap) -> Option<TraceContext> {
     let parent = headers.get(&TRACEPARENT)?.to_str().ok()?;
@@ -145,7 +145,7 @@ pub(crate) fn trace_headers(headers: &mut http::HeaderMap, trace: &TraceContext)
     }
 }
 
-/// `headers`, each value copied (see [`Context::with_headers_copied`]).
+/// Returns `headers`, each value copied (see [`Context::with_headers_copied`]).
 #[cfg(feature = "ws")]
 pub(crate) fn copied(headers: &http::HeaderMap) -> http::HeaderMap {
     let mut copied = http::HeaderMap::with_capacity(headers.len());

@@ -1,10 +1,12 @@
-//! The errors users handle: a registration refused, a client call failed, a setting refused.
+//! Defines the errors users handle: a registration refused, a client call failed, a setting
+//! refused.
 
 use std::time::Duration;
 
 use crate::wire::{MessageError, RpcError};
 
-/// A method name registered twice or reserved, or a description of a method that is not there.
+/// Refuses a registration: a method name registered twice or reserved, or a description of a method
+/// that is not there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegisterError {
@@ -19,7 +21,7 @@ pub enum RegisterError {
     Unknown(String),
 }
 
-/// What a client call can fail with.
+/// Says what a client call can fail with.
 ///
 /// ```
 /// use jrpc_runtime::{ClientError, RpcError};
@@ -74,7 +76,7 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The server's error object, when the call failed with one.
+    /// Returns the server's error object, when the call failed with one.
     pub fn rpc_error(&self) -> Option<&RpcError> {
         match self {
             Self::Failed(err) | Self::AnswerTooLarge(err) => Some(err),
@@ -102,7 +104,7 @@ impl From<MessageError> for ClientError {
     }
 }
 
-/// A setting that a builder refused, naming it.
+/// Names a setting that a builder refused, and why.
 ///
 /// Every builder of this crate ([`PeerConfig`](crate::peer::PeerConfig)'s and the servers' and
 /// clients') checks each value when it builds, and names the first one out of range by the
@@ -132,18 +134,18 @@ impl ConfigError {
         }
     }
 
-    /// The setting's name, as the builder method that sets it is named.
+    /// Returns the setting's name, as the builder method that sets it is named.
     pub fn key(&self) -> &'static str {
         self.key
     }
 
-    /// What is wrong with the value.
+    /// Returns what is wrong with the value.
     pub fn reason(&self) -> &str {
         &self.reason
     }
 }
 
-/// The checks builders share, each failing with the key it names.
+/// Holds the checks builders share, each failing with the key it names.
 #[cfg_attr(
     not(any(feature = "http", feature = "ws")),
     allow(dead_code, reason = "the servers' builders use the rest")
@@ -153,7 +155,8 @@ pub(crate) mod check {
 
     use super::ConfigError;
 
-    /// Zero would refuse every call, every message, every byte: a mistake, never a policy.
+    /// Refuses zero, which would refuse every call, every message, every byte: a mistake, never a
+    /// policy.
     pub(crate) fn at_least_one(key: &'static str, value: usize) -> Result<(), ConfigError> {
         if value == 0 {
             return Err(ConfigError::new(key, "must be at least 1"));
@@ -161,7 +164,7 @@ pub(crate) mod check {
         Ok(())
     }
 
-    /// A count that becomes the size of a Tokio channel or semaphore, which has a ceiling.
+    /// Checks a count that becomes the size of a Tokio channel or semaphore, which has a ceiling.
     pub(crate) fn permits(key: &'static str, value: usize) -> Result<(), ConfigError> {
         let max = tokio::sync::Semaphore::MAX_PERMITS;
         if value == 0 || value > max {
@@ -173,7 +176,7 @@ pub(crate) mod check {
         Ok(())
     }
 
-    /// A limit that may be turned off with `None`; zero would fire at once (or spin).
+    /// Checks a limit that may be turned off with `None`; zero would fire at once (or spin).
     pub(crate) fn optional_limit(
         key: &'static str,
         limit: Option<Duration>,
@@ -187,7 +190,7 @@ pub(crate) mod check {
         Ok(())
     }
 
-    /// A limit that cannot be turned off.
+    /// Checks a limit that cannot be turned off.
     pub(crate) fn limit(key: &'static str, limit: Duration) -> Result<(), ConfigError> {
         if limit.is_zero() {
             return Err(ConfigError::new(key, "must be above zero"));

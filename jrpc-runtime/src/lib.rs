@@ -126,7 +126,8 @@ mod woken;
 #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
 pub mod ws;
 
-/// The guide: what the crate does and why, a chapter a page. The crate's front page links each.
+/// Holds the guide: what the crate does and why, a chapter a page. The crate's front page links
+/// each.
 pub mod guide {
     #[doc = include_str!("../docs/layers.md")]
     pub mod layers {}

@@ -1,4 +1,4 @@
-//! Items the `#[rpc_service]` expansion names; not a public API.
+//! Holds the items the `#[rpc_service]` expansion names; not a public API.
 //!
 //! The expansion is per-method glue only: one call of a registration helper (`call_N`,
 //! `notify_N`, `call_whole`, `notify_whole`) with the user's types and a closure calling the
@@ -31,8 +31,8 @@ mod table;
 pub use stub::*;
 pub use table::*;
 
-/// Types a method parameter may have. No supertrait (rustc reports a missing one as a bound
-/// of the trait, with a note into this module): the helpers decode through its items.
+/// Marks the types a method parameter may have. No supertrait (rustc reports a missing one as a
+/// bound of the trait, with a note into this module): the helpers decode through its items.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a jrpc method parameter",
     label = "this type does not implement `serde::Deserialize` (owned), or is not `Send`",
@@ -42,10 +42,10 @@ pub trait RpcParam: Sized {
     /// What is decoded from the request: the type itself.
     type Owned: DeserializeOwned + Send + 'static;
 
-    /// The parameter, from what was decoded.
+    /// Returns the parameter, from what was decoded.
     fn from_owned(owned: Self::Owned) -> Self;
 
-    /// The witness of this parameter type, which the expansion makes first, at the type:
+    /// Returns the witness of this parameter type, which the expansion makes first, at the type:
     /// rustc reports the trait there with no note, and leaves out a helper's bound on the
     /// type at an argument spanned the same way (the same error at the same place).
     #[inline]
@@ -63,8 +63,8 @@ impl<T: DeserializeOwned + Send + 'static> RpcParam for T {
     }
 }
 
-/// Types a service with `schema` describes: the JSON Schema of each parameter and result is
-/// schemars'. Without the `schema` feature every type is one (with `{}`): the one error is
+/// Marks the types a service with `schema` describes: the JSON Schema of each parameter and result
+/// is schemars'. Without the `schema` feature every type is one (with `{}`): the one error is
 /// [`schema_feature`]'s.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no JSON Schema",
@@ -72,10 +72,10 @@ impl<T: DeserializeOwned + Send + 'static> RpcParam for T {
     note = "`#[rpc_service(schema)]` describes every parameter and result type: derive `schemars::JsonSchema` for `{Self}` (schemars 1.x), or leave `schema` out"
 )]
 pub trait RpcSchema {
-    /// The type's schema.
+    /// Returns the type's schema.
     fn schema() -> SchemaDoc;
 
-    /// A parameter's witness with its schema, made at the type as [`RpcParam::witness`] is.
+    /// Returns a parameter's witness with its schema, made at the type as [`RpcParam::witness`] is.
     #[inline]
     fn describe(witness: Param<Self>) -> Param<Self>
     where
@@ -84,7 +84,7 @@ pub trait RpcSchema {
         Param(Self::schema(), witness.1)
     }
 
-    /// A success type's schema, which the expansion takes at the type as written: rustc
+    /// Returns a success type's schema, which the expansion takes at the type as written: rustc
     /// reports a type without one there, with no note.
     #[inline]
     fn of(_ok: PhantomData<Self>) -> SchemaDoc
@@ -110,7 +110,7 @@ impl<T: ?Sized> RpcSchema for T {
     }
 }
 
-/// Implemented only when the runtime is built with the `schema` feature.
+/// Marks a runtime built with the `schema` feature: implemented only then.
 #[diagnostic::on_unimplemented(
     message = "`#[rpc_service(schema)]` needs the `schema` feature of `jrpc-runtime`",
     label = "this service describes its types with JSON Schemas",
@@ -124,7 +124,7 @@ impl SchemaFeature for () {}
 #[inline]
 pub fn schema_feature<T: SchemaFeature>() {}
 
-/// What a served value must be: calls run concurrently, on any thread, sharing one value.
+/// Says what a served value must be: calls run concurrently, on any thread, sharing one value.
 ///
 /// The lifetime only makes `for<'a> Self: Service<'a>` a bound rustc checks where
 /// `into_methods` is called rather than also where an inherent `impl` defines it.
@@ -136,14 +136,14 @@ pub fn schema_feature<T: SchemaFeature>() {}
 pub trait Service<'a>: Sized + Send + Sync + 'static {}
 impl<T: Send + Sync + 'static> Service<'_> for T {}
 
-/// The runtime's context, the only type a `&Context` parameter is given.
+/// Marks the runtime's context, the only type a `&Context` parameter is given.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not `jrpc_runtime::Context`",
     label = "a `&Context` parameter is given the request's context",
     note = "only `&jrpc_runtime::Context` is injected; take a type of your own by value to read it from the params"
 )]
 pub trait Injected {
-    /// The context itself.
+    /// Returns the context itself.
     fn from_context(ctx: &Context) -> &Self;
 }
 
@@ -167,11 +167,11 @@ impl Injected for Context {
 /// Finds out whether `R` is a `Result`; see [`Probe::NEW`].
 pub struct Probe<R>(Fallback<R>);
 
-/// What [`Probe`] dereferences to: the answer for any type that is not a `Result`.
+/// Answers for any type that is not a `Result`: what [`Probe`] dereferences to.
 pub struct Fallback<R>(PhantomData<fn() -> R>);
 
 impl<R> Probe<R> {
-    /// The probe of `R`.
+    /// Holds the probe of `R`.
     pub const NEW: Self = Self(Fallback(PhantomData));
 }
 
@@ -185,7 +185,7 @@ impl<R> Deref for Probe<R> {
 }
 
 impl<T, E> Probe<Result<T, E>> {
-    /// A `Result`: `Ok` answers a result, `Err` an error.
+    /// Returns the kind of a `Result`: `Ok` answers a result, `Err` an error.
     #[inline]
     pub fn kind(&self) -> IsResult<T, E> {
         IsResult(PhantomData)
@@ -193,17 +193,17 @@ impl<T, E> Probe<Result<T, E>> {
 }
 
 impl<R> Fallback<R> {
-    /// Any other type: the value is the result.
+    /// Returns the kind of any other type: the value is the result.
     #[inline]
     pub fn kind(&self) -> IsValue<R> {
         IsValue(PhantomData)
     }
 }
 
-/// A return type that is a value, answered as the result.
+/// Marks a return type that is a value, answered as the result.
 pub struct IsValue<R>(PhantomData<fn() -> R>);
 
-/// A return type that is `Result<T, E>`.
+/// Marks a return type that is `Result<T, E>`.
 pub struct IsResult<T, E>(PhantomData<fn() -> (T, E)>);
 
 impl<R> Clone for IsValue<R> {
@@ -220,7 +220,7 @@ impl<T, E> Clone for IsResult<T, E> {
 impl<T, E> Copy for IsResult<T, E> {}
 
 impl<R> IsValue<R> {
-    /// The answer: always a success.
+    /// Returns the answer: always a success.
     #[inline]
     pub fn split(self, value: R) -> Result<R, RpcError> {
         Ok(value)
@@ -228,21 +228,21 @@ impl<R> IsValue<R> {
 }
 
 impl<T, E> IsResult<T, E> {
-    /// The answer, as it is.
+    /// Returns the answer, as it is.
     #[inline]
     pub fn split(self, result: Result<T, E>) -> Result<T, E> {
         result
     }
 }
 
-/// The success and error types a probed return type answers with.
+/// Names the success and error types a probed return type answers with.
 pub trait Kind {
     /// `T` of `Result<T, E>`, or the value's own type.
     type Ok;
     /// `E` of `Result<T, E>`, or `RpcError` (never used) for a value.
     type Err;
 
-    /// The success type's schema in the method's description: `{}` unless [`at_described`]
+    /// Returns the success type's schema in the method's description: `{}` unless [`at_described`]
     /// gave one.
     #[inline]
     fn schema(self) -> SchemaDoc
@@ -253,7 +253,7 @@ pub trait Kind {
     }
 }
 
-/// A probe's kind with the success type's schema (a service with `schema`).
+/// Holds a probe's kind with the success type's schema (a service with `schema`).
 pub struct Described<K>(K, SchemaDoc);
 
 impl<K: Kind> Kind for Described<K> {
@@ -276,47 +276,47 @@ impl<T, E> Kind for IsResult<T, E> {
     type Err = E;
 }
 
-/// A probe's kind, as an argument the expansion spans at a user's type (a call, so the span
+/// Returns a probe's kind, as an argument the expansion spans at a user's type (a call, so the span
 /// covers the call).
 #[inline]
 pub fn at<K: Kind>(kind: K) -> K {
     kind
 }
 
-/// A kind's success type, for [`RpcResult::check`].
+/// Returns a kind's success type, for [`RpcResult::check`].
 #[inline]
 pub fn ok_of<K: Kind>(_kind: K) -> PhantomData<K::Ok> {
     PhantomData
 }
 
-/// A kind's error type, for [`IntoRpcError::check`].
+/// Returns a kind's error type, for [`IntoRpcError::check`].
 #[inline]
 pub fn err_of<K: Kind>(_kind: K) -> PhantomData<K::Err> {
     PhantomData
 }
 
-/// [`at`], for a service with `schema`: the success type's schema comes along, taken by the
-/// expansion with [`RpcSchema::of`] at the type as written.
+/// Does what [`at`] does, for a service with `schema`: the success type's schema comes along, taken
+/// by the expansion with [`RpcSchema::of`] at the type as written.
 #[inline]
 pub fn at_described<K: Kind>(kind: K, schema: SchemaDoc) -> Described<K> {
     Described(kind, schema)
 }
 
-/// A parameter type, as an argument the expansion spans at the user's type: a registration
+/// Carries a parameter type, as an argument the expansion spans at the user's type: a registration
 /// helper's bound on it is then reported there. It carries the type's schema for the method's
 /// description (`{}` unless the service has `schema`).
 pub struct Param<P>(SchemaDoc, PhantomData<fn() -> P>);
 
 impl<P> Param<P> {
-    /// The witness, as the expansion passes it to a helper, spanned as where it was made.
+    /// Returns the witness, as the expansion passes it to a helper, spanned as where it was made.
     #[inline]
     pub fn at(self) -> Self {
         self
     }
 }
 
-/// The runtime's `Context`, taken by value. Never implemented: a parameter of a type named
-/// `Context` goes through [`Probe::param`], which asks for it only of the runtime's context,
+/// Stands for the runtime's `Context`, taken by value. Never implemented: a parameter of a type
+/// named `Context` goes through [`Probe::param`], which asks for it only of the runtime's context,
 /// where it is the one error. The helper's error at the same place is implied by it: rustc
 /// compares the bound that failed there, [`RpcParam`]'s impl's, with these supertraits.
 #[diagnostic::on_unimplemented(
@@ -327,7 +327,7 @@ impl<P> Param<P> {
 pub trait ByReference<'a>: RpcParam + DeserializeOwned + Send + 'static {}
 
 impl Probe<Context> {
-    /// The witness of a parameter of the runtime's `Context`: an error.
+    /// Returns the witness of a parameter of the runtime's `Context`: an error.
     #[inline]
     pub fn param(&self) -> Param<Context>
     where
@@ -336,7 +336,7 @@ impl Probe<Context> {
         Param(SchemaDoc::any(), PhantomData)
     }
 
-    /// [`param`](Probe::param), for a service with `schema`.
+    /// Does what [`param`](Probe::param) does, for a service with `schema`.
     #[inline]
     pub fn described(&self) -> Param<Context>
     where
@@ -347,13 +347,13 @@ impl Probe<Context> {
 }
 
 impl<R> Fallback<R> {
-    /// The witness of a parameter of any other type.
+    /// Returns the witness of a parameter of any other type.
     #[inline]
     pub fn param(&self) -> Param<R> {
         Param(SchemaDoc::any(), PhantomData)
     }
 
-    /// [`param`](Fallback::param), for a service with `schema`.
+    /// Does what [`param`](Fallback::param) does, for a service with `schema`.
     #[inline]
     pub fn described(&self) -> Param<R>
     where
@@ -363,14 +363,14 @@ impl<R> Fallback<R> {
     }
 }
 
-/// The witness of parameter type `P`.
+/// Returns the witness of parameter type `P`.
 #[inline]
 pub const fn param<P>() -> Param<P> {
     Param(SchemaDoc::any(), PhantomData)
 }
 
-/// What the expansion says of a method besides its types: its wire name, the wire names of its
-/// parameters, the text of its doc comment, whether it is `#[deprecated]`, and its Rust name.
+/// Holds what the expansion says of a method besides its types: its wire name, the wire names of
+/// its parameters, the text of its doc comment, whether it is `#[deprecated]`, and its Rust name.
 #[derive(Clone, Copy)]
 pub struct Meta(
     pub &'static str,
@@ -400,9 +400,9 @@ fn describe(table: &mut Methods, meta: &Meta, params: &[SchemaDoc], result: Sche
     let _ = table.describe(name, doc);
 }
 
-/// A stub's success type (as written) agrees with what the server answers, for the kind `K` of
-/// the method's return type. (`Self` is the stub's type, so that rustc, knowing it, cannot pick an
-/// impl by `K` alone.)
+/// Says that a stub's success type (as written) agrees with what the server answers, for the kind
+/// `K` of the method's return type. (`Self` is the stub's type, so that rustc, knowing it, cannot
+/// pick an impl by `K` alone.)
 #[diagnostic::on_unimplemented(
     message = "the client stub cannot tell the success type of this return type",
     label = "the stub reads its success type here",
@@ -410,11 +410,11 @@ fn describe(table: &mut Methods, meta: &Meta, params: &[SchemaDoc], result: Sche
     note = "write the return type so that it shows the success type, or leave the stub out with `#[rpc_service(client = false)]`"
 )]
 pub trait OkOf<K: Kind> {
-    /// The decoded success value, as the stub returns it.
+    /// Returns the decoded success value, as the stub returns it.
     fn from_ok(ok: K::Ok) -> Self;
 
-    /// [`from_ok`](Self::from_ok), with `K` given by a value: the expansion calls it at the
-    /// success type as written, where rustc then reports an unmet `OkOf` with no note.
+    /// Does what [`from_ok`](Self::from_ok) does, with `K` given by a value: the expansion calls it
+    /// at the success type as written, where rustc then reports an unmet `OkOf` with no note.
     #[inline]
     fn from_kind(_kind: K, ok: K::Ok) -> Self
     where

@@ -1,4 +1,4 @@
-//! Serving over standard input and output, and calling a child process over its pipes.
+//! Serves over standard input and output, and calls a child process over its pipes.
 
 use std::process::Stdio;
 

@@ -1,4 +1,4 @@
-//! Deadlines that never overflow.
+//! Computes deadlines that never overflow.
 
 use std::time::Duration;
 
@@ -8,9 +8,9 @@ use tokio::time::Instant;
 /// same).
 const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
-/// The instant `limit` from now. `Instant + Duration` panics past the clock's range, and limits
-/// are the user's to set: `Duration::MAX` is a natural way to say "no limit", so it means the far
-/// future here rather than a panic in whatever task reads the setting.
+/// Returns the instant `limit` from now. `Instant + Duration` panics past the clock's range, and
+/// limits are the user's to set: `Duration::MAX` is a natural way to say "no limit", so it means
+/// the far future here rather than a panic in whatever task reads the setting.
 pub(crate) fn after(limit: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(limit).unwrap_or(now + FAR_FUTURE)

@@ -1,5 +1,5 @@
-//! What clients trust for `https://` and `wss://` ([`ClientTls`]), and how a failed handshake is
-//! told.
+//! Says what clients trust for `https://` and `wss://` ([`ClientTls`]), and how a failed handshake
+//! is told.
 
 use std::error::Error;
 use std::fmt;
@@ -12,7 +12,7 @@ use rustls::{CertificateError, ClientConfig, RootCertStore};
 
 use crate::error::ConfigError;
 
-/// What a client trusts for `https://` and `wss://` URLs: the system's root certificates (by
+/// Says what a client trusts for `https://` and `wss://` URLs: the system's root certificates (by
 /// default), plus CA certificates of your own; or a [`rustls::ClientConfig`] of your own.
 ///
 /// ```no_run
@@ -75,12 +75,12 @@ impl fmt::Debug for ClientTls {
 }
 
 impl ClientTls {
-    /// Trust in the system's roots, nothing added.
+    /// Returns trust in the system's roots, nothing added.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Also trusts the CA certificates in the PEM file at `path` (read when the client is
+    /// Adds to the trusted CAs the certificates in the PEM file at `path` (read when the client is
     /// built).
     #[must_use]
     pub fn ca_file(mut self, path: impl Into<PathBuf>) -> Self {
@@ -88,14 +88,14 @@ impl ClientTls {
         self
     }
 
-    /// Also trusts the CA certificates of `pem` (PEM text).
+    /// Adds to the trusted CAs the certificates of `pem` (PEM text).
     #[must_use]
     pub fn ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.cas.push(Ca::Pem(pem.into()));
         self
     }
 
-    /// Whether the system's roots are trusted (default `true`); with `false`, only the CAs
+    /// Sets whether the system's roots are trusted (default `true`); with `false`, only the CAs
     /// added are.
     #[must_use]
     pub fn system_roots(mut self, trusted: bool) -> Self {
@@ -103,7 +103,7 @@ impl ClientTls {
         self
     }
 
-    /// A rustls configuration of your own (client certificates, pinning, another root store);
+    /// Uses a rustls configuration of your own (client certificates, pinning, another root store);
     /// the settings above are then not used. Its ALPN protocols are replaced by the client's.
     pub fn config(config: Arc<ClientConfig>) -> Self {
         Self {
@@ -112,7 +112,7 @@ impl ClientTls {
         }
     }
 
-    /// The rustls configuration, offering `alpn`.
+    /// Returns the rustls configuration, offering `alpn`.
     ///
     /// # Errors
     ///
@@ -170,7 +170,7 @@ impl ClientTls {
     }
 }
 
-/// A configuration that never verifies anything: what a client that may only see `http://`
+/// Returns a configuration that never verifies anything: what a client that may only see `http://`
 /// URLs holds for its connector.
 ///
 /// # Errors
@@ -201,8 +201,8 @@ fn system_roots() -> &'static RootCertStore {
     })
 }
 
-/// A TLS handshake that failed: what went wrong, said for a person, with the rustls error as
-/// the source.
+/// Reports a TLS handshake that failed: what went wrong, said for a person, with the rustls error
+/// as the source.
 #[derive(Debug)]
 pub(crate) struct TlsFailed {
     target: String,
@@ -239,7 +239,7 @@ impl Error for TlsFailed {
     }
 }
 
-/// The TLS failure in `err`'s chain, if any, as a [`TlsFailed`] for `target`. rustls' error
+/// Finds the TLS failure in `err`'s chain, if any, as a [`TlsFailed`] for `target`. rustls' error
 /// travels inside an `io::Error` (sometimes one inside another), whose `source` skips what it
 /// wraps, so the walk looks inside each `io::Error` before following `source`.
 pub(crate) fn failure(target: &str, err: &(dyn Error + 'static)) -> Option<TlsFailed> {

@@ -1,4 +1,4 @@
-//! The kind of transport a call travels over: a label that a handler's context and a caller's
+//! Names the kind of transport a call travels over: a label that a handler's context and a caller's
 //! spans carry, below both the dispatcher and the callers so that each can name it; and what
 //! transports hand the dispatcher's `Context` to keep for them (a request's headers, its tag),
 //! as types the dispatcher holds without knowing which transport made them.
@@ -6,7 +6,7 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-/// The kind of transport a request arrived on.
+/// Names the kind of transport a request arrived on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Transport {
@@ -27,7 +27,7 @@ pub enum Transport {
 }
 
 impl Transport {
-    /// The transport's short name: `"stdio"`, `"http"`, `"ws"`, `"in-process"`, `"stream"`,
+    /// Returns the transport's short name: `"stdio"`, `"http"`, `"ws"`, `"in-process"`, `"stream"`,
     /// `"unix"` or `"tcp"`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -48,15 +48,15 @@ impl fmt::Display for Transport {
     }
 }
 
-/// The headers of a request (or of a WebSocket's upgrade), as `Context` keeps them: HTTP's
+/// Holds the headers of a request (or of a WebSocket's upgrade), as `Context` keeps them: HTTP's
 /// header map where a transport that has headers is built, else a type with no value.
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) type Headers = http::HeaderMap;
-/// The headers of a request: no transport built has any.
+/// Holds the headers of a request: no transport built has any.
 #[cfg(not(any(feature = "http", feature = "ws")))]
 pub(crate) type Headers = std::convert::Infallible;
 
-/// A request tag: the application's text, or an HTTP request's `x-request-id`, taken from the
+/// Tags a request: the application's text, or an HTTP request's `x-request-id`, taken from the
 /// request (its value shares the buffer the request was read into) or made up (16 hex digits,
 /// written when first read).
 #[derive(Clone, Debug)]
@@ -80,9 +80,9 @@ impl RequestTag {
     }
 }
 
-/// A made-up tag: a number of the server's count, whose 16 hex digits are written the first time
-/// they are read (most requests' tags never are: a made-up one is not sent back by default, and
-/// only a span, a log line or a handler reads it).
+/// Holds a made-up tag: a number of the server's count, whose 16 hex digits are written the first
+/// time they are read (most requests' tags never are: a made-up one is not sent back by default,
+/// and only a span, a log line or a handler reads it).
 #[derive(Clone, Debug)]
 pub(crate) struct MadeUp {
     n: u64,

@@ -1,4 +1,4 @@
-//! Futures a loop waits on in every turn, polled again only once they have woken.
+//! Wraps futures a loop waits on in every turn, polling them again only once they have woken.
 //!
 //! A connection's loop selects over many sources, and every turn polls each one that is not
 //! ready. Some are dear to poll even when nothing happened: a `Notify` or a cancellation token
@@ -13,7 +13,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
 
-/// A future polled only in the turns after its own waker was called (and in the first).
+/// Polls a future only in the turns after its own waker was called (and in the first).
 pub(crate) struct Woken<F> {
     inner: Pin<Box<F>>,
     flag: Arc<Flag>,
@@ -58,7 +58,8 @@ impl<F: Future> Woken<F> {
 
 #[cfg(feature = "http")]
 impl<F> Woken<F> {
-    /// The inner future, to change (a sleep reset, say); it is polled again in the next turn.
+    /// Returns the inner future, to change (a sleep reset, say); it is polled again in the next
+    /// turn.
     pub(crate) fn inner_mut(&mut self) -> Pin<&mut F> {
         self.flag.woken.store(true, Ordering::Release);
         self.inner.as_mut()

@@ -1,4 +1,4 @@
-//! Items the client stubs of the expansion name.
+//! Holds the items the client stubs of the expansion name.
 
 use std::io::Write as _;
 use std::marker::PhantomData;
@@ -14,8 +14,8 @@ use crate::caller::ParamEncoding;
 use crate::dispatch::Context;
 use crate::error::ClientError;
 
-/// The name a client stub was given is its own: implemented by the macro for its stub, checked
-/// where the stub's name is used in the service's module.
+/// Says that the name a client stub was given is its own: implemented by the macro for its stub,
+/// checked where the stub's name is used in the service's module.
 #[diagnostic::on_unimplemented(
     message = "the name of the client stub is taken by `{Self}`",
     label = "the client stub of this service has this name",
@@ -28,8 +28,8 @@ pub trait StubName {
     fn check(&self) {}
 }
 
-/// Parameter types of a client stub. No supertrait (as `RpcParam`): the stub encodes through
-/// its methods, which the expansion calls at the type as written.
+/// Marks the parameter types of a client stub. No supertrait (as `RpcParam`): the stub encodes
+/// through its methods, which the expansion calls at the type as written.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of the client stub",
     label = "this type does not implement `serde::Serialize`",
@@ -43,7 +43,7 @@ pub trait StubParam {
     /// [`ClientError::Encode`] when the value cannot be encoded.
     fn push_to(&self, params: &mut ParamsBuilder, name: &'static str) -> Result<(), ClientError>;
 
-    /// This value as the whole params of a `params = whole` method.
+    /// Returns this value as the whole params of a `params = whole` method.
     ///
     /// # Errors
     ///
@@ -63,7 +63,7 @@ impl<T: Serialize + ?Sized> StubParam for T {
     }
 }
 
-/// Success types of a client stub. No supertrait (as [`StubParam`]).
+/// Marks the success types of a client stub. No supertrait (as [`StubParam`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a result of the client stub",
     label = "this type does not implement `serde::Deserialize` (owned)",
@@ -77,7 +77,7 @@ pub trait StubResult: Sized {
     /// [`ClientError::Malformed`] when the result does not decode.
     fn decode(raw: &RawValue) -> Result<Self, ClientError>;
 
-    /// The check the expansion makes first, at the success type as written (as
+    /// Runs the check the expansion makes first, at the success type as written (as
     /// `RpcResult::check`).
     #[inline]
     fn check(_ok: PhantomData<Self>) {}
@@ -90,13 +90,13 @@ impl<T: DeserializeOwned> StubResult for T {
     }
 }
 
-/// A stub's parameter of a type named `Context`, taken by value: when it is the runtime's
+/// Holds a stub's parameter of a type named `Context`, taken by value: when it is the runtime's
 /// `Context` (a mistake the method table reports, once), the stub adds no second error; any
 /// other type is pushed as usual. Method lookup tries `ContextArg<Context>` before its `Deref`
 /// target.
 pub struct ContextArg<'a, T: ?Sized>(AnyArg<'a, T>);
 
-/// What [`ContextArg`] dereferences to: a parameter of any other type.
+/// Holds a parameter of any other type: what [`ContextArg`] dereferences to.
 pub struct AnyArg<'a, T: ?Sized>(&'a T);
 
 impl<'a, T: ?Sized> ContextArg<'a, T> {
@@ -117,7 +117,8 @@ impl<'a, T: ?Sized> Deref for ContextArg<'a, T> {
 }
 
 impl ContextArg<'_, Context> {
-    /// The runtime's context: never sent (the method table does not compile).
+    /// Pushes nothing for the runtime's context: it is never sent (the method table does not
+    /// compile).
     ///
     /// # Errors
     ///
@@ -155,7 +156,7 @@ pub struct ParamsBuilder {
 }
 
 impl ParamsBuilder {
-    /// An empty parameter list.
+    /// Returns an empty parameter list.
     pub fn new(encoding: ParamEncoding, capacity: usize) -> Self {
         Self {
             encoding,
@@ -198,7 +199,7 @@ impl ParamsBuilder {
         }
     }
 
-    /// The params; `None` when there are no parameters at all.
+    /// Returns the params; `None` when there are no parameters at all.
     pub fn finish(mut self, declared: usize) -> Option<Box<RawValue>> {
         if declared == 0 {
             return None;
@@ -216,7 +217,7 @@ impl ParamsBuilder {
             .and_then(|text| RawValue::from_string(text).ok())
     }
 
-    /// The whole params value of a `params = whole` method.
+    /// Returns the whole params value of a `params = whole` method.
     ///
     /// # Errors
     ///
@@ -251,7 +252,7 @@ where
     K::Ok::decode(raw)
 }
 
-/// A stub's encoded params, or why they could not be encoded.
+/// Holds a stub's encoded params, or why they could not be encoded.
 pub type StubParams = Result<Option<Box<RawValue>>, ClientError>;
 
 /// Adds a stub method's call to a typed batch.
@@ -266,7 +267,7 @@ pub fn batch_notify(batch: &mut Batch, method: &str, params: StubParams) {
     batch.push_notification(method.to_owned(), params);
 }
 
-/// The error type of a stub made with `#[rpc_service(client_error = E)]`.
+/// Marks the error type of a stub made with `#[rpc_service(client_error = E)]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the stub's error type",
     label = "`{Self}` does not implement `From<ClientError>`",
