@@ -1,4 +1,4 @@
-//! What a handler does for its MCP client through its [`Context`]: the methods of
+//! Lists what a handler does for its MCP client through its [`Context`]: the methods of
 //! [`McpContext`], which `Context` implements.
 
 use std::future::Future;

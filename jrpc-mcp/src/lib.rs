@@ -1,4 +1,4 @@
-//! MCP, the Model Context Protocol: both protocol eras on one server, chosen per request.
+//! Serves MCP, the Model Context Protocol: both protocol eras on one server, chosen per request.
 //!
 //! | era | revisions | what marks a request | state |
 //! | --- | --- | --- | --- |
@@ -30,7 +30,7 @@ mod stdio;
 #[cfg(feature = "http")]
 mod http;
 
-/// The guide: how each era is served, what a handler sends and asks, the transports, and the
+/// Holds the guide: how each era is served, what a handler sends and asks, the transports, and the
 /// decisions behind them.
 #[doc = include_str!("../docs/mcp.md")]
 pub mod guide {}

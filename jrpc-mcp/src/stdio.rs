@@ -1,5 +1,5 @@
-//! MCP over stdio (one JSON message a line) or any byte stream: the server's protocol table on a
-//! connection whose context keeps what a legacy `initialize` says, with MCP's cancellation.
+//! Serves MCP over stdio (one JSON message a line) or any byte stream: the server's protocol table
+//! on a connection whose context keeps what a legacy `initialize` says, with MCP's cancellation.
 
 use tokio::io::{AsyncRead, AsyncWrite};
 

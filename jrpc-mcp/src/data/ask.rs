@@ -1,4 +1,4 @@
-//! Questions a handler asks its client (elicitation, sampling, roots), one API in both eras:
+//! Asks a handler's questions of its client (elicitation, sampling, roots), one API in both eras:
 //!
 //! | era | how a question is asked |
 //! | --- | --- |
@@ -24,7 +24,7 @@ use crate::protocol::types::Era;
 use jrpc_runtime::Caller as _;
 use jrpc_runtime::Context;
 
-/// What an elicitation asks the user: a form (a message and the flat JSON Schema of what to
+/// Says what an elicitation asks the user: a form (a message and the flat JSON Schema of what to
 /// fill in), or to visit a URL.
 ///
 /// ```
@@ -53,8 +53,8 @@ enum FormKind {
 }
 
 impl Form {
-    /// A form: `message`, and `requested_schema` (an object of primitive properties) exactly as
-    /// given.
+    /// Returns a form: `message`, and `requested_schema` (an object of primitive properties)
+    /// exactly as given.
     pub fn new(message: impl Into<String>, requested_schema: Value) -> Self {
         Self {
             message: message.into(),
@@ -62,7 +62,7 @@ impl Form {
         }
     }
 
-    /// A form of one required string, `field`.
+    /// Returns a form of one required string, `field`.
     pub fn string(message: impl Into<String>, field: &str) -> Self {
         let schema = json!({
             "type": "object",
@@ -72,7 +72,7 @@ impl Form {
         Self::new(message, schema)
     }
 
-    /// A URL for the user to visit (consent is the only answer; the rest happens there).
+    /// Returns a URL for the user to visit (consent is the only answer; the rest happens there).
     pub fn url(message: impl Into<String>, url: impl Into<String>) -> Self {
         Self {
             message: message.into(),
@@ -97,7 +97,7 @@ impl Form {
     }
 }
 
-/// What sampling asks the client's model: messages and a token limit, and whatever else
+/// Says what sampling asks the client's model: messages and a token limit, and whatever else
 /// `sampling/createMessage` takes.
 ///
 /// ```
@@ -110,12 +110,12 @@ impl Form {
 pub struct Sampling(Value);
 
 impl Sampling {
-    /// `sampling/createMessage`'s params exactly as given.
+    /// Takes `sampling/createMessage`'s params exactly as given.
     pub fn new(params: Value) -> Self {
         Self(params)
     }
 
-    /// One message from the user, `text`, answered in at most 1 000 tokens.
+    /// Returns one message from the user, `text`, answered in at most 1 000 tokens.
     pub fn user_text(text: impl Into<String>) -> Self {
         Self(json!({
             "messages": [{ "role": "user", "content": { "type": "text", "text": text.into() } }],
@@ -123,14 +123,14 @@ impl Sampling {
         }))
     }
 
-    /// The most tokens the answer may take.
+    /// Sets the most tokens the answer may take.
     #[must_use]
     pub fn max_tokens(mut self, tokens: u32) -> Self {
         self.0["maxTokens"] = tokens.into();
         self
     }
 
-    /// The system prompt.
+    /// Sets the system prompt.
     #[must_use]
     pub fn system(mut self, prompt: impl Into<String>) -> Self {
         self.0["systemPrompt"] = prompt.into().into();
@@ -138,7 +138,7 @@ impl Sampling {
     }
 }
 
-/// The user's answer to an elicitation.
+/// Holds the user's answer to an elicitation.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Elicited {
@@ -166,7 +166,7 @@ impl Elicited {
         }
     }
 
-    /// What was filled in, when accepted.
+    /// Returns what was filled in, when accepted.
     pub fn content(&self) -> Option<&Map<String, Value>> {
         match self {
             Self::Accept(content) => Some(content),
@@ -174,7 +174,7 @@ impl Elicited {
         }
     }
 
-    /// The field `name` of an accepted form, decoded.
+    /// Returns the field `name` of an accepted form, decoded.
     ///
     /// # Errors
     ///
@@ -189,7 +189,7 @@ impl Elicited {
     }
 }
 
-/// The client's model's answer to sampling (`CreateMessageResult`).
+/// Holds the client's model's answer to sampling (`CreateMessageResult`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[non_exhaustive]
 pub struct SampledMessage {
@@ -205,7 +205,7 @@ pub struct SampledMessage {
 }
 
 impl SampledMessage {
-    /// The text it says, when its content is one text block.
+    /// Returns the text it says, when its content is one text block.
     pub fn text(&self) -> Option<&str> {
         (self.content.get("type")? == "text")
             .then(|| self.content.get("text")?.as_str())
@@ -213,7 +213,7 @@ impl SampledMessage {
     }
 }
 
-/// A root the client shares: a `file://` URI, and a name.
+/// Describes a root the client shares: a `file://` URI, and a name.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[non_exhaustive]
 pub struct Root {
@@ -298,7 +298,7 @@ enum Answer {
     Roots(Vec<Root>),
 }
 
-/// Several questions asked at once ([`Context::ask`]): in the modern era one round answers them
+/// Asks several questions at once ([`Context::ask`]): in the modern era one round answers them
 /// all; in the legacy era they are asked together.
 #[derive(Debug)]
 #[must_use = "the questions are asked by `send`"]
@@ -408,7 +408,7 @@ fn answered(req: &McpRequest, questions: Vec<(String, Question)>) -> Result<Answ
     }
 }
 
-/// The answers to an [`Ask`], by key.
+/// Holds the answers to an [`Ask`], by key.
 #[derive(Debug)]
 pub struct Answers(BTreeMap<String, Answer>);
 
@@ -419,7 +419,7 @@ impl Answers {
             .ok_or_else(|| McpError::InvalidAnswer(format!("no question `{key}` was asked")))
     }
 
-    /// The answer to the elicitation `key`.
+    /// Returns the answer to the elicitation `key`.
     ///
     /// # Errors
     ///
@@ -433,7 +433,7 @@ impl Answers {
         }
     }
 
-    /// The answer to the sampling `key`.
+    /// Returns the answer to the sampling `key`.
     ///
     /// # Errors
     ///
@@ -447,7 +447,7 @@ impl Answers {
         }
     }
 
-    /// The roots asked as `key`.
+    /// Returns the roots asked as `key`.
     ///
     /// # Errors
     ///

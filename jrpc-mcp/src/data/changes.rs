@@ -1,5 +1,5 @@
-//! Changes: a server tells its clients that a list changed or a resource was updated, through
-//! its [`Topics`](jrpc_runtime::server::Topics) (so across replicas too, on Redis).
+//! Announces changes: a server tells its clients that a list changed or a resource was updated,
+//! through its [`Topics`](jrpc_runtime::server::Topics) (so across replicas too, on Redis).
 //!
 //! | what changed | topic | legacy clients | modern clients |
 //! | --- | --- | --- | --- |
@@ -30,19 +30,19 @@ use jrpc_runtime::wire::{ErrorCode, RpcError};
 use jrpc_runtime::{ClientError, RegisterError};
 use jrpc_runtime::{Context, Methods};
 
-/// The topic of the tool list.
+/// Names the topic of the tool list.
 pub(crate) const TOOLS: &str = "mcp/tools";
-/// The topic of the prompt list.
+/// Names the topic of the prompt list.
 pub(crate) const PROMPTS: &str = "mcp/prompts";
-/// The topic of the resource list.
+/// Names the topic of the resource list.
 pub(crate) const RESOURCES: &str = "mcp/resources";
 
-/// The topic of one resource's updates.
+/// Returns the topic of one resource's updates.
 pub(crate) fn resource_topic(uri: &str) -> String {
     format!("mcp/resource/{uri}")
 }
 
-/// A list that changes, and how it is told.
+/// Names a list that changes, and how it is told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum List {
     Tools,
@@ -69,7 +69,7 @@ impl List {
 }
 
 impl Core {
-    /// The lists this server serves, each of which may change.
+    /// Returns the lists this server serves, each of which may change.
     pub(crate) fn lists(&self) -> Vec<List> {
         let mut lists = Vec::new();
         if !self.tools.is_empty() {
@@ -115,7 +115,7 @@ pub(crate) fn follow_lists(core: &Arc<Core>, push: &Peer) {
 ///
 /// On topics shared through Redis, as [`Topics::publish`](jrpc_runtime::server::Topics::publish).
 impl Mcp {
-    /// The tool list changed (`notifications/tools/list_changed`).
+    /// Tells the clients that the tool list changed (`notifications/tools/list_changed`).
     ///
     /// # Errors
     ///
@@ -124,7 +124,7 @@ impl Mcp {
         self.core.changed(List::Tools)
     }
 
-    /// The prompt list changed (`notifications/prompts/list_changed`).
+    /// Tells the clients that the prompt list changed (`notifications/prompts/list_changed`).
     ///
     /// # Errors
     ///
@@ -133,7 +133,7 @@ impl Mcp {
         self.core.changed(List::Prompts)
     }
 
-    /// The resource list changed (`notifications/resources/list_changed`).
+    /// Tells the clients that the resource list changed (`notifications/resources/list_changed`).
     ///
     /// # Errors
     ///
@@ -142,8 +142,8 @@ impl Mcp {
         self.core.changed(List::Resources)
     }
 
-    /// The resource `uri` was updated (`notifications/resources/updated`), for the clients that
-    /// follow it.
+    /// Tells the clients that follow the resource `uri` that it was updated
+    /// (`notifications/resources/updated`).
     ///
     /// # Errors
     ///
@@ -155,7 +155,7 @@ impl Mcp {
 
 /// The same, from inside a handler (a tool that changes what the server serves).
 impl McpRequest {
-    /// [`Mcp::notify_tools_changed`].
+    /// Does what [`Mcp::notify_tools_changed`] does.
     ///
     /// # Errors
     ///
@@ -164,7 +164,7 @@ impl McpRequest {
         self.inner.core.changed(List::Tools)
     }
 
-    /// [`Mcp::notify_prompts_changed`].
+    /// Does what [`Mcp::notify_prompts_changed`] does.
     ///
     /// # Errors
     ///
@@ -173,7 +173,7 @@ impl McpRequest {
         self.inner.core.changed(List::Prompts)
     }
 
-    /// [`Mcp::notify_resources_changed`].
+    /// Does what [`Mcp::notify_resources_changed`] does.
     ///
     /// # Errors
     ///
@@ -182,7 +182,7 @@ impl McpRequest {
         self.inner.core.changed(List::Resources)
     }
 
-    /// [`Mcp::notify_resource_updated`].
+    /// Does what [`Mcp::notify_resource_updated`] does.
     ///
     /// # Errors
     ///
@@ -192,7 +192,7 @@ impl McpRequest {
     }
 }
 
-/// What ends a listen stream gracefully (its server's shutdown), put in its request's context by
+/// Ends a listen stream gracefully (its server's shutdown), put in its request's context by
 /// the transport; a stream without one ends when its client goes.
 #[derive(Clone, Debug)]
 #[cfg_attr(

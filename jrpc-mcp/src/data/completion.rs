@@ -1,5 +1,5 @@
-//! Completion: the values a prompt's argument (or a resource template's variable) may take,
-//! from what the user typed so far, answered by the server's completer.
+//! Completes arguments: the values a prompt's argument (or a resource template's variable) may
+//! take, from what the user typed so far, answered by the server's completer.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -18,7 +18,7 @@ use jrpc_runtime::{Context, Methods};
 /// The most values one answer holds (the protocol's limit).
 const MAX_VALUES: usize = 100;
 
-/// What the completer is: given the request, the values.
+/// Says what the completer is: given the request, the values.
 pub(crate) type Completer = Arc<
     dyn Fn(CompleteRequest, Context) -> BoxFuture<'static, Result<Completion, RpcError>>
         + Send
@@ -34,7 +34,7 @@ where
     Arc::new(move |req, ctx| Box::pin(complete(req, ctx)))
 }
 
-/// What is to be completed: an argument of a prompt, or a variable of a resource template.
+/// Says what is to be completed: an argument of a prompt, or a variable of a resource template.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -53,8 +53,8 @@ pub enum CompletionRef {
     },
 }
 
-/// What `completion/complete` asks: which argument of what, what the user typed so far, and the
-/// values of the other arguments given already.
+/// Holds what `completion/complete` asks: which argument of what, what the user typed so far, and
+/// the values of the other arguments given already.
 #[derive(Clone, Debug, Deserialize)]
 pub struct CompleteRequest {
     #[serde(rename = "ref")]
@@ -77,22 +77,22 @@ struct Given {
 }
 
 impl CompleteRequest {
-    /// What is completed.
+    /// Returns what is completed.
     pub fn target(&self) -> &CompletionRef {
         &self.target
     }
 
-    /// The argument's name.
+    /// Returns the argument's name.
     pub fn argument(&self) -> &str {
         &self.argument.name
     }
 
-    /// What the user typed so far.
+    /// Returns what the user typed so far.
     pub fn value(&self) -> &str {
         &self.argument.value
     }
 
-    /// The value of another argument given already.
+    /// Returns the value of another argument given already.
     pub fn given(&self, name: &str) -> Option<&str> {
         self.context
             .as_ref()
@@ -101,8 +101,8 @@ impl CompleteRequest {
     }
 }
 
-/// The values a completer offers, best first: at most 100 are sent, with the total and whether
-/// there are more when the list is longer.
+/// Holds the values a completer offers, best first: at most 100 are sent, with the total and
+/// whether there are more when the list is longer.
 ///
 /// ```
 /// use jrpc_mcp::Completion;
@@ -122,7 +122,7 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// These values (the first 100 of them).
+    /// Returns a completion of these values (the first 100 of them).
     pub fn new(values: impl IntoIterator<Item = String>) -> Self {
         let mut values: Vec<String> = values.into_iter().collect();
         let total = values.len();
@@ -135,7 +135,7 @@ impl Completion {
         }
     }
 
-    /// The values sent.
+    /// Returns the values sent.
     pub fn values(&self) -> &[String] {
         &self.values
     }

@@ -1,4 +1,4 @@
-//! The methods of a session's life, by era: the legacy `initialize`, `ping` and the
+//! Serves the methods of a session's life, by era: the legacy `initialize`, `ping` and the
 //! notifications around them; the modern `server/discover`.
 //!
 //! | method | legacy | modern |
@@ -98,7 +98,7 @@ async fn set_level(
     Ok(Map::new())
 }
 
-/// The params of a method that reads nothing but `_meta`.
+/// Holds the params of a method that reads nothing but `_meta`.
 #[derive(Deserialize)]
 pub(crate) struct MetaOnly {
     #[serde(rename = "_meta", default)]
@@ -136,7 +136,7 @@ async fn discover(
     Ok(req.stamp(body, Some(core.hints.discover)))
 }
 
-/// `-32601` for a method the modern era removed.
+/// Returns `-32601` for a method the modern era removed.
 pub(crate) fn removed(method: &str, version: &str) -> RpcError {
     RpcError::method_not_found()
         .with_data(&format!("`{method}` is not a method of revision {version}"))

@@ -1,5 +1,5 @@
-//! The data layer: an MCP server's tools (and, built the same way, the rest of what it serves),
-//! and the protocol table that serves them in both eras over any transport.
+//! Implements the data layer: an MCP server's tools (and, built the same way, the rest of what it
+//! serves), and the protocol table that serves them in both eras over any transport.
 
 pub(crate) mod ask;
 mod changes;
@@ -45,8 +45,8 @@ use jrpc_runtime::wire::RpcError;
 use jrpc_runtime::{Batches, Context, Methods, Params};
 use jrpc_runtime::{ConfigError, RegisterError};
 
-/// An MCP server: what it serves (tools, from the methods of a `#[rpc_service(schema)]` service),
-/// and the protocol table that serves it to clients of both eras. Serve it over stdio
+/// Describes an MCP server: what it serves (tools, from the methods of a `#[rpc_service(schema)]`
+/// service), and the protocol table that serves it to clients of both eras. Serve it over stdio
 /// ([`serve_stdio`](Mcp::serve_stdio)), over Streamable HTTP
 /// ([`McpServer::builder`](crate::McpServer::builder), with `http`), or over any byte
 /// stream ([`connect`](Mcp::connect)).
@@ -93,7 +93,7 @@ impl std::fmt::Debug for Mcp {
     }
 }
 
-/// What the protocol's handlers share: the server's identity and content, and its settings.
+/// Holds what the protocol's handlers share: the server's identity and content, and its settings.
 pub(crate) struct Core {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
@@ -118,8 +118,8 @@ pub(crate) struct Core {
 const STATE_TTL: Duration = Duration::from_secs(10 * 60);
 
 impl Mcp {
-    /// A builder of a server named `name` at `version` (what `initialize` and `server/discover`
-    /// tell clients), serving nothing yet.
+    /// Returns a builder of a server named `name` at `version` (what `initialize` and
+    /// `server/discover` tell clients), serving nothing yet.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> McpBuilder {
         McpBuilder {
             info: Implementation::new(name, version),
@@ -141,9 +141,9 @@ impl Mcp {
         }
     }
 
-    /// A server whose protocol table is `methods`, served as it is: for a table written by hand
-    /// (its `initialize`, its `tools/list`...). The transports still choose each request's era;
-    /// the table's handlers answer both.
+    /// Returns a server whose protocol table is `methods`, served as it is: for a table written by
+    /// hand (its `initialize`, its `tools/list`...). The transports still choose each request's
+    /// era; the table's handlers answer both.
     pub fn raw(methods: Methods) -> Mcp {
         let info = Implementation::new("jrpc", env!("CARGO_PKG_VERSION"));
         let core = Core {
@@ -169,18 +169,18 @@ impl Mcp {
         }
     }
 
-    /// The protocol table: `initialize`, `tools/call` and the rest. For a transport of your own,
-    /// and for calling the server in-process.
+    /// Returns the protocol table: `initialize`, `tools/call` and the rest. For a transport of your
+    /// own, and for calling the server in-process.
     pub fn methods(&self) -> &Methods {
         &self.methods
     }
 
-    /// The topics the server publishes its changes on (list changed, resource updated).
+    /// Returns the topics the server publishes its changes on (list changed, resource updated).
     pub fn topics(&self) -> &Topics {
         &self.core.topics
     }
 
-    /// The arguments of the tool `name` that HTTP headers mirror (`x-mcp-header`).
+    /// Returns the arguments of the tool `name` that HTTP headers mirror (`x-mcp-header`).
     #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP checks them"))]
     pub(crate) fn param_headers(&self, name: &str) -> &[ParamHeader] {
         self.core.tools.param_headers(name)
@@ -231,13 +231,13 @@ impl std::fmt::Debug for McpBuilder {
 }
 
 impl McpBuilder {
-    /// The name people see (`title` in the server's `Implementation`).
+    /// Sets the name people see (`title` in the server's `Implementation`).
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
         self
     }
 
-    /// What the model is told of the server and how to use it.
+    /// Sets what the model is told of the server and how to use it.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
         self
@@ -264,14 +264,14 @@ impl McpBuilder {
         self
     }
 
-    /// The title of the tool `name` (a name for people).
+    /// Sets the title of the tool `name` (a name for people).
     pub fn tool_title(mut self, name: &str, title: impl Into<String>) -> Self {
         self.overrides.entry(name.to_owned()).or_default().title = Some(title.into());
         self
     }
 
-    /// The input schema of the tool `name`, exactly as given, in place of the one made from its
-    /// parameters: for JSON Schema a Rust type does not say (`$anchor`, `if`/`then`, ...).
+    /// Sets the input schema of the tool `name`, exactly as given, in place of the one made from
+    /// its parameters: for JSON Schema a Rust type does not say (`$anchor`, `if`/`then`, ...).
     pub fn tool_schema(mut self, name: &str, schema: Value) -> Self {
         self.overrides
             .entry(name.to_owned())
@@ -280,7 +280,7 @@ impl McpBuilder {
         self
     }
 
-    /// The annotations of the tool `name` (`readOnlyHint`, `destructiveHint`, ...), as JSON.
+    /// Sets the annotations of the tool `name` (`readOnlyHint`, `destructiveHint`, ...), as JSON.
     pub fn tool_annotations(mut self, name: &str, annotations: Value) -> Self {
         self.overrides
             .entry(name.to_owned())
@@ -306,7 +306,7 @@ impl McpBuilder {
         self
     }
 
-    /// The title of the prompt `name` (a name for people).
+    /// Sets the title of the prompt `name` (a name for people).
     pub fn prompt_title(mut self, name: &str, title: impl Into<String>) -> Self {
         self.prompt_overrides
             .entry(name.to_owned())
@@ -315,7 +315,7 @@ impl McpBuilder {
         self
     }
 
-    /// The description of the argument `argument` of the prompt `name`.
+    /// Sets the description of the argument `argument` of the prompt `name`.
     pub fn prompt_argument(
         mut self,
         name: &str,
@@ -354,27 +354,27 @@ impl McpBuilder {
         self
     }
 
-    /// The topics the server publishes its changes on (default: a registry of its own, local to
-    /// the process); [`Topics::redis`] shares them across replicas.
+    /// Sets the topics the server publishes its changes on (default: a registry of its own, local
+    /// to the process); [`Topics::redis`] shares them across replicas.
     pub fn topics(mut self, topics: Topics) -> Self {
         self.topics = Some(topics);
         self
     }
 
-    /// How many items a page of a list holds (default 100).
+    /// Sets how many items a page of a list holds (default 100).
     pub fn page_size(mut self, items: usize) -> Self {
         self.page_size = items;
         self
     }
 
-    /// How many changes a modern listen stream (`subscriptions/listen`) holds for a client that
-    /// reads them slowly (default 256); past that a change is skipped for it.
+    /// Sets how many changes a modern listen stream (`subscriptions/listen`) holds for a client
+    /// that reads them slowly (default 256); past that a change is skipped for it.
     pub fn listen_queue(mut self, changes: usize) -> Self {
         self.listen_queue = changes;
         self
     }
 
-    /// The caching hints of modern results of `kind`: fresh for `ttl` (millisecond precision),
+    /// Sets the caching hints of modern results of `kind`: fresh for `ttl` (millisecond precision),
     /// reusable by `scope`. By default every kind is fresh for no time (`ttlMs` 0), lists and
     /// `server/discover` `public`, reads `private`.
     pub fn cache(mut self, kind: Cached, ttl: Duration, scope: CacheScope) -> Self {
@@ -382,7 +382,7 @@ impl McpBuilder {
         self
     }
 
-    /// The key that signs the state a multi round-trip request hands the client (at least 32
+    /// Sets the key that signs the state a multi round-trip request hands the client (at least 32
     /// bytes; default: 32 random bytes, new each time the server is built). Every replica that
     /// may serve a retry must share it; the state is signed, not encrypted.
     pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
@@ -390,7 +390,7 @@ impl McpBuilder {
         self
     }
 
-    /// How long the state a multi round-trip request hands the client is good for (default 10
+    /// Sets how long the state a multi round-trip request hands the client is good for (default 10
     /// minutes, to the second).
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.state_ttl = ttl;

@@ -1,4 +1,4 @@
-//! Prompts: the methods of a table, each a prompt whose string parameters (by name) are its
+//! Serves prompts: the methods of a table, each a prompt whose string parameters (by name) are its
 //! arguments, listed and got by name.
 //!
 //! | the method's result | the prompt's messages |
@@ -25,7 +25,7 @@ use jrpc_runtime::wire::{ErrorCode, RpcError};
 use jrpc_runtime::{ConfigError, RegisterError};
 use jrpc_runtime::{Context, Methods};
 
-/// What the builder says of one prompt besides its method.
+/// Holds what the builder says of one prompt besides its method.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PromptOverride {
     pub(crate) title: Option<String>,
@@ -41,7 +41,7 @@ enum Output {
     Text,
 }
 
-/// The prompts, their listings, and how each answers.
+/// Holds the prompts, their listings, and how each answers.
 pub(crate) struct PromptSet {
     methods: Methods,
     outputs: HashMap<String, Output>,
@@ -50,7 +50,7 @@ pub(crate) struct PromptSet {
 }
 
 impl PromptSet {
-    /// The prompts of `methods`, in the order they were registered.
+    /// Returns the prompts of `methods`, in the order they were registered.
     ///
     /// # Errors
     ///
@@ -119,7 +119,7 @@ impl PromptSet {
         Ok(set)
     }
 
-    /// No prompt.
+    /// Returns an empty set: no prompt.
     pub(crate) fn empty() -> Self {
         Self {
             methods: Methods::new(),
@@ -129,12 +129,12 @@ impl PromptSet {
         }
     }
 
-    /// Whether there is no prompt.
+    /// Returns whether there is no prompt.
     pub(crate) fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
 
-    /// Whether a prompt of that name is served.
+    /// Returns whether a prompt of that name is served.
     pub(crate) fn contains(&self, name: &str) -> bool {
         self.outputs.contains_key(name)
     }

@@ -1,5 +1,5 @@
-//! A request as MCP's handlers see it ([`McpRequest`], in the handler's [`Context`]): its era,
-//! revision and the client's capabilities, read from its `_meta` (modern) or from what
+//! Describes a request as MCP's handlers see it ([`McpRequest`], in the handler's [`Context`]): its
+//! era, revision and the client's capabilities, read from its `_meta` (modern) or from what
 //! `initialize` said on its session or connection (legacy, [`LegacyState`]); and what a handler
 //! sends through its context: progress and log messages, each as its era wants.
 
@@ -27,7 +27,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What `initialize` said, kept for a legacy session (HTTP) or connection (stdio): the legacy
+/// Keeps what `initialize` said for a legacy session (HTTP) or connection (stdio): the legacy
 /// era's requests read the client's capabilities and log level here.
 #[derive(Default)]
 pub(crate) struct LegacyState(Mutex<Legacy>);
@@ -44,8 +44,8 @@ struct Legacy {
 }
 
 impl LegacyState {
-    /// A state for a session or connection that has not initialized yet; `push` is where its
-    /// notifications outside requests go, when known now (an HTTP session's GET stream).
+    /// Returns a state for a session or connection that has not initialized yet; `push` is where
+    /// its notifications outside requests go, when known now (an HTTP session's GET stream).
     pub(crate) fn new(push: Option<Peer>) -> Arc<Self> {
         Arc::new(Self(Mutex::new(Legacy {
             push,
@@ -72,12 +72,12 @@ impl LegacyState {
         state.push.clone()
     }
 
-    /// Where notifications outside any request go.
+    /// Returns where notifications outside any request go.
     pub(crate) fn push(&self) -> Option<Peer> {
         lock(&self.0).push.clone()
     }
 
-    /// The revision `initialize` agreed on.
+    /// Returns the revision `initialize` agreed on.
     #[cfg_attr(
         not(feature = "http"),
         allow(dead_code, reason = "HTTP checks its header")
@@ -92,9 +92,9 @@ impl LegacyState {
     }
 }
 
-/// The MCP request a handler serves, as its [`Context`] carries it ([`Context::mcp`]): its era,
-/// protocol revision, and what the client said of itself (its capabilities for this request, in
-/// the modern era; those it declared at `initialize`, in the legacy era).
+/// Describes the MCP request a handler serves, as its [`Context`] carries it ([`Context::mcp`]):
+/// its era, protocol revision, and what the client said of itself (its capabilities for this
+/// request, in the modern era; those it declared at `initialize`, in the legacy era).
 ///
 /// ```
 /// use jrpc_mcp::{Era, McpContext as _};
@@ -126,7 +126,7 @@ pub(crate) struct RequestInner {
     pub(crate) asks: Mutex<Asks>,
 }
 
-/// Where a request's questions to its client stand (see [`ask`](super::ask)).
+/// Tracks where a request's questions to its client stand (see [`ask`](super::ask)).
 #[derive(Default)]
 pub(crate) struct Asks {
     /// Whether it may ask (a `tools/call`, `prompts/get` or `resources/read`).
@@ -143,7 +143,7 @@ pub(crate) struct Asks {
     binding: Option<Binding>,
 }
 
-/// The params of a `tools/call` or `prompts/get`: a name, its arguments, and what a retry
+/// Holds the params of a `tools/call` or `prompts/get`: a name, its arguments, and what a retry
 /// brought (modern era).
 #[derive(serde::Deserialize)]
 pub(crate) struct NamedParams<'a> {
@@ -158,8 +158,8 @@ pub(crate) struct NamedParams<'a> {
     state: Option<String>,
 }
 
-/// A request that may ask, as its state binds it: the digest of its arguments is made only when
-/// a state is checked or made.
+/// Names a request that may ask, as its state binds it: the digest of its arguments is made only
+/// when a state is checked or made.
 pub(crate) struct Binding {
     pub(crate) method: &'static str,
     pub(crate) name: String,
@@ -181,7 +181,7 @@ impl Binding {
     }
 }
 
-/// What a modern request whose questions are not all answered is answered (its body).
+/// Holds what a modern request whose questions are not all answered is answered (its body).
 #[derive(Serialize)]
 pub(crate) struct InputRequired {
     #[serde(rename = "inputRequests")]
@@ -191,7 +191,7 @@ pub(crate) struct InputRequired {
 }
 
 impl McpRequest {
-    /// The request whose `_meta` is `meta`, arriving with `ctx`.
+    /// Reads the request whose `_meta` is `meta`, arriving with `ctx`.
     ///
     /// # Errors
     ///
@@ -247,33 +247,33 @@ impl McpRequest {
         })
     }
 
-    /// The era the request belongs to.
+    /// Returns the era the request belongs to.
     pub fn era(&self) -> Era {
         self.inner.era
     }
 
-    /// The protocol revision: the request's own (modern), or the one `initialize` agreed on
+    /// Returns the protocol revision: the request's own (modern), or the one `initialize` agreed on
     /// (legacy; the newest legacy revision when none did).
     pub fn protocol_version(&self) -> &str {
         self.inner.version
     }
 
-    /// The client's capabilities (a `ClientCapabilities` object; `{}` for none).
+    /// Returns the client's capabilities (a `ClientCapabilities` object; `{}` for none).
     pub fn client_capabilities(&self) -> &Value {
         &self.inner.capabilities
     }
 
-    /// The client's name and version, when it gave them.
+    /// Returns the client's name and version, when it gave them.
     pub fn client_info(&self) -> Option<&Value> {
         self.inner.client_info.as_ref()
     }
 
-    /// The progress token of the request, when it asks for progress.
+    /// Returns the progress token of the request, when it asks for progress.
     pub fn progress_token(&self) -> Option<&Value> {
         self.inner.progress_token.as_ref()
     }
 
-    /// `-32601` unless the request is legacy: for the methods the modern era removed.
+    /// Fails with `-32601` unless the request is legacy: for the methods the modern era removed.
     pub(crate) fn legacy_only(&self, method: &str) -> Result<(), RpcError> {
         match self.inner.era {
             Era::Legacy => Ok(()),
@@ -357,8 +357,8 @@ impl McpRequest {
         Ok(())
     }
 
-    /// What the request's questions left once its handler ran (`failed`: with an error): the
-    /// questions still to answer, when there are (modern); else `-32021` for a capability a
+    /// Returns what the request's questions left once its handler ran (`failed`: with an error):
+    /// the questions still to answer, when there are (modern); else `-32021` for a capability a
     /// question needed, when the handler failed for want of it.
     ///
     /// # Errors
@@ -385,7 +385,7 @@ impl McpRequest {
         }
     }
 
-    /// `body`, stamped as its era wants: in the modern era `resultType`, the server's name in
+    /// Stamps `body` as its era wants: in the modern era `resultType`, the server's name in
     /// `_meta`, and the caching `hint` of a cacheable result; nothing in the legacy era.
     pub(crate) fn stamp<T: Serialize>(&self, body: T, hint: Option<Hint>) -> Stamped<T> {
         match self.inner.era {
@@ -395,7 +395,7 @@ impl McpRequest {
     }
 }
 
-/// Why a handler's message to its client (progress, a log, a question) did not go, or what it
+/// Says why a handler's message to its client (progress, a log, a question) did not go, or what it
 /// needs first.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -439,7 +439,7 @@ impl From<McpError> for RpcError {
     }
 }
 
-/// What ends the event stream a request answers on, for its client to poll for the rest: put in
+/// Ends the event stream a request answers on, for its client to poll for the rest: put in
 /// the request's context by the transport that can (legacy HTTP sessions).
 #[derive(Clone)]
 #[cfg_attr(
@@ -554,7 +554,7 @@ pub(crate) async fn log(
     Ok(())
 }
 
-/// `-32602` naming a `_meta` key: for checks the handlers make themselves.
+/// Returns `-32602` naming a `_meta` key: for checks the handlers make themselves.
 pub(crate) fn meta_error(what: &str) -> RpcError {
     RpcError::invalid_params(format!(
         "{what}: send `_meta` with `{}` and `{}`",

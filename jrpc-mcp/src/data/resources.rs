@@ -1,5 +1,5 @@
-//! Resources: fixed ones, ones read when asked, and templates (RFC 6570 `{name}` variables, one
-//! path segment each); their lists, `resources/read`, and the legacy era's subscriptions.
+//! Serves resources: fixed ones, ones read when asked, and templates (RFC 6570 `{name}` variables,
+//! one path segment each); their lists, `resources/read`, and the legacy era's subscriptions.
 //!
 //! | request | answer |
 //! | --- | --- |
@@ -37,7 +37,7 @@ type Reader = Arc<
         + Sync,
 >;
 
-/// A resource a server offers: its URI and name (and what else a client lists), and its
+/// Describes a resource a server offers: its URI and name (and what else a client lists), and its
 /// contents, fixed or read when asked.
 ///
 /// ```
@@ -74,7 +74,7 @@ fn listing(key: &str, uri: String, name: String) -> Map<String, Value> {
 }
 
 impl Resource {
-    /// The resource `uri` named `name`, with no contents yet: give it a reader
+    /// Returns the resource `uri` named `name`, with no contents yet: give it a reader
     /// ([`read`](Self::read)).
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
         Self {
@@ -83,14 +83,14 @@ impl Resource {
         }
     }
 
-    /// The resource `uri` named `name` whose contents are `text`.
+    /// Returns the resource `uri` named `name` whose contents are `text`.
     pub fn text(uri: impl Into<String>, name: impl Into<String>, text: impl Into<String>) -> Self {
         let uri = uri.into();
         let contents = ResourceContents::text(uri.clone(), text);
         Self::new(uri, name).fixed(contents)
     }
 
-    /// The resource `uri` named `name` whose contents are the bytes `base64` (in base64).
+    /// Returns the resource `uri` named `name` whose contents are the bytes `base64` (in base64).
     pub fn blob(
         uri: impl Into<String>,
         name: impl Into<String>,
@@ -114,7 +114,7 @@ impl Resource {
         self.read(move |_, _| std::future::ready(Ok(vec![contents.clone()])))
     }
 
-    /// Its contents, read by `reader` when asked (each time).
+    /// Sets its contents, read by `reader` when asked (each time).
     #[must_use]
     pub fn read<F, Fut>(mut self, reader: F) -> Self
     where
@@ -125,14 +125,14 @@ impl Resource {
         self
     }
 
-    /// A name for people.
+    /// Sets a name for people.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.listing.insert("title".into(), title.into().into());
         self
     }
 
-    /// What it is.
+    /// Sets its description: what it is.
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.listing
@@ -140,7 +140,7 @@ impl Resource {
         self
     }
 
-    /// Its MIME type, listed (and given to fixed contents that have none).
+    /// Sets its MIME type, listed (and given to fixed contents that have none).
     #[must_use]
     pub fn mime(mut self, mime_type: impl Into<String>) -> Self {
         let mime_type = mime_type.into();
@@ -165,7 +165,7 @@ impl Resource {
         self
     }
 
-    /// Its size in bytes.
+    /// Sets its size in bytes.
     #[must_use]
     pub fn size(mut self, bytes: u64) -> Self {
         self.listing.insert("size".into(), bytes.into());
@@ -180,7 +180,7 @@ impl Resource {
     }
 }
 
-/// Resources made when asked, their URIs those a template matches (RFC 6570 level 1: each
+/// Describes resources made when asked, their URIs those a template matches (RFC 6570 level 1: each
 /// `{name}` one path segment, no `/`): the reader gets the variables' values.
 ///
 /// ```
@@ -217,7 +217,7 @@ enum Part {
 }
 
 impl ResourceTemplate {
-    /// The resources whose URIs `uri_template` matches, named `name`; give it a reader
+    /// Returns the resources whose URIs `uri_template` matches, named `name`; give it a reader
     /// ([`read`](Self::read)).
     pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
         let template = uri_template.into();
@@ -229,7 +229,7 @@ impl ResourceTemplate {
         }
     }
 
-    /// Its contents, read by `reader` for each URI asked.
+    /// Sets its contents, read by `reader` for each URI asked.
     #[must_use]
     pub fn read<F, Fut>(mut self, reader: F) -> Self
     where
@@ -240,14 +240,14 @@ impl ResourceTemplate {
         self
     }
 
-    /// A name for people.
+    /// Sets a name for people.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.listing.insert("title".into(), title.into().into());
         self
     }
 
-    /// What they are.
+    /// Sets their description: what they are.
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.listing
@@ -255,7 +255,7 @@ impl ResourceTemplate {
         self
     }
 
-    /// Their MIME type, listed.
+    /// Sets their MIME type, listed.
     #[must_use]
     pub fn mime(mut self, mime_type: impl Into<String>) -> Self {
         self.listing
@@ -309,7 +309,8 @@ fn parse_template(template: &str) -> Vec<Part> {
     parts
 }
 
-/// What a resource's reader is asked: the URI, and for a template the values of its variables.
+/// Holds what a resource's reader is asked: the URI, and for a template the values of its
+/// variables.
 #[derive(Clone, Debug)]
 pub struct ResourceRequest {
     uri: String,
@@ -317,18 +318,18 @@ pub struct ResourceRequest {
 }
 
 impl ResourceRequest {
-    /// The URI asked for.
+    /// Returns the URI asked for.
     pub fn uri(&self) -> &str {
         &self.uri
     }
 
-    /// The value of a template's variable `name` in the URI.
+    /// Returns the value of a template's variable `name` in the URI.
     pub fn var(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)
     }
 }
 
-/// The resources and templates, their listings, and their readers.
+/// Holds the resources and templates, their listings, and their readers.
 pub(crate) struct ResourceSet {
     fixed: Vec<(String, Reader)>,
     templates: Vec<(ResourceTemplate, Reader)>,
@@ -337,7 +338,7 @@ pub(crate) struct ResourceSet {
 }
 
 impl ResourceSet {
-    /// The resources and templates given, in that order.
+    /// Returns the resources and templates given, in that order.
     ///
     /// # Errors
     ///
@@ -378,7 +379,7 @@ impl ResourceSet {
         Ok(set)
     }
 
-    /// Nothing.
+    /// Returns an empty set: nothing.
     pub(crate) fn empty() -> Self {
         Self {
             fixed: Vec::new(),
@@ -388,7 +389,7 @@ impl ResourceSet {
         }
     }
 
-    /// Whether there is nothing to list or read.
+    /// Returns whether there is nothing to list or read.
     pub(crate) fn is_empty(&self) -> bool {
         self.fixed.is_empty() && self.templates.is_empty()
     }

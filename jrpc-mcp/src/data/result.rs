@@ -1,6 +1,6 @@
-//! What results carry besides their body, by era: the modern era's `resultType`, caching hints
-//! and the server's name in `_meta`, written as fields beside the body rather than by rewriting
-//! JSON; and the pages of a list, with their cursors.
+//! Writes what results carry besides their body, by era: the modern era's `resultType`, caching
+//! hints and the server's name in `_meta`, written as fields beside the body rather than by
+//! rewriting JSON; and the pages of a list, with their cursors.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use crate::protocol::base64;
 use crate::protocol::types::CacheScope;
 use jrpc_runtime::wire::RpcError;
 
-/// A cacheable result's hints: how long it stays fresh, and who may reuse it.
+/// Holds a cacheable result's hints: how long it stays fresh, and who may reuse it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Hint {
     pub(crate) ttl_ms: u64,
@@ -30,7 +30,7 @@ impl Hint {
     }
 }
 
-/// Which cacheable results a hint set with [`McpBuilder::cache`](super::McpBuilder::cache)
+/// Says which cacheable results a hint set with [`McpBuilder::cache`](super::McpBuilder::cache)
 /// applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -44,7 +44,7 @@ pub enum Cached {
     Reads,
 }
 
-/// The hints of each kind of cacheable result.
+/// Holds the hints of each kind of cacheable result.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hints {
     pub(crate) discover: Hint,
@@ -74,7 +74,7 @@ impl Hints {
     }
 }
 
-/// A result: its body's members, then those its era adds.
+/// Writes a result: its body's members, then those its era adds.
 #[derive(Serialize)]
 pub(crate) struct Stamped<T> {
     #[serde(flatten)]
@@ -90,7 +90,7 @@ pub(crate) struct Stamped<T> {
 }
 
 impl<T> Stamped<T> {
-    /// `body` alone: a legacy result.
+    /// Returns `body` alone: a legacy result.
     pub(crate) fn plain(body: T) -> Self {
         Self {
             body,
@@ -101,12 +101,12 @@ impl<T> Stamped<T> {
         }
     }
 
-    /// `body` complete, as the modern era writes it.
+    /// Returns `body` complete, as the modern era writes it.
     pub(crate) fn modern(body: T, core: &Arc<Core>, hint: Option<Hint>) -> Self {
         Self::of_type("complete", body, core, hint)
     }
 
-    /// `body` with `resultType` `kind` (hints only on a complete result).
+    /// Returns `body` with `resultType` `kind` (hints only on a complete result).
     pub(crate) fn of_type(
         kind: &'static str,
         body: T,
@@ -123,7 +123,7 @@ impl<T> Stamped<T> {
     }
 }
 
-/// `{"io.modelcontextprotocol/serverInfo": {name, version}}`, written once at build.
+/// Holds `{"io.modelcontextprotocol/serverInfo": {name, version}}`, written once at build.
 pub(crate) struct ServerMeta(Arc<Core>);
 
 impl Serialize for ServerMeta {
@@ -132,13 +132,13 @@ impl Serialize for ServerMeta {
     }
 }
 
-/// A page of a list: its items, and the cursor of the next page when there is one.
+/// Holds a page of a list: its items, and the cursor of the next page when there is one.
 pub(crate) struct Page<'a> {
     pub(crate) items: &'a [Box<RawValue>],
     pub(crate) next: Option<String>,
 }
 
-/// The page of `items` a `cursor` names (the first without one), `size` items long.
+/// Returns the page of `items` a `cursor` names (the first without one), `size` items long.
 ///
 /// # Errors
 ///
@@ -164,8 +164,8 @@ pub(crate) fn page<'a>(
     })
 }
 
-/// A list's body: `{"<name>": [items], "nextCursor"?}` (its items copied out of the list, which
-/// the answer may outlive).
+/// Holds a list's body: `{"<name>": [items], "nextCursor"?}` (its items copied out of the list,
+/// which the answer may outlive).
 pub(crate) struct Listed {
     pub(crate) name: &'static str,
     pub(crate) items: Vec<Box<RawValue>>,
@@ -184,7 +184,7 @@ impl Serialize for Listed {
     }
 }
 
-/// A result that may ask first: the result, or the questions left for the client.
+/// Holds a result that may ask first: the result, or the questions left for the client.
 pub(crate) enum Turn<T> {
     Done(Stamped<T>),
     Input(Stamped<InputRequired>),
@@ -200,7 +200,7 @@ impl<T: Serialize> Serialize for Turn<T> {
 }
 
 impl<T> Turn<T> {
-    /// What a handler that may ask gives: `body` (once its `failed` run is done), or the
+    /// Returns what a handler that may ask gives: `body` (once its `failed` run is done), or the
     /// questions it left.
     ///
     /// # Errors

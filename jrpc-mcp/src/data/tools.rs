@@ -1,5 +1,5 @@
-//! Tools: the methods of a table (from `#[rpc_service(schema)]`), listed with their schemas and
-//! called by name with their arguments.
+//! Serves tools: the methods of a table (from `#[rpc_service(schema)]`), listed with their schemas
+//! and called by name with their arguments.
 //!
 //! How a method's result becomes a tool's result is decided once per tool, at build, from the
 //! schema of the method's result, so that a call does no guessing:
@@ -32,7 +32,7 @@ use jrpc_runtime::wire::{ErrorCode, RpcError};
 use jrpc_runtime::{ConfigError, RegisterError};
 use jrpc_runtime::{Context, MethodDoc, Methods};
 
-/// What the builder says of one tool besides its method.
+/// Holds what the builder says of one tool besides its method.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ToolOverride {
     pub(crate) title: Option<String>,
@@ -53,8 +53,8 @@ enum Output {
     Unknown,
 }
 
-/// An argument of a tool that an HTTP header mirrors (`"x-mcp-header": "Region"` on its property:
-/// `Mcp-Param-Region`).
+/// Names an argument of a tool that an HTTP header mirrors (`"x-mcp-header": "Region"` on its
+/// property: `Mcp-Param-Region`).
 #[derive(Clone, Debug)]
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP checks them"))]
 pub(crate) struct ParamHeader {
@@ -64,7 +64,7 @@ pub(crate) struct ParamHeader {
     pub(crate) header: String,
 }
 
-/// The tools, their listings (one per era: the legacy era takes only object output schemas),
+/// Holds the tools, their listings (one per era: the legacy era takes only object output schemas),
 /// and how each answers.
 pub(crate) struct ToolSet {
     pub(crate) methods: Methods,
@@ -76,7 +76,7 @@ pub(crate) struct ToolSet {
 }
 
 impl ToolSet {
-    /// The tools of `methods`, in the order they were registered.
+    /// Returns the tools of `methods`, in the order they were registered.
     ///
     /// # Errors
     ///
@@ -101,7 +101,7 @@ impl ToolSet {
         Ok(set)
     }
 
-    /// No tool.
+    /// Returns an empty set: no tool.
     pub(crate) fn empty() -> ToolSet {
         ToolSet {
             methods: Methods::new(),
@@ -155,12 +155,12 @@ impl ToolSet {
         Ok(())
     }
 
-    /// Whether there is no tool.
+    /// Returns whether there is no tool.
     pub(crate) fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
 
-    /// The arguments of the tool `name` that headers mirror.
+    /// Returns the arguments of the tool `name` that headers mirror.
     pub(crate) fn param_headers(&self, name: &str) -> &[ParamHeader] {
         self.headers.get(name).map_or(&[], Vec::as_slice)
     }
@@ -196,7 +196,7 @@ fn listing(
         .map_err(|err| ConfigError::new("tools", format!("a tool's listing: {err}")))
 }
 
-/// A tool's (or a prompt's) description: its method's whole doc comment.
+/// Returns a tool's (or a prompt's) description: its method's whole doc comment.
 pub(crate) fn description(doc: &MethodDoc) -> Option<String> {
     match (&doc.summary, &doc.description) {
         (Some(summary), Some(rest)) => Some(format!("{summary}\n\n{rest}")),
@@ -238,7 +238,7 @@ pub(crate) fn register(methods: &mut Methods, core: &Arc<Core>) -> Result<(), Re
     route(methods, core, "tools/call", call)
 }
 
-/// The params of the list methods.
+/// Holds the params of the list methods.
 #[derive(Deserialize)]
 pub(crate) struct ListParams {
     #[serde(default)]

@@ -1,4 +1,4 @@
-//! The MCP server's settings: their defaults, the builder, and the checks `build` makes.
+//! Holds the MCP server's settings: their defaults, the builder, and the checks `build` makes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,7 +49,7 @@ pub struct McpServerBuilder {
     protected: Option<ProtectedResource>,
 }
 
-/// The checked settings the endpoint runs with (the rest are the HTTP server's).
+/// Holds the checked settings the endpoint runs with (the rest are the HTTP server's).
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) sse_retry: Option<Duration>,
@@ -83,14 +83,14 @@ impl McpServerBuilder {
         }
     }
 
-    /// The path of the MCP endpoint (default `/mcp`); it must start with `/` and hold no query
+    /// Sets the path of the MCP endpoint (default `/mcp`); it must start with `/` and hold no query
     /// or fragment. Other paths are answered `404`.
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();
         self
     }
 
-    /// The origins whose pages may reach the server (default `localhost`, `127.0.0.1` and
+    /// Sets the origins whose pages may reach the server (default `localhost`, `127.0.0.1` and
     /// `[::1]`, any scheme and port): each a host, which allows it with any scheme and port, or a
     /// whole origin (`https://app.example`), which allows that one. A request with another
     /// `Origin` is answered `403`, so that a page of another site cannot reach a local server
@@ -104,7 +104,7 @@ impl McpServerBuilder {
         self
     }
 
-    /// The names a request's `Host` may carry (default `localhost`, `127.0.0.1` and `[::1]`,
+    /// Sets the names a request's `Host` may carry (default `localhost`, `127.0.0.1` and `[::1]`,
     /// any port); a request with another is answered `403`, so that a page of another site
     /// whose name a resolver points at a local server (DNS rebinding) cannot reach it. A server
     /// reached by a public name must list it; an empty list checks no `Host` at all.
@@ -117,7 +117,7 @@ impl McpServerBuilder {
         self
     }
 
-    /// How long a legacy client waits before it reconnects to a stream the server closed (the
+    /// Sets how long a legacy client waits before it reconnects to a stream the server closed (the
     /// SSE `retry` of each stream's priming event; default 3 s; `None` sends none).
     pub fn sse_retry(mut self, wait: Option<Duration>) -> Self {
         self.sse_retry = wait;
@@ -133,7 +133,7 @@ impl McpServerBuilder {
         self
     }
 
-    /// How many sessions may be open at once (default 1 000); at the cap, sessions idle past
+    /// Sets how many sessions may be open at once (default 1 000); at the cap, sessions idle past
     /// [`session_idle_timeout`](Self::session_idle_timeout) are ended to make room, and if none
     /// is, `initialize` is answered `503` (`-32000`) rather than ending a session in use.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
@@ -141,15 +141,15 @@ impl McpServerBuilder {
         self
     }
 
-    /// How long a session lives without a request (default 30 min); then its id gets `404`. A
+    /// Sets how long a session lives without a request (default 30 min); then its id gets `404`. A
     /// session whose GET stream a client reads, or with a request running, does not expire.
     pub fn session_idle_timeout(mut self, limit: Duration) -> Self {
         self.session_idle_timeout = limit;
         self
     }
 
-    /// How many bytes of sent events a session keeps to replay to a client that reconnects with
-    /// `Last-Event-ID` (default 128 KiB; at the `max_sessions` default, 125 MiB in all). Older
+    /// Sets how many bytes of sent events a session keeps to replay to a client that reconnects
+    /// with `Last-Event-ID` (default 128 KiB; at the `max_sessions` default, 125 MiB in all). Older
     /// events are dropped; a replay asked from before them ends at once, and an event larger
     /// than the buffer is not kept. Zero keeps none (and events carry no ids).
     pub fn replay_buffer(mut self, bytes: usize) -> Self {
@@ -157,7 +157,7 @@ impl McpServerBuilder {
         self
     }
 
-    /// How many requests of one session may run at once (default 128); past it a request is
+    /// Sets how many requests of one session may run at once (default 128); past it a request is
     /// answered `-32000` at once. A session's requests run on when their client goes (it may
     /// resume them), so this is what bounds them.
     pub fn max_in_flight(mut self, requests: usize) -> Self {

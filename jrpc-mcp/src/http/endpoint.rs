@@ -1,5 +1,5 @@
-//! The MCP endpoint: one HTTP request in, one response out, by the rules of Streamable HTTP
-//! (see the [module docs](crate::mcp)).
+//! Implements the MCP endpoint: one HTTP request in, one response out, by the rules of Streamable
+//! HTTP (see the [module docs](crate::mcp)).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,12 +19,12 @@ use super::modern;
 use super::session::{Cancellable, GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::data::{Mcp, StreamCloser};
 
-/// `Mcp-Session-Id`.
+/// Returns the name of the `Mcp-Session-Id` header.
 pub(super) fn session_header() -> HeaderName {
     HeaderName::from_static("mcp-session-id")
 }
 
-/// `MCP-Protocol-Version`.
+/// Returns the name of the `MCP-Protocol-Version` header.
 pub(super) fn version_header() -> HeaderName {
     HeaderName::from_static("mcp-protocol-version")
 }
@@ -34,7 +34,7 @@ fn last_event_header() -> HeaderName {
     HeaderName::from_static("last-event-id")
 }
 
-/// The MCP endpoint: Streamable HTTP by the rules in the [crate docs](crate), as an
+/// Serves the MCP endpoint: Streamable HTTP by the rules in the [crate docs](crate), as an
 /// [`Endpoint`] of the runtime's HTTP server. [`McpServer`](super::McpServer) serves it at its
 /// `path`; mount it on an [`HttpServer`](jrpc_runtime::http::HttpServer) of your own beside
 /// `/rpc` with [`HttpServerBuilder::endpoint`](jrpc_runtime::http::HttpServerBuilder::endpoint)
@@ -56,7 +56,7 @@ impl std::fmt::Debug for McpEndpoint {
     }
 }
 
-/// What the clones of an [`McpEndpoint`] share.
+/// Holds what the clones of an [`McpEndpoint`] share.
 pub(super) struct McpShared {
     /// The server, for what it says of its tools beyond the table (their `x-mcp-header`s).
     pub(super) mcp: Mcp,
@@ -464,7 +464,7 @@ fn cancel_named(session: &Session, text: &str) {
     }
 }
 
-/// The trace context MCP's `params._meta` carries (`traceparent`, `tracestate`), if any.
+/// Returns the trace context MCP's `params._meta` carries (`traceparent`, `tracestate`), if any.
 pub(super) fn trace_of_meta(params: Option<&RawValue>) -> Option<TraceContext> {
     #[derive(serde::Deserialize)]
     struct Params<'a> {

@@ -1,4 +1,4 @@
-//! The modern era (2026-07-28) over Streamable HTTP: one POST, one request, no session; its
+//! Serves the modern era (2026-07-28) over Streamable HTTP: one POST, one request, no session; its
 //! headers checked against its body in the order the specification ranks their errors, each
 //! answered with the request's id (the guide's MCP chapter, "The modern era, rule by rule").
 
@@ -34,7 +34,7 @@ fn name_header() -> HeaderName {
     HeaderName::from_static("mcp-name")
 }
 
-/// Whether a POST is the modern era's: its body's `_meta` names a revision; or, without a
+/// Returns whether a POST is the modern era's: its body's `_meta` names a revision; or, without a
 /// session, its `MCP-Protocol-Version` names no legacy revision (it then fails the `_meta`
 /// checks, as a modern client that left `_meta` out would).
 pub(super) fn is_modern(headers: &HeaderMap, text: &str) -> bool {
@@ -268,7 +268,7 @@ fn check_name(
     }
 }
 
-/// A header value as sent, or decoded from `=?base64?…?=`; `None` for that form with bad
+/// Returns a header value as sent, or decoded from `=?base64?…?=`; `None` for that form with bad
 /// base64 or text that is not UTF-8.
 pub(super) fn decode_header(value: &str) -> Option<String> {
     match value

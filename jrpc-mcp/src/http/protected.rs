@@ -1,5 +1,5 @@
-//! The protected resource's metadata (RFC 9728): where an MCP client learns which authorization
-//! servers issue the tokens the endpoint asks for.
+//! Serves the protected resource's metadata (RFC 9728): where an MCP client learns which
+//! authorization servers issue the tokens the endpoint asks for.
 
 use ::http::header::ALLOW;
 use ::http::{HeaderValue, Method, Request, Response, StatusCode};
@@ -11,7 +11,7 @@ use jrpc_runtime::http::{Endpoint, EndpointRequest, RequestBody};
 /// The well-known path of the metadata (RFC 9728, section 3).
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
-/// What an MCP server says of itself as an OAuth protected resource (RFC 9728), for
+/// Describes an MCP server as an OAuth protected resource (RFC 9728), for
 /// [`McpServerBuilder::protected_resource`](super::McpServerBuilder::protected_resource): its
 /// identifier (the endpoint's URL as clients reach it) and the authorization servers whose tokens
 /// it takes. Tokens are checked by the [`BearerAuth`](jrpc_runtime::http::BearerAuth) verifier given to
@@ -35,7 +35,7 @@ pub struct ProtectedResource {
 }
 
 impl ProtectedResource {
-    /// The metadata of the resource whose identifier is `resource`: the endpoint's absolute
+    /// Returns the metadata of the resource whose identifier is `resource`: the endpoint's absolute
     /// URL (`https://host/mcp`), without a fragment.
     pub fn new(resource: impl Into<String>) -> Self {
         Self {
@@ -55,7 +55,7 @@ impl ProtectedResource {
         self
     }
 
-    /// The scopes a client may ask for (`scopes_supported`).
+    /// Sets the scopes a client may ask for (`scopes_supported`).
     #[must_use]
     pub fn scopes<I, S>(mut self, scopes: I) -> Self
     where
@@ -66,14 +66,14 @@ impl ProtectedResource {
         self
     }
 
-    /// A name for people to read (`resource_name`).
+    /// Sets a name for people to read (`resource_name`).
     #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
-    /// The URL of its documentation for developers (`resource_documentation`).
+    /// Sets the URL of its documentation for developers (`resource_documentation`).
     #[must_use]
     pub fn documentation(mut self, url: impl Into<String>) -> Self {
         self.documentation = Some(url.into());
@@ -126,8 +126,8 @@ impl ProtectedResource {
     }
 }
 
-/// The metadata as it is served: to anyone, without a token (a client reads it to learn where to
-/// get one), at both its paths.
+/// Holds the metadata as it is served: to anyone, without a token (a client reads it to learn where
+/// to get one), at both its paths.
 #[derive(Clone, Debug)]
 pub(crate) struct Metadata {
     /// The well-known path, and the one with the resource's path after it (the same when the

@@ -1,4 +1,4 @@
-//! The MCP server: the runtime's HTTP server with the MCP endpoint at its path (and the
+//! Defines the MCP server: the runtime's HTTP server with the MCP endpoint at its path (and the
 //! protected resource's metadata at its own), `404` elsewhere.
 
 use std::future::Future;
@@ -13,10 +13,10 @@ use super::config::McpServerBuilder;
 use super::endpoint::McpEndpoint;
 use crate::data::Mcp;
 
-/// The endpoint as a tower service, to mount at a path of another router.
+/// Serves the endpoint as a tower service, to mount at a path of another router.
 pub type McpService = EndpointService<McpEndpoint>;
 
-/// An MCP server over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
+/// Serves MCP over Streamable HTTP: the endpoint at its path (default `/mcp`), `404`
 /// elsewhere, keep-alive connections, limits, and a graceful shutdown: an
 /// [`HttpServer`] that serves the [`McpEndpoint`] alone. See the [crate docs](crate) for the
 /// rules it follows.

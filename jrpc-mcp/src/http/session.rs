@@ -1,4 +1,4 @@
-//! Sessions: their ids, what each holds (its event log, its GET stream's connection, the
+//! Keeps sessions: their ids, what each holds (its event log, its GET stream's connection, the
 //! router of answers to its calls), and the store that caps and expires them.
 
 use std::collections::HashMap;
@@ -17,10 +17,10 @@ use jrpc_runtime::{Context, Id, Peer, PeerConfig, Transport};
 
 use crate::data::LegacyState;
 
-/// The stream number of a session's GET stream; its requests' streams count from 1.
+/// Numbers a session's GET stream; its requests' streams count from 1.
 pub(crate) const GET_STREAM: u64 = 0;
 
-/// A session, as a handler sees it in its [`Context`]: its id, and the connection of its GET
+/// Holds a session, as a handler sees it in its [`Context`]: its id, and the connection of its GET
 /// stream, to notify or call the client outside any request (sampling, roots, elicitation).
 ///
 /// ```
@@ -38,13 +38,13 @@ pub struct McpSession {
 }
 
 impl McpSession {
-    /// The session's id, as sent in `Mcp-Session-Id`.
+    /// Returns the session's id, as sent in `Mcp-Session-Id`.
     pub fn id(&self) -> &str {
         &self.inner.id
     }
 
-    /// The connection of the session's GET stream: what it sends goes out there, in order, once
-    /// the client opens the stream (it waits in the session's log until then, within
+    /// Returns the connection of the session's GET stream: what it sends goes out there, in order,
+    /// once the client opens the stream (it waits in the session's log until then, within
     /// `max_buffered` and `queue`: past them this connection closes for the rest of the
     /// session, as for a client that does not read); answers to its calls come back as the
     /// client's POSTs.
@@ -61,7 +61,7 @@ impl fmt::Debug for McpSession {
     }
 }
 
-/// One session's state.
+/// Holds one session's state.
 pub(crate) struct Session {
     pub(crate) id: Arc<str>,
     /// The events of all its streams, kept a while for replay.
@@ -85,12 +85,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// A stream number for a request's events.
+    /// Returns a stream number for a request's events.
     pub(crate) fn next_stream(&self) -> u64 {
         self.next_stream.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The session's handle for handlers' contexts.
+    /// Returns the session's handle for handlers' contexts.
     pub(crate) fn handle(self: &Arc<Self>) -> McpSession {
         McpSession {
             inner: Arc::clone(self),
@@ -155,7 +155,7 @@ impl Session {
     }
 }
 
-/// A request of a session that the client may cancel, while held.
+/// Marks a request of a session as one the client may cancel, while held.
 pub(crate) struct Cancellable {
     session: Arc<Session>,
     id: Id,
@@ -181,7 +181,7 @@ impl Drop for Cancellable {
     }
 }
 
-/// A request counted as running in its session.
+/// Counts a request as running in its session.
 pub(crate) struct Running(Arc<Session>);
 
 impl Drop for Running {
@@ -207,7 +207,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Why a session could not be made.
+/// Says why a session could not be made.
 #[derive(Debug)]
 pub(crate) enum Refused {
     /// `max_sessions` are open.
@@ -216,8 +216,8 @@ pub(crate) enum Refused {
     NoRandom(String),
 }
 
-/// The open sessions, at most `max`, each ended after `idle` without a request (unless a client
-/// reads its GET stream).
+/// Holds the open sessions, at most `max`, each ended after `idle` without a request (unless a
+/// client reads its GET stream).
 pub(crate) struct Sessions {
     map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     max: usize,
@@ -228,8 +228,8 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    /// Sessions, at most `max`, each ended after `idle` unused, keeping `replay.0` bytes of its
-    /// events, its streams primed with `replay.1` as their `retry`.
+    /// Returns a store of sessions, at most `max`, each ended after `idle` unused, keeping
+    /// `replay.0` bytes of its events, its streams primed with `replay.1` as their `retry`.
     pub(crate) fn new(max: usize, idle: Duration, replay: (usize, Option<Duration>)) -> Self {
         Self {
             map: Mutex::default(),
@@ -286,7 +286,7 @@ impl Sessions {
             && now.saturating_duration_since(session.idle_since()) >= self.idle
     }
 
-    /// The open session `id`, marked used; `None` when there is none (never was, ended, or
+    /// Returns the open session `id`, marked used; `None` when there is none (never was, ended, or
     /// expired: an expired one is ended now).
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
         let mut map = lock(&self.map);
@@ -314,7 +314,7 @@ impl Sessions {
         }
     }
 
-    /// How many sessions are open (expired ones not yet ended included).
+    /// Returns how many sessions are open (expired ones not yet ended included).
     pub(crate) fn len(&self) -> usize {
         lock(&self.map).len()
     }

@@ -1,22 +1,22 @@
-//! Base64, strict: the standard alphabet with padding (binary content, resource blobs, the
-//! `=?base64?...?=` form of an HTTP header value) and the URL-safe one without (cursors, the
-//! state a multi round-trip request hands the client). Decoding refuses what encoding would not
-//! write: another alphabet's characters, missing or extra padding, bits left over.
+//! Encodes and decodes Base64, strictly: the standard alphabet with padding (binary content,
+//! resource blobs, the `=?base64?...?=` form of an HTTP header value) and the URL-safe one without
+//! (cursors, the state a multi round-trip request hands the client). Decoding refuses what encoding
+//! would not write: another alphabet's characters, missing or extra padding, bits left over.
 
 const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/// `bytes` in the standard alphabet, padded.
+/// Encodes `bytes` in the standard alphabet, padded.
 pub(crate) fn encode(bytes: &[u8]) -> String {
     encode_with(bytes, STANDARD, true)
 }
 
-/// `bytes` in the URL-safe alphabet, unpadded.
+/// Encodes `bytes` in the URL-safe alphabet, unpadded.
 pub(crate) fn encode_url(bytes: &[u8]) -> String {
     encode_with(bytes, URL_SAFE, false)
 }
 
-/// The bytes of standard, padded base64 `text`; `None` when it is not exactly that.
+/// Decodes standard, padded base64 `text`; `None` when it is not exactly that.
 #[cfg_attr(
     not(feature = "http"),
     allow(dead_code, reason = "HTTP's header values")
@@ -33,7 +33,7 @@ pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     decode_with(&body[..body.len() - padding], STANDARD, padding)
 }
 
-/// The bytes of URL-safe, unpadded base64 `text`; `None` when it is not exactly that.
+/// Decodes URL-safe, unpadded base64 `text`; `None` when it is not exactly that.
 pub(crate) fn decode_url(text: &str) -> Option<Vec<u8>> {
     let padding = match text.len() % 4 {
         0 => 0,

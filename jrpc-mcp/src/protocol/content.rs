@@ -1,4 +1,4 @@
-//! Content: the blocks a tool answers and a prompt's messages hold (text, image, audio, an
+//! Defines content: the blocks a tool answers and a prompt's messages hold (text, image, audio, an
 //! embedded resource, a link to one), their annotations, and a tool's whole result.
 
 use std::borrow::Cow;
@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::base64;
 
-/// A block of content, as a tool answers it and a prompt's messages hold it: text, an image, audio,
-/// an embedded resource or a link to one, each with optional [`Annotations`].
+/// Holds a block of content, as a tool answers it and a prompt's messages hold it: text, an image,
+/// audio, an embedded resource or a link to one, each with optional [`Annotations`].
 ///
 /// A tool whose method returns `Content` (or `Vec<Content>`) answers those blocks as they are:
 ///
@@ -79,7 +79,7 @@ enum Kind {
 }
 
 impl Content {
-    /// A text block.
+    /// Returns a text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self(Kind::Text {
             text: text.into(),
@@ -87,7 +87,7 @@ impl Content {
         })
     }
 
-    /// An image, `data` its bytes in base64, `mime_type` its type (`image/png`).
+    /// Returns an image, `data` its bytes in base64, `mime_type` its type (`image/png`).
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self(Kind::Image {
             data: data.into(),
@@ -96,12 +96,12 @@ impl Content {
         })
     }
 
-    /// An image of these bytes (encoded in base64 here).
+    /// Returns an image of these bytes (encoded in base64 here).
     pub fn image_bytes(bytes: &[u8], mime_type: impl Into<String>) -> Self {
         Self::image(base64::encode(bytes), mime_type)
     }
 
-    /// Audio, `data` its bytes in base64, `mime_type` its type (`audio/wav`).
+    /// Returns audio, `data` its bytes in base64, `mime_type` its type (`audio/wav`).
     pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self(Kind::Audio {
             data: data.into(),
@@ -110,12 +110,12 @@ impl Content {
         })
     }
 
-    /// Audio of these bytes (encoded in base64 here).
+    /// Returns audio of these bytes (encoded in base64 here).
     pub fn audio_bytes(bytes: &[u8], mime_type: impl Into<String>) -> Self {
         Self::audio(base64::encode(bytes), mime_type)
     }
 
-    /// A resource embedded whole.
+    /// Returns a resource embedded whole.
     pub fn resource(resource: ResourceContents) -> Self {
         Self(Kind::Resource {
             resource,
@@ -123,7 +123,7 @@ impl Content {
         })
     }
 
-    /// A link to the resource `uri` named `name`, for the client to read if it wants.
+    /// Returns a link to the resource `uri` named `name`, for the client to read if it wants.
     pub fn link(uri: impl Into<String>, name: impl Into<String>) -> Self {
         Self(Kind::ResourceLink {
             uri: uri.into(),
@@ -136,7 +136,7 @@ impl Content {
         })
     }
 
-    /// This block with `annotations`.
+    /// Returns this block with `annotations`.
     #[must_use]
     pub fn annotate(mut self, annotations: Annotations) -> Self {
         let slot = match &mut self.0 {
@@ -150,7 +150,7 @@ impl Content {
         self
     }
 
-    /// A link's MIME type; other blocks are left as they are.
+    /// Sets a link's MIME type; other blocks are left as they are.
     #[must_use]
     pub fn mime(mut self, mime_type: impl Into<String>) -> Self {
         if let Kind::ResourceLink {
@@ -162,7 +162,7 @@ impl Content {
         self
     }
 
-    /// A link's description; other blocks are left as they are.
+    /// Sets a link's description; other blocks are left as they are.
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         if let Kind::ResourceLink {
@@ -174,7 +174,7 @@ impl Content {
         self
     }
 
-    /// A link's title (a name for people); other blocks are left as they are.
+    /// Sets a link's title (a name for people); other blocks are left as they are.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         if let Kind::ResourceLink { title: slot, .. } = &mut self.0 {
@@ -183,7 +183,7 @@ impl Content {
         self
     }
 
-    /// A link's size in bytes; other blocks are left as they are.
+    /// Sets a link's size in bytes; other blocks are left as they are.
     #[must_use]
     pub fn size(mut self, bytes: u64) -> Self {
         if let Kind::ResourceLink { size: slot, .. } = &mut self.0 {
@@ -192,7 +192,8 @@ impl Content {
         self
     }
 
-    /// The block's `type`: `"text"`, `"image"`, `"audio"`, `"resource"` or `"resource_link"`.
+    /// Returns the block's `type`: `"text"`, `"image"`, `"audio"`, `"resource"` or
+    /// `"resource_link"`.
     pub fn kind(&self) -> &'static str {
         match self.0 {
             Kind::Text { .. } => "text",
@@ -203,7 +204,7 @@ impl Content {
         }
     }
 
-    /// The text of a text block.
+    /// Returns the text of a text block.
     pub fn as_text(&self) -> Option<&str> {
         match &self.0 {
             Kind::Text { text, .. } => Some(text),
@@ -228,12 +229,12 @@ impl schemars::JsonSchema for Content {
     }
 }
 
-/// The schema name of [`Content`].
+/// Names the schema of [`Content`].
 pub(crate) const CONTENT_SCHEMA: &str = "McpContent";
-/// The schema name of [`ToolResult`].
+/// Names the schema of [`ToolResult`].
 pub(crate) const TOOL_RESULT_SCHEMA: &str = "McpToolResult";
 
-/// Who a block is for, and how much it matters.
+/// Says who a block is for, and how much it matters.
 ///
 /// ```
 /// use jrpc_mcp::{Annotations, Role};
@@ -260,26 +261,26 @@ pub struct Annotations {
 }
 
 impl Annotations {
-    /// None yet.
+    /// Returns no annotations yet.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Whom it is meant for.
+    /// Sets whom it is meant for.
     #[must_use]
     pub fn audience(mut self, roles: impl IntoIterator<Item = Role>) -> Self {
         self.audience = Some(roles.into_iter().collect());
         self
     }
 
-    /// How much it matters, from 0 (least) to 1 (most).
+    /// Sets how much it matters, from 0 (least) to 1 (most).
     #[must_use]
     pub fn priority(mut self, priority: f64) -> Self {
         self.priority = Some(priority);
         self
     }
 
-    /// When it last changed (ISO 8601).
+    /// Sets when it last changed (ISO 8601).
     #[must_use]
     pub fn last_modified(mut self, when: impl Into<String>) -> Self {
         self.last_modified = Some(when.into());
@@ -287,7 +288,7 @@ impl Annotations {
     }
 }
 
-/// A side of a conversation.
+/// Names a side of a conversation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -297,8 +298,8 @@ pub enum Role {
     Assistant,
 }
 
-/// What a resource holds, as `resources/read` answers it and an embedded resource carries it:
-/// its text, or its bytes in base64 (a blob).
+/// Holds a resource's contents, as `resources/read` answers them and an embedded resource
+/// carries them: its text, or its bytes in base64 (a blob).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceContents {
@@ -312,7 +313,7 @@ pub struct ResourceContents {
 }
 
 impl ResourceContents {
-    /// The text of the resource `uri`.
+    /// Returns the text of the resource `uri`.
     pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
         Self {
             uri: uri.into(),
@@ -322,7 +323,7 @@ impl ResourceContents {
         }
     }
 
-    /// The bytes of the resource `uri`, in base64.
+    /// Returns the bytes of the resource `uri`, in base64.
     pub fn blob(uri: impl Into<String>, base64: impl Into<String>) -> Self {
         Self {
             uri: uri.into(),
@@ -332,41 +333,41 @@ impl ResourceContents {
         }
     }
 
-    /// The bytes of the resource `uri` (encoded in base64 here).
+    /// Returns the bytes of the resource `uri` (encoded in base64 here).
     pub fn bytes(uri: impl Into<String>, bytes: &[u8]) -> Self {
         Self::blob(uri, base64::encode(bytes))
     }
 
-    /// The same, with its MIME type.
+    /// Returns the same, with its MIME type.
     #[must_use]
     pub fn mime(mut self, mime_type: impl Into<String>) -> Self {
         self.mime_type = Some(mime_type.into());
         self
     }
 
-    /// Its URI.
+    /// Returns its URI.
     pub fn uri(&self) -> &str {
         &self.uri
     }
 
-    /// Its MIME type.
+    /// Returns its MIME type.
     pub fn mime_type(&self) -> Option<&str> {
         self.mime_type.as_deref()
     }
 
-    /// Its text, for a text resource.
+    /// Returns its text, for a text resource.
     pub fn as_text(&self) -> Option<&str> {
         self.text.as_deref()
     }
 
-    /// Its bytes in base64, for a blob.
+    /// Returns its bytes in base64, for a blob.
     pub fn as_blob(&self) -> Option<&str> {
         self.blob.as_deref()
     }
 }
 
-/// A tool's whole result, for a tool that says more than its content: structured content beside
-/// it, or that it failed (`isError`, a failure the model can read and act on).
+/// Holds a tool's whole result, for a tool that says more than its content: structured content
+/// beside it, or that it failed (`isError`, a failure the model can read and act on).
 ///
 /// ```
 /// use jrpc_mcp::{Content, ToolResult};
@@ -388,7 +389,7 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
-    /// A result of these blocks.
+    /// Returns a result of these blocks.
     pub fn new(content: impl IntoIterator<Item = Content>) -> Self {
         Self {
             content: content.into_iter().collect(),
@@ -397,26 +398,26 @@ impl ToolResult {
         }
     }
 
-    /// The same, with structured content (an object, for clients of the legacy era).
+    /// Returns the same, with structured content (an object, for clients of the legacy era).
     #[must_use]
     pub fn structured(mut self, value: Value) -> Self {
         self.structured_content = Some(value);
         self
     }
 
-    /// The same, marked as a failure (or not).
+    /// Returns the same, marked as a failure (or not).
     #[must_use]
     pub fn error(mut self, failed: bool) -> Self {
         self.is_error = failed;
         self
     }
 
-    /// Its blocks.
+    /// Returns its blocks.
     pub fn content(&self) -> &[Content] {
         &self.content
     }
 
-    /// Whether it is a failure.
+    /// Returns whether it is a failure.
     pub fn is_error(&self) -> bool {
         self.is_error
     }

@@ -1,5 +1,5 @@
-//! A request's era, read from its `_meta`; what a modern request must carry, checked in the order
-//! the specification ranks its errors; and the error codes MCP adds.
+//! Reads a request's era from its `_meta`; checks what a modern request must carry, in the order
+//! the specification ranks its errors; and defines the error codes MCP adds.
 //!
 //! | `params._meta` | era | checks, first failure answered |
 //! | --- | --- | --- |
@@ -17,32 +17,33 @@ use super::types::LogLevel;
 use super::version::{self, MODERN_VERSIONS};
 use jrpc_runtime::wire::{ErrorCode, RpcError};
 
-/// `_meta` key: the protocol revision of a modern request.
+/// Names the `_meta` key of the protocol revision of a modern request.
 pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key: the client's capabilities for this request.
+/// Names the `_meta` key of the client's capabilities for this request.
 pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `_meta` key: the lowest level of log messages the client wants for this request.
+/// Names the `_meta` key of the lowest level of log messages the client wants for this request.
 pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// Result `_meta` key: the server's name and version.
+/// Names the result `_meta` key of the server's name and version.
 pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// Notification `_meta` key: the listen request a notification belongs to.
+/// Names the notification `_meta` key of the listen request a notification belongs to.
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// `-32020`: an HTTP header is missing or disagrees with the body.
+/// Says with `-32020` that an HTTP header is missing or disagrees with the body.
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's headers"))]
 pub(crate) const HEADER_MISMATCH: ErrorCode = ErrorCode::new(-32020);
-/// `-32021`: handling the request needs a capability the client did not declare.
+/// Says with `-32021` that handling the request needs a capability the client did not declare.
 #[cfg_attr(
     not(feature = "http"),
     allow(dead_code, reason = "HTTP answers it 400")
 )]
 pub(crate) const MISSING_CAPABILITY: ErrorCode = ErrorCode::new(-32021);
-/// `-32022`: the request's protocol revision is not one this server speaks.
+/// Says with `-32022` that the request's protocol revision is not one this server speaks.
 pub(crate) const UNSUPPORTED_VERSION: ErrorCode = ErrorCode::new(-32022);
-/// `-32002`: the legacy era's resource not found (the modern era answers `-32602`).
+/// Says with `-32002` that a resource was not found, in the legacy era (the modern era answers
+/// `-32602`).
 pub(crate) const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new(-32002);
 
-/// The members of a request's `params._meta` that MCP reads, as written (their types are
+/// Holds the members of a request's `params._meta` that MCP reads, as written (their types are
 /// checked by [`check`](Self::check)). A `_meta` that is not an object reads as empty: legacy.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RequestMeta {
@@ -83,7 +84,7 @@ impl<'de> Deserialize<'de> for RequestMeta {
     }
 }
 
-/// A modern request's `_meta`, checked.
+/// Holds a modern request's `_meta`, checked.
 #[derive(Clone, Debug)]
 pub(crate) struct Modern {
     pub(crate) version: &'static str,
@@ -93,7 +94,7 @@ pub(crate) struct Modern {
 }
 
 impl RequestMeta {
-    /// The `_meta` of `params`; empty when there is none.
+    /// Reads the `_meta` of `params`; empty when there is none.
     #[cfg_attr(
         not(feature = "http"),
         allow(dead_code, reason = "HTTP reads it before dispatch")
@@ -110,12 +111,12 @@ impl RequestMeta {
             .unwrap_or_default()
     }
 
-    /// Whether the request is modern: its `_meta` names a protocol revision.
+    /// Returns whether the request is modern: its `_meta` names a protocol revision.
     pub(crate) fn is_modern(&self) -> bool {
         self.version.is_some()
     }
 
-    /// The revision named, when it is a string.
+    /// Returns the revision named, when it is a string.
     pub(crate) fn version(&self) -> Option<&str> {
         self.version.as_ref().and_then(Value::as_str)
     }
@@ -171,19 +172,19 @@ fn invalid(why: &str) -> RpcError {
     RpcError::invalid_params(why)
 }
 
-/// `-32022`, with the revisions this crate speaks per request and the one asked for.
+/// Returns `-32022`, with the revisions this crate speaks per request and the one asked for.
 pub(crate) fn unsupported_version(requested: &str) -> RpcError {
     RpcError::new(UNSUPPORTED_VERSION, "Unsupported protocol version")
         .with_data(&serde_json::json!({ "supported": MODERN_VERSIONS, "requested": requested }))
 }
 
-/// `-32021`, naming the capabilities the request needs (a `ClientCapabilities` object).
+/// Returns `-32021`, naming the capabilities the request needs (a `ClientCapabilities` object).
 pub(crate) fn missing_capability(required: Value) -> RpcError {
     RpcError::new(MISSING_CAPABILITY, "Missing required client capability")
         .with_data(&serde_json::json!({ "requiredCapabilities": required }))
 }
 
-/// `-32020`, saying which header and why.
+/// Returns `-32020`, saying which header and why.
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's headers"))]
 pub(crate) fn header_mismatch(why: &str) -> RpcError {
     RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {why}"))

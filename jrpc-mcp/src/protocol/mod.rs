@@ -1,5 +1,5 @@
-//! The protocol, below any transport: revisions and eras, what a request's `_meta` carries and
-//! how it is checked, the wire types, base64.
+//! Defines the protocol, below any transport: revisions and eras, what a request's `_meta` carries
+//! and how it is checked, the wire types, base64.
 
 pub(crate) mod base64;
 pub(crate) mod content;

@@ -1,4 +1,4 @@
-//! A prompt's result: its messages, each a role and a block of content.
+//! Defines a prompt's result: its messages, each a role and a block of content.
 
 use std::borrow::Cow;
 
@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::content::{Content, Role};
 
-/// What `prompts/get` answers: the messages (and, optionally, a description of them).
+/// Holds what `prompts/get` answers: the messages (and, optionally, a
+/// description of them).
 ///
 /// ```
 /// use jrpc_mcp::{Content, PromptMessage, PromptResult};
@@ -25,7 +26,7 @@ pub struct PromptResult {
 }
 
 impl PromptResult {
-    /// A result of these messages.
+    /// Returns a result of these messages.
     pub fn new(messages: impl IntoIterator<Item = PromptMessage>) -> Self {
         Self {
             description: None,
@@ -33,25 +34,25 @@ impl PromptResult {
         }
     }
 
-    /// One message from the user, of `content`.
+    /// Returns one message from the user, of `content`.
     pub fn user(content: Content) -> Self {
         Self::new([PromptMessage::user(content)])
     }
 
-    /// The same, with a description.
+    /// Returns the same, with a description.
     #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
-    /// Its messages.
+    /// Returns its messages.
     pub fn messages(&self) -> &[PromptMessage] {
         &self.messages
     }
 }
 
-/// A message of a prompt: who says it, and what.
+/// Holds a message of a prompt: who says it, and what.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessage {
     role: Role,
@@ -59,35 +60,35 @@ pub struct PromptMessage {
 }
 
 impl PromptMessage {
-    /// `content`, said by `role`.
+    /// Returns `content`, said by `role`.
     pub fn new(role: Role, content: Content) -> Self {
         Self { role, content }
     }
 
-    /// `content`, said by the user.
+    /// Returns `content`, said by the user.
     pub fn user(content: Content) -> Self {
         Self::new(Role::User, content)
     }
 
-    /// `content`, said by the model.
+    /// Returns `content`, said by the model.
     pub fn assistant(content: Content) -> Self {
         Self::new(Role::Assistant, content)
     }
 
-    /// Who says it.
+    /// Returns who says it.
     pub fn role(&self) -> Role {
         self.role
     }
 
-    /// What is said.
+    /// Returns what is said.
     pub fn content(&self) -> &Content {
         &self.content
     }
 }
 
-/// The schema name of [`PromptResult`].
+/// Names the schema of [`PromptResult`].
 pub(crate) const PROMPT_RESULT_SCHEMA: &str = "McpPromptResult";
-/// The schema name of [`PromptMessage`].
+/// Names the schema of [`PromptMessage`].
 pub(crate) const PROMPT_MESSAGE_SCHEMA: &str = "McpPromptMessage";
 
 impl schemars::JsonSchema for PromptResult {

@@ -1,4 +1,4 @@
-//! The state a multi round-trip request hands the client (`requestState`), signed so that the
+//! Signs the state a multi round-trip request hands the client (`requestState`) so that the
 //! client can read it but not change it: `base64url(payload) "." base64url(HMAC-SHA256(key,
 //! "jrpc-mcp-state/1\n" payload))`, the payload JSON naming the request it belongs to (method,
 //! name, a digest of the arguments), when it expires, and the answers of earlier rounds.
@@ -19,7 +19,7 @@ use super::base64;
 /// verifies as this one.
 const DOMAIN: &[u8] = b"jrpc-mcp-state/1\n";
 
-/// The key states are signed with (at least 32 bytes).
+/// Holds the key that states are signed with (at least 32 bytes).
 #[derive(Clone)]
 pub(crate) struct StateKey(Vec<u8>);
 
@@ -30,15 +30,15 @@ impl std::fmt::Debug for StateKey {
 }
 
 impl StateKey {
-    /// The least a key may hold.
+    /// Gives the fewest bytes a key may hold.
     pub(crate) const MIN_LEN: usize = 32;
 
-    /// A key of these bytes.
+    /// Returns a key of these bytes.
     pub(crate) fn new(bytes: Vec<u8>) -> Self {
         Self(bytes)
     }
 
-    /// 32 random bytes from the operating system.
+    /// Returns a key of 32 random bytes from the operating system.
     pub(crate) fn random() -> Result<Self, String> {
         let mut bytes = vec![0u8; Self::MIN_LEN];
         getrandom::fill(&mut bytes).map_err(|err| err.to_string())?;
@@ -54,7 +54,7 @@ impl StateKey {
     }
 }
 
-/// Which request a state belongs to.
+/// Names the request a state belongs to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Bound {
     /// The method (`tools/call`, `prompts/get`, `resources/read`).
@@ -82,8 +82,8 @@ struct Payload {
     nonce: String,
 }
 
-/// The digest of a request's arguments, as a state binds them: SHA-256 of their JSON with the
-/// members of every object sorted (serde_json's maps are sorted), in base64url.
+/// Returns the digest of a request's arguments, as a state binds them: SHA-256 of their JSON with
+/// the members of every object sorted (serde_json's maps are sorted), in base64url.
 pub(crate) fn digest(arguments: &Value) -> String {
     let text = serde_json::to_vec(arguments).unwrap_or_default();
     base64::encode_url(&Sha256::digest(&text))
@@ -96,7 +96,7 @@ fn now() -> u64 {
         .map_or(0, |since| since.as_secs())
 }
 
-/// The state of a request `bound`, holding `answers`, valid for `ttl`.
+/// Seals the state of a request `bound`, holding `answers`, valid for `ttl`.
 pub(crate) fn seal(
     key: &StateKey,
     bound: &Bound,
@@ -120,8 +120,8 @@ pub(crate) fn seal(
     format!("{}.{}", base64::encode_url(&json), base64::encode_url(&tag))
 }
 
-/// The answers a state holds, when it is one this key signed, for the request `bound`, and not
-/// expired; `None` otherwise (the same for every failure: a client learns nothing from it).
+/// Returns the answers a state holds, when it is one this key signed, for the request `bound`, and
+/// not expired; `None` otherwise (the same for every failure: a client learns nothing from it).
 pub(crate) fn open(key: &StateKey, state: &str, bound: &Bound) -> Option<Map<String, Value>> {
     open_at(key, state, bound, now())
 }

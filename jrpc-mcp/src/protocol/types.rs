@@ -1,13 +1,13 @@
-//! Small wire types both eras share: the era itself, log levels, a program's name and version,
-//! and the caching hints of modern results.
+//! Defines small wire types both eras share: the era itself, log levels, a program's name and
+//! version, and the caching hints of modern results.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The protocol era a request belongs to, chosen per request: a request whose `_meta` names its
-/// protocol revision is modern (2026-07-28: stateless); any other is legacy (2025-11-25 and
+/// Names the protocol era a request belongs to, chosen per request: a request whose `_meta` names
+/// its protocol revision is modern (2026-07-28: stateless); any other is legacy (2025-11-25 and
 /// earlier: `initialize`, a session over HTTP or the connection over stdio).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -18,7 +18,7 @@ pub enum Era {
     Modern,
 }
 
-/// The severity of a log message, as MCP (and syslog) rank them: `Debug` is the lowest.
+/// Names the severity of a log message, as MCP (and syslog) rank them: `Debug` is the lowest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
@@ -42,7 +42,7 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
-    /// Every level, lowest first.
+    /// Lists every level, lowest first.
     pub const ALL: [LogLevel; 8] = [
         Self::Debug,
         Self::Info,
@@ -54,7 +54,7 @@ impl LogLevel {
         Self::Emergency,
     ];
 
-    /// The level's wire name: `"debug"`, `"info"`, ...
+    /// Returns the level's wire name: `"debug"`, `"info"`, ...
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Debug => "debug",
@@ -86,14 +86,14 @@ impl FromStr for LogLevel {
     }
 }
 
-/// A text that names no [`LogLevel`].
+/// Reports a text that names no [`LogLevel`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "not a log level: the levels are debug, info, notice, warning, error, critical, alert, emergency"
 )]
 pub struct UnknownLevel;
 
-/// A program's name and version, as `initialize` and `_meta` carry them (`Implementation`).
+/// Holds a program's name and version, as `initialize` and `_meta` carry them (`Implementation`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Implementation {
@@ -107,7 +107,7 @@ pub struct Implementation {
 }
 
 impl Implementation {
-    /// A program of that name and version.
+    /// Returns a program of that name and version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -117,8 +117,8 @@ impl Implementation {
     }
 }
 
-/// Who may reuse a cached modern result: anyone (`Public`: it holds nothing about the user), or
-/// only the same authorization context (`Private`).
+/// Says who may reuse a cached modern result: anyone (`Public`: it holds nothing about the user),
+/// or only the same authorization context (`Private`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheScope {

@@ -1,19 +1,20 @@
-//! The protocol revisions this crate speaks, by era, and how a legacy `initialize` agrees on one.
+//! Lists the protocol revisions this crate speaks, by era, and how a legacy `initialize` agrees on
+//! one.
 
-/// The revisions of the legacy era (begun by `initialize`, scoped to a session or a stdio
+/// Lists the revisions of the legacy era (begun by `initialize`, scoped to a session or a stdio
 /// connection), newest first.
 pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// The revisions of the modern era (stateless: every request names its revision and the
+/// Lists the revisions of the modern era (stateless: every request names its revision and the
 /// client's capabilities in `_meta`), newest first.
 pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
 
-/// The legacy revisions that have Streamable HTTP (it came with 2025-03-26).
+/// Lists the legacy revisions that have Streamable HTTP (it came with 2025-03-26).
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's revisions"))]
 pub(crate) const LEGACY_HTTP_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
 
-/// What a legacy `initialize` answers when the client asks for `asked`: the same revision when
-/// this crate speaks it, else the newest legacy one (never a modern revision: `initialize` is
+/// Returns what a legacy `initialize` answers when the client asks for `asked`: the same revision
+/// when this crate speaks it, else the newest legacy one (never a modern revision: `initialize` is
 /// legacy, and a client that asks it cannot take a modern answer).
 pub(crate) fn negotiate(asked: Option<&str>) -> &'static str {
     LEGACY_VERSIONS
@@ -22,12 +23,12 @@ pub(crate) fn negotiate(asked: Option<&str>) -> &'static str {
         .unwrap_or(&LEGACY_VERSIONS[0])
 }
 
-/// The modern revision `text` names, when this crate speaks it.
+/// Returns the modern revision `text` names, when this crate speaks it.
 pub(crate) fn modern(text: &str) -> Option<&'static str> {
     MODERN_VERSIONS.iter().copied().find(|v| *v == text)
 }
 
-/// Whether `text` names a legacy revision that has Streamable HTTP.
+/// Returns whether `text` names a legacy revision that has Streamable HTTP.
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's revisions"))]
 pub(crate) fn is_legacy_http(text: &str) -> bool {
     LEGACY_HTTP_VERSIONS.contains(&text)
