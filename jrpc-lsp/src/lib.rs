@@ -1,4 +1,4 @@
-//! Language servers on jrpc: the Language Server Protocol's base protocol (`Content-Length`
+//! Runs language servers on jrpc: the Language Server Protocol's base protocol (`Content-Length`
 //! framing) on stdio or any stream, with LSP's cancellation (`$/cancelRequest`), over a method
 //! table declared with `#[rpc_service]`.
 //!
