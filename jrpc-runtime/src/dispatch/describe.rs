@@ -13,9 +13,13 @@ use crate::dispatch::schema::SchemaDoc;
 ///
 /// Every registration gives its method one: [`Methods::register`] lists the parameters by their
 /// wire names, each required unless its type accepts a missing value (`Option<T>`), with `{}`
-/// schemas and a `{}` result; [`Methods::register_notification`] gives no result; `#[rpc_service]`
-/// adds the doc comment, `#[deprecated]` and, for a service with `schema`, the JSON Schemas of
-/// the types. [`Methods::describe`] replaces it with one of your own.
+/// schemas and a `{}` result; [`Methods::register_notification`] gives no result;
+/// `#[rpc_service]` adds the doc comment, `#[deprecated]` and, for a service with `schema`, the
+/// JSON Schemas of the types. [`Methods::describe`] replaces it with one of your own.
+///
+/// [`Methods::register`]: super::methods::Methods::register
+/// [`Methods::register_notification`]: super::methods::Methods::register_notification
+/// [`Methods::describe`]: super::methods::Methods::describe
 ///
 /// ```
 /// use jrpc_runtime::{MethodDoc, Methods, ParamDoc, RpcError, SchemaDoc};

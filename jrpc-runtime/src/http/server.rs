@@ -71,8 +71,8 @@ impl fmt::Debug for Mount {
 /// WebSocket path (default `/ws`, with the `ws` feature), `404` elsewhere, keep-alive
 /// connections, limits, and a graceful shutdown. It speaks HTTP/1.1 and HTTP/2 (with prior
 /// knowledge on a plain listener, `h2c`; by ALPN over TLS), and TLS with the `tls` feature
-/// ([`HttpServerBuilder::tls`]). See the [module docs](super) for the statuses it answers and how
-/// the WebSocket path is served.
+/// ([`HttpServerBuilder::tls`](super::HttpServerBuilder::tls)). See the [module docs](super)
+/// for the statuses it answers and how the WebSocket path is served.
 ///
 /// Cloning is cheap; clones are the same server.
 #[derive(Clone, Debug)]
@@ -139,7 +139,7 @@ impl HttpServer {
     /// Returns `endpoint` as a service served under this server's limits, byte budget, bearer
     /// authentication and shutdown, to mount in another router (axum's `route_service`); the
     /// server itself serves the endpoints given to
-    /// [`HttpServerBuilder::endpoint`].
+    /// [`HttpServerBuilder::endpoint`](super::HttpServerBuilder::endpoint).
     pub fn service_for<E: Endpoint>(&self, endpoint: Arc<E>) -> EndpointService<E> {
         EndpointService::new(endpoint, Arc::clone(self.inner.endpoint.shared()))
     }
