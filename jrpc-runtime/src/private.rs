@@ -473,7 +473,7 @@ macro_rules! shape {
             Fut: Future<Output = Result<KO::Ok, KE::Err>> + Send + 'static,
         {
             let this = Arc::clone(this);
-            let result = table.methods().register_answer(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
+            let result = table.methods().register(meta.0, meta.1, move |($($p,)*): ($($P::Owned,)*), ctx| {
                 handler(Arc::clone(&this), ($($P::from_owned($p),)*), ctx)
             }).map(drop);
             table.registered(result, meta.0, meta.4);
@@ -547,7 +547,7 @@ pub fn call_whole<S, P, KO, KE, F, Fut>(
     let this = Arc::clone(this);
     let result = table
         .methods()
-        .register_answer(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
+        .register(meta.0, meta.1, move |Whole(owned): Whole<P::Owned>, ctx| {
             handler(Arc::clone(&this), Whole(P::from_owned(owned)), ctx)
         })
         .map(drop);

@@ -508,24 +508,6 @@ impl Methods {
         P: FromParams,
         F: Fn(P, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: Serialize + 'static,
-        E: Into<RpcError> + 'static,
-    {
-        self.register_answer(name, names, handler)
-    }
-
-    /// Does what [`register`](Methods::register) does, with the success and error types bound by
-    /// the traits the `#[rpc_service]` expansion checks.
-    pub(crate) fn register_answer<P, F, Fut, T, E>(
-        &mut self,
-        name: &str,
-        names: &'static [&'static str],
-        handler: F,
-    ) -> Result<&mut Self, RegisterError>
-    where
-        P: FromParams,
-        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + Send + 'static,
         T: RpcResult,
         E: IntoRpcError,
     {

@@ -4,16 +4,11 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ::http::{Request, Response};
-use hyper::body::{Body, Incoming};
-use tower_layer::Layer;
-use tower_service::Service;
-
 use super::auth::BearerAuth;
 use super::endpoint::{Endpoint, mounted};
-use super::layer::{Routes, ServerLayer, wrap};
+use super::layer::ServerLayer;
 use super::server::{HttpServer, Mount, Settings};
-use super::service::{Admission, BoxError, ContextHook, RpcService};
+use super::service::{Admission, ContextHook, RpcService};
 use super::sse::stream_config;
 use crate::dispatch::{Batches, Context, Methods};
 use crate::error::ConfigError;
@@ -137,50 +132,9 @@ impl HttpServerBuilder {
         }
     }
 
-    /// Puts a tower layer around every request of the server (CORS, compression, request ids,
-    /// timeouts: tower-http's layers as they are; a `tower::ServiceBuilder` for several, the
-    /// first added outermost): the `POST`s of the JSON-RPC path and their SSE answers, the
-    /// WebSocket upgrades and the mounted endpoints alike, on HTTP/1.1, HTTP/2 and TLS, with the
-    /// server's connection handling (the connection cap, header timeouts, idle parking, the
-    /// graceful shutdown) kept. Setting a layer again replaces it.
-    ///
-    /// The layer wraps [`Routes`], the server's paths as one service, once per connection; a
-    /// layer's own refusal (a CORS preflight it answers, a timeout) comes before the server's
-    /// origin policy and bearer token, which run inside it. A server without a layer pays
-    /// nothing for the option. Calls go through the table's call layers
-    /// ([`Methods::layer`](crate::Methods::layer)) besides: those see JSON-RPC calls, this one
-    /// HTTP requests.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use jrpc_runtime::Methods;
-    /// use jrpc_runtime::http::HttpServer;
-    /// use tower_http::cors::{AllowOrigin, CorsLayer};
-    /// use http::{Method, header::{AUTHORIZATION, CONTENT_TYPE}};
-    ///
-    /// let origins = ["https://app.example"];
-    /// let cors = CorsLayer::new()
-    ///     .allow_origin(AllowOrigin::list(origins.map(|o| o.parse().unwrap())))
-    ///     .allow_methods([Method::POST])
-    ///     .allow_headers([CONTENT_TYPE, AUTHORIZATION]);
-    /// let server = HttpServer::builder(Methods::new())
-    ///     // The same list allows the pages through the origin policy.
-    ///     .origin_policy(jrpc_runtime::server::OriginPolicy::new().allow_origins(origins))
-    ///     .layer(cors)
-    ///     .build()?;
-    /// # drop(server);
-    /// # Ok::<(), jrpc_runtime::ConfigError>(())
-    /// ```
-    pub fn layer<L, S, B>(mut self, layer: L) -> Self
-    where
-        L: Layer<Routes, Service = S> + Send + Sync + 'static,
-        S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-        S::Future: Send + 'static,
-        S::Error: Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Error: Into<BoxError>,
-    {
-        self.layer = Some(wrap(layer));
+    /// Sets the server's layer (see [`layer`](Self::layer)).
+    pub(super) fn set_layer(mut self, layer: ServerLayer) -> Self {
+        self.layer = Some(layer);
         self
     }
 

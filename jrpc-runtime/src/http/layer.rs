@@ -18,6 +18,7 @@ use tower::util::BoxCloneService;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::config::HttpServerBuilder;
 use super::connection::{Ends, Responder};
 use super::reply::{self, ResponseBody};
 use super::server::Router;
@@ -75,23 +76,58 @@ impl fmt::Debug for ServerLayer {
     }
 }
 
-/// Returns the wrapping `layer` makes of a connection's routes, the bodies of its replies sent
-/// as they are made (a body that fails ends there, logged) and its errors boxed.
-pub(crate) fn wrap<L, S, B>(layer: L) -> ServerLayer
-where
-    L: Layer<Routes, Service = S> + Send + Sync + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Error: Into<BoxError>,
-{
-    ServerLayer(Arc::new(move |routes| {
-        let service = layer.layer(routes).map_err(Into::into);
-        let service = service
-            .map_response(|res| res.map(|body| ResponseBody::streamed(EndOnError(Box::pin(body)))));
-        BoxCloneService::new(service)
-    }))
+impl HttpServerBuilder {
+    /// Puts a tower layer around every request of the server (CORS, compression, request ids,
+    /// timeouts: tower-http's layers as they are; a `tower::ServiceBuilder` for several, the
+    /// first added outermost): the `POST`s of the JSON-RPC path and their SSE answers, the
+    /// WebSocket upgrades and the mounted endpoints alike, on HTTP/1.1, HTTP/2 and TLS, with the
+    /// server's connection handling (the connection cap, header timeouts, idle parking, the
+    /// graceful shutdown) kept. Setting a layer again replaces it.
+    ///
+    /// The layer wraps [`Routes`], the server's paths as one service, once per connection; a
+    /// layer's own refusal (a CORS preflight it answers, a timeout) comes before the server's
+    /// origin policy and bearer token, which run inside it. A server without a layer pays
+    /// nothing for the option. Calls go through the table's call layers
+    /// ([`Methods::layer`](crate::Methods::layer)) besides: those see JSON-RPC calls, this one
+    /// HTTP requests.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::http::HttpServer;
+    /// use tower_http::cors::{AllowOrigin, CorsLayer};
+    /// use http::{Method, header::{AUTHORIZATION, CONTENT_TYPE}};
+    ///
+    /// let origins = ["https://app.example"];
+    /// let cors = CorsLayer::new()
+    ///     .allow_origin(AllowOrigin::list(origins.map(|o| o.parse().unwrap())))
+    ///     .allow_methods([Method::POST])
+    ///     .allow_headers([CONTENT_TYPE, AUTHORIZATION]);
+    /// let server = HttpServer::builder(Methods::new())
+    ///     // The same list allows the pages through the origin policy.
+    ///     .origin_policy(jrpc_runtime::server::OriginPolicy::new().allow_origins(origins))
+    ///     .layer(cors)
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok::<(), jrpc_runtime::ConfigError>(())
+    /// ```
+    pub fn layer<L, S, B>(self, layer: L) -> Self
+    where
+        L: Layer<Routes, Service = S> + Send + Sync + 'static,
+        S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+        S::Future: Send + 'static,
+        S::Error: Into<BoxError>,
+        B: Body + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        self.set_layer(ServerLayer(Arc::new(move |routes| {
+            let service = layer.layer(routes).map_err(Into::into);
+            let service = service.map_response(|res| {
+                res.map(|body| ResponseBody::streamed(EndOnError(Box::pin(body))))
+            });
+            BoxCloneService::new(service)
+        })))
+    }
 }
 
 /// A connection's requests as the server's layer answers them: its routes, wrapped.
