@@ -11,6 +11,7 @@
 //! cargo run --example calculator -- --stdio --content-length      # LSP-style framing
 //! cargo run --example calculator -- --drain-timeout 5             # seconds calls may finish in at the end
 //! cargo run --example calculator -- --token s3cret --read-token r3ad  # HTTP and WebSocket ask for a bearer token
+//! cargo run --example calculator -- --allow-origin http://localhost:5173  # pages of that origin may call (CORS)
 //! cargo run --example calculator -- --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379   # topics shared by every replica
 //! cargo run --example calculator -- --openrpc                     # print the OpenRPC document
 //! ```
@@ -33,6 +34,16 @@
 //! `watch`: those are answered `-32003` (`data` `{"method": ...}`), each element of a batch on its
 //! own.
 //!
+//! A page a browser shows from another origin may call the calculator only when
+//! `--allow-origin ORIGIN` (repeatable, e.g. `http://localhost:5173`) names its origin: a CORS
+//! preflight (`OPTIONS /rpc`) from it is answered with `Access-Control-Allow-Origin` (methods
+//! `POST`, headers `content-type` and `authorization`), and its `POST`s and WebSocket upgrades
+//! are let through; from any other origin they are answered `403`. Clients that are not browsers
+//! send no `Origin` and are not concerned. With `--token` too, a preflight is answered without
+//! credentials (browsers send none on it), and the `POST` after it must carry the token; a
+//! page's WebSocket, which cannot send `Authorization`, gives it as `access_token` in the URL's
+//! query (`ws://127.0.0.1:8080/ws?access_token=TOKEN`).
+//!
 //! A call can be cancelled. Over WebSocket and stdio, LSP's `$/cancelRequest {"id": ID}` drops
 //! that call's handler and the call is answered `-32800` at once; over HTTP, a client that closes
 //! its connection (or resets its HTTP/2 stream) cancels its calls. `sleep(ms)` is the method to
@@ -42,13 +53,18 @@
 use std::io::Write as _;
 use std::time::Duration;
 
+use http::header::{AUTHORIZATION, CONTENT_TYPE};
+use http::{HeaderValue, Method};
 use jrpc_examples::{Access, Args, Calc, calculator_info, calculator_methods, read_only};
 use jrpc_runtime::http::{BearerAuth, HttpServer};
-use jrpc_runtime::server::{Drained, ServerTls, ShutdownHandle, SocketServer, Topics};
+use jrpc_runtime::server::{
+    Drained, OriginPolicy, ServerTls, ShutdownHandle, SocketServer, Topics,
+};
 use jrpc_runtime::ws::WsSettings;
 use jrpc_runtime::{Cancellation, Framing, PeerConfig};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
-const USAGE: &str = "calculator [--redis URL] [--drain-timeout SECONDS] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] [--token TOKEN] [--read-token TOKEN] | --unix PATH | --stdio [--content-length]) | --openrpc";
+const USAGE: &str = "calculator [--redis URL] [--drain-timeout SECONDS] ([--listen ADDR] [--tls-cert CERT.pem --tls-key KEY.pem] [--token TOKEN] [--read-token TOKEN] [--allow-origin ORIGIN]... | --unix PATH | --stdio [--content-length]) | --openrpc";
 
 #[tokio::main]
 async fn main() {
@@ -65,6 +81,10 @@ async fn main() {
     let drain_timeout = args.value("--drain-timeout");
     let token = args.value("--token");
     let read_token = args.value("--read-token");
+    let mut origins = Vec::new();
+    while let Some(origin) = args.value("--allow-origin") {
+        origins.push(origin);
+    }
     args.finish();
     if openrpc {
         let document = calculator_methods(Calc::default()).openrpc(&calculator_info());
@@ -86,6 +106,13 @@ async fn main() {
     if !tokens.is_empty() && (stdio || unix.is_some()) {
         usage_error("`--token` and `--read-token` are asked over HTTP and WebSocket (`--listen`)");
     }
+    if !origins.is_empty() && (stdio || unix.is_some()) {
+        usage_error("`--allow-origin` concerns browsers, over HTTP and WebSocket (`--listen`)");
+    }
+    let cors = match cors(&origins) {
+        Ok(cors) => cors,
+        Err(bad) => usage_error(&format!("`--allow-origin {bad}` is not an origin")),
+    };
     let drain = match drain_timeout.map(|secs| secs.parse::<f64>()) {
         None => None,
         Some(Ok(secs)) if secs.is_finite() && secs >= 0.0 => Some(Duration::from_secs_f64(secs)),
@@ -128,7 +155,8 @@ async fn main() {
         serve_unix(&path, calc, drain).await
     } else {
         let listen = listen.as_deref().unwrap_or("127.0.0.1:8080");
-        serve_network(listen, tls, calc, topics, drain, tokens).await
+        let web = Web { origins, cors };
+        serve_network(listen, tls, calc, topics, drain, tokens, web).await
     };
     if let Err(err) = result {
         eprintln!("calculator: {err}");
@@ -141,6 +169,35 @@ fn usage_error(problem: &str) -> ! {
     std::process::exit(2);
 }
 
+/// What browsers' pages may do: the origins allowed, and the CORS layer that answers their
+/// preflights.
+struct Web {
+    origins: Vec<String>,
+    cors: Option<CorsLayer>,
+}
+
+/// The CORS layer for `origins` (none without any): `POST` with `content-type` and
+/// `authorization`, no credentials (a bearer token is a header the page sets, not a cookie); or
+/// the origin that is not one.
+fn cors(origins: &[String]) -> Result<Option<CorsLayer>, String> {
+    if origins.is_empty() {
+        return Ok(None);
+    }
+    let values = origins
+        .iter()
+        .map(|origin| HeaderValue::from_str(origin).map_err(|_| origin.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(bad) = origins.iter().find(|origin| !origin.contains("://")) {
+        return Err(bad.clone());
+    }
+    Ok(Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(values))
+            .allow_methods([Method::POST])
+            .allow_headers([CONTENT_TYPE, AUTHORIZATION]),
+    ))
+}
+
 async fn serve_network(
     listen: &str,
     tls: Option<ServerTls>,
@@ -148,6 +205,7 @@ async fn serve_network(
     topics: Topics,
     drain: Option<Duration>,
     tokens: Vec<(String, Access)>,
+    web: Web,
 ) -> Result<(), String> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let mut methods = calculator_methods(calc);
@@ -156,7 +214,12 @@ async fn serve_network(
     }
     let mut builder = HttpServer::builder(methods)
         .topics(topics)
-        .websocket(WsSettings::new().cancellation(Cancellation::Lsp));
+        .websocket(WsSettings::new().cancellation(Cancellation::Lsp))
+        // The same list lets the pages' POSTs and WebSocket upgrades through.
+        .origin_policy(OriginPolicy::new().allow_origins(web.origins));
+    if let Some(cors) = web.cors {
+        builder = builder.layer(cors);
+    }
     if !tokens.is_empty() {
         builder = builder.bearer_auth(BearerAuth::tokens(tokens));
     }
