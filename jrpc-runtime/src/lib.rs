@@ -93,6 +93,8 @@
 //! - [`guide::logs`]: what is logged at which level, and the observer hook for metrics.
 //! - [`guide::around_calls`]: call layers, authorization and limits, bearer authentication,
 //!   cancellation and trace context: what runs around every call.
+//! - [`guide::browsers`]: pages of other origins (CORS, the origin policy), DNS rebinding, a
+//!   WebSocket's token, a typed client in the page.
 //! - [`guide::protocols`]: the seams a protocol is built on (MCP's crate `jrpc-mcp` is), and
 //!   which of them are stable.
 //! - [`guide::cancellation`]: what cancels a request, on every transport, and `ctx.cancelled()`.
@@ -150,6 +152,9 @@ pub mod guide {
     #[cfg(all(feature = "http", feature = "macros"))]
     #[doc = include_str!("../docs/protocols.md")]
     pub mod protocols {}
+    #[cfg(all(feature = "http", feature = "ws"))]
+    #[doc = include_str!("../docs/browsers.md")]
+    pub mod browsers {}
     #[doc = include_str!("../docs/cancellation.md")]
     pub mod cancellation {}
     #[doc = include_str!("../docs/tracing.md")]

@@ -16,3 +16,4 @@ mod slow_readers;
 mod sse;
 mod tls;
 mod trace;
+mod web;
