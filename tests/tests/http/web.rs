@@ -237,7 +237,12 @@ async fn a_request_id_layer_tags_the_request_the_handler_sees() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_layer_answers_a_slow_call_408() {
-    let server = server(|b| b.layer(TimeoutLayer::new(Duration::from_secs(5))));
+    let server = server(|b| {
+        b.layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_secs(5),
+        ))
+    });
     for version in VERSIONS {
         let got = send(
             &server,
