@@ -8,8 +8,7 @@
 use crate::dispatch::Context;
 #[cfg(any(feature = "http", feature = "ws"))]
 use crate::dispatch::TraceContext;
-use crate::peer::ConnectionPeer;
-use crate::peer::Peer;
+use crate::peer::{CancelGuard, ConnectionPeer, Peer, Told};
 use crate::server::{SubscribeError, Topics};
 
 /// A handler's connection, and topic operations through the [`Topics`] registry the
@@ -31,10 +30,54 @@ impl Context {
     /// Returns the other side of the connection, to notify or call it from inside a handler; `None`
     /// on transports that do not stay open (HTTP, in-process).
     ///
-    /// A notification handler must not await a call on its own connection: incoming messages are
-    /// read only after it finishes, so the answer would never be read. Spawn the call instead.
+    /// A notification handler may await a call on its own connection: while it runs, answers are
+    /// read (and other messages wait for it, so that notifications keep their order).
     pub fn peer(&self) -> Option<&Peer> {
         self.extension::<ConnectionPeer>().map(ConnectionPeer::peer)
+    }
+
+    /// Asks to be told, rather than dropped, when this request is cancelled (by a cancel notice
+    /// naming it, or [`Peer::cancel_request`]): [`cancelled`](Self::cancelled) resolves and the
+    /// handler answers as it sees fit, for as long as the guard lives. `None` for a context that
+    /// is no request's, or on transports that do not stay open.
+    ///
+    /// ```
+    /// use jrpc_runtime::{Context, RpcError};
+    ///
+    /// async fn count(to: u32, ctx: &Context) -> Result<u32, RpcError> {
+    ///     let _told = ctx.told_when_cancelled();
+    ///     let stop = ctx.cancelled();
+    ///     tokio::pin!(stop);
+    ///     for n in 0..to {
+    ///         tokio::select! {
+    ///             () = &mut stop => return Ok(n),
+    ///             () = tokio::task::yield_now() => {}
+    ///         }
+    ///     }
+    ///     Ok(to)
+    /// }
+    /// ```
+    pub fn told_when_cancelled(&self) -> Option<CancelGuard> {
+        self.told(None)
+    }
+
+    /// Asks to be told when [`Peer::cancel_key`] names `key` (a session that a notification
+    /// cancels as a whole: ACP's `session/cancel`), for as long as the guard lives: as with
+    /// [`told_when_cancelled`](Self::told_when_cancelled), [`cancelled`](Self::cancelled)
+    /// resolves and the handler answers. A cancel notice naming the request's id still drops it
+    /// (and answers `-32800` under LSP and ACP), unless it asked for that too. `None` as for
+    /// `told_when_cancelled`.
+    pub fn cancellable_by_key(&self, key: impl Into<String>) -> Option<CancelGuard> {
+        self.told(Some(key.into()))
+    }
+
+    /// Registers the request's token under its id, or under `key` when there is one.
+    fn told(&self, key: Option<String>) -> Option<CancelGuard> {
+        let id = self.id()?;
+        let peer = self.peer()?;
+        let token = self.cancel_token()?;
+        let id = key.is_none().then(|| id.clone());
+        Some(Told::register(&peer.shared, token, id, key))
     }
 
     /// Returns the registry of the connection's server, if the request came over one that has it.

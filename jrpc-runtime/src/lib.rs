@@ -175,13 +175,14 @@ pub use caller::{BatchCall, BatchResults, BoxFuture, Caller, DynCaller, ParamEnc
 pub use client::{Client, ClientBuilder};
 pub use dispatch::{
     Answer, Batches, BoxError, Call, CallService, Context, ErrorReport, FromParams, MethodDoc,
-    Methods, Notifications, Observation, Outcome, ParamDoc, ParamStructure, Params, SchemaDoc,
-    ServiceInfo, SpanId, TraceContext, TraceId, Whole,
+    Methods, Notifications, NullParams, Observation, Outcome, ParamDoc, ParamStructure, Params,
+    SchemaDoc, ServiceInfo, SpanId, TraceContext, TraceId, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use limits::Limits;
 pub use peer::{
-    Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig, PeerConfigBuilder,
+    CancelGuard, Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig,
+    PeerConfigBuilder,
 };
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]

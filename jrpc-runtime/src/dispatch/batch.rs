@@ -125,10 +125,13 @@ impl Methods {
         let started = match element {
             Element::Started(read) => self.start_one_pass(read),
             Element::Request(req) => self.start(req, ctx),
-            Element::Rejected(rejection) => {
-                run.rejected(rejection.answer());
-                return;
-            }
+            Element::Rejected(rejection) => match self.reconsider(rejection) {
+                Ok(req) => self.start(req, ctx),
+                Err(rejection) => {
+                    run.rejected(rejection.answer());
+                    return;
+                }
+            },
         };
         if !run.waiting.is_empty() {
             // After one that waits, each answer is kept apart, to be written in order.
@@ -190,7 +193,7 @@ impl Methods {
         ctx: &Context,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Vec<u8>> {
-        match element {
+        match element.or_else(|rejection| self.reconsider(rejection)) {
             Ok(req) => self.dispatch(req, ctx, deadline).await,
             Err(rejection) => Some(rejection.answer()),
         }

@@ -70,7 +70,7 @@ impl Slot {
     }
 
     /// The request's token, made now if it was not; `None` for a context that is no request's.
-    fn token(&self, request: bool) -> Option<&CancellationToken> {
+    pub(super) fn token(&self, request: bool) -> Option<&CancellationToken> {
         request.then(|| &self.0.get_or_init(|| Armed(CancellationToken::new())).0)
     }
 

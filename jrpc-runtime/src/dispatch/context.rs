@@ -4,6 +4,8 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::cancel::Slot;
 use super::extensions::Extensions;
 use super::trace::TraceContext;
@@ -244,6 +246,13 @@ impl Context {
     /// ```
     pub fn cancelled(&self) -> impl Future<Output = ()> + Send + 'static + use<> {
         self.cancel.cancelled(self.id.is_some())
+    }
+
+    /// Returns the request's cancellation token (made now if it was not), for a layer that cancels
+    /// it itself (a peer telling a request it is cancelled); `None` for a context that is no
+    /// request's.
+    pub(crate) fn cancel_token(&self) -> Option<CancellationToken> {
+        self.cancel.token(self.id.is_some()).cloned()
     }
 
     /// Returns whether the request was cancelled (see [`cancelled`](Self::cancelled)).

@@ -70,7 +70,7 @@ impl Methods {
         }
         let started = match self.start_body(body, ctx, None) {
             Some(started) => started,
-            None => match incoming::parse_request(body) {
+            None => match incoming::parse_request(body).or_else(|r| self.reconsider(r)) {
                 Ok(req) => self.start(req, ctx),
                 Err(rejection) => return Ok(Some(rejection.answer())),
             },
@@ -106,7 +106,7 @@ impl Methods {
         }
         let started = match self.start_body(body, ctx, None) {
             Some(started) => started,
-            None => match incoming::parse_request(body) {
+            None => match incoming::parse_request(body).or_else(|r| self.reconsider(r)) {
                 Ok(req) => self.start(req, ctx),
                 Err(rejection) => return Some(rejection.answer()),
             },
@@ -240,7 +240,7 @@ impl Methods {
                         handler.start(req.params, ctx())
                     })) {
                         Ok(Ok(fut)) => fut,
-                        Ok(Err(err)) => break 'done refused(&req.method, req.id, &err),
+                        Ok(Err(err)) => break 'done refused(self, &req.method, req.id, &err),
                         Err(panic) => {
                             let reason = panicked(&*panic);
                             let (answer, outcome) =
@@ -265,7 +265,7 @@ impl Methods {
                     }
                     None => {
                         let err = RpcError::method_not_found();
-                        break 'done Stage::Done(answer(req.id, &err), Outcome::Error(err.code()));
+                        break 'done refused(self, &req.method, req.id, &err);
                     }
                 },
             };
@@ -326,7 +326,7 @@ impl Methods {
                     self.internal(read.method, read.id.as_ref(), read.raw_id.as_ref(), &reason);
                 Stage::Done(answer, outcome)
             }
-            Err(NotStarted::Refused(err)) => refused(read.method, read.raw_id.as_ref(), &err),
+            Err(NotStarted::Refused(err)) => refused(self, read.method, read.raw_id.as_ref(), &err),
         };
         Started {
             method: Cow::Borrowed(read.method),
@@ -552,12 +552,37 @@ impl Methods {
                 self.report(method, id, &reason);
                 RpcError::internal()
             }
-            Failure::Rpc(err) | Failure::Answered(err) => err,
+            Failure::Rpc(err) | Failure::Answered(err) => {
+                if id.is_none() {
+                    self.notification_failed(method, &err);
+                }
+                err
+            }
             Failure::Internal(reason) => {
                 self.report(method, id, &reason);
                 RpcError::internal()
             }
             Failure::TooLarge(limit) => too_large(Some(method), None, limit),
+        }
+    }
+
+    /// Reports a notification that failed (its params did not decode, its method is unknown, its
+    /// handler failed): no answer tells anyone, so it is logged at WARN and told to the error
+    /// hook.
+    #[cold]
+    pub(super) fn notification_failed(&self, method: &str, err: &RpcError) {
+        // A string `data` (the `-32602` reason) reads better unquoted.
+        let reason = match err.data_as::<String>() {
+            Some(Ok(data)) => format!("error {}: {}: {data}", err.code(), err.message()),
+            _ => err.to_string(),
+        };
+        tracing::warn!(method, error = %reason, "notification failed: no answer tells anyone");
+        if let Some(hook) = &self.inner.on_error {
+            hook(&ErrorReport {
+                method,
+                id: None,
+                reason: &reason,
+            });
         }
     }
 
@@ -748,10 +773,14 @@ fn answer(raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Option<Ve
 }
 
 /// A request whose params did not decode, answered why.
-fn refused(method: &str, raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Stage {
+fn refused(
+    methods: &Methods,
+    method: &str,
+    raw_id: Option<&(impl WriteId + ?Sized)>,
+    err: &RpcError,
+) -> Stage {
     if raw_id.is_none() {
-        // Nobody hears about a notification's bad params unless it is logged.
-        tracing::warn!(method = %method, error = %err, "notification params did not decode");
+        methods.notification_failed(method, err);
     }
     Stage::Done(answer(raw_id, err), Outcome::Error(err.code()))
 }

@@ -24,7 +24,7 @@ use super::params::{FromParams, Params};
 use crate::error::RegisterError;
 use crate::transport::Transport;
 use crate::wire::{Id, RpcError};
-use crate::wire::{RawId, incoming, write};
+use crate::wire::{RawId, Rejection, Request, incoming, write};
 
 /// Drives a handler's work, once started: polled until it is done, its result then written where
 /// the answer goes (so that a batch's answers are written into the batch's buffer, none in a buffer
@@ -354,6 +354,23 @@ pub(crate) enum Failure {
 /// by default (`max_in_flight`), far above what clients send in one body.
 const DEFAULT_BATCH_CONCURRENCY: NonZeroUsize = NonZeroUsize::MIN.saturating_add(127);
 
+/// Says what a table makes of a request with `"params": null`.
+///
+/// The specification allows only an array, an object or no `params`, so `null` is `-32600` by
+/// default, as for any invalid request: a client that sends it is told so. But editors' clients
+/// send it (lsp4j, behind Eclipse and IntelliJ; Eglot; Vim9's LSP plugin send `shutdown` and
+/// `exit` with `"params": null`), and a server for them must take it; the LSP and ACP crates
+/// set [`Absent`](Self::Absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NullParams {
+    /// `-32600`, the request not run (the default).
+    #[default]
+    Invalid,
+    /// Read as absent: the request runs as one without `params`.
+    Absent,
+}
+
 /// Says whether a server takes batches, and how large.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -410,6 +427,7 @@ pub(super) struct Inner {
     pub(super) on_error: Option<Arc<ErrorHook>>,
     pub(super) observer: Option<Arc<Observer>>,
     pub(super) batches: Batches,
+    pub(super) null_params: NullParams,
     pub(super) batch_concurrency: NonZeroUsize,
     pub(super) handler_timeout: Option<Duration>,
     pub(super) in_process: Context,
@@ -457,6 +475,7 @@ impl Methods {
                 on_error: None,
                 observer: None,
                 batches: Batches::default(),
+                null_params: NullParams::Invalid,
                 batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
                 handler_timeout: None,
                 in_process: Context::new(Transport::InProcess),
@@ -693,6 +712,26 @@ impl Methods {
     /// Returns the batch policy.
     pub fn batch_policy(&self) -> Batches {
         self.inner.batches
+    }
+
+    /// Sets what a request with `"params": null` is (default [`NullParams::Invalid`]: `-32600`);
+    /// see [`NullParams`].
+    pub fn null_params(&mut self, null: NullParams) -> &mut Self {
+        self.inner_mut().null_params = null;
+        self
+    }
+
+    /// Returns the request a rejection holds when the table takes it (`"params": null` read as
+    /// absent), or the rejection.
+    #[cold]
+    pub(crate) fn reconsider<'a>(
+        &self,
+        rejection: Rejection<'a>,
+    ) -> Result<Request<'a>, Rejection<'a>> {
+        match rejection {
+            Rejection::NullParams(req) if self.inner.null_params == NullParams::Absent => Ok(req),
+            other => Err(other),
+        }
     }
 
     /// Returns whether a method of that name is registered.

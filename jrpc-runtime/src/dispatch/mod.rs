@@ -37,7 +37,7 @@ pub(crate) use handle::Handed;
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};
 pub(crate) use limit::too_large_answer;
-pub use methods::{Batches, IntoRpcError, Methods, RpcResult};
+pub use methods::{Batches, IntoRpcError, Methods, NullParams, RpcResult};
 pub use notifications::Notifications;
 pub use observe::{ErrorReport, Observation, Outcome};
 pub use params::{FromParams, Params, Whole};

@@ -19,6 +19,8 @@ pub enum Cancellation {
     /// MCP: `notifications/cancelled {"requestId": .., "reason": ..}`; a cancelled incoming call
     /// is not answered.
     Mcp,
+    /// ACP: `$/cancel_request {"requestId": ..}`; a cancelled incoming call is answered `-32800`.
+    Acp,
 }
 
 /// The params of both notices: LSP's `id`, MCP's `requestId`.
@@ -37,6 +39,7 @@ impl Cancellation {
             Self::Off => None,
             Self::Lsp => Some("$/cancelRequest"),
             Self::Mcp => Some("notifications/cancelled"),
+            Self::Acp => Some("$/cancel_request"),
         }
     }
 
@@ -57,15 +60,17 @@ impl Cancellation {
         let method = self.method()?;
         let params = match self {
             Self::Mcp => format!(r#"{{"requestId":{id},"reason":"the caller gave up"}}"#),
+            Self::Acp => format!(r#"{{"requestId":{id}}}"#),
             _ => format!(r#"{{"id":{id}}}"#),
         };
         let params = RawValue::from_string(params).ok()?;
         Some(write::call_text(None::<&Id>, method, Some(&params)))
     }
 
-    /// What a cancelled incoming call is answered: LSP's `-32800`; nothing under MCP.
+    /// Returns what a cancelled incoming call is answered: LSP's and ACP's `-32800`; nothing under
+    /// MCP.
     pub(super) fn answer(self, id: &Id) -> Option<String> {
-        (self == Self::Lsp).then(|| {
+        matches!(self, Self::Lsp | Self::Acp).then(|| {
             let err = RpcError::new(ErrorCode::REQUEST_CANCELLED, "Request cancelled");
             write::text(write::error_bytes(&err, id))
         })

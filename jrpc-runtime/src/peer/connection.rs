@@ -85,6 +85,10 @@ pub(crate) enum Command {
     Forget {
         id: i64,
     },
+    /// An incoming call to cancel, as a cancel notice would: a handler cancelling another.
+    Cancel {
+        id: Id,
+    },
     /// An incoming call's answer (`None` for a batch of notifications). Answers share the queue
     /// with the handler's own pushes, so a handler's notifications go out before its answer.
     Answer {
@@ -108,7 +112,7 @@ impl Command {
             Self::Call(call) => call.text.len(),
             Self::Notify { text } => text.len(),
             Self::Answer { text, .. } => text.as_ref().map_or(0, String::len),
-            Self::Forget { .. } => 0,
+            Self::Forget { .. } | Self::Cancel { .. } => 0,
         }
     }
 }
@@ -158,6 +162,10 @@ pub(super) struct Connection {
     unflushed: bool,
     /// Bytes handed to the sink since its last flush: their room is given back when it ends.
     in_sink: usize,
+    /// The first id of the calls made since the running notification handler started: their
+    /// answers are read while it runs (it may await one); earlier calls' answers wait for it, so
+    /// that the pushes read before them are handled first.
+    calls_from: i64,
 }
 
 /// The notification handler running; aborted if the loop is dropped before it ends.
@@ -190,6 +198,7 @@ impl Connection {
             outbox: VecDeque::new(),
             unflushed: false,
             in_sink: 0,
+            calls_from: 0,
         }
     }
 
@@ -214,6 +223,9 @@ impl Connection {
         async move {
             let answer_tx = self.weak.clone();
             let mut notification: Option<Running> = None;
+            // Messages read while a notification handler runs that are not answers: they wait
+            // for the handler to end, in order (up to `queue` of them: reading then pauses).
+            let mut held: VecDeque<Input> = VecDeque::new();
             let mut reading = true;
             let mut handles_open = true;
             let mut drain_until: Option<tokio::time::Instant> = None;
@@ -252,6 +264,10 @@ impl Connection {
                 }
                 let outbox = self.outbox.len();
                 let room_to_read = budget.may_read();
+                let notifying = notification.is_some() || !held.is_empty();
+                if shared.notifying.load(Ordering::Relaxed) != notifying {
+                    shared.notifying.store(notifying, Ordering::Release);
+                }
                 tokio::select! {
                     biased;
                     () = &mut overflowed => break Err((ErrorKind::QuotaExceeded, self.overflowed())),
@@ -265,16 +281,21 @@ impl Connection {
                     },
                     () = join(&mut notification), if notification.is_some() => {
                         notification = None;
+                        while notification.is_none() && let Some(input) = held.pop_front() {
+                            notification = self.input(input, &answer_tx, &commands);
+                        }
                     }
-                    frame = reader.next(), if reading && notification.is_none() && outbox < read_room && room_to_read => match frame {
+                    frame = reader.next(), if reading && held.len() < command_room && outbox < read_room && room_to_read => match frame {
                         None => {
                             reading = false;
                             drain_until = Some(crate::time::after(self.config.drain_timeout));
                             self.fail_pending();
                         }
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
-                        Some(Ok(Input::Frame(frame))) => notification = self.incoming(frame, &answer_tx, &commands),
-                        Some(Ok(Input::Waiting(waiting))) => notification = self.run_waiting(waiting, &answer_tx),
+                        // While a notification handler runs, only answers are taken (it may await
+                        // one); anything else waits for it to end.
+                        Some(Ok(input)) if notification.is_some() => held.extend(self.answer_or_hold(input)),
+                        Some(Ok(input)) => notification = self.input(input, &answer_tx, &commands),
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
                     () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
@@ -333,6 +354,51 @@ impl Connection {
                 break;
             };
             self.command(command, reading);
+        }
+    }
+
+    /// Takes what was read: a message, or a call the transport began.
+    fn input(
+        &mut self,
+        input: Input,
+        answers: &mpsc::WeakSender<Command>,
+        commands: &mpsc::Receiver<Command>,
+    ) -> Option<Running> {
+        match input {
+            Input::Frame(frame) => self.incoming(frame, answers, commands),
+            Input::Waiting(waiting) => self.run_waiting(waiting, answers),
+        }
+    }
+
+    /// Takes `input`, read while a notification handler runs, when it answers a call made since
+    /// the handler started (which wakes its caller: the handler may be awaiting it); else returns
+    /// it, to be taken once the handler ends.
+    fn answer_or_hold(&mut self, input: Input) -> Option<Input> {
+        if let Input::Frame(Frame::Message(text)) = &input
+            && let Incoming::Response(res) = incoming::parse(text)
+            && res
+                .id()
+                .and_then(|id| id.as_i64())
+                .is_some_and(|id| id >= self.calls_from)
+        {
+            self.take_answer(&res);
+            return None;
+        }
+        Some(input)
+    }
+
+    /// Wakes the caller an answer is for: with its result or error, or, for an answer that is
+    /// malformed, with why (at once, rather than at its timeout).
+    fn take_answer(&mut self, res: &incoming::Response<'_>) {
+        match res.read() {
+            Ok((id, outcome)) => {
+                let result = outcome.map(ToOwned::to_owned).map_err(ClientError::from);
+                self.wake(&id, result);
+            }
+            Err(why) => match res.id() {
+                Some(id) => self.wake(&id, Err(ClientError::Malformed(why))),
+                None => tracing::warn!(%why, "ignored a malformed answer to no call"),
+            },
         }
     }
 
@@ -426,6 +492,7 @@ impl Connection {
                     (_, None) => {}
                 }
             }
+            Command::Cancel { id } => self.cancel_id(&id),
             Command::Forget { id } => {
                 if self.pending.remove(&id).is_none() {
                     return;
@@ -468,7 +535,6 @@ impl Connection {
             return None;
         }
         // A request for a method of the table is read with its params in one pass; anything
-        // else, and the cancellation notice, is read as usual below.
         // else, and the cancellation notice, is read as usual below. Past the in-flight cap
         // nothing is started: the usual read refuses a call before anything runs.
         let notice = self.config.cancellation.method();
@@ -481,7 +547,14 @@ impl Connection {
             }
             return Some(self.notification(started, None));
         }
-        match incoming::parse(&text) {
+        let parsed = match incoming::parse(&text) {
+            Incoming::Rejected(rejection) => match self.methods.reconsider(rejection) {
+                Ok(req) => Incoming::Request(req),
+                Err(rejection) => Incoming::Rejected(rejection),
+            },
+            parsed => parsed,
+        };
+        match parsed {
             Incoming::Request(req) => match req.id {
                 Some(raw_id) => {
                     if !self.refused_busy(Some(raw_id)) {
@@ -500,13 +573,7 @@ impl Connection {
                 }
             },
             Incoming::Response(res) => {
-                match res.read() {
-                    Ok((id, outcome)) => {
-                        let result = outcome.map(ToOwned::to_owned).map_err(ClientError::from);
-                        self.wake(&id, result);
-                    }
-                    Err(why) => tracing::warn!(%why, "ignored a malformed answer"),
-                }
+                self.take_answer(&res);
                 None
             }
             Incoming::Rejected(rejection) => {
@@ -519,6 +586,7 @@ impl Connection {
     /// Runs a notification's handler in a task of its own (in `span`, if made already), which
     /// the loop waits for before it reads on.
     fn notification(&mut self, started: Started<'_>, span: Option<tracing::Span>) -> Running {
+        self.calls_from = self.shared.next_id.load(Ordering::Relaxed);
         let started = started.into_owned();
         let handed = Handed::new(started, span, self.methods.clone(), self.ctx.clone());
         Running(tokio::spawn(async move {
@@ -699,15 +767,23 @@ impl Connection {
         }
     }
 
-    /// Honours a cancellation notice: aborts the call's handler.
+    /// Honours a cancellation notice.
     fn cancel(&mut self, params: Option<&RawValue>) {
-        let Some(id) = Cancellation::target(params) else {
+        if let Some(id) = Cancellation::target(params) {
+            self.cancel_id(&id);
+        }
+    }
+
+    /// Cancels incoming call `id`: tells it when it asked to be, else aborts its handler (and
+    /// answers it, as the connection's notices say).
+    fn cancel_id(&mut self, id: &Id) {
+        if self.shared.told.tell_id(id) {
             return;
-        };
+        }
         let slot = self
             .running
             .iter()
-            .find(|(_, (running, _))| running.as_ref() == Some(&id))
+            .find(|(_, (running, _))| running.as_ref() == Some(id))
             .map(|(slot, _)| *slot);
         let Some((_, task)) = slot.and_then(|slot| self.running.remove(&slot)) else {
             return;
@@ -715,7 +791,7 @@ impl Connection {
         if let Some(task) = task {
             task.abort();
         }
-        if let Some(answer) = self.config.cancellation.answer(&id) {
+        if let Some(answer) = self.config.cancellation.answer(id) {
             self.send(answer);
         }
     }

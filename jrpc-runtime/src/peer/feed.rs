@@ -107,6 +107,7 @@ impl Feed {
     pub(crate) fn open(&self) -> bool {
         self.shared.handling.load(Ordering::Acquire) < self.max_in_flight
             && self.shared.budget.may_read()
+            && !self.shared.notifying.load(Ordering::Acquire)
     }
 
     /// Reads `text` and answers it here if it is a request for a method of the table whose

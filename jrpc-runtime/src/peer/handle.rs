@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -18,6 +18,7 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use super::cancel::Cancellation;
 use super::config::{Framing, Lifetime, Overflow, PeerConfig};
 use super::connection::{Command, Connection, Input, OutgoingCall};
+use super::told::Told;
 use crate::caller::Caller;
 use crate::dispatch::{Context, Methods, TraceContext};
 use crate::error::ClientError;
@@ -29,7 +30,8 @@ use crate::wire::write;
 
 /// What handles and the loop share.
 pub(crate) struct Shared {
-    next_id: Arc<AtomicI64>,
+    /// The id of the next outgoing call (shared by connections that number their calls together).
+    pub(super) next_id: Arc<AtomicI64>,
     overflow: Overflow,
     /// What the connection runs over, for the client's `call` span.
     transport: Transport,
@@ -50,6 +52,11 @@ pub(crate) struct Shared {
     /// Messages handles have begun to send: a call answered where it was read (by the
     /// WebSocket's reader) whose handler sent one meanwhile queues its answer behind it.
     pub(crate) pushes: AtomicU64,
+    /// Whether the loop waits for a notification handler (what it reads meanwhile is answers
+    /// only): a reader of its own must not answer the next call before it ends.
+    pub(crate) notifying: AtomicBool,
+    /// The incoming requests told when cancelled, by id or key.
+    pub(crate) told: Told,
     /// Tells this connection from every other in the process.
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
@@ -301,6 +308,8 @@ impl Peer {
             max_message_size: config.max_message_size,
             handling: AtomicUsize::new(0),
             pushes: AtomicU64::new(0),
+            notifying: AtomicBool::new(false),
+            told: Told::default(),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             on_close: Mutex::new(Some(Vec::new())),
         });
@@ -346,9 +355,31 @@ impl Peer {
         }
     }
 
-    /// Whether the connection's loop has ended.
+    /// Returns whether the connection's loop has ended.
     pub fn is_closed(&self) -> bool {
         self.tx.get().is_none_or(|tx| tx.is_closed())
+    }
+
+    /// Cancels the incoming request `id` of this connection, as a cancel notice naming it does:
+    /// a request that asked to be told
+    /// ([`Context::told_when_cancelled`](crate::Context::told_when_cancelled)) is told, and
+    /// answers; another is dropped (and, for LSP and ACP, answered `-32800`). What a handler does
+    /// for another request of its connection.
+    pub async fn cancel_request(&self, id: &Id) {
+        if self.shared.told.tell_id(id) {
+            return;
+        }
+        if let Some(tx) = self.tx.get() {
+            let _ = tx.send(Command::Cancel { id: id.clone() }).await;
+        }
+    }
+
+    /// Tells the incoming requests of this connection registered under `key`
+    /// ([`Context::cancellable_by_key`](crate::Context::cancellable_by_key): a session, say)
+    /// that they are cancelled; returns how many. Each answers as it sees fit (ACP's prompt turn
+    /// with `stopReason: "cancelled"`).
+    pub fn cancel_key(&self, key: &str) -> usize {
+        self.shared.told.tell_key(key)
     }
 
     /// `ctx` with this connection's handle as its [`Context::peer`], held weakly: the context of

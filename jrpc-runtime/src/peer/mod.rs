@@ -27,6 +27,7 @@ mod config;
 mod connection;
 mod feed;
 mod handle;
+mod told;
 
 pub use cancel::Cancellation;
 pub use config::{Framing, Lifetime, Overflow, PeerConfig, PeerConfigBuilder};
@@ -44,3 +45,5 @@ pub(crate) use handle::ConnectionPeer;
 #[allow(unused_imports, reason = "an SSE answer writes events a line each")]
 pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};
+pub use told::CancelGuard;
+pub(crate) use told::Told;

@@ -65,6 +65,7 @@ pub enum Incoming<'a> {
 
 /// Says why a message is not a request, and the id to answer it with.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Rejection<'a> {
     /// Not JSON at all: `-32700`, id `null`.
     Unparsable,
@@ -73,6 +74,10 @@ pub enum Rejection<'a> {
         /// The id to answer with, when the message had a valid one.
         id: Option<&'a RawValue>,
     },
+    /// A valid request but for its `"params": null`, which the specification does not allow
+    /// (`-32600`) and some clients send (lsp4j, Eglot): the request, its params absent, for a
+    /// table that reads `null` as absent ([`NullParams`](crate::NullParams)).
+    NullParams(Request<'a>),
 }
 
 impl Rejection<'_> {
@@ -81,6 +86,7 @@ impl Rejection<'_> {
         match self {
             Self::Unparsable => write::error_bytes(&RpcError::parse_error(), &None::<&Id>),
             Self::Invalid { id } => write::error_bytes(&RpcError::invalid_request(), id),
+            Self::NullParams(req) => write::error_bytes(&RpcError::invalid_request(), &req.id),
         }
     }
 }
@@ -108,6 +114,12 @@ impl Request<'_> {
 pub struct Response<'a>(Members<'a>);
 
 impl<'a> Response<'a> {
+    /// Returns the answer's id, when it has a valid one: what a malformed answer's caller is
+    /// told by.
+    pub fn id(&self) -> Option<Id> {
+        self.0.id().ok().flatten()
+    }
+
     /// Returns the answer's id and outcome.
     ///
     /// # Errors
@@ -200,6 +212,11 @@ fn is_version(version: &Text<'_>) -> bool {
     version.as_str() == Some("2.0")
 }
 
+/// Returns whether `raw` is `null`.
+fn is_null(raw: &RawValue) -> bool {
+    raw.get() == "null"
+}
+
 /// `params` are an array or an object.
 fn is_structured(raw: &RawValue) -> bool {
     matches!(raw.get().as_bytes().first(), Some(b'[' | b'{'))
@@ -245,6 +262,7 @@ mod tests {
             Ok(_) => None,
             Err(Rejection::Unparsable) => Some(Some("parse".into())),
             Err(Rejection::Invalid { id }) => Some(id.map(|id| id.get().to_owned())),
+            Err(Rejection::NullParams(req)) => Some(req.id.map(|id| id.get().to_owned())),
         }
     }
 
@@ -262,6 +280,22 @@ mod tests {
         assert_eq!(call.id.map(RawValue::get), Some("null"));
         let note = request(r#"{"jsonrpc":"2.0","method":"a"}"#);
         assert!(note.id.is_none());
+    }
+
+    #[test]
+    fn null_params_are_rejected_with_the_request_beside() {
+        let text = r#"{"jsonrpc":"2.0","method":"exit","params":null}"#;
+        match parse_request(text) {
+            Err(Rejection::NullParams(req)) => {
+                assert_eq!(req.method, "exit");
+                assert!(req.params.is_none() && req.id.is_none());
+            }
+            other => panic!("not refused for its null params: {other:?}"),
+        }
+        assert_eq!(
+            rejected_id(r#"{"jsonrpc":"2.0","method":"a","params":null,"id":3}"#),
+            Some(Some("3".into()))
+        );
     }
 
     #[test]

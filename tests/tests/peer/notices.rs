@@ -113,6 +113,22 @@ const MCP: Dialect = Dialect {
     cancelled_code: None,
 };
 
+/// ACP's `$/cancel_request`, one message a line; a cancelled call is answered `-32800`.
+const ACP: Dialect = Dialect {
+    cancellation: Cancellation::Acp,
+    framing: Framing::Lines,
+    method: "session/prompt",
+    assert_notice: |notice, id| {
+        assert_eq!(
+            *notice,
+            json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": id}})
+        );
+    },
+    notice: |id| json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": id}}),
+    held_id: || json!(9),
+    cancelled_code: Some(-32800),
+};
+
 /// The end of a connection driven by hand, in either framing.
 enum Raw {
     Lines(RawLines),
@@ -152,7 +168,7 @@ fn dialect_peer(dialect: &Dialect, methods: Methods, config: PeerConfig) -> (Sid
 /// A call given up at its timeout sends the dialect's notice, naming the call.
 #[tokio::test(start_paused = true)]
 async fn a_timed_out_call_sends_the_dialects_notice() {
-    for dialect in [LSP, MCP] {
+    for dialect in [LSP, MCP, ACP] {
         bounded(async {
             let config = PeerConfig::builder()
                 .cancellation(dialect.cancellation)
@@ -174,7 +190,7 @@ async fn a_timed_out_call_sends_the_dialects_notice() {
 /// the peer honours the notice, and a handler registered under its name never starts.
 #[tokio::test]
 async fn a_received_notice_aborts_the_handler() {
-    for dialect in [LSP, MCP] {
+    for dialect in [LSP, MCP, ACP] {
         bounded(async {
             let (mut methods, _, mut rx) = holding();
             add(&mut methods);

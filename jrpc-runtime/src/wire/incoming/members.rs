@@ -8,7 +8,9 @@ use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::{Incoming, Rejection, Request, Response, is_structured, is_valid_id, is_version};
+use super::{
+    Incoming, Rejection, Request, Response, is_null, is_structured, is_valid_id, is_version,
+};
 use crate::wire::error::RpcError;
 use crate::wire::id::Id;
 
@@ -270,6 +272,14 @@ impl<'a> Members<'a> {
             return Err(invalid);
         };
         if !self.params.is_none_or(is_structured) {
+            if self.params.is_some_and(is_null) {
+                // Valid but for it: a table that reads `null` as absent takes it so.
+                return Err(Rejection::NullParams(Request {
+                    method,
+                    params: None,
+                    id,
+                }));
+            }
             return Err(invalid);
         }
         Ok(Request {
@@ -286,7 +296,14 @@ impl<'a> Members<'a> {
         }
         self.check_version()?;
         let id = self.id()?.unwrap_or(Id::NULL);
-        match (self.result, self.error) {
+        // Both members are forbidden, but `"error": null` beside a result (or `"result": null`
+        // beside an error) says there is none: lsp4j and others write it.
+        let (result, error) = match (self.result, self.error) {
+            (Some(result), Some(error)) if is_null(error) => (Some(result), None),
+            (Some(result), Some(error)) if is_null(result) => (None, Some(error)),
+            both => both,
+        };
+        match (result, error) {
             (Some(result), None) => Ok((id, Ok(result))),
             (None, Some(error)) => {
                 let error = serde_json::from_str::<RpcError>(error.get())
