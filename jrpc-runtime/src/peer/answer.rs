@@ -1,5 +1,5 @@
-//! What becomes of a finished call's answer before it is queued: counted in the connection's
-//! budget, and replaced by an error answer to its call when it is larger than
+//! Decides what becomes of a finished call's answer before it is queued: counted in the
+//! connection's budget, and replaced by an error answer to its call when it is larger than
 //! `max_message_size`.
 
 use super::handle::Shared;

@@ -1,4 +1,4 @@
-//! Cancellation notices: the one a connection sends when a call is given up, and the one it
+//! Speaks cancellation notices: the one a connection sends when a call is given up, and the one it
 //! honours when the other side gives up a call.
 
 use serde::Deserialize;
@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use crate::wire::write;
 use crate::wire::{ErrorCode, Id, RpcError};
 
-/// Which cancellation notices a connection speaks.
+/// Says which cancellation notices a connection speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Cancellation {
@@ -23,7 +23,7 @@ pub enum Cancellation {
     Acp,
 }
 
-/// The params of both notices: LSP's `id`, MCP's `requestId`.
+/// Holds the params of both notices: LSP's `id`, MCP's `requestId`.
 #[derive(Deserialize)]
 struct CancelParams<'a> {
     #[serde(default, borrow)]
@@ -43,7 +43,7 @@ impl Cancellation {
         }
     }
 
-    /// Whether a notification of `method` is this connection's cancellation notice.
+    /// Returns whether a notification of `method` is this connection's cancellation notice.
     pub(super) fn is_notice(self, method: &str) -> bool {
         self.method() == Some(method)
     }
@@ -55,7 +55,7 @@ impl Cancellation {
         Id::from_json(params.id.or(params.request_id)?.get())
     }
 
-    /// The notice that our call `id` was given up; `None` when off.
+    /// Returns the notice that our call `id` was given up; `None` when off.
     pub(super) fn notice(self, id: i64) -> Option<String> {
         let method = self.method()?;
         let params = match self {

@@ -1,4 +1,4 @@
-//! The settings of a [`Peer`](super::Peer) connection, and the builder that checks them.
+//! Holds the settings of a [`Peer`](super::Peer) connection, and the builder that checks them.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicI64;
@@ -11,7 +11,7 @@ use crate::limits::ServerBudget;
 use crate::limits::{Limits, limit_setters};
 use crate::transport::Transport;
 
-/// How messages are framed on a byte stream.
+/// Says how messages are framed on a byte stream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Framing {
@@ -22,9 +22,9 @@ pub enum Framing {
     ContentLength,
 }
 
-/// What [`Caller::call`](crate::caller::Caller::call) and [`notify`](crate::caller::Caller::notify) on a
-/// [`Peer`](super::Peer) do when the outgoing queue is full, or its byte budget
-/// ([`max_buffered`](PeerConfigBuilder::max_buffered)) is spent.
+/// Says what [`Caller::call`](crate::caller::Caller::call) and
+/// [`notify`](crate::caller::Caller::notify) on a [`Peer`](super::Peer) do when the outgoing queue
+/// is full, or its byte budget ([`max_buffered`](PeerConfigBuilder::max_buffered)) is spent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Overflow {
@@ -36,7 +36,7 @@ pub enum Overflow {
     Close,
 }
 
-/// When a connection's loop may end before its input does.
+/// Says when a connection's loop may end before its input does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Lifetime {
@@ -49,7 +49,7 @@ pub enum Lifetime {
     UntilUnused,
 }
 
-/// The checked settings of a [`Peer`](super::Peer) connection; build one with
+/// Holds the checked settings of a [`Peer`](super::Peer) connection; build one with
 /// [`PeerConfig::builder`], or take the [`Default`].
 ///
 /// ```
@@ -92,7 +92,7 @@ pub struct PeerConfig {
 }
 
 impl Default for PeerConfig {
-    /// Every setting at the default its [`PeerConfigBuilder`] method gives.
+    /// Returns every setting at the default its [`PeerConfigBuilder`] method gives.
     fn default() -> Self {
         Self {
             framing: Framing::Lines,
@@ -114,16 +114,16 @@ impl Default for PeerConfig {
     }
 }
 
-/// The limits at their defaults.
+/// Holds the limits at their defaults.
 const LIMITS: Limits = Limits::DEFAULT;
 
-/// A peer's watermark by default, 16 MiB, above the servers' 256 KiB: both sides of a peer call,
+/// Sets a peer's default watermark, 16 MiB, above the servers' 256 KiB: both sides of a peer call,
 /// and outgoing calls count against the watermark too, so two sides that call each other hard
 /// must not both stop reading while the other's calls wait.
 const PEER_WATERMARK: usize = 16 * 1024 * 1024;
 
 impl PeerConfig {
-    /// A builder with every setting at its default.
+    /// Returns a builder with every setting at its default.
     pub fn builder() -> PeerConfigBuilder {
         PeerConfigBuilder {
             config: Self::default(),
@@ -131,7 +131,7 @@ impl PeerConfig {
         }
     }
 
-    /// This configuration with handlers' contexts built on `ctx` (its transport, the peer's
+    /// Returns this configuration with handlers' contexts built on `ctx` (its transport, the peer's
     /// address, extensions such as the authenticated user) instead of a bare
     /// [`Transport::Stream`] one. Any context is valid, so this needs no builder: a server
     /// makes one per connection from a shared configuration.
@@ -141,56 +141,56 @@ impl PeerConfig {
         self
     }
 
-    /// This configuration with another framing: any framing is valid, so this needs no builder
-    /// (one set of limits serves a `Content-Length` connection and a line one alike).
+    /// Returns this configuration with another framing: any framing is valid, so this needs no
+    /// builder (one set of limits serves a `Content-Length` connection and a line one alike).
     #[must_use]
     pub fn with_framing(mut self, framing: Framing) -> Self {
         self.framing = framing;
         self
     }
 
-    /// The cap on incoming calls in flight.
+    /// Returns the cap on incoming calls in flight.
     pub fn max_in_flight(&self) -> usize {
         self.max_in_flight
     }
 
-    /// How many outgoing messages may wait to be written.
+    /// Returns how many outgoing messages may wait to be written.
     pub fn queue(&self) -> usize {
         self.queue
     }
 
-    /// The largest incoming message, in bytes.
+    /// Returns the largest incoming message, in bytes.
     pub fn max_message_size(&self) -> usize {
         self.max_message_size
     }
 
-    /// The most bytes the connection holds for its peer.
+    /// Returns the most bytes the connection holds for its peer.
     pub fn max_buffered(&self) -> usize {
         self.max_buffered
     }
 
-    /// How long a write may wait for the peer to take a byte.
+    /// Returns how long a write may wait for the peer to take a byte.
     pub fn write_timeout(&self) -> Option<Duration> {
         self.write_timeout
     }
 
-    /// The transport handlers see.
+    /// Returns the transport handlers see.
     pub fn transport(&self) -> Transport {
         self.context.transport()
     }
 
-    /// The context handlers' contexts are built on.
+    /// Returns the context handlers' contexts are built on.
     pub(crate) fn context(&self) -> &Context {
         &self.context
     }
 
-    /// This configuration with the context's transport replaced: what stdio sets.
+    /// Returns this configuration with the context's transport replaced: what stdio sets.
     pub(crate) fn on_transport(mut self, transport: Transport) -> Self {
         self.context = self.context.with_transport(transport);
         self
     }
 
-    /// This configuration with another lifetime: what clients set.
+    /// Returns this configuration with another lifetime: what clients set.
     pub(crate) fn with_lifetime(mut self, lifetime: Lifetime) -> Self {
         self.lifetime = lifetime;
         self
@@ -207,7 +207,7 @@ pub struct PeerConfigBuilder {
 }
 
 impl PeerConfigBuilder {
-    /// How messages are framed on a byte stream (default [`Framing::Lines`]). Only the
+    /// Sets how messages are framed on a byte stream (default [`Framing::Lines`]). Only the
     /// constructors over bytes ([`Peer::connect`](super::Peer::connect),
     /// [`Peer::connect_split`](super::Peer::connect_split)) frame; [`Peer::start`](super::Peer::start)
     /// is handed whole messages.
@@ -218,32 +218,32 @@ impl PeerConfigBuilder {
 
     limit_setters!(limits);
 
-    /// Which cancellation notices to send and honour (default [`Cancellation::Off`]).
+    /// Sets which cancellation notices to send and honour (default [`Cancellation::Off`]).
     pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
         self.config.cancellation = cancellation;
         self
     }
 
-    /// How long incoming calls may still run after the end of input (default 10 s); zero
+    /// Sets how long incoming calls may still run after the end of input (default 10 s); zero
     /// cancels them at once.
     pub fn drain_timeout(mut self, budget: Duration) -> Self {
         self.config.drain_timeout = budget;
         self
     }
 
-    /// What a full outgoing queue does (default [`Overflow::Wait`]).
+    /// Sets what a full outgoing queue does (default [`Overflow::Wait`]).
     pub fn overflow(mut self, overflow: Overflow) -> Self {
         self.config.overflow = overflow;
         self
     }
 
-    /// When the loop may end before its input does (default [`Lifetime::UntilInputEnds`]).
+    /// Sets when the loop may end before its input does (default [`Lifetime::UntilInputEnds`]).
     pub fn lifetime(mut self, lifetime: Lifetime) -> Self {
         self.config.lifetime = lifetime;
         self
     }
 
-    /// The context handlers' contexts are built on (default: a bare one on
+    /// Sets the context handlers' contexts are built on (default: a bare one on
     /// [`Transport::Stream`]); see [`PeerConfig::with_context`].
     pub fn context(mut self, ctx: Context) -> Self {
         self.config.context = ctx;

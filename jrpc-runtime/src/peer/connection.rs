@@ -1,4 +1,5 @@
-//! The connection's loop: one task owns a connection; handles talk to it over a bounded channel.
+//! Runs the connection's loop: one task owns a connection; handles talk to it over a bounded
+//! channel.
 //!
 //! [`Peer`](super::Peer) handles and finished calls send [`Command`]s; the loop waits on, in this priority (first ready wins):
 //!
@@ -71,7 +72,7 @@ use crate::wire::{ErrorCode, Id, RpcError};
 use crate::wire::{Incoming, Rejection, incoming, write};
 use crate::woken::Woken;
 
-/// Where an outgoing call's answer goes.
+/// Names where an outgoing call's answer goes.
 type Reply = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
 
 pub(crate) enum Command {
@@ -97,7 +98,7 @@ pub(crate) enum Command {
     },
 }
 
-/// An outgoing call, for the loop to write and to wait for its answer.
+/// Holds an outgoing call, for the loop to write and to wait for its answer.
 pub(crate) struct OutgoingCall {
     pub(super) id: i64,
     pub(super) method: String,
@@ -106,7 +107,7 @@ pub(crate) struct OutgoingCall {
 }
 
 impl Command {
-    /// The bytes of the text it carries, which took room in the budget.
+    /// Returns the bytes of the text it carries, which took room in the budget.
     fn bytes(&self) -> usize {
         match self {
             Self::Call(call) => call.text.len(),
@@ -117,7 +118,7 @@ impl Command {
     }
 }
 
-/// What the loop reads: a frame, or a call the transport began already (a reader in a task of
+/// Holds what the loop reads: a frame, or a call the transport began already (a reader in a task of
 /// its own answers calls that finish at once itself, and hands over those that wait).
 pub(crate) enum Input {
     Frame(Frame),
@@ -126,14 +127,14 @@ pub(crate) enum Input {
     Waiting(Waiting),
 }
 
-/// A call a transport began where it read it, its handler waiting (see [`Input`]).
+/// Turns a call a transport began where it read it, its handler waiting, into an [`Input`].
 impl From<(Started<'static>, Option<tracing::Span>)> for Input {
     fn from((started, span): (Started<'static>, Option<tracing::Span>)) -> Self {
         Self::Waiting(Waiting { started, span })
     }
 }
 
-/// A call started and polled once where it was read, its handler waiting.
+/// Holds a call started and polled once where it was read, its handler waiting.
 pub(crate) struct Waiting {
     pub(super) started: Started<'static>,
     pub(super) span: Option<tracing::Span>,
@@ -168,7 +169,7 @@ pub(super) struct Connection {
     calls_from: i64,
 }
 
-/// The notification handler running; aborted if the loop is dropped before it ends.
+/// Holds the notification handler running; aborted if the loop is dropped before it ends.
 struct Running(JoinHandle<()>);
 
 impl Drop for Running {
@@ -329,7 +330,8 @@ impl Connection {
         self.fail_pending();
     }
 
-    /// What the sink took is written: its room goes back, unless the sink gives it back itself.
+    /// Notes that what the sink took is written: its room goes back, unless the sink gives it back
+    /// itself.
     fn flushed(&mut self) {
         self.unflushed = false;
         if !self.config.sink_gives_back {
@@ -402,7 +404,7 @@ impl Connection {
         }
     }
 
-    /// A call the transport began: a call goes on in a task of its own; a notification is what
+    /// Runs a call the transport began: a call goes on in a task of its own; a notification is what
     /// the loop now waits for.
     fn run_waiting(
         &mut self,
@@ -417,7 +419,7 @@ impl Connection {
         Some(self.notification(started, span))
     }
 
-    /// The connection's error when the drain time ran out.
+    /// Returns the connection's error when the drain time ran out.
     #[cold]
     fn drain_ran_out(&self) -> (ErrorKind, String) {
         let (calls, bytes) = (self.running.len(), self.shared.budget.held());
@@ -428,7 +430,7 @@ impl Connection {
         (ErrorKind::TimedOut, why)
     }
 
-    /// Why a text found no room, logged and told to the observer; the connection's error.
+    /// Logs why a text found no room and tells the observer; returns the connection's error.
     #[cold]
     fn overflowed(&self) -> String {
         let Some(why) = self.shared.overflow_reason() else {
@@ -608,8 +610,8 @@ impl Connection {
         true
     }
 
-    /// Whether [`max_in_flight`](super::PeerConfigBuilder::max_in_flight) handlers of calls (or
-    /// batches) are running.
+    /// Returns whether [`max_in_flight`](super::PeerConfigBuilder::max_in_flight) handlers of calls
+    /// (or batches) are running.
     fn busy(&self) -> bool {
         self.shared.handling.load(Ordering::Acquire) >= self.config.max_in_flight
     }
@@ -813,7 +815,7 @@ async fn deliver(
     }
 }
 
-/// An incoming call's handler counted as running, until dropped.
+/// Counts an incoming call's handler as running, until dropped.
 struct Handling(Arc<Shared>);
 
 impl Handling {

@@ -1,5 +1,5 @@
-//! The peer's feed: the seam a transport that reads in a task of its own (a WebSocket's pump)
-//! drives the connection's loop through, instead of copying its rules. A call whose handler
+//! Provides the peer's feed: the seam a transport that reads in a task of its own (a WebSocket's
+//! pump) drives the connection's loop through, instead of copying its rules. A call whose handler
 //! finishes in its first poll is answered where it is read, without crossing to the loop and back
 //! (a wake-up of another task each way); everything else goes to the loop as [`Input`].
 //!

@@ -1,5 +1,5 @@
-//! The handle on a connection: [`Peer`], a [`Caller`] of the other side, and the constructors
-//! that start a connection's loop.
+//! Provides the handle on a connection: [`Peer`], a [`Caller`] of the other side, and the
+//! constructors that start a connection's loop.
 
 use std::fmt;
 use std::future::Future;
@@ -28,7 +28,7 @@ use crate::transport::Transport;
 use crate::wire::Id;
 use crate::wire::write;
 
-/// What handles and the loop share.
+/// Holds what handles and the loop share.
 pub(crate) struct Shared {
     /// The id of the next outgoing call (shared by connections that number their calls together).
     pub(super) next_id: Arc<AtomicI64>,
@@ -63,7 +63,7 @@ pub(crate) struct Shared {
     on_close: Mutex<Option<Vec<CloseHook>>>,
 }
 
-/// A message that found no room, closing its connection.
+/// Describes a message that found no room, closing its connection.
 pub(super) struct Overflowed {
     /// What happened, for the connection's error and the log.
     pub(super) reason: String,
@@ -82,12 +82,12 @@ impl Shared {
         self.overflowed.notify_one();
     }
 
-    /// The reason recorded by [`overflow`](Self::overflow).
+    /// Returns the reason recorded by [`overflow`](Self::overflow).
     pub(super) fn overflow_reason(&self) -> Option<Overflowed> {
         self.overflow_reason.lock().ok()?.take()
     }
 
-    /// Why a text of `bytes` found no room.
+    /// Returns why a text of `bytes` found no room.
     pub(super) fn no_room(&self, what: &str, bytes: usize) -> String {
         format!(
             "the peer does not read: {what} of {bytes} bytes finds {} of the {} bytes it may hold taken (`max_buffered`)",
@@ -97,7 +97,7 @@ impl Shared {
     }
 }
 
-/// Work tied to a connection's life: a registry forgetting it, say.
+/// Names work tied to a connection's life: a registry forgetting it, say.
 type CloseHook = Box<dyn FnOnce() + Send>;
 
 /// Runs the close hooks when the loop ends, however it ends (returns, or is dropped or aborted).
@@ -117,7 +117,7 @@ impl Drop for RunOnClose {
     }
 }
 
-/// A handle on an open connection, to call or notify the other side; cheap to clone.
+/// Calls or notifies the other side of an open connection: a handle, cheap to clone.
 ///
 /// Handles are [`Caller`]s, so every generated stub works over them, and
 /// [`Caller::call`]/[`Caller::notify`] send with typed params. Inside a handler,
@@ -145,7 +145,8 @@ pub struct Peer {
     timeout: Option<Duration>,
 }
 
-/// Handlers hold weak senders, so a connection whose users dropped every handle can end.
+/// Sends commands to the loop: handlers hold weak senders, so a connection whose users dropped
+/// every handle can end.
 #[derive(Clone)]
 pub(crate) enum Sender {
     Strong(mpsc::Sender<Command>),
@@ -153,7 +154,7 @@ pub(crate) enum Sender {
 }
 
 impl Sender {
-    /// A weak sender on the same queue.
+    /// Returns a weak sender on the same queue.
     pub(crate) fn weak(&self) -> mpsc::WeakSender<Command> {
         match self {
             Self::Strong(tx) => tx.downgrade(),
@@ -178,8 +179,8 @@ impl fmt::Debug for Peer {
     }
 }
 
-/// The loop of a connection: spawn it (or await it). It ends `Ok` when input ended and what ran
-/// has drained, or when every handle is gone under [`Lifetime::UntilUnused`]; `Err` when the
+/// Runs the loop of a connection: spawn it (or await it). It ends `Ok` when input ended and what
+/// ran has drained, or when every handle is gone under [`Lifetime::UntilUnused`]; `Err` when the
 /// connection broke (an unreadable header, a failed write, a write that waited
 /// [`write_timeout`](crate::peer::PeerConfigBuilder::write_timeout)), when the other side did not read
 /// what it asked for (past [`max_buffered`](crate::peer::PeerConfigBuilder::max_buffered): kind
@@ -202,13 +203,13 @@ impl fmt::Debug for Driver {
     }
 }
 
-/// The connection's own handle in its handlers' contexts ([`Context::peer`] finds it); its
+/// Holds the connection's own handle in its handlers' contexts ([`Context::peer`] finds it); its
 /// field is this module's, so that no one else can put one there.
 #[derive(Clone)]
 pub(crate) struct ConnectionPeer(Peer);
 
 impl ConnectionPeer {
-    /// The handle.
+    /// Returns the handle.
     pub(crate) fn peer(&self) -> &Peer {
         &self.0
     }
@@ -225,8 +226,8 @@ impl Peer {
         Self::connect_split(read, write, methods, config)
     }
 
-    /// Like [`connect`](Self::connect), over separate reading and writing halves (stdin and
-    /// stdout, a child's pipes).
+    /// Does what [`connect`](Self::connect) does, over separate reading and writing halves (stdin
+    /// and stdout, a child's pipes).
     pub fn connect_split<R, W>(
         read: R,
         write: W,
@@ -275,8 +276,9 @@ impl Peer {
         (peer, driver)
     }
 
-    /// [`start`](Self::start) over a stream of inputs, some of them calls the transport began
-    /// itself; with the context the loop serves with, which such calls are started in.
+    /// Does what [`start`](Self::start) does, over a stream of inputs, some of them calls the
+    /// transport began itself; with the context the loop serves with, which such calls are
+    /// started in.
     pub(crate) fn start_inputs<R, W, RE, WE>(
         reader: R,
         writer: W,
@@ -346,7 +348,7 @@ impl Peer {
         )
     }
 
-    /// This handle with another per-call timeout (`None` waits forever).
+    /// Returns this handle with another per-call timeout (`None` waits forever).
     #[must_use]
     pub fn with_timeout(&self, limit: Option<Duration>) -> Peer {
         Peer {
@@ -382,9 +384,9 @@ impl Peer {
         self.shared.told.tell_key(key)
     }
 
-    /// `ctx` with this connection's handle as its [`Context::peer`], held weakly: the context of
-    /// the connection's own handlers, and of requests a transport dispatches itself while the
-    /// connection carries what their handlers send (an HTTP request answered as an event
+    /// Returns `ctx` with this connection's handle as its [`Context::peer`], held weakly: the
+    /// context of the connection's own handlers, and of requests a transport dispatches itself
+    /// while the connection carries what their handlers send (an HTTP request answered as an event
     /// stream).
     pub(crate) fn own_context(&self, ctx: Context) -> Context {
         ctx.with_extension(ConnectionPeer(Peer {
@@ -427,8 +429,8 @@ impl Peer {
         Ok(())
     }
 
-    /// A number that tells this connection from every other in the process (its handles share
-    /// it).
+    /// Returns a number that tells this connection from every other in the process (its handles
+    /// share it).
     pub(crate) fn connection_id(&self) -> u64 {
         self.shared.connection
     }
@@ -504,10 +506,10 @@ impl Peer {
     }
 }
 
-/// A message for line framing. In JSON text a raw line end can only be white space (within a
-/// string it is escaped), so a result, params or error data written over several lines (a
-/// `RawValue` kept as the application wrote it) go out on one line, meaning the same, rather than
-/// be refused by [`Lines`], which would end the connection.
+/// Returns `text` as a message for line framing. In JSON text a raw line end can only be white
+/// space (within a string it is escaped), so a result, params or error data written over several
+/// lines (a `RawValue` kept as the application wrote it) go out on one line, meaning the same,
+/// rather than be refused by [`Lines`], which would end the connection.
 pub(crate) fn one_line(text: String) -> String {
     if text.contains('\n') {
         text.replace('\n', " ")

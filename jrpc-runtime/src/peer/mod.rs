@@ -1,4 +1,4 @@
-//! The two-way connection: both sides call.
+//! Provides the two-way connection: both sides call.
 //!
 //! A [`Peer`] is a handle on a connection whose loop ([`Driver`]) one task runs; the loop serves
 //! a [`Methods`](crate::dispatch::Methods) table to the other side, and the handle calls the other side
