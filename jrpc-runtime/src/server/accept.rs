@@ -1,5 +1,5 @@
-//! The accept loop every server runs, over any kind of listener (TCP, Unix): a connection cap, a
-//! loop that survives failed accepts, and an end when a shutdown begins.
+//! Provides the accept loop every server runs, over any kind of listener (TCP, Unix): a connection
+//! cap, a loop that survives failed accepts, and an end when a shutdown begins.
 
 use std::future::Future;
 use std::io;
@@ -15,16 +15,16 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::io::Io;
 use super::shutdown::Shutdown;
 
-/// A kind of listener the accept loop takes connections from.
+/// Abstracts a kind of listener the accept loop takes connections from.
 pub(crate) trait Listener: Send {
-    /// A connection's byte stream.
+    /// Names a connection's byte stream.
     type Stream: Io;
 
     /// Takes the next connection, with the peer's network address where it has one.
     fn accept(&self)
     -> impl Future<Output = io::Result<(Self::Stream, Option<SocketAddr>)>> + Send;
 
-    /// Where it listens, for the log line.
+    /// Returns where it listens, for the log line.
     fn local(&self) -> String;
 }
 
@@ -65,16 +65,16 @@ impl Listener for UnixListener {
     }
 }
 
-/// A connection's place under the server's `max_connections` cap, held until it closes (as the
+/// Holds a connection's place under the server's `max_connections` cap until it closes (as the
 /// WebSocket an HTTP connection was upgraded to, too).
 pub(crate) type ConnectionPermit = OwnedSemaphorePermit;
 
-/// How many connections a server serves at once.
+/// Caps how many connections a server serves at once.
 #[derive(Debug)]
 pub(crate) struct ConnectionCap(Arc<Semaphore>);
 
 impl ConnectionCap {
-    /// Room for `max` connections; `max` was checked to be at most
+    /// Makes room for `max` connections; `max` was checked to be at most
     /// [`Semaphore::MAX_PERMITS`].
     pub(crate) fn new(max: usize) -> Self {
         Self(Arc::new(Semaphore::new(max)))
@@ -128,8 +128,8 @@ pub(crate) async fn accept_loop<L: Listener>(
     tracing::info!("stopped accepting {what} connections");
 }
 
-/// [`accept_loop`], serving each connection with the future `connection` makes of it, in a task
-/// of its own that holds the connection's permit until the future ends.
+/// Runs [`accept_loop`], serving each connection with the future `connection` makes of it, in a
+/// task of its own that holds the connection's permit until the future ends.
 #[cfg_attr(
     not(feature = "ws"),
     allow(dead_code, reason = "the servers without upgrades use it")
@@ -153,7 +153,8 @@ pub(crate) async fn serve_each<L: Listener, F>(
     .await;
 }
 
-/// Errors that concern one incoming connection only (it was reset before it was taken).
+/// Returns whether an error concerns one incoming connection only (it was reset before it was
+/// taken).
 fn is_per_connection(err: &io::Error) -> bool {
     matches!(
         err.kind(),

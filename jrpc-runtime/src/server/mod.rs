@@ -1,5 +1,5 @@
-//! What servers share: the accept loop and its connection cap, graceful shutdown, the replies a
-//! server writes itself (with `http` or `ws`), TLS acceptance (with `tls`), and the topics
+//! Holds what servers share: the accept loop and its connection cap, graceful shutdown, the replies
+//! a server writes itself (with `http` or `ws`), TLS acceptance (with `tls`), and the topics
 //! registry; and the server of two-way peers on Unix and TCP sockets, built on them. All but the
 //! replies and TLS are in every build: a stdio or Unix-socket server needs no HTTP.
 //!

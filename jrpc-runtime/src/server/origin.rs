@@ -1,13 +1,13 @@
-//! Which pages may reach a server: the `Origin` a browser puts on its requests, and the `Host`
-//! a page of another site reaches a local server by (DNS rebinding). One policy for every server
-//! of the crate and the protocols on it.
+//! Decides which pages may reach a server: the `Origin` a browser puts on its requests, and the
+//! `Host` a page of another site reaches a local server by (DNS rebinding). One policy for every
+//! server of the crate and the protocols on it.
 
 use std::fmt;
 
 use ::http::header::{HOST, ORIGIN};
 use ::http::{HeaderMap, HeaderValue, Uri};
 
-/// The names a loopback server is reached by.
+/// Lists the names a loopback server is reached by.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// Decides which browser pages and `Host` names may reach a server.
@@ -198,7 +198,8 @@ impl OriginPolicy {
         self.check_values(headers.get(ORIGIN), headers.get(HOST), uri, loopback)
     }
 
-    /// [`check`](Self::check) with the `Origin` and `Host` values a pass over the headers found.
+    /// Does what [`check`](Self::check) does, with the `Origin` and `Host` values a pass over the
+    /// headers found.
     #[inline]
     pub(crate) fn check_values(
         &self,

@@ -1,4 +1,4 @@
-//! The replies a server writes itself, without a JSON-RPC request to answer: an HTTP status
+//! Builds the replies a server writes itself, without a JSON-RPC request to answer: an HTTP status
 //! with a JSON-RPC error envelope (`"id": null`) whose `data` says what went wrong.
 
 use ::http::header::{CONNECTION, CONTENT_TYPE};
@@ -15,8 +15,8 @@ use hyper::body::{Bytes, Frame, SizeHint};
 use crate::wire::write;
 use crate::wire::{ErrorCode, Id, RpcError};
 
-/// The body of every response the HTTP and WebSocket servers write: whole, in memory, or (an
-/// event stream) sent as it is made. It is an [`http_body::Body`](hyper::body::Body) of
+/// Carries the body of every response the HTTP and WebSocket servers write: whole, in memory, or
+/// (an event stream) sent as it is made. It is an [`http_body::Body`](hyper::body::Body) of
 /// [`Bytes`] that never fails.
 ///
 /// A whole body is held as it is, not boxed: nearly every reply is one, and that is an allocation
@@ -24,7 +24,7 @@ use crate::wire::{ErrorCode, Id, RpcError};
 #[derive(Debug, Default)]
 pub struct ResponseBody(Kind);
 
-/// The name the crate uses.
+/// Gives [`ResponseBody`] the name the crate uses.
 pub(crate) type Body = ResponseBody;
 
 #[derive(Debug)]
@@ -49,7 +49,7 @@ impl ResponseBody {
         Self(Kind::Streamed(body.boxed_unsync()))
     }
 
-    /// Whether it is sent as it is made (an event stream), not whole.
+    /// Returns whether it is sent as it is made (an event stream), not whole.
     pub(crate) fn is_streamed(&self) -> bool {
         matches!(self.0, Kind::Streamed(_))
     }
@@ -90,17 +90,18 @@ impl hyper::body::Body for ResponseBody {
     }
 }
 
-/// A body of `bytes`, whole.
+/// Returns a body of `bytes`, whole.
 pub(crate) fn whole(bytes: Bytes) -> Body {
     ResponseBody(Kind::Whole(Full::new(bytes)))
 }
 
-/// The content type of every reply with a body.
+/// Returns the content type of every reply with a body.
 pub(crate) fn json_type() -> HeaderValue {
     JSON_TYPE.clone()
 }
 
-/// Made once: `from_static` checks the value each time it runs, and every reply carries it.
+/// Holds the content type, made once: `from_static` checks the value each time it runs, and every
+/// reply carries it.
 static JSON_TYPE: HeaderValue = HeaderValue::from_static("application/json");
 
 /// Returns a status with a JSON body.

@@ -1,5 +1,5 @@
-//! Graceful shutdown: the drain state every server, endpoint and connection shares, and the
-//! public handle that starts it.
+//! Shuts servers down gracefully: the drain state every server, endpoint and connection shares, and
+//! the public handle that starts it.
 //!
 //! | phase | entered when | new requests | in-flight calls | connections |
 //! | --- | --- | --- | --- | --- |
@@ -21,7 +21,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
-/// The shared drain state.
+/// Holds the shared drain state.
 #[derive(Debug)]
 pub(crate) struct Shutdown {
     /// Cleared as draining begins: what every request reads (the token's own state is behind a
@@ -35,7 +35,7 @@ pub(crate) struct Shutdown {
     budget: Duration,
 }
 
-/// One counted call or connection, given back on drop.
+/// Counts one call or connection; the count is given back on drop.
 pub(crate) type Tracked = TaskTrackerToken;
 
 #[cfg_attr(
@@ -55,12 +55,12 @@ impl Shutdown {
         })
     }
 
-    /// The drain budget: how long calls and connections may go on once a shutdown begins.
+    /// Returns the drain budget: how long calls and connections may go on once a shutdown begins.
     pub(crate) fn budget(&self) -> Duration {
         self.budget
     }
 
-    /// Whether new requests are served.
+    /// Returns whether new requests are served.
     pub(crate) fn is_serving(&self) -> bool {
         self.serving.load(Ordering::SeqCst)
     }
@@ -138,7 +138,7 @@ impl Shutdown {
     }
 }
 
-/// How a shutdown ended.
+/// Says how a shutdown ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Drained {
@@ -167,7 +167,7 @@ impl ShutdownHandle {
         Self { shutdown }
     }
 
-    /// The drain state this handle drives, for a server that shares it.
+    /// Returns the drain state this handle drives, for a server that shares it.
     #[cfg(feature = "ws")]
     pub(crate) fn state(&self) -> &Arc<Shutdown> {
         &self.shutdown
@@ -193,7 +193,7 @@ impl ShutdownHandle {
         self.shutdown.run().await
     }
 
-    /// Whether a shutdown has begun.
+    /// Returns whether a shutdown has begun.
     pub fn is_shutting_down(&self) -> bool {
         !self.shutdown.is_serving()
     }
@@ -203,12 +203,12 @@ impl ShutdownHandle {
         self.shutdown.draining().await;
     }
 
-    /// How many HTTP calls are in flight now.
+    /// Returns how many HTTP calls are in flight now.
     pub fn in_flight(&self) -> usize {
         self.shutdown.calls.len()
     }
 
-    /// How many connections are open now (HTTP, and WebSocket).
+    /// Returns how many connections are open now (HTTP, and WebSocket).
     pub fn connections(&self) -> usize {
         self.shutdown.connections.len()
     }

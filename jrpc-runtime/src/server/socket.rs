@@ -1,5 +1,5 @@
-//! JSON-RPC on Unix and TCP sockets: one two-way [`Peer`](crate::peer::Peer) per connection, under the
-//! shared accept loop, connection cap and graceful shutdown.
+//! Serves JSON-RPC on Unix and TCP sockets: one two-way [`Peer`](crate::peer::Peer) per connection,
+//! under the shared accept loop, connection cap and graceful shutdown.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -23,7 +23,7 @@ use crate::error::check;
 use crate::peer::{Lifetime, Peer, PeerConfig};
 use crate::transport::Transport;
 
-/// A JSON-RPC server on Unix sockets ([`serve_unix`](Self::serve_unix)) or TCP
+/// Serves JSON-RPC on Unix sockets ([`serve_unix`](Self::serve_unix)) or TCP
 /// ([`serve_tcp`](Self::serve_tcp)): each connection is a [`Peer`], so both sides call, framed as
 /// its [`PeerConfig`] says (newline-delimited by default, or `Content-Length`).
 ///
@@ -76,7 +76,7 @@ pub struct SocketServerBuilder {
 }
 
 impl SocketServerBuilder {
-    /// The settings of each connection (default [`PeerConfig::default`]: newline-delimited, the
+    /// Sets each connection's settings (default [`PeerConfig::default`]: newline-delimited, the
     /// peer's limits): its framing, limits, call timeout, cancellation notices, overflow. Its
     /// lifetime is the server's: a connection serves while its client sends.
     pub fn peer(mut self, config: PeerConfig) -> Self {
@@ -84,14 +84,14 @@ impl SocketServerBuilder {
         self
     }
 
-    /// How many connections are served at once (default 10 000); at the cap the server waits for
-    /// one to close before accepting another.
+    /// Sets how many connections are served at once (default 10 000); at the cap the server waits
+    /// for one to close before accepting another.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
         self
     }
 
-    /// How long a shutdown lets running calls finish before it drops the connections left
+    /// Sets how long a shutdown lets running calls finish before it drops the connections left
     /// (default 30 s, the grace period most orchestrators give a process). Zero stops at once.
     pub fn drain_timeout(mut self, budget: Duration) -> Self {
         self.drain_timeout = budget;
@@ -118,7 +118,7 @@ impl SocketServerBuilder {
 }
 
 impl SocketServer {
-    /// A builder serving `methods`, with every setting at its default.
+    /// Returns a builder serving `methods`, with every setting at its default.
     pub fn builder(methods: Methods) -> SocketServerBuilder {
         SocketServerBuilder {
             methods,
@@ -128,7 +128,7 @@ impl SocketServer {
         }
     }
 
-    /// A handle to shut the server down gracefully (see the type's docs).
+    /// Returns a handle to shut the server down gracefully (see the type's docs).
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         ShutdownHandle::new(Arc::clone(&self.inner.shutdown))
     }
@@ -215,7 +215,7 @@ impl SocketServer {
     }
 }
 
-/// A reading half that ends (reads nothing more) once its signal fires.
+/// Cuts a reading half off: it ends (reads nothing more) once its signal fires.
 struct CutOff<R> {
     inner: R,
     signal: Pin<Box<WaitForCancellationFutureOwned>>,

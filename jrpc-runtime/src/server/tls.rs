@@ -1,4 +1,4 @@
-//! TLS acceptance (rustls): what a server is given ([`ServerTls`]), what it builds of it (checked
+//! Accepts TLS (rustls): what a server is given ([`ServerTls`]), what it builds of it (checked
 //! when the server is built), and the handshake each accepted connection goes through.
 
 use std::fmt;
@@ -15,11 +15,11 @@ use tokio_rustls::server::TlsStream;
 use super::Io;
 use crate::error::ConfigError;
 
-/// The protocols a server offers by ALPN when the configuration names none: HTTP/2 first, as
+/// Lists the protocols a server offers by ALPN when the configuration names none: HTTP/2 first, as
 /// clients that speak it prefer it.
 const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
-/// How a server terminates TLS: a [`rustls::ServerConfig`] of your own, or a certificate chain
+/// Says how a server terminates TLS: a [`rustls::ServerConfig`] of your own, or a certificate chain
 /// and a private key in PEM files, read and checked when the server is built.
 ///
 /// ```no_run
@@ -68,8 +68,8 @@ impl fmt::Debug for ServerTls {
 }
 
 impl ServerTls {
-    /// A certificate chain (`cert`, PEM, the leaf first) and its private key (`key`, PEM), read
-    /// and checked when the server is built.
+    /// Takes a certificate chain (`cert`, PEM, the leaf first) and its private key (`key`, PEM),
+    /// read and checked when the server is built.
     pub fn pem_files(cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
         Self(Source::Files {
             cert: cert.into(),
@@ -77,8 +77,8 @@ impl ServerTls {
         })
     }
 
-    /// A rustls configuration of your own (client certificates, a certificate resolver, another
-    /// crypto provider...).
+    /// Takes a rustls configuration of your own (client certificates, a certificate resolver,
+    /// another crypto provider...).
     pub fn config(config: Arc<ServerConfig>) -> Self {
         Self(Source::Config(config))
     }
@@ -138,7 +138,7 @@ fn read(path: &Path) -> Result<Vec<u8>, ConfigError> {
     std::fs::read(path).map_err(|err| refused(format!("cannot read {}: {err}", path.display())))
 }
 
-/// The checked TLS configuration a server runs with.
+/// Holds the checked TLS configuration a server runs with.
 #[derive(Clone)]
 pub(crate) struct Acceptor {
     acceptor: TlsAcceptor,

@@ -1,5 +1,5 @@
-//! Topics: named groups of connections that receive the same notifications, in this process or,
-//! with the `redis` feature, across every replica of a service.
+//! Provides topics: named groups of connections that receive the same notifications, in this
+//! process or, with the `redis` feature, across every replica of a service.
 //!
 //! Any connection that stays open can join: a WebSocket, stdio, any byte stream served as a
 //! [`Peer`]. The registry keys a connection by its peer handle and asks the handle to forget it
@@ -25,7 +25,7 @@ use crate::peer::Peer;
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
 
-/// A registry of topics: a handler subscribes its connection to a topic, and
+/// Keeps a registry of topics: a handler subscribes its connection to a topic, and
 /// [`publish`](Topics::publish) sends a notification to every connection subscribed to it.
 ///
 /// Any connection that stays open can subscribe (WebSocket, stdio, any stream served as a
@@ -88,7 +88,7 @@ struct State {
     connections: HashMap<u64, HashSet<String>>,
 }
 
-/// What a topic's notifications go to: a connection, or a [`TopicWatch`]'s queue.
+/// Receives a topic's notifications: a connection, or a [`TopicWatch`]'s queue.
 #[derive(Clone)]
 enum Subscriber {
     Peer(Peer),
@@ -197,7 +197,7 @@ impl Registry {
         reached
     }
 
-    /// The topics that have at least one subscriber.
+    /// Returns the topics that have at least one subscriber.
     fn names(&self) -> Vec<String> {
         self.lock().topics.keys().cloned().collect()
     }
@@ -213,7 +213,7 @@ impl fmt::Debug for Topics {
     }
 }
 
-/// Why a connection could not subscribe.
+/// Says why a connection could not subscribe.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SubscribeError {
@@ -230,7 +230,8 @@ pub enum SubscribeError {
 }
 
 impl From<SubscribeError> for crate::wire::RpcError {
-    /// `-32000` with the reason in `data`: the server cannot do what was asked on this transport.
+    /// Answers `-32000` with the reason in `data`: the server cannot do what was asked on this
+    /// transport.
     fn from(err: SubscribeError) -> Self {
         crate::wire::RpcError::new(crate::wire::ErrorCode::SERVER_ERROR, "Subscription failed")
             .with_data(&err.to_string())
@@ -238,7 +239,7 @@ impl From<SubscribeError> for crate::wire::RpcError {
 }
 
 impl Topics {
-    /// An empty registry, local to this process.
+    /// Returns an empty registry, local to this process.
     pub fn new() -> Self {
         Self::default()
     }
@@ -342,12 +343,12 @@ impl Topics {
         Ok(self.inner.deliver(topic, method, raw.as_deref()))
     }
 
-    /// How many connections of this process are subscribed to `topic`.
+    /// Returns how many connections of this process are subscribed to `topic`.
     pub fn subscribers(&self, topic: &str) -> usize {
         self.inner.lock().topics.get(topic).map_or(0, HashMap::len)
     }
 
-    /// The topics that have at least one subscriber in this process.
+    /// Returns the topics that have at least one subscriber in this process.
     pub fn names(&self) -> Vec<String> {
         self.inner.names()
     }
@@ -418,7 +419,7 @@ impl Topics {
     }
 }
 
-/// A notification published to a topic, as a [`TopicWatch`] receives it.
+/// Holds a notification published to a topic, as a [`TopicWatch`] receives it.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Published {
@@ -430,7 +431,8 @@ pub struct Published {
     pub params: Option<Box<RawValue>>,
 }
 
-/// What is published to some topics, as it comes ([`Topics::watch`]); dropping it leaves them.
+/// Receives what is published to some topics, as it comes ([`Topics::watch`]); dropping it leaves
+/// them.
 pub struct TopicWatch {
     id: u64,
     topics: Vec<String>,
@@ -439,12 +441,12 @@ pub struct TopicWatch {
 }
 
 impl TopicWatch {
-    /// The next notification; `None` once the registry is gone.
+    /// Receives the next notification; `None` once the registry is gone.
     pub async fn recv(&mut self) -> Option<Published> {
         self.rx.recv().await
     }
 
-    /// The topics watched.
+    /// Returns the topics watched.
     pub fn topics(&self) -> &[String] {
         &self.topics
     }

@@ -1,4 +1,4 @@
-//! Topics shared by every replica of a service through Redis pub/sub: the builder, the link's
+//! Shares topics among every replica of a service through Redis pub/sub: the builder, the link's
 //! status, and the task that keeps the link (connects, re-subscribes, sends what was published).
 //!
 //! The task's states:
@@ -28,13 +28,14 @@ use super::{Registry, State, Topics};
 use crate::error::check;
 use crate::error::{ClientError, ConfigError};
 
-/// The first wait before connecting again after the link is lost; it doubles with each failure.
+/// Sets the first wait before connecting again after the link is lost; it doubles with each
+/// failure.
 const FIRST_RECONNECT_DELAY: Duration = Duration::from_millis(50);
-/// The most publishes sent in one pipeline.
+/// Caps the publishes sent in one pipeline.
 const PIPELINE: usize = 256;
 
 impl Topics {
-    /// A builder for a registry shared through Redis pub/sub, at `url`
+    /// Returns a builder for a registry shared through Redis pub/sub, at `url`
     /// (`redis://[user][:password@]host[:port][/db]`), by every replica that connects to it with
     /// the same [`channel_prefix`](RedisTopicsBuilder::channel_prefix).
     ///
@@ -96,7 +97,7 @@ impl Topics {
         }
     }
 
-    /// The state of the link to Redis; `None` for a registry local to the process.
+    /// Returns the state of the link to Redis; `None` for a registry local to the process.
     #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     pub fn redis_status(&self) -> Option<RedisStatus> {
         let bridge = self.inner.bridge.as_ref()?;
@@ -131,14 +132,14 @@ struct Settings {
 }
 
 impl RedisTopicsBuilder {
-    /// What every channel name starts with, the topic following (default `"jrpc:"`): services
+    /// Sets what every channel name starts with, the topic following (default `"jrpc:"`): services
     /// that share one Redis keep apart by prefix; replicas of one service share it.
     pub fn channel_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.settings.channel_prefix = prefix.into();
         self
     }
 
-    /// The largest message, in bytes, as it travels through Redis (default 1 MiB): a larger
+    /// Sets the largest message, in bytes, as it travels through Redis (default 1 MiB): a larger
     /// publish fails with [`ClientError::TooLong`] and reaches no one; a larger message from
     /// Redis is dropped.
     pub fn max_message_size(mut self, bytes: usize) -> Self {
@@ -146,35 +147,35 @@ impl RedisTopicsBuilder {
         self
     }
 
-    /// How many publishes may wait to be sent to Redis (default 1 024), while it is unreachable
-    /// or slower than the publishers; past that the oldest is dropped.
+    /// Sets how many publishes may wait to be sent to Redis (default 1 024), while it is
+    /// unreachable or slower than the publishers; past that the oldest is dropped.
     pub fn queue(mut self, messages: usize) -> Self {
         self.settings.queue = messages;
         self
     }
 
-    /// How long connecting may take, at start-up and on each reconnection (default 5 s).
+    /// Sets how long connecting may take, at start-up and on each reconnection (default 5 s).
     pub fn connect_timeout(mut self, limit: Duration) -> Self {
         self.settings.connect_timeout = limit;
         self
     }
 
-    /// How long a command to Redis (subscribe, publish, ping) may wait for its answer before the
-    /// link counts as lost (default 5 s).
+    /// Sets how long a command to Redis (subscribe, publish, ping) may wait for its answer before
+    /// the link counts as lost (default 5 s).
     pub fn call_timeout(mut self, limit: Duration) -> Self {
         self.settings.call_timeout = limit;
         self
     }
 
-    /// How often an idle link is pinged, to notice a Redis that stopped answering (default 5 s);
-    /// `None` never pings, and a Redis that stops answering without closing the connection is
-    /// noticed only by the next publish.
+    /// Sets how often an idle link is pinged, to notice a Redis that stopped answering (default
+    /// 5 s); `None` never pings, and a Redis that stops answering without closing the connection
+    /// is noticed only by the next publish.
     pub fn ping_interval(mut self, every: Option<Duration>) -> Self {
         self.settings.ping_interval = every;
         self
     }
 
-    /// The longest wait between two attempts to connect again (default 1 s).
+    /// Sets the longest wait between two attempts to connect again (default 1 s).
     pub fn max_reconnect_delay(mut self, limit: Duration) -> Self {
         self.settings.max_reconnect_delay = limit;
         self
@@ -221,7 +222,7 @@ impl RedisTopicsBuilder {
     }
 }
 
-/// Why [`RedisTopicsBuilder::connect`] failed.
+/// Says why [`RedisTopicsBuilder::connect`] failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RedisConnectError {
@@ -246,7 +247,7 @@ pub enum RedisConnectError {
     },
 }
 
-/// The state of a registry's link to Redis ([`Topics::redis_status`]).
+/// Reports the state of a registry's link to Redis ([`Topics::redis_status`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisStatus {
@@ -260,7 +261,7 @@ pub struct RedisStatus {
     pub dropped: u64,
 }
 
-/// What a registry and its link task share.
+/// Holds what a registry and its link task share.
 pub(super) struct Bridge {
     /// The URL as it may be shown (no password).
     url: String,
@@ -292,7 +293,7 @@ struct Outgoing {
     payload: String,
 }
 
-/// A message as it travels through Redis.
+/// Carries a message as it travels through Redis.
 #[derive(Serialize, Deserialize)]
 struct Envelope<'a> {
     #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
@@ -460,7 +461,7 @@ impl Bridge {
     }
 }
 
-/// The connections of a live link: one subscribed (RESP2 allows nothing else on it), one that
+/// Holds the connections of a live link: one subscribed (RESP2 allows nothing else on it), one that
 /// publishes.
 struct Link {
     sink: PubSubSink,
@@ -498,7 +499,7 @@ async fn within<T>(
     }
 }
 
-/// The link task: serves the link while it is up, connects again when it is lost.
+/// Runs the link task: serves the link while it is up, connects again when it is lost.
 async fn keep_link(
     bridge: Arc<Bridge>,
     registry: Weak<Registry>,
@@ -621,7 +622,7 @@ async fn tick(ping: &mut Option<tokio::time::Interval>) {
     }
 }
 
-/// A name for this replica that no other shares: the process id and a random number (std's
+/// Returns a name for this replica that no other shares: the process id and a random number (std's
 /// hasher keys are drawn at random).
 fn origin() -> String {
     let random = std::collections::hash_map::RandomState::new()
@@ -630,7 +631,7 @@ fn origin() -> String {
     format!("{}-{random:016x}", std::process::id())
 }
 
-/// `url` as it may be printed: a password in it replaced by `***`.
+/// Returns `url` as it may be printed: a password in it replaced by `***`.
 fn shown(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
