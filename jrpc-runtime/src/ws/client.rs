@@ -1,4 +1,4 @@
-//! The WebSocket client: a [`Peer`] over a client socket.
+//! Provides the WebSocket client: a [`Peer`] over a client socket.
 
 use std::time::Duration;
 
@@ -20,11 +20,11 @@ use crate::peer::Peer;
 use crate::tls::ClientTls;
 use crate::transport::Transport;
 
-/// The error of a failed connect.
+/// Names the error of a failed connect.
 #[cfg(feature = "tls")]
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A JSON-RPC client over WebSocket; both sides call.
+/// Speaks JSON-RPC over WebSocket as a client; both sides call.
 ///
 /// Calls go out with [`Caller::call`] (or any generated stub: the client is a [`Caller`]);
 /// what the server sends, its notifications and its calls, is served by the [`Methods`] given at
@@ -64,17 +64,17 @@ impl WsClient {
         Self::builder(url).methods(methods).connect().await
     }
 
-    /// A builder for a connection to `url` (`ws://host:port/path`).
+    /// Returns a builder for a connection to `url` (`ws://host:port/path`).
     pub fn builder(url: impl Into<String>) -> WsClientBuilder {
         WsClientBuilder::new(url.into())
     }
 
-    /// The connection's [`Peer`] handle.
+    /// Returns the connection's [`Peer`] handle.
     pub fn peer(&self) -> &Peer {
         &self.peer
     }
 
-    /// Whether the connection has closed.
+    /// Returns whether the connection has closed.
     pub fn is_closed(&self) -> bool {
         self.peer.is_closed()
     }
@@ -105,7 +105,7 @@ impl Caller for WsClient {
     }
 }
 
-/// Settings of a [`WsClient`] connection.
+/// Holds the settings of a [`WsClient`] connection.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -151,7 +151,7 @@ impl WsClientBuilder {
         }
     }
 
-    /// What a `wss://` URL's server is trusted by (default [`ClientTls::new`]: the system's
+    /// Sets what a `wss://` URL's server is trusted by (default [`ClientTls::new`]: the system's
     /// roots).
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
@@ -160,7 +160,7 @@ impl WsClientBuilder {
         self
     }
 
-    /// The handlers of what the server sends (notifications and calls); none by default.
+    /// Sets the handlers of what the server sends (notifications and calls); none by default.
     pub fn methods(mut self, methods: Methods) -> Self {
         self.methods = methods;
         self
@@ -174,19 +174,19 @@ impl WsClientBuilder {
         self
     }
 
-    /// How long a call waits for its answer (default 60 s); `None` waits forever.
+    /// Sets how long a call waits for its answer (default 60 s); `None` waits forever.
     pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
         self.settings = self.settings.call_timeout(limit);
         self
     }
 
-    /// The largest message either way (default 4 MiB).
+    /// Sets the largest message either way (default 4 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.settings = self.settings.max_message_size(bytes);
         self
     }
 
-    /// The most bytes the connection holds for the server (default 16 MiB; see
+    /// Sets the most bytes the connection holds for the server (default 16 MiB; see
     /// [`WsSettings::max_buffered`]); at least twice `max_message_size`. The client's own calls
     /// wait for room rather than close it.
     pub fn max_buffered(mut self, bytes: usize) -> Self {
@@ -194,7 +194,7 @@ impl WsClientBuilder {
         self
     }
 
-    /// Which cancellation notices the connection sends and honours (default
+    /// Sets which cancellation notices the connection sends and honours (default
     /// [`Cancellation::Off`](crate::peer::Cancellation::Off)): with one on, a call given up (its
     /// future dropped, or timed out) tells the server, which drops its handler.
     pub fn cancellation(mut self, cancellation: crate::peer::Cancellation) -> Self {
@@ -202,13 +202,13 @@ impl WsClientBuilder {
         self
     }
 
-    /// How many calls from the server may run at once (default 64).
+    /// Sets how many calls from the server may run at once (default 64).
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.settings = self.settings.max_in_flight(calls);
         self
     }
 
-    /// How often to ping the server (default `None`: the server pings).
+    /// Sets how often to ping the server (default `None`: the server pings).
     pub fn ping_interval(mut self, every: Option<Duration>) -> Self {
         self.settings = self.settings.ping_interval(every);
         self
@@ -220,7 +220,7 @@ impl WsClientBuilder {
         self
     }
 
-    /// How long connecting may take, the TCP connection and the opening handshake together
+    /// Sets how long connecting may take, the TCP connection and the opening handshake together
     /// (default 10 s); past it `connect` fails with [`ClientError::Transport`] holding an
     /// [`io::ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut) error.
     pub fn connect_timeout(mut self, limit: Duration) -> Self {

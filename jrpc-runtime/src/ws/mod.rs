@@ -1,4 +1,4 @@
-//! JSON-RPC over WebSocket (tokio-tungstenite): a server where each connection is a
+//! Carries JSON-RPC over WebSocket (tokio-tungstenite): a server where each connection is a
 //! [`Peer`](crate::peer::Peer), topics, and a client.
 //!
 //! | piece | what it is |

@@ -1,5 +1,5 @@
-//! The WebSocket server: its builder, its accept loop, the handshake on a raw socket or over
-//! hyper's upgrade, and one [`Peer`](crate::peer::Peer) per connection.
+//! Provides the WebSocket server: its builder, its accept loop, the handshake on a raw socket or
+//! over hyper's upgrade, and one [`Peer`](crate::peer::Peer) per connection.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -28,11 +28,11 @@ use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, Tracked
 use crate::server::{OriginPolicy, ResponseBody as Body, forbidden, unavailable};
 use crate::transport::Transport;
 
-/// How long a client may take over the opening handshake on a raw socket
+/// Bounds how long a client may take over the opening handshake on a raw socket
 /// ([`WsServer::serve`]); the same bound as HTTP's header read timeout.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A JSON-RPC server over WebSocket: each connection is a [`Peer`](crate::peer::Peer), so handlers
+/// Serves JSON-RPC over WebSocket: each connection is a [`Peer`](crate::peer::Peer), so handlers
 /// can push to their client and call it; topics reach groups of connections.
 ///
 /// Four ways to serve it:
@@ -149,8 +149,8 @@ impl WsServerBuilder {
         self
     }
 
-    /// The bytes the server may hold for all its clients together (default: a quarter of the
-    /// machine's memory, at least 64 MiB and at most 1 GiB): request bodies being read, and
+    /// Sets how many bytes the server may hold for all its clients together (default: a quarter of
+    /// the machine's memory, at least 64 MiB and at most 1 GiB): request bodies being read, and
     /// answers and pushes not yet written, on every connection. When it is spent, new bodies
     /// and messages wait (their sockets are not read) until clients take what waits for them or
     /// are cut at `write_timeout`; nothing is refused for it. Calls already running finish, so
@@ -182,13 +182,13 @@ impl WsServerBuilder {
         self
     }
 
-    /// The settings of each connection (default: [`WsSettings::default`]).
+    /// Sets each connection's settings (default: [`WsSettings::default`]).
     pub fn settings(mut self, settings: WsSettings) -> Self {
         self.settings = settings;
         self
     }
 
-    /// The registry that handlers subscribe to (see [`Topics`]); share one between the server
+    /// Sets the registry that handlers subscribe to (see [`Topics`]); share one between the server
     /// and the code that publishes. Left unset, the server makes its own
     /// ([`WsServer::topics`]).
     pub fn topics(mut self, topics: Topics) -> Self {
@@ -196,7 +196,7 @@ impl WsServerBuilder {
         self
     }
 
-    /// How long a shutdown lets calls finish before it drops the connections left (default
+    /// Sets how long a shutdown lets calls finish before it drops the connections left (default
     /// 30 s, the grace period most orchestrators give a process between `SIGTERM` and
     /// `SIGKILL`). Zero stops at once.
     pub fn drain_timeout(mut self, budget: Duration) -> Self {
@@ -204,7 +204,7 @@ impl WsServerBuilder {
         self
     }
 
-    /// How many connections [`serve`](WsServer::serve) takes at once (default 10 000); at the
+    /// Sets how many connections [`serve`](WsServer::serve) takes at once (default 10 000); at the
     /// cap it waits for one to close before accepting another.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
@@ -258,19 +258,19 @@ impl WsServerBuilder {
 }
 
 impl WsServer {
-    /// A builder serving `methods`, with every setting at its default.
+    /// Returns a builder serving `methods`, with every setting at its default.
     pub fn builder(methods: Methods) -> WsServerBuilder {
         WsServerBuilder::new(methods)
     }
 
-    /// The registry handlers subscribe to; [`Topics::publish`] on it reaches them.
+    /// Returns the registry handlers subscribe to; [`Topics::publish`] on it reaches them.
     pub fn topics(&self) -> &Topics {
         &self.inner.topics
     }
 
-    /// A handle to shut the server down gracefully: reading stops on every connection, running
-    /// calls finish and are answered, then each closes with 1001 (going away); past the drain
-    /// budget the connections left are dropped. See [`ShutdownHandle::shutdown`].
+    /// Returns a handle to shut the server down gracefully: reading stops on every connection,
+    /// running calls finish and are answered, then each closes with 1001 (going away); past the
+    /// drain budget the connections left are dropped. See [`ShutdownHandle::shutdown`].
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         ShutdownHandle::new(Arc::clone(&self.inner.shutdown))
     }
@@ -306,8 +306,8 @@ impl WsServer {
         self.connection(io, peer_addr, false)
     }
 
-    /// [`serve_connection`](Self::serve_connection), for a socket that is (`loopback`) or is not
-    /// bound to a loopback address.
+    /// Does what [`serve_connection`](Self::serve_connection) does, for a socket that is
+    /// (`loopback`) or is not bound to a loopback address.
     fn connection(
         &self,
         io: impl Io,
@@ -365,9 +365,9 @@ impl WsServer {
         self.upgrade_with(req, ctx, ())
     }
 
-    /// [`upgrade`](Self::upgrade), with handlers' contexts built on `ctx` (the caller's peer
-    /// address, headers, authenticated user...) and `guard` kept until the socket closes (a
-    /// connection slot, a gauge). Its transport is taken as given: pass one on
+    /// Does what [`upgrade`](Self::upgrade) does, with handlers' contexts built on `ctx` (the
+    /// caller's peer address, headers, authenticated user...) and `guard` kept until the socket
+    /// closes (a connection slot, a gauge). Its transport is taken as given: pass one on
     /// [`Transport::WebSocket`].
     pub fn upgrade_with<B, G>(&self, req: Request<B>, ctx: Context, guard: G) -> Response<Body>
     where
@@ -386,7 +386,7 @@ impl WsServer {
         })
     }
 
-    /// What counts a new connection's incoming messages in the server's byte budget.
+    /// Returns what counts a new connection's incoming messages in the server's byte budget.
     fn meter(&self) -> Option<Arc<Meter>> {
         let settings = &self.inner.settings;
         let budget = settings.peer.server_budget.as_ref()?;

@@ -1,4 +1,4 @@
-//! The settings of each WebSocket connection, their defaults, and the checks a build makes.
+//! Holds the settings of each WebSocket connection, their defaults, and the checks a build makes.
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use crate::limits::{Limits, limit_setters};
 use crate::peer::{Cancellation, Lifetime, Overflow, PeerConfig};
 use crate::transport::Transport;
 
-/// The settings of each WebSocket connection: limits and keepalive. One value configures a
+/// Holds the settings of each WebSocket connection: limits and keepalive. One value configures a
 /// [`WsServer`](super::WsServer) ([`WsServerBuilder::settings`](super::WsServerBuilder::settings))
 /// or the WebSocket path of an `http::HttpServer`
 /// (`http::HttpServerBuilder::websocket`); the server's
@@ -48,11 +48,11 @@ pub struct WsSettings {
     cancellation: Cancellation,
 }
 
-/// 4 KiB: see [`WsSettings::read_buffer_size`].
+/// Holds the default buffer size, 4 KiB: see [`WsSettings::read_buffer_size`].
 const BUFFER_SIZE: usize = 4 * 1024;
 
 impl Default for WsSettings {
-    /// Every setting at the default its method gives.
+    /// Returns every setting at the default its method gives.
     fn default() -> Self {
         Self {
             limits: Limits::DEFAULT,
@@ -67,30 +67,30 @@ impl Default for WsSettings {
 }
 
 impl WsSettings {
-    /// Every setting at its default.
+    /// Returns every setting at its default.
     pub fn new() -> Self {
         Self::default()
     }
 
     limit_setters!(limits);
 
-    /// The read buffer each connection allocates up front (default 4 KiB). tungstenite's own
-    /// default is 128 KiB each way, allocated up front: 256 KiB for an idle connection.
-    /// JSON-RPC messages are mostly well under 4 KiB; a larger one grows the buffer as it
-    /// arrives (up to [`max_message_size`](Self::max_message_size)).
+    /// Sets the size of the read buffer each connection allocates up front (default 4 KiB).
+    /// tungstenite's own default is 128 KiB each way, allocated up front: 256 KiB for an idle
+    /// connection. JSON-RPC messages are mostly well under 4 KiB; a larger one grows the buffer as
+    /// it arrives (up to [`max_message_size`](Self::max_message_size)).
     pub fn read_buffer_size(mut self, bytes: usize) -> Self {
         self.read_buffer_size = bytes;
         self
     }
 
-    /// How much tungstenite gathers before writing to the socket (default 4 KiB); the write
+    /// Sets how much tungstenite gathers before writing to the socket (default 4 KiB); the write
     /// buffer never holds more than this plus one message.
     pub fn write_buffer_size(mut self, bytes: usize) -> Self {
         self.write_buffer_size = bytes;
         self
     }
 
-    /// How often to ping each connection (default 30 s, below the 60 s idle cut of common
+    /// Sets how often to ping each connection (default 30 s, below the 60 s idle cut of common
     /// proxies and load balancers, so that a quiet connection stays open through them); `None`
     /// sends no pings.
     pub fn ping_interval(mut self, every: Option<Duration>) -> Self {
@@ -98,7 +98,7 @@ impl WsSettings {
         self
     }
 
-    /// How long a connection may send nothing at all, pongs included, before it is closed with
+    /// Sets how long a connection may send nothing at all, pongs included, before it is closed with
     /// 1000 (default 75 s: two ping intervals and some slack, so a client that answered none of
     /// two pings is gone); `None` keeps idle connections open.
     pub fn idle_timeout(mut self, limit: Option<Duration>) -> Self {
@@ -106,14 +106,14 @@ impl WsSettings {
         self
     }
 
-    /// How long to wait for the client's answer to a close frame before the socket is dropped
+    /// Sets how long to wait for the client's answer to a close frame before the socket is dropped
     /// anyway (default 5 s).
     pub fn close_timeout(mut self, limit: Duration) -> Self {
         self.close_timeout = limit;
         self
     }
 
-    /// Which cancellation notices the connection sends and honours (default
+    /// Sets which cancellation notices the connection sends and honours (default
     /// [`Cancellation::Off`]): with [`Cancellation::Lsp`], a client's `$/cancelRequest {"id": ID}`
     /// drops that call's handler and answers it `-32800` at once, and a [`WsClient`](super::WsClient)
     /// call given up (its future dropped, or timed out) sends one.
@@ -146,8 +146,8 @@ impl WsSettings {
         )
     }
 
-    /// [`check`](Self::check) for a client: its own calls wait for room in a full queue rather
-    /// than close it, and the connection ends with its last handle.
+    /// Does what [`check`](Self::check) does, for a client: its own calls wait for room in a full
+    /// queue rather than close it, and the connection ends with its last handle.
     pub(crate) fn check_client(&self) -> Result<Settings, ConfigError> {
         self.check_as(
             PeerConfig::builder()

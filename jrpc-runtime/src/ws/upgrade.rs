@@ -1,4 +1,4 @@
-//! The WebSocket handshake over hyper's upgrade: check the request, answer `101`, and hand the
+//! Runs the WebSocket handshake over hyper's upgrade: check the request, answer `101`, and hand the
 //! upgraded socket on.
 
 use std::future::Future;
@@ -20,11 +20,11 @@ use super::connection::{Meter, Metered};
 use crate::limits::WriteDeadline;
 use crate::server::{ResponseBody as Body, refusal};
 
-/// An upgraded socket, cut when the client takes no byte for the write timeout, its incoming
+/// Names an upgraded socket, cut when the client takes no byte for the write timeout, its incoming
 /// messages counted in the server's budget.
 pub(super) type Socket = WebSocketStream<Metered<WriteDeadline<TokioIo<Upgraded>>>>;
 
-/// A refused upgrade: the status and what was wrong.
+/// Says why an upgrade was refused: the status and what was wrong.
 type Refused = (StatusCode, &'static str);
 
 /// Checks an upgrade request and builds the `101` answer; or says why it is refused.
@@ -76,7 +76,7 @@ fn handshake(req: &mut Parts) -> Result<(Response<Body>, OnUpgrade), Refused> {
     Ok((res, on_upgrade))
 }
 
-/// A refused upgrade, with the version spoken when that was the problem.
+/// Returns the answer to a refused upgrade, with the version spoken when that was the problem.
 fn refused((status, why): Refused) -> Response<Body> {
     tracing::warn!(
         status = status.as_u16(),

@@ -1,4 +1,4 @@
-//! The pump's reading side: messages off the socket, answered where they are read or handed
+//! Runs the pump's reading side: messages off the socket, answered where they are read or handed
 //! across to the peer's loop.
 
 use std::collections::VecDeque;
@@ -19,7 +19,7 @@ use crate::framing::Frame;
 use crate::limits::Held;
 use crate::peer::{Feed, Input, Read};
 
-/// The pump's reading side: messages off the socket and across to the peer's loop.
+/// Moves messages off the socket and across to the peer's loop: the pump's reading side.
 ///
 /// What waits for the peer is bounded as before runs crossed together: the messages handed
 /// across and not taken hold at most `room` bytes together (or one message, however large),
@@ -49,24 +49,24 @@ pub(super) struct Inlet {
 }
 
 impl Inlet {
-    /// Whether the peer still takes messages.
+    /// Returns whether the peer still takes messages.
     pub(super) fn is_open(&self) -> bool {
         self.frames.is_some()
     }
 
-    /// Whether the socket is being read: the peer takes messages, none waits for room, and the
-    /// server's budget has room for what comes.
+    /// Returns whether the socket is being read: the peer takes messages, none waits for room, and
+    /// the server's budget has room for what comes.
     pub(super) fn reads(&self) -> bool {
         self.frames.is_some() && self.pending.is_none() && !self.waits()
     }
 
-    /// Whether the socket waits for room in the server's budget.
+    /// Returns whether the socket waits for room in the server's budget.
     fn waits(&self) -> bool {
         self.meter.as_ref().is_some_and(|meter| meter.waits())
     }
 
-    /// The messages read so far are answered, or counted where they went: the meter gives back
-    /// their bytes.
+    /// Notes that the messages read so far are answered, or counted where they went: the meter
+    /// gives back their bytes.
     fn release(&self) {
         if let Some(meter) = &self.meter {
             meter.release();
@@ -188,8 +188,8 @@ impl Inlet {
         self.release();
     }
 
-    /// Whether a message of `bytes` may join those waiting for the peer; if not, this task is
-    /// woken when the peer takes one.
+    /// Returns whether a message of `bytes` may join those waiting for the peer; if not, this task
+    /// is woken when the peer takes one.
     fn fits(&self, bytes: usize, cx: &mut TaskContext<'_>) -> bool {
         let fits = |waiting: usize| waiting == 0 || waiting.saturating_add(bytes) <= self.room;
         if fits(self.link.bytes.load(Ordering::Acquire)) {
@@ -265,11 +265,11 @@ mod tests {
 
     type Duplex = WebSocketStream<tokio::io::DuplexStream>;
 
-    /// The inlet, the socket it reads, the peer's end, and the client (kept, so that the
+    /// Holds the inlet, the socket it reads, the peer's end, and the client (kept, so that the
     /// server side does not see the socket end).
     type Test = (Inlet, Duplex, Reader, Duplex);
 
-    /// A server-side socket whose client has sent `texts`, and the inlet reading it.
+    /// Returns a server-side socket whose client has sent `texts`, and the inlet reading it.
     async fn inlet_after(texts: &[&str], room: usize) -> Test {
         let (server, client) = tokio::io::duplex(1 << 16);
         let mut client = WebSocketStream::from_raw_socket(client, Role::Client, None).await;

@@ -1,4 +1,4 @@
-//! The link between a connection's pump and its peer's loop: two lanes of at most [`RUNS`] runs
+//! Links a connection's pump and its peer's loop: two lanes of at most [`RUNS`] runs
 //! each, under a lock, with the wakers of the side waiting; and the peer's loop's ends of them,
 //! its input ([`Reader`]) and its sink ([`Writer`]).
 
@@ -14,15 +14,15 @@ use crate::framing::Frame;
 use crate::limits::ServerBudget;
 use crate::peer::Input;
 
-/// Messages that cross at most in one go, either way: a run of messages read (or written)
+/// Caps the messages that cross in one go, either way: a run of messages read (or written)
 /// together crosses with one wake-up of the other task.
 pub(super) const RUN: usize = 32;
 
-/// Runs each lane between the pump and the peer's loop holds.
+/// Caps the runs each lane between the pump and the peer's loop holds.
 const RUNS: usize = 2;
 
-/// What the pump and the peer's loop share: the runs crossing each way, and the bytes of those
-/// handed to the peer's loop and not yet taken.
+/// Holds what the pump and the peer's loop share: the runs crossing each way, and the bytes of
+/// those handed to the peer's loop and not yet taken.
 ///
 /// In place of two tokio channels: each allocates its shared state and its first block of 32
 /// slots when made, about 1.3 KiB an idle connection holds; both ways here are one allocation.
@@ -60,7 +60,8 @@ impl Link {
 }
 
 impl Drop for Link {
-    /// What was handed across and never taken (the connection ended) leaves the server's budget.
+    /// Gives back to the server's budget what was handed across and never taken (the connection
+    /// ended).
     fn drop(&mut self) {
         if let Some(server) = &self.server {
             server.give_back(*self.bytes.get_mut());
@@ -68,7 +69,7 @@ impl Drop for Link {
     }
 }
 
-/// One way across: at most [`RUNS`] runs, from one sender to one taker.
+/// Carries runs one way across: at most [`RUNS`] runs, from one sender to one taker.
 pub(super) struct Lane<T> {
     state: Mutex<LaneState<T>>,
 }
@@ -104,7 +105,7 @@ pub(super) struct LaneState<T> {
     sender: Option<Waker>,
 }
 
-/// The taker of a lane has ended.
+/// Says that the taker of a lane has ended.
 #[derive(Debug)]
 pub(super) struct Gone;
 
@@ -124,7 +125,7 @@ impl<T> Lane<T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Ready once a run may be sent, or the taker has ended.
+    /// Polls for room: ready once a run may be sent, or the taker has ended.
     pub(super) fn poll_room(&self, cx: &TaskContext<'_>) -> Poll<Result<(), Gone>> {
         let mut state = self.lock();
         if state.gone {
@@ -156,7 +157,7 @@ impl<T> Lane<T> {
         Ok(())
     }
 
-    /// The next run; `None` once the sender has ended and all is taken.
+    /// Polls for the next run; `None` once the sender has ended and all is taken.
     pub(super) fn poll_take(&self, cx: &TaskContext<'_>) -> Poll<Option<Vec<T>>> {
         let mut state = self.lock();
         if state.len > 0 {
@@ -178,13 +179,13 @@ impl<T> Lane<T> {
         Poll::Pending
     }
 
-    /// Whether the taker found the lane empty and waits: it has taken, and dealt with,
+    /// Returns whether the taker found the lane empty and waits: it has taken, and dealt with,
     /// everything sent before.
     pub(super) fn taker_waits(&self) -> bool {
         self.lock().taker.is_some()
     }
 
-    /// The sender ends: the taker sees the end after what waits.
+    /// Ends the sending: the taker sees the end after what waits.
     fn end_sending(&self) {
         let mut state = self.lock();
         state.sent_all = true;
@@ -195,7 +196,7 @@ impl<T> Lane<T> {
         }
     }
 
-    /// The taker ends: what waits is dropped, and the sender finds no more room.
+    /// Ends the taking: what waits is dropped, and the sender finds no more room.
     fn end_taking(&self) {
         let mut state = self.lock();
         state.gone = true;
@@ -210,7 +211,7 @@ impl<T> Lane<T> {
     }
 }
 
-/// The sending end of a lane: the lane's end when dropped.
+/// Holds the sending end of a lane: the lane's end when dropped.
 pub(super) struct Sending<T: 'static> {
     pub(super) link: Arc<Link>,
     lane: fn(&Link) -> &Lane<T>,
@@ -228,7 +229,7 @@ impl<T> Drop for Sending<T> {
     }
 }
 
-/// The taking end of a lane: the lane's end when dropped.
+/// Holds the taking end of a lane: the lane's end when dropped.
 pub(super) struct Taking<T: 'static> {
     pub(super) link: Arc<Link>,
     lane: fn(&Link) -> &Lane<T>,
@@ -249,7 +250,7 @@ impl<T> Drop for Taking<T> {
     }
 }
 
-/// The two ends of `lane` of `link`.
+/// Returns the two ends of `lane` of `link`.
 pub(super) fn ends<T>(link: &Arc<Link>, lane: fn(&Link) -> &Lane<T>) -> (Sending<T>, Taking<T>) {
     (
         Sending {
@@ -263,8 +264,8 @@ pub(super) fn ends<T>(link: &Arc<Link>, lane: fn(&Link) -> &Lane<T>) -> (Sending
     )
 }
 
-/// The peer's loop's sink: the texts it writes until it flushes cross to the pump as one run,
-/// which leaves in one write.
+/// Acts as the peer's loop's sink: the texts it writes until it flushes cross to the pump as one
+/// run, which leaves in one write.
 pub(super) struct Writer {
     pub(super) tx: Sending<String>,
     pub(super) run: Vec<String>,
@@ -307,7 +308,7 @@ impl futures_util::Sink<String> for Writer {
     }
 }
 
-/// The writer's error once the pump is gone (the socket closed).
+/// Reports the writer's error once the pump is gone (the socket closed).
 #[derive(Debug)]
 pub(super) struct PumpGone;
 
@@ -317,7 +318,7 @@ impl std::fmt::Display for PumpGone {
     }
 }
 
-/// The peer's loop's input: the runs of messages the pump handed across, one at a time.
+/// Acts as the peer's loop's input: the runs of messages the pump handed across, one at a time.
 pub(super) struct Reader {
     pub(super) frames: Taking<Input>,
     pub(super) run: std::vec::IntoIter<Input>,

@@ -1,4 +1,4 @@
-//! The socket's bytes, counted in the server's byte budget as they arrive: the reader under
+//! Counts the socket's bytes in the server's byte budget as they arrive: the reader under
 //! tungstenite.
 //!
 //! tungstenite reads a whole frame into its own buffer before the pump sees a message, so a look
@@ -42,7 +42,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::limits::ServerBudget;
 
-/// What one connection's incoming messages hold in its server's byte budget. Only its pump's
+/// Counts what one connection's incoming messages hold in its server's byte budget. Only its pump's
 /// task uses it: the atomics are for `Sync`, not for races.
 #[derive(Debug)]
 pub(crate) struct Meter {
@@ -68,8 +68,8 @@ pub(crate) struct Meter {
 }
 
 impl Meter {
-    /// A meter counting in `server`'s budget, for frames of at most `max_frame` bytes read by a
-    /// tungstenite whose read buffer starts at `base` bytes.
+    /// Returns a meter counting in `server`'s budget, for frames of at most `max_frame` bytes read
+    /// by a tungstenite whose read buffer starts at `base` bytes.
     pub(crate) fn new(server: Arc<ServerBudget>, max_frame: usize, base: usize) -> Arc<Self> {
         Arc::new(Self {
             server,
@@ -84,49 +84,49 @@ impl Meter {
         })
     }
 
-    /// The pump took a message off the socket.
+    /// Notes that the pump took a message off the socket.
     pub(crate) fn took(&self) {
         self.taken.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The pump is done with the messages taken so far (answered, or counted where they went):
-    /// their room is given back.
+    /// Notes that the pump is done with the messages taken so far (answered, or counted where they
+    /// went): their room is given back.
     pub(crate) fn release(&self) {
         self.server
             .give_back(self.message.swap(0, Ordering::Relaxed));
     }
 
-    /// Whether tungstenite holds no input: the stream is between frames and every message it
-    /// made of them was taken. With its output flushed, it may then be made anew, its buffers
+    /// Returns whether tungstenite holds no input: the stream is between frames and every message
+    /// it made of them was taken. With its output flushed, it may then be made anew, its buffers
     /// dropped.
     pub(crate) fn idle(&self) -> bool {
         self.between.load(Ordering::Relaxed)
             && self.made.load(Ordering::Relaxed) == self.taken.load(Ordering::Relaxed)
     }
 
-    /// The bytes counted for tungstenite's read buffer: what it grew by.
+    /// Returns the bytes counted for tungstenite's read buffer: what it grew by.
     pub(crate) fn buffer(&self) -> usize {
         self.buffer.load(Ordering::Relaxed)
     }
 
-    /// tungstenite was made anew: its old buffer's count goes back.
+    /// Notes that tungstenite was made anew: its old buffer's count goes back.
     pub(crate) fn renewed(&self) {
         self.server
             .give_back(self.buffer.swap(0, Ordering::Relaxed));
     }
 
-    /// Whether the socket waits for room in the server's budget.
+    /// Returns whether the socket waits for room in the server's budget.
     pub(crate) fn waits(&self) -> bool {
         self.waiting.load(Ordering::Relaxed)
     }
 
-    /// The bytes counted now.
+    /// Returns the bytes counted now.
     #[cfg(test)]
     fn counted(&self) -> usize {
         self.buffer.load(Ordering::Relaxed) + self.message.load(Ordering::Relaxed)
     }
 
-    /// What reading a data frame of `len` bytes adds: the buffer's growth, and the frame's
+    /// Returns what reading a data frame of `len` bytes adds: the buffer's growth, and the frame's
     /// room in its message.
     fn needs(&self, len: usize) -> (usize, usize) {
         let capacity = self.base + self.buffer.load(Ordering::Relaxed);
@@ -141,14 +141,14 @@ impl Meter {
 }
 
 impl Drop for Meter {
-    /// What the connection's messages still held leaves the budget with it.
+    /// Gives back to the budget, with the meter, what the connection's messages still held.
     fn drop(&mut self) {
         let held = *self.buffer.get_mut() + *self.message.get_mut();
         self.server.give_back(held);
     }
 }
 
-/// A socket whose incoming bytes are counted in a [`Meter`] (see the module docs); writes pass
+/// Wraps a socket, counting its incoming bytes in a [`Meter`] (see the module docs); writes pass
 /// through.
 pub(crate) struct Metered<S> {
     io: S,
@@ -157,8 +157,8 @@ pub(crate) struct Metered<S> {
 }
 
 impl<S> Metered<S> {
-    /// `io`, its frames counted in `meter` (`None`: nothing is counted). `handshake` when the
-    /// stream begins with the opening handshake's request.
+    /// Returns `io`, its frames counted in `meter` (`None`: nothing is counted). `handshake` when
+    /// the stream begins with the opening handshake's request.
     pub(crate) fn new(io: S, meter: Option<Arc<Meter>>, handshake: bool) -> Self {
         Self {
             io,
@@ -167,7 +167,7 @@ impl<S> Metered<S> {
         }
     }
 
-    /// Ready once this read may go: see the module docs.
+    /// Polls for room: ready once this read may go; see the module docs.
     fn poll_room(&mut self, cx: &TaskContext<'_>) -> Poll<()> {
         let Some(meter) = &self.meter else {
             return Poll::Ready(());
@@ -243,7 +243,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Metered<S> {
     }
 }
 
-/// Where the incoming stream is, followed byte by byte through headers and by length through
+/// Tracks where the incoming stream is, followed byte by byte through headers and by length through
 /// payloads.
 ///
 /// | state | meaning |
@@ -332,7 +332,7 @@ impl Frames {
         );
     }
 
-    /// The frame being read has ended: tungstenite makes a message of it, or gathers it.
+    /// Notes that the frame being read has ended: tungstenite makes a message of it, or gathers it.
     fn ended(&mut self, meter: &Meter) {
         if !self.counted && self.data {
             // Read whole in one read, before its room could be taken.
@@ -351,7 +351,7 @@ impl Frames {
     }
 }
 
-/// The payload length, the opcode and the final bit of a frame whose header begins `bytes`;
+/// Returns the payload length, the opcode and the final bit of a frame whose header begins `bytes`;
 /// `None` while the header is not whole.
 fn header(bytes: &[u8]) -> Option<(u64, u8, bool)> {
     let (&first, rest) = bytes.split_first()?;
@@ -378,7 +378,7 @@ fn header(bytes: &[u8]) -> Option<(u64, u8, bool)> {
 mod tests {
     use super::*;
 
-    /// A masked frame with `opcode`, `fin` and `payload`, as a client sends it.
+    /// Returns a masked frame with `opcode`, `fin` and `payload`, as a client sends it.
     fn frame(opcode: u8, fin: bool, payload: &[u8]) -> Vec<u8> {
         let mut out = vec![if fin { 0x80 } else { 0 } | opcode];
         match payload.len() {

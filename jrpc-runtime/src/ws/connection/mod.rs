@@ -1,4 +1,4 @@
-//! One WebSocket served as a [`Peer`]: the pump between the socket and the peer's loop.
+//! Serves one WebSocket as a [`Peer`]: the pump between the socket and the peer's loop.
 //!
 //! The peer's loop reads frames from one lane of a shared link and writes texts into the other;
 //! a pump task owns the socket and moves messages between the two, so that it alone decides
@@ -87,10 +87,10 @@ use self::pump::Pump;
 use crate::dispatch::{Context, Methods};
 use crate::peer::{Feed, Peer, PeerConfig};
 
-/// A signal future: shutdown begun, or the drain budget spent.
+/// Names a signal future: shutdown begun, or the drain budget spent.
 pub(crate) type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// The checked settings one connection runs with.
+/// Holds the checked settings one connection runs with.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) ws: WebSocketConfig,
@@ -160,7 +160,7 @@ where
     (peer, pump.run(ws, driver, closing, stop))
 }
 
-/// What ends a connection's pump, and so which close frame (if any) it sends.
+/// Says what ends a connection's pump, and so which close frame (if any) it sends.
 #[derive(Debug)]
 pub(super) enum End {
     /// The drain budget is spent: dropped without a word.

@@ -1,4 +1,4 @@
-//! The pump's writing side: the peer's texts, the pump's own answers and pings, to the socket.
+//! Runs the pump's writing side: the peer's texts, the pump's own answers and pings, to the socket.
 
 use std::collections::VecDeque;
 use std::task::{Context as TaskContext, Poll, ready};
@@ -12,7 +12,7 @@ use tokio_tungstenite::tungstenite::{Bytes, Message};
 use super::link::Taking;
 use crate::limits::Watermark;
 
-/// What waits to be written: the peer's next text, a ping, whether a flush is owed.
+/// Holds what waits to be written: the peer's next text, a ping, whether a flush is owed.
 #[derive(Default)]
 pub(super) struct Outbox {
     /// The run of texts being written.
@@ -35,7 +35,7 @@ pub(super) struct Outbox {
 }
 
 impl Outbox {
-    /// Whether nothing waits to be written or flushed.
+    /// Returns whether nothing waits to be written or flushed.
     pub(super) fn settled(&self) -> bool {
         self.next.is_none()
             && !self.unflushed
@@ -44,19 +44,19 @@ impl Outbox {
             && self.answers.is_empty()
     }
 
-    /// The most bytes written between two flushes since tungstenite was made (see
+    /// Returns the most bytes written between two flushes since tungstenite was made (see
     /// [`renewed`](Self::renewed)).
     pub(super) fn most(&self) -> usize {
         self.most
     }
 
-    /// tungstenite was made anew, its write buffer empty.
+    /// Notes that tungstenite was made anew, its write buffer empty.
     pub(super) fn renewed(&mut self) {
         self.most = 0;
     }
 
-    /// Where the pump's own answers go, while nothing waits to be written or flushed; `None`
-    /// while something does, so that they wait for the socket as the peer's loop's do.
+    /// Returns where the pump's own answers go, while nothing waits to be written or flushed;
+    /// `None` while something does, so that they wait for the socket as the peer's loop's do.
     pub(super) fn answers(&mut self) -> Option<&mut VecDeque<String>> {
         let idle = self.next.is_none() && !self.unflushed && self.run.as_slice().is_empty();
         (idle && self.answers.is_empty()).then_some(&mut self.answers)

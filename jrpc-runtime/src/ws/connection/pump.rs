@@ -1,4 +1,4 @@
-//! The pump's loop: what it waits on, in which order, and the close it ends with.
+//! Runs the pump's loop: what it waits on, in which order, and the close it ends with.
 
 use std::future::{Future, poll_fn};
 use std::sync::Arc;
@@ -22,13 +22,13 @@ use crate::limits::Watermark;
 use crate::peer::Driver;
 use crate::woken::Woken;
 
-/// tungstenite's buffers keep the size of the largest frame read, and of the most written
-/// between two flushes, for as long as they live: they are made anew once it holds nothing after
-/// its read buffer grew (that growth counts in the server's budget), or after more than this
-/// was written at once.
+/// Sets how much may be written at once before tungstenite is made anew. Its buffers keep the size
+/// of the largest frame read, and of the most written between two flushes, for as long as they
+/// live: they are made anew once it holds nothing after its read buffer grew (that growth counts in
+/// the server's budget), or after more than this was written at once.
 const RENEW_WRITTEN: usize = 64 * 1024;
 
-/// What the socket's branch of the pump's loop did.
+/// Says what the socket's branch of the pump's loop did.
 enum SocketEvent {
     /// The outbox wrote: the peer's loop has ended and all is flushed, or a write failed.
     Written(Result<(), WsError>),
@@ -36,7 +36,7 @@ enum SocketEvent {
     Read(Result<(), End>),
 }
 
-/// What is left to do on the socket once the pump's loop has ended.
+/// Says what is left to do on the socket once the pump's loop has ended.
 enum Farewell {
     /// Nothing: the socket is dropped.
     Drop,
@@ -46,7 +46,7 @@ enum Farewell {
     Close(CloseCode, String),
 }
 
-/// The pump: moves messages between the socket and the peer's loop (see the module docs).
+/// Moves messages between the socket and the peer's loop (see the module docs).
 pub(super) struct Pump {
     pub(super) inlet: Inlet,
     /// Runs of texts from the peer's loop.
@@ -61,7 +61,7 @@ pub(super) struct Pump {
 }
 
 impl Pump {
-    /// The pump's loop, then the close it ends with. A block using its captures in place: an
+    /// Runs the pump's loop, then the close it ends with. A block using its captures in place: an
     /// `async fn` would hold its arguments twice (as arguments, and as the locals they move
     /// into), and this future sits in every open connection.
     #[allow(
@@ -167,7 +167,7 @@ impl Pump {
         }
     }
 
-    /// Whether tungstenite's buffers are to be made anew: a large message came or went (its
+    /// Returns whether tungstenite's buffers are to be made anew: a large message came or went (its
     /// buffers keep the size of the largest, see [`RENEW_WRITTEN`]), and now it holds nothing,
     /// either way.
     fn renewal_due(&self, draining: bool) -> bool {
@@ -181,7 +181,7 @@ impl Pump {
             && self.outbox.settled()
     }
 
-    /// `ws` made anew over the same socket, with fresh (small) buffers, once what it queued
+    /// Returns `ws` made anew over the same socket, with fresh (small) buffers, once what it queued
     /// itself (a pong) is flushed; as it was, if that has to wait.
     async fn renew<S>(&mut self, mut ws: WebSocketStream<S>) -> WebSocketStream<S>
     where
@@ -200,7 +200,7 @@ impl Pump {
         ws
     }
 
-    /// What the connection's `end` leaves to send (logged where it concerns the operator);
+    /// Returns what the connection's `end` leaves to send (logged where it concerns the operator);
     /// `draining` when a shutdown has begun.
     fn farewell(&self, end: End, draining: bool) -> Farewell {
         let (code, reason): (CloseCode, String) = match end {
@@ -246,7 +246,7 @@ impl Pump {
 }
 
 impl SocketEvent {
-    /// The connection's end this says, if any: `None` when messages moved and it goes on.
+    /// Returns the connection's end this says, if any: `None` when messages moved and it goes on.
     fn ended(self) -> Option<End> {
         match self {
             Self::Written(Ok(())) => Some(End::PeerEnded),
@@ -287,8 +287,8 @@ where
     .await;
 }
 
-/// The pings' clock: every `period`, the first one `period` from now; a tick missed (the loop
-/// was busy) is not made up for.
+/// Returns the pings' clock: every `period`, the first one `period` from now; a tick missed (the
+/// loop was busy) is not made up for.
 fn ping_ticks(period: Duration) -> Interval {
     let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
