@@ -1,4 +1,4 @@
-//! Bearer-token authentication of HTTP requests and WebSocket upgrades, before a body is read.
+//! Authenticates HTTP requests and WebSocket upgrades by bearer token, before a body is read.
 
 use std::sync::Arc;
 
@@ -9,13 +9,14 @@ use super::reply::ResponseBody;
 use crate::dispatch::Context;
 use crate::server::refusal;
 
-/// What a verifier makes of a token: the identity to put in the request's context, or `None`.
+/// Verifies a token: the identity to put in the request's context, or `None`.
 type Verify = dyn Fn(&str) -> Option<Grant> + Send + Sync;
 
-/// The reply refusing a request.
+/// Names the reply refusing a request.
 pub(crate) type Refusal = ::http::Response<ResponseBody>;
 
-/// Bearer-token authentication for [`HttpServerBuilder::bearer_auth`](super::HttpServerBuilder::bearer_auth)
+/// Authenticates by bearer token for
+/// [`HttpServerBuilder::bearer_auth`](super::HttpServerBuilder::bearer_auth)
 /// (and MCP's endpoint): every `POST` (SSE answers included) and every WebSocket upgrade must
 /// carry `Authorization: Bearer <token>` that the verifier takes, else it is answered `401` with
 /// `WWW-Authenticate: Bearer` before its body is read (a token given and refused adds
@@ -48,20 +49,20 @@ pub struct BearerAuth {
     resource_metadata: Option<Box<str>>,
 }
 
-/// An identity to add to a request's context (`Clone`, so that it may travel in a request's
+/// Holds an identity to add to a request's context (`Clone`, so that it may travel in a request's
 /// extensions).
 #[derive(Clone)]
 pub(crate) struct Grant(Arc<dyn Fn(Context) -> Context + Send + Sync>);
 
 impl Grant {
-    /// The grant of `identity`.
+    /// Returns the grant of `identity`.
     fn of<T: Clone + Send + Sync + 'static>(identity: T) -> Self {
         Self(Arc::new(move |ctx: Context| {
             ctx.with_extension(identity.clone())
         }))
     }
 
-    /// `ctx` with the identity in it.
+    /// Returns `ctx` with the identity in it.
     pub(crate) fn apply(self, ctx: Context) -> Context {
         (self.0)(ctx)
     }
@@ -159,7 +160,7 @@ impl BearerAuth {
             .ok_or_else(|| self.challenge(Some("invalid_token"), "the bearer token is not taken"))
     }
 
-    /// `401` with the challenge, `error="<error>"` in it when a token was given.
+    /// Returns `401` with the challenge, `error="<error>"` in it when a token was given.
     #[cold]
     fn challenge(&self, error: Option<&str>, why: &str) -> Box<Refusal> {
         let mut value = String::from("Bearer");
@@ -190,8 +191,8 @@ impl std::fmt::Debug for BearerAuth {
     }
 }
 
-/// The token of `Authorization: Bearer <token>` (the scheme in any case); `None` without the
-/// header, or with another scheme. Read as bytes: the header is there on every request.
+/// Returns the token of `Authorization: Bearer <token>` (the scheme in any case); `None` without
+/// the header, or with another scheme. Read as bytes: the header is there on every request.
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(AUTHORIZATION)?.as_bytes();
     let (scheme, rest) = value.split_at_checked(6)?;
@@ -201,7 +202,7 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     std::str::from_utf8(rest.trim_ascii()).ok()
 }
 
-/// Whether `a` and `b` are equal, in time that depends on their lengths alone.
+/// Returns whether `a` and `b` are equal, in time that depends on their lengths alone.
 fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;

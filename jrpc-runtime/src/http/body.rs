@@ -1,4 +1,4 @@
-//! Reading a `POST`: its headers checked (a JSON content type, no announced length over the
+//! Reads a `POST`: its headers checked (a JSON content type, no announced length over the
 //! cap), then its body read whole, at most the cap, within `body_read_timeout`, counted in the
 //! server's budget as it arrives; or the reply that refuses it.
 
@@ -17,20 +17,20 @@ use crate::context::TRACEPARENT;
 use crate::limits::Held;
 use crate::server::{OriginPolicy, forbidden};
 
-/// How many times a body counts in the server's budget while its call runs: the body itself,
+/// Sets how many times a body counts in the server's budget while its call runs: the body itself,
 /// and its params once decoded (a copy of about the same size, which the handler holds until
 /// its answer is made).
 pub(super) const COPIES: usize = 2;
 
-/// What a body announces it holds (hyper's knows its `Content-Length`), at most `limit`: the
-/// room it takes in the budget before it is read.
+/// Returns what a body announces it holds (hyper's knows its `Content-Length`), at most `limit`:
+/// the room it takes in the budget before it is read.
 pub(super) fn announced<B: Body>(body: &B, limit: usize) -> usize {
     let hint = body.size_hint();
     let declared = hint.exact().unwrap_or(hint.lower());
     usize::try_from(declared).unwrap_or(usize::MAX).min(limit)
 }
 
-/// What [`post_checked`] saw of a `POST` it lets through.
+/// Holds what [`post_checked`] saw of a `POST` it lets through.
 pub(super) struct Posted<'a> {
     /// It asks for an event stream ([`sse::asks_for_events`]).
     pub(super) events: bool,
@@ -40,8 +40,8 @@ pub(super) struct Posted<'a> {
     pub(super) request_id: Option<&'a HeaderValue>,
 }
 
-/// Whether a `POST`'s headers allow its body to be read: a JSON content type (or none) and no
-/// announced length over `limit`; else the reply that refuses it (`415`, `413`). And what else
+/// Returns whether a `POST`'s headers allow its body to be read: a JSON content type (or none) and
+/// no announced length over `limit`; else the reply that refuses it (`415`, `413`). And what else
 /// its headers say ([`Posted`]). The request is looked at, not taken: each move of it is a copy.
 ///
 /// The headers are read in one pass: a client sends a few, and a lookup of each by name costs
@@ -146,7 +146,7 @@ where
     }
 }
 
-/// Why a body was not read whole.
+/// Says why a body was not read whole.
 enum Unread {
     /// It holds more than the limit.
     TooLarge,
@@ -154,8 +154,8 @@ enum Unread {
     Broken(BoxError),
 }
 
-/// A body's bytes read so far: at most a limit of them (every frame counted, so a chunked body
-/// stops at the cap too), each past the length a [`Held`] counts already counted there too
+/// Holds a body's bytes read so far: at most a limit of them (every frame counted, so a chunked
+/// body stops at the cap too), each past the length a [`Held`] counts already counted there too
 /// ([`COPIES`] times). A body of one frame, as nearly every request's is, is that frame's bytes
 /// as they are; the frames of a longer one are copied together, into one buffer of the
 /// announced length.
@@ -249,8 +249,8 @@ impl Gathered {
     }
 }
 
-/// The body's length as announced by the body itself (hyper's knows its `Content-Length`), or
-/// by `content_length`.
+/// Returns the body's length as announced by the body itself (hyper's knows its `Content-Length`),
+/// or by `content_length`.
 fn declared_length<B: Body>(req: &Request<B>, content_length: Option<&HeaderValue>) -> Option<u64> {
     let hint = req.body().size_hint();
     if let Some(exact) = hint.exact() {
@@ -260,8 +260,9 @@ fn declared_length<B: Body>(req: &Request<B>, content_length: Option<&HeaderValu
     header.or_else(|| Some(hint.lower()).filter(|len| *len > 0))
 }
 
-/// `application/json` with any parameters, or `application/*+json` (`application/vnd.api+json`,
-/// `application/merge-patch+json`...), case-insensitively as RFC 9110 has it.
+/// Returns whether `content_type` is `application/json` with any parameters, or
+/// `application/*+json` (`application/vnd.api+json`, `application/merge-patch+json`...),
+/// case-insensitively as RFC 9110 has it.
 pub(crate) fn is_json(content_type: &HeaderValue) -> bool {
     // What nearly every client sends, at once.
     if content_type.as_bytes() == b"application/json" {

@@ -1,4 +1,4 @@
-//! The HTTP client: JSON-RPC calls as `POST`s over a pool of keep-alive connections.
+//! Provides the HTTP client: JSON-RPC calls as `POST`s over a pool of keep-alive connections.
 
 use std::fmt;
 use std::sync::Arc;
@@ -26,15 +26,15 @@ use crate::transport::Transport;
 use crate::wire::write::call_text;
 use crate::wire::{Id, Message};
 
-/// What opens connections: plain TCP, or (with `tls`) TCP with TLS for `https://` URLs, whose
+/// Opens connections: plain TCP, or (with `tls`) TCP with TLS for `https://` URLs, whose
 /// ALPN choice (HTTP/2 or HTTP/1.1) the pool follows.
 #[cfg(feature = "tls")]
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 #[cfg(not(feature = "tls"))]
 type Connector = HttpConnector;
 
-/// A JSON-RPC client over HTTP: each call is a `POST` of one request to the URL, over a pool of
-/// keep-alive connections; it implements [`Caller`], so generated stubs run over it.
+/// Calls a JSON-RPC server over HTTP: each call is a `POST` of one request to the URL, over a pool
+/// of keep-alive connections; it implements [`Caller`], so generated stubs run over it.
 ///
 /// ```no_run
 /// use jrpc_runtime::Caller;
@@ -117,21 +117,21 @@ impl fmt::Debug for HttpClientBuilder {
 }
 
 impl HttpClientBuilder {
-    /// The time a call (or a notification, or a whole batch) may take, from sending to the end
+    /// Sets the time a call (or a notification, or a whole batch) may take, from sending to the end
     /// of the answer (default 60 s); `None` waits forever.
     pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
         self.call_timeout = limit;
         self
     }
 
-    /// The largest answer body taken (default 10 MiB, as the server's default cap); a larger
+    /// Sets the largest answer body taken (default 10 MiB, as the server's default cap); a larger
     /// one fails the call with [`ClientError::TooLong`].
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes;
         self
     }
 
-    /// How long an idle connection stays in the pool (default 20 s, under the 30 s after which
+    /// Sets how long an idle connection stays in the pool (default 20 s, under the 30 s after which
     /// a jrpc server, and hyper's default, closes an idle connection, so that the client seldom
     /// picks a connection the server is closing); `None` keeps it until the server closes it.
     pub fn pool_idle_timeout(mut self, limit: Option<Duration>) -> Self {
@@ -152,7 +152,7 @@ impl HttpClientBuilder {
         self.header("authorization", format!("Bearer {token}"))
     }
 
-    /// What an `https://` URL's server is trusted by (default [`ClientTls::new`]: the system's
+    /// Sets what an `https://` URL's server is trusted by (default [`ClientTls::new`]: the system's
     /// roots); read and checked by [`build`](Self::build).
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
@@ -260,7 +260,7 @@ fn parse_url(url: &str) -> Result<Uri, ConfigError> {
     Ok(uri)
 }
 
-/// A status the client did not expect, with a body that is not a JSON-RPC error: what
+/// Reports a status the client did not expect, with a body that is not a JSON-RPC error: what
 /// [`ClientError::Transport`] holds then (reach it with `downcast_ref`).
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("HTTP status {status}{}", snippet(body))]
@@ -278,18 +278,18 @@ fn snippet(body: &str) -> String {
 }
 
 impl StatusError {
-    /// The status.
+    /// Returns the status.
     pub fn status(&self) -> StatusCode {
         self.status
     }
 
-    /// The start of the body (at most 256 bytes), for logs.
+    /// Returns the start of the body (at most 256 bytes), for logs.
     pub fn body(&self) -> &str {
         &self.body
     }
 }
 
-/// A request that could not be sent or answered, with the URL for context.
+/// Reports a request that could not be sent or answered, with the URL for context.
 #[derive(Debug)]
 struct RequestFailed {
     uri: Uri,
@@ -297,7 +297,7 @@ struct RequestFailed {
 }
 
 impl fmt::Display for RequestFailed {
-    /// The whole chain: hyper's own messages ("client error (Connect)") say little alone.
+    /// Writes the whole chain: hyper's own messages ("client error (Connect)") say little alone.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "POST {}: {}", self.uri, self.source)?;
         let mut cause = self.source.source();
@@ -316,7 +316,7 @@ impl std::error::Error for RequestFailed {
 }
 
 impl HttpClient {
-    /// A client of the server at `url` (`http://host:port/path`), with every setting at its
+    /// Returns a client of the server at `url` (`http://host:port/path`), with every setting at its
     /// default.
     ///
     /// # Errors
@@ -326,7 +326,7 @@ impl HttpClient {
         Self::builder(url).build()
     }
 
-    /// A builder for a client of the server at `url`.
+    /// Returns a builder for a client of the server at `url`.
     pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
         HttpClientBuilder {
             url: url.into(),
@@ -339,7 +339,7 @@ impl HttpClient {
         }
     }
 
-    /// The URL requests go to.
+    /// Returns the URL requests go to.
     pub fn url(&self) -> &Uri {
         &self.inner.uri
     }
@@ -450,8 +450,8 @@ impl HttpClient {
         Ok(Bytes::from(out))
     }
 
-    /// A transport failure: [`ClientError::Closed`] when the connection closed under the request,
-    /// [`ClientError::Transport`] otherwise.
+    /// Returns a transport failure: [`ClientError::Closed`] when the connection closed under the
+    /// request, [`ClientError::Transport`] otherwise.
     fn failed(
         &self,
         method: &str,
@@ -481,7 +481,7 @@ impl HttpClient {
     }
 }
 
-/// The error for an unexpected status: the server's JSON-RPC error when the body is one.
+/// Returns the error for an unexpected status: the server's JSON-RPC error when the body is one.
 fn status_failure(status: StatusCode, body: &[u8]) -> ClientError {
     let text = String::from_utf8_lossy(body);
     if let Ok(Message::ErrorResponse { error, .. }) = Message::parse(&text) {
@@ -528,7 +528,7 @@ impl Caller for HttpClient {
         }
     }
 
-    /// One JSON-RPC batch in one request: [`HttpClient::batch`].
+    /// Sends one JSON-RPC batch in one request: [`HttpClient::batch`].
     async fn batch_raw(&self, calls: Vec<BatchCall>) -> Result<BatchResults, ClientError> {
         self.batch(calls).await
     }

@@ -1,4 +1,4 @@
-//! Server settings: their defaults, the builder, and the checks `build` makes.
+//! Holds the server's settings: their defaults, the builder, and the checks `build` makes.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -26,11 +26,12 @@ use crate::server::{ConnectionCap, OriginPolicy, Shutdown};
 #[cfg(feature = "ws")]
 use crate::ws::{WsServer, WsSettings};
 
-/// How long the headers and the body of a request may each take by default: see
+/// Sets how long the headers and the body of a request may each take by default: see
 /// [`HttpServerBuilder::header_read_timeout`].
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// See [`HttpServerBuilder::free_idle_after`].
+/// Sets how long a connection stays idle before it frees its buffers by default: see
+/// [`HttpServerBuilder::free_idle_after`].
 const FREE_IDLE_AFTER: Duration = Duration::from_millis(50);
 
 /// Builds an [`HttpServer`]: paths, limits, the drain budget, and the WebSocket path's settings
@@ -159,7 +160,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The path that takes JSON-RPC `POST`s (default `/rpc`). It must
+    /// Sets the path that takes JSON-RPC `POST`s (default `/rpc`). It must
     /// start with `/` and hold no query or fragment.
     ///
     /// Only [`HttpServer::serve`] routes by path; an [`RpcService`](super::RpcService) mounted in
@@ -169,7 +170,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The path of WebSocket upgrades (default `/ws`), on the same listener. It may equal
+    /// Sets the path of WebSocket upgrades (default `/ws`), on the same listener. It may equal
     /// [`rpc_path`](Self::rpc_path): requests are then told apart by method (`GET` upgrades,
     /// `POST` calls).
     #[cfg(feature = "ws")]
@@ -181,8 +182,8 @@ impl HttpServerBuilder {
 
     limit_setters!(limits);
 
-    /// The bytes the server may hold for all its clients together (default: a quarter of the
-    /// machine's memory, at least 64 MiB and at most 1 GiB): request bodies being read, and
+    /// Sets how many bytes the server may hold for all its clients together (default: a quarter of
+    /// the machine's memory, at least 64 MiB and at most 1 GiB): request bodies being read, and
     /// answers and pushes not yet written, on every connection. When it is spent, new bodies
     /// and messages wait (their sockets are not read) until clients take what waits for them or
     /// are cut at `write_timeout`; nothing is refused for it. Calls already running finish, so
@@ -193,7 +194,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// How many connections are served at once (default 10 000). At the cap the server stops
+    /// Sets how many connections are served at once (default 10 000). At the cap the server stops
     /// accepting until a connection closes; new clients wait in the kernel's backlog rather
     /// than being refused.
     ///
@@ -208,7 +209,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// How long a client may take to send a request's headers (default 30 s); past it the
+    /// Sets how long a client may take to send a request's headers (default 30 s); past it the
     /// connection is closed. This bounds slow-header ("slowloris") clients. Between two requests
     /// of a kept HTTP/1.1 connection it runs from the end of the first as the connection's timer
     /// sees it, which may be up to a quarter of this (at most a second) after the end itself.
@@ -217,7 +218,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// How long an HTTP/1.1 keep-alive connection stays idle between two requests before it
+    /// Sets how long an HTTP/1.1 keep-alive connection stays idle between two requests before it
     /// frees its buffers (default 50 ms; `None` keeps them for as long as the connection is
     /// open). Freed, it holds its socket and its task, about 2 KiB, where hyper keeps 16 KiB of
     /// buffers and more; the client's next request builds them again, a few microseconds of CPU.
@@ -231,7 +232,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// How long a client may take to send a request's body once its headers are in (default
+    /// Sets how long a client may take to send a request's body once its headers are in (default
     /// 30 s); past it the request is answered `408` and the
     /// connection closed. This bounds slow-body clients, which would otherwise hold a connection
     /// slot (and delay a shutdown's drain) for as long as they trickle.
@@ -263,7 +264,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// How long [`ShutdownHandle::shutdown`] waits for in-flight calls and open connections
+    /// Sets how long [`ShutdownHandle::shutdown`] waits for in-flight calls and open connections
     /// (default 30 s, the grace period most orchestrators, Kubernetes and systemd among them,
     /// give a process between `SIGTERM` and `SIGKILL`). Zero stops at once.
     pub fn drain_timeout(mut self, budget: Duration) -> Self {
@@ -335,9 +336,9 @@ impl HttpServerBuilder {
         self.auth.as_ref()
     }
 
-    /// Whether every reply carries an `x-request-id` (default `false`). Each request is tagged:
-    /// with its own `x-request-id` when it has a sensible one, else with 16 hex digits made up
-    /// here; the tag is in the request's [`Context`] and `tracing` span either way. A reply
+    /// Sets whether every reply carries an `x-request-id` (default `false`). Each request is
+    /// tagged: with its own `x-request-id` when it has a sensible one, else with 16 hex digits made
+    /// up here; the tag is in the request's [`Context`] and `tracing` span either way. A reply
     /// carries the request's own tag back; with `true`, a made-up one too, so that a client that
     /// sends none can still quote the tag the server's logs know its request by.
     ///
@@ -349,7 +350,7 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The settings of each connection on the WebSocket path (default: [`WsSettings::default`]);
+    /// Sets each connection's settings on the WebSocket path (default: [`WsSettings::default`]);
     /// the drain budget is this builder's [`drain_timeout`](Self::drain_timeout).
     ///
     /// ```
@@ -370,8 +371,8 @@ impl HttpServerBuilder {
         self
     }
 
-    /// The registry that WebSocket connections subscribe to (see [`Topics`]); share one between
-    /// the server and the code that publishes. Left unset, the server makes its own
+    /// Sets the registry that WebSocket connections subscribe to (see [`Topics`]); share one
+    /// between the server and the code that publishes. Left unset, the server makes its own
     /// ([`HttpServer::topics`]).
     #[cfg(feature = "ws")]
     #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
@@ -501,7 +502,7 @@ impl HttpServerBuilder {
     }
 }
 
-/// The settings every server on HTTP runs with, checked, and the builder's others.
+/// Holds the settings every server on HTTP runs with, checked, and the builder's others.
 pub(crate) struct Checked {
     /// The table, its handler timeout and batch policy set.
     pub(crate) methods: Methods,

@@ -1,4 +1,4 @@
-//! One connection of the HTTP servers, from its first bytes to its close.
+//! Serves one connection of the HTTP servers, from its first bytes to its close.
 //!
 //! The first bytes tell HTTP/2 (its preface: h2c with prior knowledge, or what ALPN chose over
 //! TLS) from HTTP/1.1, and hyper's connection of that version serves the rest. An HTTP/1.1
@@ -54,23 +54,23 @@ use crate::limits::WriteDeadline;
 use crate::server::{Io, Shutdown, Tracked};
 use crate::woken::Woken;
 
-/// What hyper may read ahead of the request it serves, the request head included.
+/// Caps what hyper may read ahead of the request it serves, the request head included.
 const READ_AHEAD: usize = 64 * 1024;
 
-/// HTTP/2's connection preface, which a client speaking it sends first.
+/// Holds HTTP/2's connection preface, which a client speaking it sends first.
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// What the first read of a connection (or of a parked one) takes at most.
+/// Caps what the first read of a connection (or of a parked one) takes at most.
 const START: usize = 1024;
 
-/// The longest a busy connection's timer waits between two rings.
+/// Sets the longest a busy connection's timer waits between two rings.
 const MAX_PERIOD: Duration = Duration::from_secs(1);
 
-/// The shortest: settings of a few nanoseconds would otherwise make it ring without end.
+/// Sets the shortest: settings of a few nanoseconds would otherwise make it ring without end.
 const MIN_PERIOD: Duration = Duration::from_millis(1);
 
-/// How the HTTP servers serve their connections: hyper's builders for each version, and the
-/// timings the connection's own timer keeps.
+/// Configures how the HTTP servers serve their connections: hyper's builders for each version, and
+/// the timings the connection's own timer keeps.
 #[derive(Debug)]
 pub(crate) struct Protocols {
     http1: http1::Builder,
@@ -82,7 +82,7 @@ pub(crate) struct Protocols {
 }
 
 impl Protocols {
-    /// Keep-alive HTTP/1.1 reading at most 64 KiB ahead, and HTTP/2; a request head within
+    /// Returns keep-alive HTTP/1.1 reading at most 64 KiB ahead, and HTTP/2; a request head within
     /// `header_read_timeout` of the connection's last request, and an HTTP/1.1 connection
     /// idle for `free_idle_after` parked.
     pub(crate) fn new(header_read_timeout: Duration, free_idle_after: Option<Duration>) -> Self {
@@ -105,13 +105,13 @@ impl Protocols {
         }
     }
 
-    /// How many times a connection served with these protocols was parked.
+    /// Returns how many times a connection served with these protocols was parked.
     pub(crate) fn parked(&self) -> u64 {
         self.parked.load(Ordering::Relaxed)
     }
 }
 
-/// What a connection serves: the router of an HTTP server, answering each request with a
+/// Names what a connection serves: the router of an HTTP server, answering each request with a
 /// future of its own. Not boxed: hyper keeps one place for the request's future on an HTTP/1.1
 /// connection, so a boxed one would be one allocation a request more (an HTTP/2 stream's is
 /// boxed here: hyper moves it into a task of its own). Each HTTP/1.1 connection is served by a
@@ -126,7 +126,7 @@ pub(crate) trait Responder: Clone + Send + Unpin + 'static {
     ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static + use<Self>;
 }
 
-/// What hyper's connections serve: a connection's [`Responder`] behind `service_fn`.
+/// Names what hyper's connections serve: a connection's [`Responder`] behind `service_fn`.
 trait ConnectionService:
     Service<
         Request<Incoming>,
@@ -224,7 +224,7 @@ pub(crate) fn drive(
     }
 }
 
-/// `endpoint` as hyper serves it over HTTP/1.1, its requests counted in `activity`.
+/// Returns `endpoint` as hyper serves it over HTTP/1.1, its requests counted in `activity`.
 fn http1_service<E: Responder>(
     endpoint: E,
     activity: &Arc<Activity>,
@@ -243,15 +243,15 @@ fn log_end(result: Result<(), hyper::Error>) {
     }
 }
 
-/// What a connection waits for beside its stream: its timer's ring, and the start of a shutdown.
-/// Both sit under one [`Woken`], polled each time the connection wakes: a turn that neither woke
-/// costs one check for the two.
+/// Holds what a connection waits for beside its stream: its timer's ring, and the start of a
+/// shutdown. Both sit under one [`Woken`], polled each time the connection wakes: a turn that
+/// neither woke costs one check for the two.
 struct Waits {
     ring: Pin<Box<Sleep>>,
     closing: Pin<Box<WaitForCancellationFutureOwned>>,
 }
 
-/// Which of a connection's [`Waits`] is over (a shutdown is looked at first).
+/// Says which of a connection's [`Waits`] is over (a shutdown is looked at first).
 enum Waited {
     Closing,
     Rang,
@@ -307,7 +307,7 @@ async fn drain<C: Future<Output = Result<(), hyper::Error>>>(
     }
 }
 
-/// What a connection's requests tell its timer, and its stream.
+/// Holds what a connection's requests tell its timer, and its stream.
 #[derive(Debug)]
 struct Activity {
     /// Requests started and not ended (an event stream ends when hyper drops its body).
@@ -343,19 +343,19 @@ impl Activity {
         self.busy.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// How many requests ended.
+    /// Returns how many requests ended.
     fn ended(&self) -> u64 {
         self.ended.load(Ordering::Relaxed)
     }
 }
 
-/// A request counted in its connection's [`Activity`] until this is dropped: once its answer
+/// Counts a request in its connection's [`Activity`] until this is dropped: once its answer
 /// is ready, or, for an event stream, once hyper drops its body.
 pub(crate) struct Ends(Arc<Activity>);
 
 impl Ends {
-    /// The answer `res` of a request that `ends` counts: the request ends with it, or, for an
-    /// event stream, with its body.
+    /// Returns the answer `res` of a request that `ends` counts: the request ends with it, or, for
+    /// an event stream, with its body.
     #[inline]
     pub(crate) fn answered(
         ends: Option<Self>,
@@ -379,7 +379,7 @@ impl Drop for Ends {
     }
 }
 
-/// A connection's stream as hyper is given it: what was read before hyper came is read first,
+/// Wraps a connection's stream as hyper is given it: what was read before hyper came is read first,
 /// and it is not shut down while the connection is parked.
 struct ServerIo<I> {
     inner: WriteDeadline<I>,
@@ -429,7 +429,8 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
         self.inner.is_write_vectored()
     }
 
-    /// hyper flushes once all it buffered is written: then nothing is on its way out.
+    /// Flushes the stream: hyper flushes once all it buffered is written, and then nothing is on
+    /// its way out.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let flushed = Pin::new(&mut this.inner).poll_flush(cx);
@@ -448,10 +449,10 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
     }
 }
 
-/// The hyper connection an HTTP/1.1 connection is served by, between two parkings.
+/// Names the hyper connection an HTTP/1.1 connection is served by, between two parkings.
 type Http1<I, S> = http1::UpgradeableConnection<TokioIo<ServerIo<I>>, S>;
 
-/// What a ring found.
+/// Says what a ring found.
 enum Verdict {
     /// The connection is busy, or idle for less than its limits: the timer is set again.
     Keep,
@@ -461,7 +462,7 @@ enum Verdict {
     Close,
 }
 
-/// The timer of one connection, and what it saw when it last rang.
+/// Holds the timer of one connection, and what it saw when it last rang.
 struct Watch {
     activity: Arc<Activity>,
     /// Its ring, and the shutdown's start.
@@ -635,7 +636,8 @@ impl Watch {
         }
     }
 
-    /// What the ring that just rang found, the timer set again unless it is to park or close.
+    /// Returns what the ring that just rang found, the timer set again unless it is to park or
+    /// close.
     fn rang(&mut self) -> Verdict {
         let now = Instant::now();
         let ended = self.activity.ended();
@@ -684,7 +686,7 @@ impl Watch {
     }
 }
 
-/// What woke a connection being served.
+/// Says what woke a connection being served.
 enum Turn {
     Ended(Result<(), hyper::Error>),
     Closing,

@@ -1,5 +1,5 @@
-//! The seam a protocol carried over HTTP is built on: [`Endpoint`], served on the HTTP server's
-//! connections or as a tower service ([`EndpointService`]).
+//! Provides the seam a protocol carried over HTTP is built on: [`Endpoint`], served on the HTTP
+//! server's connections or as a tower service ([`EndpointService`]).
 
 use std::fmt;
 use std::future::Future;
@@ -118,8 +118,8 @@ impl<E: Endpoint> Endpoint for Arc<E> {
     }
 }
 
-/// What the server knows of a request to an [`Endpoint`], and the limits it serves it under. It
-/// counts the request for a graceful shutdown until dropped: hold it until the reply is made (an
+/// Holds what the server knows of a request to an [`Endpoint`], and the limits it serves it under.
+/// It counts the request for a graceful shutdown until dropped: hold it until the reply is made (an
 /// event stream's task may hold it to its end).
 pub struct EndpointRequest {
     shared: Arc<RpcShared>,
@@ -138,7 +138,7 @@ impl fmt::Debug for EndpointRequest {
     }
 }
 
-/// A `POST` read whole by [`EndpointRequest::read_post`].
+/// Holds a `POST` read whole by [`EndpointRequest::read_post`].
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Post {
@@ -290,7 +290,7 @@ pub(crate) fn respond<E: Endpoint, B: RequestBody>(
     })
 }
 
-/// What a connection tells of itself to the requests it carries.
+/// Holds what a connection tells of itself to the requests it carries.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Connection {
     /// The client's address, when known.
@@ -299,8 +299,8 @@ pub(crate) struct Connection {
     pub(crate) loopback: bool,
 }
 
-/// An [`Endpoint`] as the server's connections serve it: with hyper's bodies, behind one type,
-/// answering as [`respond`] does.
+/// Names an [`Endpoint`] as the server's connections serve it: with hyper's bodies, behind one
+/// type, answering as [`respond`] does.
 pub(crate) type Mounted = dyn Fn(&Arc<RpcShared>, Connection, Request<Incoming>, Option<Ends>) -> ResponseFuture
     + Send
     + Sync;
@@ -310,7 +310,7 @@ pub(crate) fn mounted(endpoint: impl Endpoint) -> Arc<Mounted> {
     Arc::new(move |shared, conn, req, ends| respond(&endpoint, shared, conn, req, ends))
 }
 
-/// An [`Endpoint`] as a service: a [`tower_service::Service`] (to mount in axum with
+/// Serves an [`Endpoint`] as a service: a [`tower_service::Service`] (to mount in axum with
 /// `Router::route_service`) and a [`hyper::service::Service`], for request bodies of any
 /// [`RequestBody`] type, made by [`HttpServer::service_for`](super::HttpServer::service_for). It
 /// serves whatever reaches it (it does not route by path), under the server's limits, budget,

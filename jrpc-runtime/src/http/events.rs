@@ -1,4 +1,4 @@
-//! The events of Server-Sent Events streams: the log they wait in, and the response body that
+//! Keeps the events of Server-Sent Events streams: the log they wait in, and the response body that
 //! sends one stream's events from it.
 //!
 //! A log holds the events of one or more streams (an HTTP request's, or an MCP session's), each
@@ -82,7 +82,7 @@ struct Stream {
     cut: bool,
 }
 
-/// What [`EventLog::first`] found.
+/// Says what [`EventLog::first`] found.
 pub(crate) enum First {
     /// The stream has an event; its JSON text.
     Event(Bytes),
@@ -213,8 +213,9 @@ impl EventLog {
         log.forget_if_done(stream);
     }
 
-    /// The next event of `stream` after `after` for a body to send, marked sent; `Err` when the
-    /// body should end (`answering`: the body answering the stream's request, which a cut ends).
+    /// Returns the next event of `stream` after `after` for a body to send, marked sent; `Err` when
+    /// the body should end (`answering`: the body answering the stream's request, which a cut
+    /// ends).
     fn next(
         &self,
         stream: u64,
@@ -271,7 +272,7 @@ impl EventLog {
         self.body_of(stream, after, keep, false)
     }
 
-    /// The body answering `stream`'s request, from its start: its priming event first in a
+    /// Returns the body answering `stream`'s request, from its start: its priming event first in a
     /// primed log, and it ends when the stream is cut.
     pub(crate) fn answer_body<K: Send + 'static>(self: &Arc<Self>, stream: u64, keep: K) -> Body {
         self.body_of(stream, None, keep, true)
@@ -356,8 +357,8 @@ pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
-/// A priming event: its id, the `retry` the client waits before it reconnects (when set), and
-/// no data.
+/// Returns a priming event: its id, the `retry` the client waits before it reconnects (when set),
+/// and no data.
 fn priming_event(id: &str, retry: Option<Duration>) -> Bytes {
     let mut out = format!("id: {id}\n");
     if let Some(retry) = retry {
@@ -367,8 +368,8 @@ fn priming_event(id: &str, retry: Option<Duration>) -> Bytes {
     Bytes::from(out)
 }
 
-/// One event: `id:` when given, then the JSON text as its `data:` line. The text has no line
-/// ends (outgoing texts are made one line, as for line framing), so it is one line.
+/// Returns one event: `id:` when given, then the JSON text as its `data:` line. The text has no
+/// line ends (outgoing texts are made one line, as for line framing), so it is one line.
 fn event(id: Option<&str>, json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + 32);
     if let Some(id) = id {

@@ -1,4 +1,4 @@
-//! Tower layers over the HTTP server's own service: CORS, compression, request ids, timeouts
+//! Puts tower layers over the HTTP server's own service: CORS, compression, request ids, timeouts
 //! (tower-http's, as they are), around every request of the server, on every connection.
 //!
 //! The server's paths ([`Routes`]: the JSON-RPC path, the WebSocket path, the mounted endpoints)
@@ -24,7 +24,7 @@ use super::reply::{self, ResponseBody};
 use super::server::Router;
 use super::service::{BoxError, ResponseFuture};
 
-/// The server's paths as one tower service: what an HTTP layer
+/// Serves the server's paths as one tower service: what an HTTP layer
 /// ([`HttpServerBuilder::layer`](super::HttpServerBuilder::layer)) wraps. It answers every
 /// request as the server without a layer would (`404` where nothing is served), and never fails.
 pub struct Routes {
@@ -50,7 +50,7 @@ impl Service<Request<Incoming>> for Routes {
     type Error = Infallible;
     type Future = ResponseFuture;
 
-    /// Always ready: limits apply per request, there is no queue.
+    /// Reports ready at once: limits apply per request, there is no queue.
     fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
@@ -60,13 +60,13 @@ impl Service<Request<Incoming>> for Routes {
     }
 }
 
-/// The layered service one connection is served by.
+/// Names the layered service one connection is served by.
 type LayeredService = BoxCloneService<Request<Incoming>, Response<ResponseBody>, BoxError>;
 
 /// Wraps a connection's [`Routes`] in the server's layer.
 type Wrap = dyn Fn(Routes) -> LayeredService + Send + Sync;
 
-/// The server's layer, as its connections apply it.
+/// Holds the server's layer, as its connections apply it.
 #[derive(Clone)]
 pub(crate) struct ServerLayer(Arc<Wrap>);
 
@@ -130,7 +130,7 @@ impl HttpServerBuilder {
     }
 }
 
-/// A connection's requests as the server's layer answers them: its routes, wrapped.
+/// Answers a connection's requests through the server's layer: its routes, wrapped.
 #[derive(Clone)]
 pub(crate) struct Layered {
     service: LayeredService,
@@ -160,7 +160,7 @@ impl Layered {
     }
 }
 
-/// A layer's body, sent as it is made: its data as `Bytes`, and an error (a layer's own body
+/// Wraps a layer's body, sent as it is made: its data as `Bytes`, and an error (a layer's own body
 /// failing, a timeout) ends it there, logged, since the reply's head is out already.
 struct EndOnError<B>(std::pin::Pin<Box<B>>);
 

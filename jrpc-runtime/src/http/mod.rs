@@ -1,5 +1,5 @@
-//! JSON-RPC over HTTP/1.1: a server on hyper 1, the same endpoint as a `tower` service to mount
-//! in axum or any tower stack, a graceful shutdown, and a client.
+//! Carries JSON-RPC over HTTP/1.1: a server on hyper 1, the same endpoint as a `tower` service to
+//! mount in axum or any tower stack, a graceful shutdown, and a client.
 //!
 //! | piece | what it is |
 //! | --- | --- |

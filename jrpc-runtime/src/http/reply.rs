@@ -1,6 +1,7 @@
-//! The replies of HTTP endpoints: JSON-RPC answers, and the statuses a server answers on its own,
-//! each with a JSON-RPC error envelope (`"id": null`: no request was read) whose `data` says what
-//! went wrong. What the JSON-RPC path answers with, and what a protocol's [`Endpoint`] may too.
+//! Builds the replies of HTTP endpoints: JSON-RPC answers, and the statuses a server answers on its
+//! own, each with a JSON-RPC error envelope (`"id": null`: no request was read) whose `data` says
+//! what went wrong. What the JSON-RPC path answers with, and what a protocol's [`Endpoint`] may
+//! too.
 //!
 //! [`Endpoint`]: super::Endpoint
 
@@ -22,12 +23,12 @@ pub fn answer(body: Vec<u8>) -> Response<ResponseBody> {
     json(StatusCode::OK, Bytes::from(body))
 }
 
-/// Answers smaller than this are not counted in the server's budget: hyper copies them into its
-/// own buffer as it writes, and counting would cost every request for nothing.
+/// Sets the size below which answers are not counted in the server's budget: hyper copies them into
+/// its own buffer as it writes, and counting would cost every request for nothing.
 const COUNTED_FROM: usize = 16 * 1024;
 
-/// `200` with a JSON-RPC answer, counted in the server's `budget` until hyper has written it
-/// (the buffer is freed).
+/// Returns `200` with a JSON-RPC answer, counted in the server's `budget` until hyper has written
+/// it (the buffer is freed).
 pub(crate) fn answer_counted(body: Vec<u8>, budget: &Arc<ServerBudget>) -> Response<ResponseBody> {
     if body.len() < COUNTED_FROM {
         return answer(body);
@@ -39,7 +40,7 @@ pub(crate) fn answer_counted(body: Vec<u8>, budget: &Arc<ServerBudget>) -> Respo
     )
 }
 
-/// An answer's bytes, and their count in the server's budget, dropped together.
+/// Holds an answer's bytes, and their count in the server's budget, dropped together.
 struct Counted {
     body: Vec<u8>,
     _held: Held,
@@ -67,7 +68,7 @@ pub fn not_found(path: &str) -> Response<ResponseBody> {
     )
 }
 
-/// `405` with `Allow: POST`, `-32600`.
+/// Returns `405` with `Allow: POST`, `-32600`.
 pub(crate) fn method_not_allowed(method: &Method) -> Response<ResponseBody> {
     let mut res = refusal(
         StatusCode::METHOD_NOT_ALLOWED,
@@ -78,7 +79,7 @@ pub(crate) fn method_not_allowed(method: &Method) -> Response<ResponseBody> {
     res
 }
 
-/// `413`, `-32600`, with the limit in `data`.
+/// Returns `413`, `-32600`, with the limit in `data`.
 pub(crate) fn too_large(limit: usize) -> Response<ResponseBody> {
     tracing::warn!(
         limit,
@@ -90,7 +91,7 @@ pub(crate) fn too_large(limit: usize) -> Response<ResponseBody> {
     ))
 }
 
-/// `415`, `-32600`, naming the content type refused.
+/// Returns `415`, `-32600`, naming the content type refused.
 pub(crate) fn unsupported_media_type(content_type: &HeaderValue) -> Response<ResponseBody> {
     let shown = content_type.to_str().unwrap_or("(not text)");
     let mut res = refusal(
@@ -104,7 +105,8 @@ pub(crate) fn unsupported_media_type(content_type: &HeaderValue) -> Response<Res
     res
 }
 
-/// `400`, `-32600`: the body could not be read (the client went away, or sent broken chunks).
+/// Returns `400`, `-32600`: the body could not be read (the client went away, or sent broken
+/// chunks).
 pub(crate) fn unreadable_body() -> Response<ResponseBody> {
     closing(refusal(
         StatusCode::BAD_REQUEST,
@@ -112,7 +114,7 @@ pub(crate) fn unreadable_body() -> Response<ResponseBody> {
     ))
 }
 
-/// `408`, `-32600`: the body did not arrive within the body read timeout.
+/// Returns `408`, `-32600`: the body did not arrive within the body read timeout.
 pub(crate) fn body_timed_out() -> Response<ResponseBody> {
     closing(refusal(
         StatusCode::REQUEST_TIMEOUT,

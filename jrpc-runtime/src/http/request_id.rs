@@ -1,4 +1,5 @@
-//! `x-request-id`: taken from the request when it is sensible, made up otherwise.
+//! Tags requests with `x-request-id`: taken from the request when it is sensible, made up
+//! otherwise.
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,16 +8,16 @@ use ::http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::transport::{MadeUp, RequestTag};
 
-/// The header's name.
+/// Returns the header's name.
 pub(crate) fn x_request_id() -> HeaderName {
     X_REQUEST_ID.clone()
 }
 
-/// Made once: `from_static` checks the name each time it runs, and the header is looked up and
-/// set on every request (a static name's clone copies a pointer).
+/// Holds the header's name, made once: `from_static` checks the name each time it runs, and the
+/// header is looked up and set on every request (a static name's clone copies a pointer).
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// The longest tag taken from a client; a longer one is replaced.
+/// Sets the longest tag taken from a client; a longer one is replaced.
 const MAX_LEN: usize = 128;
 
 /// Makes request tags: 16 hex digits, distinct within the process and unlike another process's
@@ -37,7 +38,7 @@ impl Default for Tags {
 }
 
 impl Tags {
-    /// Tags whose made-up ones go on replies too when `always_sent`.
+    /// Returns tags whose made-up ones go on replies too when `always_sent`.
     pub(crate) fn new(always_sent: bool) -> Self {
         let start = std::collections::hash_map::RandomState::new().hash_one(0u64);
         Self {
@@ -46,8 +47,8 @@ impl Tags {
         }
     }
 
-    /// The `x-request-id` a reply to a request tagged `tag` carries: a client's own tag (or the
-    /// application's), and a made-up one only when made-up ones are sent.
+    /// Returns the `x-request-id` a reply to a request tagged `tag` carries: a client's own tag (or
+    /// the application's), and a made-up one only when made-up ones are sent.
     ///
     /// Why not always: a made-up tag is news to the client, which did not ask for one, while
     /// setting it is a tenth of the server's work on a small call (an allocation, a header
@@ -62,7 +63,7 @@ impl Tags {
         }
     }
 
-    /// The request's own tag when it is acceptable, else a fresh one.
+    /// Returns the request's own tag when it is acceptable, else a fresh one.
     ///
     /// A client's tag is taken when it is 1 to 128 characters of `A-Z a-z 0-9 - _ . : / + = @`:
     /// enough for UUIDs, ULIDs, hex and base64 tags, and nothing that could forge a log line.
@@ -76,7 +77,7 @@ impl Tags {
         self.tag_of(taken.map(|(_, value)| value))
     }
 
-    /// The tag of a request whose (first) `x-request-id` is `given`, as [`tag`](Self::tag)
+    /// Returns the tag of a request whose (first) `x-request-id` is `given`, as [`tag`](Self::tag)
     /// makes it: for a pass over the headers that looks for more than this one.
     #[inline]
     pub(crate) fn tag_of(&self, given: Option<&HeaderValue>) -> RequestTag {
@@ -86,14 +87,14 @@ impl Tags {
         }
     }
 
-    /// Whether `name` is `x-request-id`.
+    /// Returns whether `name` is `x-request-id`.
     pub(crate) fn names(name: &HeaderName) -> bool {
         *name == X_REQUEST_ID
     }
 }
 
-/// `tag`, copied out of the buffer its request was read into: for a context that outlives the
-/// request (a WebSocket's), which would otherwise keep that whole buffer.
+/// Returns `tag`, copied out of the buffer its request was read into: for a context that outlives
+/// the request (a WebSocket's), which would otherwise keep that whole buffer.
 #[cfg(feature = "ws")]
 pub(crate) fn kept(tag: &RequestTag) -> RequestTag {
     match tag {

@@ -1,5 +1,5 @@
-//! The HTTP server: the accept loop (with a TLS handshake first, when it has TLS), one hyper
-//! connection per client (HTTP/1.1 or HTTP/2, told apart by what the client sends), and the
+//! Provides the HTTP server: the accept loop (with a TLS handshake first, when it has TLS), one
+//! hyper connection per client (HTTP/1.1 or HTTP/2, told apart by what the client sends), and the
 //! routing of a request to the JSON-RPC endpoint, the WebSocket upgrade, or `404`.
 
 use std::convert::Infallible;
@@ -37,7 +37,7 @@ use crate::transport::Transport;
 #[cfg(feature = "ws")]
 use crate::ws::WsServer;
 
-/// The checked settings the server runs with.
+/// Holds the checked settings the server runs with.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     /// `None` when only the endpoints are served.
@@ -52,7 +52,7 @@ pub(crate) struct Settings {
     pub(crate) write_timeout: Option<Duration>,
 }
 
-/// An endpoint mounted at a path.
+/// Holds an endpoint mounted at a path.
 #[derive(Clone)]
 pub(crate) struct Mount {
     pub(crate) path: Box<str>,
@@ -67,7 +67,7 @@ impl fmt::Debug for Mount {
     }
 }
 
-/// An HTTP JSON-RPC server: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
+/// Serves JSON-RPC over HTTP: `POST` on the RPC path (default `/rpc`), WebSocket upgrades on the
 /// WebSocket path (default `/ws`, with the `ws` feature), `404` elsewhere, keep-alive
 /// connections, limits, and a graceful shutdown. It speaks HTTP/1.1 and HTTP/2 (with prior
 /// knowledge on a plain listener, `h2c`; by ALPN over TLS), and TLS with the `tls` feature
@@ -94,7 +94,7 @@ struct Inner {
     ws: WsServer,
 }
 
-/// What a request on the listener is for.
+/// Says what a request on the listener is for.
 enum Route<'a> {
     /// The JSON-RPC endpoint (which answers `405` to anything but `POST`).
     Rpc,
@@ -130,8 +130,8 @@ impl HttpServer {
         }
     }
 
-    /// The JSON-RPC endpoint alone, to mount in another router (axum's `route_service`, for one).
-    /// It shares this server's table, limits and shutdown state.
+    /// Returns the JSON-RPC endpoint alone, to mount in another router (axum's `route_service`, for
+    /// one). It shares this server's table, limits and shutdown state.
     pub fn service(&self) -> RpcService {
         self.inner.endpoint.clone()
     }
@@ -144,12 +144,12 @@ impl HttpServer {
         EndpointService::new(endpoint, Arc::clone(self.inner.endpoint.shared()))
     }
 
-    /// A handle to shut the server down gracefully, its WebSocket connections included.
+    /// Returns a handle to shut the server down gracefully, its WebSocket connections included.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         self.inner.endpoint.shutdown_handle()
     }
 
-    /// The registry that handlers on the WebSocket path subscribe to
+    /// Returns the registry that handlers on the WebSocket path subscribe to
     /// ([`Context::subscribe`](crate::dispatch::Context::subscribe));
     /// [`Topics::publish`] on it reaches them.
     #[cfg(feature = "ws")]
@@ -158,7 +158,7 @@ impl HttpServer {
         self.inner.ws.topics()
     }
 
-    /// How many times one of the server's HTTP/1.1 connections, idle for
+    /// Returns how many times one of the server's HTTP/1.1 connections, idle for
     /// [`free_idle_after`](HttpServerBuilder::free_idle_after), freed its buffers so far: what a
     /// test of that setting counts.
     #[doc(hidden)]
@@ -231,8 +231,8 @@ impl HttpServer {
         self.connection(io, peer_addr, None, false)
     }
 
-    /// [`serve_connection`](Self::serve_connection), holding `permit` until the connection (or
-    /// the WebSocket it turns into) closes.
+    /// Does what [`serve_connection`](Self::serve_connection) does, holding `permit` until the
+    /// connection (or the WebSocket it turns into) closes.
     fn connection(
         &self,
         io: impl Io,
@@ -272,7 +272,7 @@ impl HttpServer {
     }
 }
 
-/// The per-connection service: routes each request.
+/// Routes each request: the per-connection service.
 pub(crate) struct Router {
     endpoint: RpcService,
     server: Arc<Inner>,
@@ -285,7 +285,7 @@ pub(crate) struct Router {
     layered: Option<Layered>,
 }
 
-/// A clone starts with a room of its own.
+/// Gives each clone a room of its own.
 impl Clone for Router {
     fn clone(&self) -> Self {
         Self {
@@ -328,10 +328,10 @@ impl Router {
         }
     }
 
-    /// **The WebSocket hook.** Every `GET` on `ws_path` arrives here, on a connection served with
-    /// upgrades enabled, while the server is serving (a shutdown answers `503` before this runs);
-    /// `tag` is the request's `x-request-id` (taken or made up), which its reply carries as
-    /// `Tags::reply_value` says.
+    /// Upgrades a request to a WebSocket: **the WebSocket hook.** Every `GET` on `ws_path` arrives
+    /// here, on a connection served with upgrades enabled, while the server is serving (a shutdown
+    /// answers `503` before this runs); `tag` is the request's `x-request-id` (taken or made up),
+    /// which its reply carries as `Tags::reply_value` says.
     ///
     /// The upgrade goes to the public [`WsServer::upgrade_with`], with the context the endpoint
     /// makes of the upgrade request (so `map_context` applies, and the identity `bearer_auth`

@@ -1,4 +1,4 @@
-//! The JSON-RPC endpoint as a service: one HTTP request in, one HTTP response out.
+//! Serves the JSON-RPC endpoint as a service: one HTTP request in, one HTTP response out.
 
 use std::convert::Infallible;
 use std::fmt;
@@ -33,17 +33,17 @@ use crate::transport::RequestTag;
 use crate::transport::Transport;
 use crate::wire::{id_of, incoming};
 
-/// The error type request bodies may fail with.
+/// Names the error type request bodies may fail with.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The future of an HTTP endpoint's `Service::call`: boxed, as tower and hyper take it.
+/// Names the future of an HTTP endpoint's `Service::call`: boxed, as tower and hyper take it.
 pub(crate) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
 
-/// What [`HttpServerBuilder::map_context`] takes.
+/// Names what [`HttpServerBuilder::map_context`] takes.
 type ContextFn = dyn Fn(&::http::request::Parts, Context) -> Context + Send + Sync;
 
-/// The application's addition to each request's [`Context`]; see
+/// Holds the application's addition to each request's [`Context`]; see
 /// [`HttpServerBuilder::map_context`].
 #[derive(Clone)]
 pub(crate) struct ContextHook(pub(crate) Arc<ContextFn>);
@@ -54,11 +54,11 @@ impl fmt::Debug for ContextHook {
     }
 }
 
-/// What [`RpcService::checked`] lets through: whether the request asks for an event stream,
+/// Holds what [`RpcService::checked`] lets through: whether the request asks for an event stream,
 /// whether it carries a `traceparent`, its tag, and the identity its token gave.
 type Checked = (bool, bool, RequestTag, Option<Grant>);
 
-/// What a request goes through before it runs (the bearer token it must carry, what the
+/// Holds what a request goes through before it runs (the bearer token it must carry, what the
 /// application adds to its context), and which tag its reply carries back.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Admission {
@@ -70,7 +70,7 @@ pub(crate) struct Admission {
     pub(crate) always_send_request_id: bool,
 }
 
-/// The JSON-RPC endpoint: answers a `POST` carrying a JSON-RPC body.
+/// Answers a `POST` carrying a JSON-RPC body: the JSON-RPC endpoint.
 ///
 /// It is a [`tower_service::Service`] (so it mounts in axum with `Router::route_service`) and a
 /// [`hyper::service::Service`] (so it serves a hyper connection directly), for request bodies of
@@ -123,7 +123,7 @@ pub struct RpcService {
     own: bool,
 }
 
-/// What the clones of an [`RpcService`] share, and the endpoints mounted beside it.
+/// Holds what the clones of an [`RpcService`] share, and the endpoints mounted beside it.
 #[derive(Debug)]
 pub(crate) struct RpcShared {
     pub(crate) methods: Methods,
@@ -185,22 +185,22 @@ impl RpcService {
         }
     }
 
-    /// This service, telling handlers that its requests come from `addr`; for a service that
-    /// serves one connection.
+    /// Returns this service, telling handlers that its requests come from `addr`; for a service
+    /// that serves one connection.
     #[must_use]
     pub fn with_peer_addr(mut self, addr: SocketAddr) -> Self {
         self.peer_addr = Some(addr);
         self
     }
 
-    /// This service, serving an [`HttpServer`](super::HttpServer)'s own connections.
+    /// Returns this service, serving an [`HttpServer`](super::HttpServer)'s own connections.
     pub(crate) fn own(mut self) -> Self {
         self.own = true;
         self
     }
 
-    /// A handle to shut this endpoint (and the [`HttpServer`](super::HttpServer) it came from)
-    /// down gracefully.
+    /// Returns a handle to shut this endpoint (and the [`HttpServer`](super::HttpServer) it came
+    /// from) down gracefully.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         ShutdownHandle::new(Arc::clone(&self.shared.shutdown))
     }
@@ -233,7 +233,7 @@ impl RpcService {
         &self.shared.tags
     }
 
-    /// The context a WebSocket's calls start from, made once of the upgrade request: the
+    /// Returns the context a WebSocket's calls start from, made once of the upgrade request: the
     /// transport, the request tag, the peer's address, the identity `bearer_auth` found (left in
     /// the request's extensions by [`admit`](Self::admit)), the headers `headers` makes of the
     /// request's (once `map_context` has read them), and what `map_context` adds. (An HTTP
@@ -259,7 +259,7 @@ impl RpcService {
         self.context_with(transport, parts, tag, headers, trace)
     }
 
-    /// [`context`](Self::context) with an identity or `map_context` to add.
+    /// Does what [`context`](Self::context) does, with an identity or `map_context` to add.
     #[cfg(feature = "ws")]
     #[cold]
     fn context_with(
@@ -291,14 +291,15 @@ impl RpcService {
         self.admit_as(req, false)
     }
 
-    /// [`admit`](Self::admit) for a WebSocket upgrade, whose bearer token may come as the
-    /// `access_token` query parameter, which a browser's `WebSocket` can send.
+    /// Does what [`admit`](Self::admit) does, for a WebSocket upgrade, whose bearer token may come
+    /// as the `access_token` query parameter, which a browser's `WebSocket` can send.
     #[cfg(feature = "ws")]
     pub(crate) fn admit_upgrade<B>(&self, req: &mut Request<B>) -> Result<(), Box<Refusal>> {
         self.admit_as(req, true)
     }
 
-    /// [`admit`](Self::admit), reading the query's `access_token` too for an `upgrade`.
+    /// Does what [`admit`](Self::admit) does, reading the query's `access_token` too for an
+    /// `upgrade`.
     fn admit_as<B>(&self, req: &mut Request<B>, upgrade: bool) -> Result<(), Box<Refusal>> {
         let policy = &self.shared.policy;
         if let Some(refusal) = policy.refusal(req.headers(), req.uri(), self.loopback) {
@@ -323,7 +324,7 @@ impl RpcService {
         }
     }
 
-    /// The value of the `x-request-id` of a reply to a request of `version` tagged `tag`.
+    /// Returns the value of the `x-request-id` of a reply to a request of `version` tagged `tag`.
     ///
     /// On this server's own HTTP/2 connections, it is marked sensitive, which HTTP/2's header
     /// compression (HPACK) never indexes: every reply has a tag of its own, and indexed, each
@@ -340,11 +341,11 @@ impl RpcService {
         Some(value)
     }
 
-    /// An HTTP request's context: its transport, peer, tag, headers, trace and answer limit, and
-    /// the identity a bearer token gave (which `admit` left in the request's extensions). With
-    /// `map_context`, which runs once the body is read and reads the request's parts before the
-    /// context takes the headers, the parts too: kept boxed, so that a request's future without
-    /// the hook does not carry their room.
+    /// Returns an HTTP request's context: its transport, peer, tag, headers, trace and answer
+    /// limit, and the identity a bearer token gave (which `admit` left in the request's
+    /// extensions). With `map_context`, which runs once the body is read and reads the request's
+    /// parts before the context takes the headers, the parts too: kept boxed, so that a request's
+    /// future without the hook does not carry their room.
     ///
     /// Made in `room`, a connection's, when it has one; and kept there for the next request
     /// unless `map_context` is still to change it.
@@ -528,7 +529,7 @@ fn too_large_answer_to(text: &str, bytes: usize, limit: usize) -> Vec<u8> {
     too_large_answer(method, id.as_ref(), bytes, limit)
 }
 
-/// The `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
+/// Returns the `tracing` span a request runs in: `http`, with its tag and (when known) the peer's
 /// address.
 pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> tracing::Span {
     let span = tracing::debug_span!(
@@ -542,7 +543,8 @@ pub(crate) fn request_span(tag: &RequestTag, peer_addr: Option<SocketAddr>) -> t
     span
 }
 
-/// `res` with `value` in `x-request-id`: its request's tag as [`Tags::reply_value`] gives it.
+/// Returns `res` with `value` in `x-request-id`: its request's tag as [`Tags::reply_value`] gives
+/// it.
 #[inline]
 pub(crate) fn with_tag(
     mut res: Response<ResponseBody>,

@@ -1,9 +1,9 @@
-//! SSE answers: a request answered as a Server-Sent Events stream that carries what its handler
-//! sends the client while it runs, then the answer. The seam a protocol carried over HTTP builds
-//! its event streams on (MCP's Streamable HTTP does): the [`EventLog`] the events wait in (and,
-//! to replay them, are kept in), [`SseAnswer`] that runs a request with its handler's peer live,
-//! [`Replies`] that hands the answers a client posts back to the calls waiting for them, and the
-//! replies that carry them.
+//! Streams SSE answers: a request answered as a Server-Sent Events stream that carries what its
+//! handler sends the client while it runs, then the answer. The seam a protocol carried over HTTP
+//! builds its event streams on (MCP's Streamable HTTP does): the [`EventLog`] the events wait in
+//! (and, to replay them, are kept in), [`SseAnswer`] that runs a request with its handler's peer
+//! live, [`Replies`] that hands the answers a client posts back to the calls waiting for them, and
+//! the replies that carry them.
 //!
 //! The request runs in a task of its own, with a [`Peer`] whose writes are the stream's events
 //! as its context's [`peer`](crate::Context::peer). That connection reads only the answers the
@@ -218,8 +218,8 @@ pub fn open(
     (peer, input)
 }
 
-/// The writer of a stream's connection: each text becomes an event in the log, holding its room
-/// in the connection's budget until a body sends it; a call's id is given to [`Replies`].
+/// Acts as the writer of a stream's connection: each text becomes an event in the log, holding its
+/// room in the connection's budget until a body sends it; a call's id is given to [`Replies`].
 struct Outlet {
     log: Arc<EventLog>,
     stream: u64,
