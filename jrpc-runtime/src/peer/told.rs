@@ -1,4 +1,4 @@
-//! Cooperative cancellation: requests that are told they are cancelled instead of dropped, by
+//! Tells requests that they are cancelled instead of dropping them (cooperative cancellation), by
 //! their id (a cancel notice, [`Peer::cancel_request`](super::Peer::cancel_request)) or by a key
 //! of their own (a session: [`Peer::cancel_key`](super::Peer::cancel_key)), so that they answer
 //! (ACP's `session/cancel` ends a prompt turn with `stopReason: "cancelled"`).
@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::handle::Shared;
 use crate::wire::Id;
 
-/// The requests of one connection that are told, by id and by key; each entry numbered, so that
+/// Holds the requests of one connection that are told, by id and by key; each entry numbered, so that
 /// its guard removes it alone.
 #[derive(Debug, Default)]
 pub(crate) struct Told {
