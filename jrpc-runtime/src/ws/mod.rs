@@ -17,7 +17,7 @@
 //!
 //! # Messages
 //!
-//! One JSON-RPC message (or batch) per text frame; answers, notifications and calls from the
+//! One JSON-RPC message (or batch) per text frame (or binary frame of UTF-8 JSON: web3.py sends those); answers, notifications and calls from the
 //! server are text frames too. A notification gets no frame back. A handler's own
 //! notifications ([`Context::peer`](crate::dispatch::Context::peer)) go out before its answer. Handlers
 //! see [`Transport::WebSocket`](crate::transport::Transport::WebSocket), the peer's address and the upgrade
@@ -27,7 +27,7 @@
 //!
 //! | event | what happens |
 //! | --- | --- |
-//! | a binary frame | close 1003 (unsupported data) |
+//! | a binary frame | a message, as a text frame is, when it is UTF-8 (close 1007 if not); close 1003 (unsupported data) with [`BinaryFrames::Refuse`] |
 //! | a message over [`max_message_size`](WsSettings::max_message_size) | close 1009 (message too big) |
 //! | a text frame that is not UTF-8 | close 1007 |
 //! | a protocol violation | close 1002 |
@@ -76,5 +76,6 @@ mod settings;
 mod upgrade;
 
 pub use client::{WsClient, WsClientBuilder};
+pub use connection::BinaryFrames;
 pub use server::{WsServer, WsServerBuilder};
 pub use settings::WsSettings;

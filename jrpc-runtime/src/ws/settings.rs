@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use super::connection::Settings;
+use super::connection::{BinaryFrames, Settings};
 use crate::error::ConfigError;
 use crate::error::check;
 use crate::limits::{Limits, limit_setters};
@@ -46,6 +46,7 @@ pub struct WsSettings {
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
     cancellation: Cancellation,
+    binary: BinaryFrames,
 }
 
 /// Holds the default buffer size, 4 KiB: see [`WsSettings::read_buffer_size`].
@@ -62,6 +63,7 @@ impl Default for WsSettings {
             idle_timeout: Some(Duration::from_secs(75)),
             close_timeout: Duration::from_secs(5),
             cancellation: Cancellation::Off,
+            binary: BinaryFrames::Accept,
         }
     }
 }
@@ -119,6 +121,15 @@ impl WsSettings {
     /// call given up (its future dropped, or timed out) sends one.
     pub fn cancellation(mut self, cancellation: Cancellation) -> Self {
         self.cancellation = cancellation;
+        self
+    }
+
+    /// Sets what a binary frame is (default [`BinaryFrames::Accept`]: a message, when it is UTF-8
+    /// JSON). Clients that send JSON-RPC in binary frames exist (web3.py does by default), and
+    /// jsonrpsee and anvil take them; [`BinaryFrames::Refuse`] closes the connection with 1003
+    /// instead. Answers and pushes are text frames either way.
+    pub fn binary_frames(mut self, binary: BinaryFrames) -> Self {
+        self.binary = binary;
         self
     }
 
@@ -206,6 +217,7 @@ impl WsSettings {
             idle_timeout: self.idle_timeout,
             close_timeout: self.close_timeout,
             write_timeout: limits.get_write_timeout(),
+            binary: self.binary,
         })
     }
 }

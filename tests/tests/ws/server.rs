@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use jrpc_runtime::http::{HttpClient, HttpServer};
-use jrpc_runtime::ws::{WsServer, WsSettings};
+use jrpc_runtime::ws::{BinaryFrames, WsServer, WsSettings};
 use jrpc_runtime::{Caller, Context, Methods, RpcError};
 use jrpc_tests::fixtures::{Gate, add, big, count_pings, gate, request_header};
 use jrpc_tests::raw_http::exchange;
-use jrpc_tests::raw_ws::{BINARY, CLOSE, PING, PONG, RawWs};
+use jrpc_tests::raw_ws::{BINARY, CLOSE, PING, PONG, RawWs, TEXT};
 use jrpc_tests::servers::{serve_http, serve_ws};
 use jrpc_tests::{bounded, eventually};
 use serde_json::{Value, json};
@@ -214,9 +214,40 @@ async fn the_standalone_server_sets_the_context_too() {
 }
 
 #[tokio::test]
-async fn a_binary_frame_closes_with_1003() {
+async fn a_binary_frame_of_json_is_a_message_answered_in_text() {
     let state = state();
-    let (addr, server) = start(&state, |b| b).await;
+    let (addr, _server) = start(&state, |b| b).await;
+    let mut ws = RawWs::connect(addr, "/", &[]).await;
+    ws.send_frame(
+        BINARY,
+        br#"{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}"#,
+    )
+    .await;
+    let answer = bounded(ws.next_frame()).await.expect("an answer");
+    assert_eq!(answer.opcode, TEXT);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&answer.payload).unwrap(),
+        json!({"jsonrpc": "2.0", "result": 3, "id": 1})
+    );
+    // A binary frame that is not UTF-8 is what a text frame that is not would be: 1007.
+    ws.send_frame(BINARY, b"\xff\xfe").await;
+    assert_eq!(ws.close_code().await, 1007);
+
+    // Over the HTTP listener too.
+    let addr = start_http(&state).await;
+    let mut ws = RawWs::connect(addr, "/ws", &[]).await;
+    ws.send_frame(
+        BINARY,
+        br#"{"jsonrpc":"2.0","method":"add","params":[2,2],"id":2}"#,
+    )
+    .await;
+    assert_eq!(ws.next_json().await["result"], 4);
+}
+
+#[tokio::test]
+async fn binary_frames_refused_close_with_1003() {
+    let state = state();
+    let (addr, server) = start(&state, |b| b.binary_frames(BinaryFrames::Refuse)).await;
     let mut ws = RawWs::connect(addr, "/", &[]).await;
     ws.send_frame(
         BINARY,
@@ -226,12 +257,6 @@ async fn a_binary_frame_closes_with_1003() {
     assert_eq!(ws.close_code().await, 1003);
     assert_eq!(bounded(ws.next_frame()).await.map(|f| f.opcode), None);
     eventually(|| server.shutdown_handle().connections() == 0).await;
-
-    // Over the HTTP listener too.
-    let addr = start_http(&state).await;
-    let mut ws = RawWs::connect(addr, "/ws", &[]).await;
-    ws.send_frame(BINARY, b"\x00\x01").await;
-    assert_eq!(ws.close_code().await, 1003);
 }
 
 #[tokio::test]

@@ -12,9 +12,9 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use super::End;
 use super::link::{Link, RUN, Sending};
 use super::meter::Meter;
+use super::{BinaryFrames, End};
 use crate::framing::Frame;
 use crate::limits::Held;
 use crate::peer::{Feed, Input, Read};
@@ -46,6 +46,8 @@ pub(super) struct Inlet {
     /// The peer's room for a message being read: its `max_message_size`.
     pub(super) room: usize,
     pub(super) max_message_size: Option<usize>,
+    /// What a binary frame is.
+    pub(super) binary: BinaryFrames,
 }
 
 impl Inlet {
@@ -209,7 +211,12 @@ impl Inlet {
         match message {
             None => Err(End::Gone("the socket ended".into())),
             Some(Ok(Message::Text(text))) => Ok(Some(text)),
-            Some(Ok(Message::Binary(_))) => Err(End::Binary),
+            Some(Ok(Message::Binary(bytes))) => match self.binary {
+                BinaryFrames::Accept => Utf8Bytes::try_from(bytes)
+                    .map(Some)
+                    .map_err(|_| End::NotUtf8),
+                _ => Err(End::Binary),
+            },
             // tungstenite answers pings itself; a pong only shows the other side is alive.
             Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => Ok(None),
             Some(Ok(Message::Close(_))) => Err(End::ClosedByOther),
@@ -293,6 +300,7 @@ mod tests {
             meter: None,
             room,
             max_message_size: None,
+            binary: BinaryFrames::Accept,
         };
         (inlet, server, reader, client)
     }

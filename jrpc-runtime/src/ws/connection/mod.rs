@@ -40,7 +40,7 @@
 //! | 2 | the peer's loop failing (its queue overflowed) | drops the connection at once |
 //! | 3 | the closing signal (shutdown begun) | stops reading, so the peer drains; then closes 1001 |
 //! | 4 | the peer's outgoing texts (and a due ping) | writes them, pings first; flushes when the peer's loop flushes (so what it wrote in one go leaves in one write); ends when the peer's loop has ended and all is flushed |
-//! | 5 | the socket, and room in the peer's input | hands over the message waiting, then reads a run: text: answered here (see above), or to the peer (or kept until it has room); pongs and pings: the client is alive; binary: close 1003; close: answer it |
+//! | 5 | the socket, and room in the peer's input | hands over the message waiting, then reads a run: text: answered here (see above), or to the peer (or kept until it has room); pongs and pings: the client is alive; binary: a message when UTF-8 (close 1007 if not), or close 1003 when refused; close: answer it |
 //! | 6 | the ping timer | queues a ping |
 //! | 7 | the idle deadline, while the socket is read | close 1000 |
 //!
@@ -102,6 +102,8 @@ pub(crate) struct Settings {
     /// How long a write may wait for the client to take a byte; watched by the socket's
     /// [`WriteDeadline`](crate::peer::WriteDeadline), which the server wraps it in.
     pub(crate) write_timeout: Option<Duration>,
+    /// What a binary frame is.
+    pub(crate) binary: BinaryFrames,
 }
 
 /// Starts serving `ws`: returns the connection's handle and the pump to spawn.
@@ -148,6 +150,7 @@ where
             meter,
             room: settings.peer.max_message_size(),
             max_message_size: settings.ws.max_message_size,
+            binary: settings.binary,
         },
         out: out_rx,
         outbox: Outbox::default(),
@@ -158,6 +161,18 @@ where
         max_message_size: settings.ws.max_message_size,
     };
     (peer, pump.run(ws, driver, closing, stop))
+}
+
+/// Says what a binary frame from the other side is (see [`WsSettings::binary_frames`](super::WsSettings::binary_frames)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BinaryFrames {
+    /// A message like a text frame when it is UTF-8 (close 1007 when it is not); answered in a
+    /// text frame (the default).
+    #[default]
+    Accept,
+    /// Close 1003 (unsupported data), as RFC 6455 suggests for data a side does not take.
+    Refuse,
 }
 
 /// Says what ends a connection's pump, and so which close frame (if any) it sends.
