@@ -118,6 +118,13 @@ pub mod limits;
 mod peer;
 pub mod server;
 pub mod stdio;
+
+/// Provides subscriptions: what a subscribe handler returns ([`Items`](crate::Items)), what a
+/// full bound does ([`WhenFull`](crate::WhenFull)), and where ids come from. See the guide's
+/// chapter on subscriptions.
+pub mod subscription {
+    pub use crate::peer::{IdProvider, Items, WhenFull, random_id};
+}
 mod time;
 #[cfg(feature = "tls")]
 mod tls;
@@ -181,8 +188,8 @@ pub use dispatch::{
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use limits::Limits;
 pub use peer::{
-    CancelGuard, Cancellation, Driver, Framing, Lifetime, Overflow, Peer, PeerConfig,
-    PeerConfigBuilder,
+    CancelGuard, Cancellation, Driver, Framing, Items, Lifetime, Overflow, Peer, PeerConfig,
+    PeerConfigBuilder, WhenFull,
 };
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 
 use super::context::Context;
 use super::describe::{MethodDoc, ServiceInfo};
+use super::extensions::Extensions;
 use super::limit::Capped;
 use super::observe::{ErrorReport, Observation};
 use super::params::ParamsSeed;
@@ -433,6 +434,9 @@ pub(super) struct Inner {
     pub(super) in_process: Context,
     /// The call layers every request goes through; `None` while there are none.
     pub(super) layers: Option<super::layer::Stack>,
+    /// What the layers above keep with the table (the subscriptions' unsubscribe methods and
+    /// id provider), one value per type.
+    pub(super) extensions: Extensions,
 }
 
 /// Holds one method of the table.
@@ -479,6 +483,7 @@ impl Methods {
                 batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
                 handler_timeout: None,
                 in_process: Context::new(Transport::InProcess),
+                extensions: Extensions::default(),
                 layers: None,
             }),
         }
@@ -486,6 +491,17 @@ impl Methods {
 
     pub(super) fn inner_mut(&mut self) -> &mut Inner {
         Arc::make_mut(&mut self.inner)
+    }
+
+    /// Returns the table's value of type `T` (a handle, cheap to clone), made with `Default` if
+    /// it has none: what a layer above keeps with the table.
+    pub(crate) fn extension<T: Clone + Default + Send + Sync + 'static>(&mut self) -> T {
+        if let Some(value) = self.inner.extensions.get::<T>() {
+            return value.clone();
+        }
+        let value = T::default();
+        self.inner_mut().extensions.insert(value.clone());
+        value
     }
 
     fn insert(

@@ -37,6 +37,7 @@ pub struct Limits {
     max_message_size: Option<usize>,
     max_buffered: Option<usize>,
     max_in_flight: Option<usize>,
+    max_subscriptions: Option<usize>,
     queue: Option<usize>,
     write_timeout: Option<Option<Duration>>,
     call_timeout: Option<Option<Duration>>,
@@ -48,6 +49,7 @@ impl Limits {
         max_message_size: None,
         max_buffered: None,
         max_in_flight: None,
+        max_subscriptions: None,
         queue: None,
         write_timeout: None,
         call_timeout: None,
@@ -88,6 +90,13 @@ impl Limits {
         self
     }
 
+    /// Sets how many subscriptions one connection may hold at once (default 1 024, as jsonrpsee);
+    /// past it a subscribe call is answered `-32005` with `data` naming the limit.
+    pub fn max_subscriptions(mut self, subscriptions: usize) -> Self {
+        self.max_subscriptions = Some(subscriptions);
+        self
+    }
+
     /// Sets how many outgoing messages may wait to be written on one connection (default 1 024):
     /// past it handles wait for room, or (a server's pushes) the connection closes.
     pub fn queue(mut self, messages: usize) -> Self {
@@ -117,6 +126,7 @@ impl Limits {
             max_message_size: self.max_message_size.or(base.max_message_size),
             max_buffered: self.max_buffered.or(base.max_buffered),
             max_in_flight: self.max_in_flight.or(base.max_in_flight),
+            max_subscriptions: self.max_subscriptions.or(base.max_subscriptions),
             queue: self.queue.or(base.queue),
             write_timeout: self.write_timeout.or(base.write_timeout),
             call_timeout: self.call_timeout.or(base.call_timeout),
@@ -144,6 +154,11 @@ impl Limits {
         self.max_in_flight.unwrap_or(128)
     }
 
+    /// Returns the cap on subscriptions per connection.
+    pub fn get_max_subscriptions(&self) -> usize {
+        self.max_subscriptions.unwrap_or(1024)
+    }
+
     /// Returns how many outgoing messages may wait per connection.
     pub fn get_queue(&self) -> usize {
         self.queue.unwrap_or(1024)
@@ -160,12 +175,13 @@ impl Limits {
     }
 
     /// Checks each limit, naming the first out of range by its setter: a zero
-    /// `max_message_size`, `max_buffered` or `max_in_flight`; a `queue` of zero or above what a
+    /// `max_message_size`, `max_buffered`, `max_in_flight` or `max_subscriptions`; a `queue` of zero or above what a
     /// Tokio channel holds; a zero `write_timeout` or `call_timeout` (use `None`).
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
         check::at_least_one("max_message_size", self.get_max_message_size())?;
         check::at_least_one("max_buffered", self.get_max_buffered())?;
         check::at_least_one("max_in_flight", self.get_max_in_flight())?;
+        check::at_least_one("max_subscriptions", self.get_max_subscriptions())?;
         check::permits("queue", self.get_queue())?;
         check::optional_limit("write_timeout", self.get_write_timeout())?;
         check::optional_limit("call_timeout", self.get_call_timeout())?;
@@ -196,6 +212,13 @@ macro_rules! limit_setters {
         /// [`Limits::max_in_flight`](crate::limits::Limits::max_in_flight).
         pub fn max_in_flight(mut self, calls: usize) -> Self {
             self.$field = self.$field.max_in_flight(calls);
+            self
+        }
+
+        /// Sets how many subscriptions one connection may hold (default 1 024); see
+        /// [`Limits::max_subscriptions`](crate::limits::Limits::max_subscriptions).
+        pub fn max_subscriptions(mut self, subscriptions: usize) -> Self {
+            self.$field = self.$field.max_subscriptions(subscriptions);
             self
         }
 

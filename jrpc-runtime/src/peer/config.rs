@@ -72,6 +72,7 @@ pub struct PeerConfig {
     pub(super) framing: Framing,
     pub(super) call_timeout: Option<Duration>,
     pub(super) max_in_flight: usize,
+    pub(super) max_subscriptions: usize,
     pub(super) queue: usize,
     pub(super) max_message_size: usize,
     pub(super) max_buffered: usize,
@@ -98,6 +99,7 @@ impl Default for PeerConfig {
             framing: Framing::Lines,
             call_timeout: LIMITS.get_call_timeout(),
             max_in_flight: LIMITS.get_max_in_flight(),
+            max_subscriptions: LIMITS.get_max_subscriptions(),
             queue: LIMITS.get_queue(),
             max_message_size: LIMITS.get_max_message_size(),
             max_buffered: PEER_WATERMARK,
@@ -152,6 +154,11 @@ impl PeerConfig {
     /// Returns the cap on incoming calls in flight.
     pub fn max_in_flight(&self) -> usize {
         self.max_in_flight
+    }
+
+    /// Returns the cap on subscriptions the connection holds at once.
+    pub fn max_subscriptions(&self) -> usize {
+        self.max_subscriptions
     }
 
     /// Returns how many outgoing messages may wait to be written.
@@ -263,6 +270,7 @@ impl PeerConfigBuilder {
         limits.check()?;
         let mut config = self.config;
         config.max_in_flight = limits.get_max_in_flight();
+        config.max_subscriptions = limits.get_max_subscriptions();
         config.queue = limits.get_queue();
         config.max_message_size = limits.get_max_message_size();
         config.max_buffered = limits.max_buffered_or(PEER_WATERMARK);

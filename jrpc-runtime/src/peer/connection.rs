@@ -263,6 +263,24 @@ impl Connection {
                 if !handles_open && keepalive.is_none() && idle {
                     break Ok(());
                 }
+                // Subscriptions' notifications move from their lanes while little is on its way
+                // to the other side: a slow reader leaves them in their lanes, each within its
+                // own bound, while answers go straight out.
+                let lanes = shared.subscriptions.has_ready();
+                let mut lanes_wait = false;
+                if lanes {
+                    let on_the_way = budget.held().saturating_sub(shared.subscriptions.waiting());
+                    let room = (budget.limit() / 4).saturating_sub(on_the_way);
+                    if room > 0 && self.outbox.len() < command_room {
+                        let outbox = &mut self.outbox;
+                        shared
+                            .subscriptions
+                            .take(room, |text| outbox.push_back(text));
+                        self.unflushed = true;
+                    } else {
+                        lanes_wait = true;
+                    }
+                }
                 let outbox = self.outbox.len();
                 let room_to_read = budget.may_read();
                 let notifying = notification.is_some() || !held.is_empty();
@@ -291,6 +309,8 @@ impl Connection {
                             reading = false;
                             drain_until = Some(crate::time::after(self.config.drain_timeout));
                             self.fail_pending();
+                            // The other side is gone: nothing its subscriptions make can reach it.
+                            shared.subscriptions.close();
                         }
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
                         // While a notification handler runs, only answers are taken (it may await
@@ -299,6 +319,8 @@ impl Connection {
                         Some(Ok(input)) => notification = self.input(input, &answer_tx, &commands),
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
+                    () = budget.resumed(), if lanes_wait => {}
+                    () = shared.subscriptions.wake.notified(), if !lanes => {}
                     () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
                 }
             };
@@ -328,6 +350,7 @@ impl Connection {
         drop(notification);
         self.tasks.abort_all();
         self.fail_pending();
+        self.shared.subscriptions.close();
     }
 
     /// Notes that what the sink took is written: its room goes back, unless the sink gives it back
@@ -489,7 +512,11 @@ impl Connection {
             Command::Answer { slot, text } => {
                 // A cancelled call's late answer is dropped: it was answered already, or must not be.
                 match (self.running.remove(&slot), text) {
-                    (Some(_), Some(text)) => self.queue(text),
+                    (Some(_), Some(text)) => {
+                        // A subscription's notifications may follow its answer from now on.
+                        self.shared.subscriptions.answered(&text);
+                        self.queue(text);
+                    }
                     (None, Some(text)) => self.shared.budget.give_back(text.len()),
                     (_, None) => {}
                 }
@@ -732,6 +759,7 @@ impl Connection {
         // the answer goes straight to the outbox, in its order.
         if commands.is_empty() {
             if let Some(text) = text {
+                self.shared.subscriptions.answered(&text);
                 self.queue(text);
             }
             return;

@@ -18,6 +18,7 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use super::cancel::Cancellation;
 use super::config::{Framing, Lifetime, Overflow, PeerConfig};
 use super::connection::{Command, Connection, Input, OutgoingCall};
+use super::subscription::Subscriptions;
 use super::told::Told;
 use crate::caller::Caller;
 use crate::dispatch::{Context, Methods, TraceContext};
@@ -57,6 +58,8 @@ pub(crate) struct Shared {
     pub(crate) notifying: AtomicBool,
     /// The incoming requests told when cancelled, by id or key.
     pub(crate) told: Told,
+    /// The subscriptions the connection serves.
+    pub(crate) subscriptions: Subscriptions,
     /// Tells this connection from every other in the process.
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
@@ -312,6 +315,7 @@ impl Peer {
             pushes: AtomicU64::new(0),
             notifying: AtomicBool::new(false),
             told: Told::default(),
+            subscriptions: Subscriptions::new(config.max_subscriptions()),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             on_close: Mutex::new(Some(Vec::new())),
         });

@@ -10,6 +10,8 @@
 //! | `handle` | [`Peer`]: the constructors, the `Caller` impl, the handle [`Context::peer`](crate::dispatch::Context::peer) finds |
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
+//! | `told` | requests told when cancelled rather than dropped |
+//! | `subscription` | subscriptions: [`Items`], the subscribe and unsubscribe methods, each subscription's bounded lane |
 //!
 //! Three constructors, one per kind of stream: [`Peer::connect`] (one byte stream),
 //! [`Peer::connect_split`] (separate halves: stdin and stdout, a child's pipes) and
@@ -17,9 +19,9 @@
 //! takes the table to serve and a [`PeerConfig`].
 //!
 //! Messages are taken in arrival order: a notification handler finishes before the next message
-//! is read; a call starts in turn and runs in its own task; an answer wakes its caller in turn.
-//! So a notification handler must not await a call on its own connection: the answer would never
-//! be read. Spawn such a call (`tokio::spawn`) or make the method a call.
+//! is taken; a call starts in turn and runs in its own task; an answer wakes its caller in turn.
+//! While a notification handler runs, the answers to the calls made since it started are read
+//! (it may await one); other messages wait for it.
 
 mod answer;
 mod cancel;
@@ -27,6 +29,7 @@ mod config;
 mod connection;
 mod feed;
 mod handle;
+mod subscription;
 mod told;
 
 pub use cancel::Cancellation;
@@ -45,5 +48,6 @@ pub(crate) use handle::ConnectionPeer;
 #[allow(unused_imports, reason = "an SSE answer writes events a line each")]
 pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};
+pub use subscription::{IdProvider, Items, WhenFull, random_id};
 pub use told::CancelGuard;
 pub(crate) use told::Told;

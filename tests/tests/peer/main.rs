@@ -13,6 +13,7 @@ mod ordering;
 mod sessions;
 mod socket;
 mod stdio;
+mod subscriptions;
 mod timeouts;
 mod told;
 mod topics;

@@ -1,0 +1,22 @@
+//! Provides subscriptions, both sides: a subscribe method answers an id, then its items go out as
+//! notifications that name it, until the client unsubscribes, the producer ends, or the
+//! connection closes; a client reads them as a typed stream.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `items` | [`Items`]: what a subscribe handler returns (a stream, its bound, [`WhenFull`]) |
+//! | `register` | [`Methods::register_subscription`](crate::Methods::register_subscription): the subscribe and unsubscribe methods, the ids, the pump that polls a producer |
+//! | `lane` | one subscription's notifications on their way to the loop, within its bound |
+//! | `registry` | one connection's subscriptions: by id, the cap, the lanes with notifications |
+//!
+//! The subscribe call's answer always goes before the subscription's first notification: the
+//! lane opens only once the loop has queued that answer.
+
+mod items;
+mod lane;
+mod register;
+mod registry;
+
+pub use items::{Items, WhenFull};
+pub use register::{IdProvider, random_id};
+pub(crate) use registry::Subscriptions;
