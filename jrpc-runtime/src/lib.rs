@@ -123,7 +123,9 @@ pub mod stdio;
 /// full bound does ([`WhenFull`](crate::WhenFull)), and where ids come from. See the guide's
 /// chapter on subscriptions.
 pub mod subscription {
-    pub use crate::peer::{IdProvider, Items, WhenFull, random_id};
+    pub use crate::peer::{
+        Ended, IdProvider, Items, Subscriber, Subscription, WhenFull, random_id,
+    };
 }
 mod time;
 #[cfg(feature = "tls")]
@@ -189,7 +191,7 @@ pub use error::{ClientError, ConfigError, RegisterError};
 pub use limits::Limits;
 pub use peer::{
     CancelGuard, Cancellation, Driver, Framing, Items, Lifetime, Overflow, Peer, PeerConfig,
-    PeerConfigBuilder, WhenFull,
+    PeerConfigBuilder, Subscriber, Subscription, WhenFull,
 };
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]

@@ -73,6 +73,7 @@ pub struct PeerConfig {
     pub(super) call_timeout: Option<Duration>,
     pub(super) max_in_flight: usize,
     pub(super) max_subscriptions: usize,
+    pub(super) subscription_buffer: usize,
     pub(super) queue: usize,
     pub(super) max_message_size: usize,
     pub(super) max_buffered: usize,
@@ -100,6 +101,7 @@ impl Default for PeerConfig {
             call_timeout: LIMITS.get_call_timeout(),
             max_in_flight: LIMITS.get_max_in_flight(),
             max_subscriptions: LIMITS.get_max_subscriptions(),
+            subscription_buffer: SUBSCRIPTION_BUFFER,
             queue: LIMITS.get_queue(),
             max_message_size: LIMITS.get_max_message_size(),
             max_buffered: PEER_WATERMARK,
@@ -123,6 +125,9 @@ const LIMITS: Limits = Limits::DEFAULT;
 /// and outgoing calls count against the watermark too, so two sides that call each other hard
 /// must not both stop reading while the other's calls wait.
 const PEER_WATERMARK: usize = 16 * 1024 * 1024;
+
+/// Defaults the items each subscription this side opened may hold unread to 1 024.
+const SUBSCRIPTION_BUFFER: usize = 1024;
 
 impl PeerConfig {
     /// Returns a builder with every setting at its default.
@@ -224,6 +229,14 @@ impl PeerConfigBuilder {
     }
 
     limit_setters!(limits);
+
+    /// Sets how many items of each subscription this side opened may wait to be read from its
+    /// [`Subscription`](crate::Subscription) stream (default 1 024, at least one); past it the
+    /// subscription ends as lagged ([`Ended::Lagged`](crate::Ended::Lagged)) and is unsubscribed.
+    pub fn subscription_buffer(mut self, items: usize) -> Self {
+        self.config.subscription_buffer = items.max(1);
+        self
+    }
 
     /// Sets which cancellation notices to send and honour (default [`Cancellation::Off`]).
     pub fn cancellation(mut self, cancellation: Cancellation) -> Self {

@@ -63,6 +63,7 @@ use super::answer::admit;
 use super::cancel::Cancellation;
 use super::config::PeerConfig;
 use super::handle::Shared;
+use super::subscription::{Opening, Routes};
 use crate::dispatch::{Context, Methods};
 use crate::dispatch::{FirstPoll, Handed, Started};
 use crate::error::ClientError;
@@ -104,6 +105,15 @@ pub(crate) struct OutgoingCall {
     pub(super) method: String,
     pub(super) text: String,
     pub(super) reply: Reply,
+    /// What a subscribe call opens once answered.
+    pub(super) opens: Option<Opening>,
+}
+
+/// Holds an outgoing call waiting for its answer.
+struct Pending {
+    method: String,
+    reply: Reply,
+    opens: Option<Opening>,
 }
 
 impl Command {
@@ -149,7 +159,9 @@ pub(super) struct Connection {
     config: PeerConfig,
     shared: Arc<Shared>,
     /// Outgoing calls waiting for their answer.
-    pending: HashMap<i64, (String, Reply)>,
+    pending: HashMap<i64, Pending>,
+    /// The subscriptions this side opened, by notification and id.
+    routes: Routes,
     /// Incoming calls running, by slot: their id (for cancellation) and task (`None` for a call
     /// that finished when first polled and whose answer is queued).
     running: HashMap<u64, (Option<Id>, Option<AbortHandle>)>,
@@ -192,6 +204,7 @@ impl Connection {
             config,
             shared,
             pending: HashMap::new(),
+            routes: Routes::default(),
             running: HashMap::new(),
             next_slot: 0,
             tasks: JoinSet::new(),
@@ -469,9 +482,13 @@ impl Connection {
     }
 
     fn fail_pending(&mut self) {
-        for (_, (method, reply)) in self.pending.drain() {
-            let _ = reply.send(Err(ClientError::Closed { method }));
+        for (_, pending) in self.pending.drain() {
+            let _ = pending.reply.send(Err(ClientError::Closed {
+                method: pending.method,
+            }));
         }
+        // No notification can arrive any more either.
+        self.routes.close();
     }
 
     /// Queues a text that has taken its room in the budget.
@@ -499,16 +516,28 @@ impl Connection {
                     method,
                     text,
                     reply,
+                    opens,
                 } = *call;
                 if !reading {
                     self.shared.budget.give_back(text.len());
                     let _ = reply.send(Err(ClientError::Closed { method }));
                     return;
                 }
-                self.pending.insert(id, (method, reply));
+                self.pending.insert(
+                    id,
+                    Pending {
+                        method,
+                        reply,
+                        opens,
+                    },
+                );
                 self.queue(text);
             }
-            Command::Notify { text } => self.queue(text),
+            Command::Notify { text } => {
+                // An answer queued behind its handler's pushes comes this way too.
+                self.shared.subscriptions.answered(&text);
+                self.queue(text);
+            }
             Command::Answer { slot, text } => {
                 // A cancelled call's late answer is dropped: it was answered already, or must not be.
                 match (self.running.remove(&slot), text) {
@@ -594,6 +623,9 @@ impl Connection {
                 }
                 None if self.config.cancellation.is_notice(&req.method) => {
                     self.cancel(req.params);
+                    None
+                }
+                None if !self.routes.is_empty() && self.routes.take(&req.method, req.params) => {
                     None
                 }
                 None => {
@@ -790,7 +822,16 @@ impl Connection {
 
     fn wake(&mut self, id: &Id, result: Result<Box<RawValue>, ClientError>) {
         match id.as_i64().and_then(|id| self.pending.remove(&id)) {
-            Some((_, reply)) => {
+            Some(Pending {
+                reply,
+                opens: Some(opening),
+                ..
+            }) => {
+                // A subscription's notifications may come right behind its answer: its route
+                // opens before anything else is read.
+                let _ = reply.send(result.and_then(|result| self.routes.open(opening, result)));
+            }
+            Some(Pending { reply, .. }) => {
                 let _ = reply.send(result);
             }
             None => tracing::debug!(%id, "answer to no pending call"),

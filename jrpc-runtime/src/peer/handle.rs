@@ -10,6 +10,8 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use futures_util::{FutureExt as _, Sink, SinkExt as _, Stream, TryStreamExt as _};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -18,7 +20,7 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use super::cancel::Cancellation;
 use super::config::{Framing, Lifetime, Overflow, PeerConfig};
 use super::connection::{Command, Connection, Input, OutgoingCall};
-use super::subscription::Subscriptions;
+use super::subscription::{EndCell, Opening, Subscriber, Subscription, Subscriptions};
 use super::told::Told;
 use crate::caller::Caller;
 use crate::dispatch::{Context, Methods, TraceContext};
@@ -60,6 +62,8 @@ pub(crate) struct Shared {
     pub(crate) told: Told,
     /// The subscriptions the connection serves.
     pub(crate) subscriptions: Subscriptions,
+    /// How many items of each subscription this side opened may wait to be read.
+    subscription_buffer: usize,
     /// Tells this connection from every other in the process.
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
@@ -316,6 +320,7 @@ impl Peer {
             notifying: AtomicBool::new(false),
             told: Told::default(),
             subscriptions: Subscriptions::new(config.max_subscriptions()),
+            subscription_buffer: config.subscription_buffer,
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             on_close: Mutex::new(Some(Vec::new())),
         });
@@ -556,8 +561,34 @@ impl Caller for Peer {
         params: Option<Box<RawValue>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let call = self.call(id, method, params);
+        let call = self.call(id, method, params, None);
         crate::caller::traced(method, &id, self.shared.transport, call).await
+    }
+}
+
+impl Subscriber for Peer {
+    fn subscribe<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl Serialize,
+        notification: &str,
+        unsubscribe: &str,
+    ) -> impl Future<Output = Result<Subscription<T>, ClientError>> + Send {
+        let params = crate::caller::encode_params(&params);
+        async move {
+            let (items, rx) = mpsc::channel(self.shared.subscription_buffer);
+            let end = Arc::new(EndCell::default());
+            let opening = Opening {
+                notification: Arc::from(notification),
+                items,
+                end: Arc::clone(&end),
+            };
+            let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+            let call = self.call(id, method, params?, Some(opening));
+            let raw = crate::caller::traced(method, &id, self.shared.transport, call).await?;
+            let sub = crate::caller::decode_result(&raw)?;
+            Ok(Subscription::new(sub, rx, end, self.clone(), unsubscribe))
+        }
     }
 }
 
@@ -567,6 +598,7 @@ impl Peer {
         id: i64,
         method: &str,
         params: Option<Box<RawValue>>,
+        opens: Option<Opening>,
     ) -> Result<Box<RawValue>, ClientError> {
         let params = match self
             .shared
@@ -594,6 +626,7 @@ impl Peer {
                 method: method.to_owned(),
                 text,
                 reply,
+                opens,
             })),
             bytes,
         );

@@ -48,6 +48,6 @@ pub(crate) use handle::ConnectionPeer;
 #[allow(unused_imports, reason = "an SSE answer writes events a line each")]
 pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};
-pub use subscription::{IdProvider, Items, WhenFull, random_id};
+pub use subscription::{Ended, IdProvider, Items, Subscriber, Subscription, WhenFull, random_id};
 pub use told::CancelGuard;
 pub(crate) use told::Told;

@@ -105,6 +105,19 @@ impl Caller for WsClient {
     }
 }
 
+impl crate::Subscriber for WsClient {
+    fn subscribe<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl serde::Serialize,
+        notification: &str,
+        unsubscribe: &str,
+    ) -> impl std::future::Future<Output = Result<crate::Subscription<T>, ClientError>> + Send {
+        self.peer
+            .subscribe(method, params, notification, unsubscribe)
+    }
+}
+
 /// Holds the settings of a [`WsClient`] connection.
 ///
 /// ```no_run

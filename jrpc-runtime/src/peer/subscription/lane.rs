@@ -23,6 +23,8 @@ pub(crate) struct Lane {
     state: Mutex<State>,
     /// Woken when the loop takes notifications: a producer waiting for room ([`WhenFull::Wait`]).
     room: Notify,
+    /// Woken when the lane opens (or ends): its producer is not polled before.
+    opened: Notify,
     /// `{"jsonrpc":"2.0","method":NOTIFICATION,"params":{"subscription":ID,` : what every
     /// notification of the subscription begins with.
     head: Box<str>,
@@ -75,6 +77,7 @@ impl Lane {
         Self {
             state: Mutex::default(),
             room: Notify::new(),
+            opened: Notify::new(),
             head: head.into_boxed_str(),
             bound_items,
             bound_bytes,
@@ -122,7 +125,10 @@ impl Lane {
             let bytes = text.len();
             let within = state.texts.len() < self.bound_items
                 && (state.texts.is_empty() || state.bytes + bytes <= self.bound_bytes);
-            if within && self.budget.try_take(bytes) {
+            // Past its bound while the connection is not backed up, the producer is only faster
+            // than the loop, not the client slower than the producer: it joins, within the
+            // watermark.
+            if (within || !self.backed_up()) && self.budget.try_take(bytes) {
                 return Offered::Joined(self.join(&mut state, text));
             }
             match self.when_full {
@@ -168,6 +174,17 @@ impl Lane {
         }
     }
 
+    /// Returns whether the connection is backed up: what is on its way to the other side is as
+    /// much as the loop lets out before notifications wait in their lanes (a quarter of the
+    /// watermark), or the watermark is full.
+    fn backed_up(&self) -> bool {
+        let on_the_way = self
+            .budget
+            .held()
+            .saturating_sub(self.waiting.load(Ordering::Acquire));
+        on_the_way >= self.budget.limit() / 4
+    }
+
     /// Ends the subscription with `last`, its error notification, after what waits.
     pub(crate) fn fail(&self, last: String) -> bool {
         let mut state = self.lock();
@@ -187,6 +204,7 @@ impl Lane {
         self.clear(&mut state);
         drop(state);
         self.room.notify_waiters();
+        self.opened.notify_waiters();
     }
 
     /// Ends the subscription after what waits (its producer finished).
@@ -199,7 +217,28 @@ impl Lane {
     pub(super) fn open(&self) -> bool {
         let mut state = self.lock();
         state.open = true;
-        Self::needs_queue(&mut state)
+        let queue = Self::needs_queue(&mut state);
+        drop(state);
+        self.opened.notify_waiters();
+        queue
+    }
+
+    /// Resolves once the lane is open (its subscribe call's answer is queued) or ended: what the
+    /// pump waits for before it polls the producer, so that a fast producer does not fill the
+    /// lane before anything can leave it.
+    pub(crate) async fn opening(&self) {
+        loop {
+            let opened = self.opened.notified();
+            tokio::pin!(opened);
+            opened.as_mut().enable();
+            {
+                let state = self.lock();
+                if state.open || state.ended {
+                    return;
+                }
+            }
+            opened.await;
+        }
     }
 
     /// Resolves once the loop took notifications (or the subscription ended): room to offer

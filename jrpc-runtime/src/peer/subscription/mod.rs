@@ -8,15 +8,19 @@
 //! | `register` | [`Methods::register_subscription`](crate::Methods::register_subscription): the subscribe and unsubscribe methods, the ids, the pump that polls a producer |
 //! | `lane` | one subscription's notifications on their way to the loop, within its bound |
 //! | `registry` | one connection's subscriptions: by id, the cap, the lanes with notifications |
+//! | `client` | the client's side: [`Subscriber`], [`Subscription`] (a typed stream), [`Ended`], the routes of a connection's notifications |
 //!
 //! The subscribe call's answer always goes before the subscription's first notification: the
 //! lane opens only once the loop has queued that answer.
 
+mod client;
 mod items;
 mod lane;
 mod register;
 mod registry;
 
+pub(crate) use client::{EndCell, Opening, Routes};
+pub use client::{Ended, Subscriber, Subscription};
 pub use items::{Items, WhenFull};
 pub use register::{IdProvider, random_id};
 pub(crate) use registry::Subscriptions;

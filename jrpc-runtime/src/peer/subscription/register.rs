@@ -242,6 +242,7 @@ fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id,
 /// Polls a subscription's producer and offers each item to its lane, until the stream ends, an
 /// item fails, the lane ends it, or (dropped with its task) the subscription ends.
 async fn pump(shared: Arc<Shared>, id: Id, lane: Arc<Lane>, mut producer: Producer) {
+    lane.opening().await;
     while let Some(produced) = producer.next().await {
         let mut text = match produced {
             Produced::Item(raw) => lane.notification(raw.get()),
