@@ -5,6 +5,8 @@
 //! here, in one place, each through a typed value the context carries (the peer's own handle,
 //! the server's registry).
 
+use std::future::Future;
+
 use crate::dispatch::Context;
 #[cfg(any(feature = "http", feature = "ws"))]
 use crate::dispatch::TraceContext;
@@ -78,6 +80,27 @@ impl Context {
         let token = self.cancel_token()?;
         let id = key.is_none().then(|| id.clone());
         Some(Told::register(&peer.shared, token, id, key))
+    }
+
+    /// Returns the connection's number, distinct among the process's connections: `None` on
+    /// transports that do not stay open (an HTTP `POST` answered as JSON, in-process calls).
+    pub fn connection_id(&self) -> Option<u64> {
+        self.peer().map(Peer::connection_id)
+    }
+
+    /// Resolves once the connection the request came over is gone, so that work a handler starts
+    /// for its client (a subscription's producer, a watch) can stop with it. Where the transport
+    /// does not stay open, the connection is the request itself: it resolves when the request is
+    /// cancelled (see [`cancelled`](Self::cancelled)).
+    pub fn closed(&self) -> impl Future<Output = ()> + Send + 'static + use<> {
+        let closed = self.peer().map(Peer::closed);
+        let cancelled = self.cancelled();
+        async move {
+            match closed {
+                Some(closed) => closed.await,
+                None => cancelled.await,
+            }
+        }
     }
 
     /// Returns the registry of the connection's server, if the request came over one that has it.

@@ -254,3 +254,21 @@ pub fn access(methods: &mut Methods) -> BearerAuth {
     }));
     BearerAuth::tokens([("full", Access::Full), ("read", Access::Read)])
 }
+
+/// Counts itself in a shared number while it lives: held by a subscription's producer, it shows
+/// when the producer was dropped.
+pub struct Alive(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Alive {
+    /// Counts one more in `count`, until dropped.
+    pub fn new(count: &Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}

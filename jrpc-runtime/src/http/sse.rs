@@ -354,7 +354,12 @@ impl SseAnswer<'_> {
             replies,
             config,
         } = self;
-        let (peer, input) = open(log, stream, replies, config, ctx.clone());
+        // A subscription opened by a request answered as an event stream lives as long as the
+        // stream: its client going away ends it.
+        let mut config = config.clone();
+        config.subscriptions_outlive_input = matches!(cancel, Cancel::IfGone);
+        let (peer, input) = open(log, stream, replies, &config, ctx.clone());
+        let subscribed = peer.clone();
         let ctx = peer.own_context(ctx);
         let answer_text = Arc::new(OnceLock::new());
         let methods = methods.clone();
@@ -383,10 +388,13 @@ impl SseAnswer<'_> {
             // The end of input: the loop writes what is queued, then ends, finishing the stream.
             drop(input);
         }));
-        let abort = cancel_if_gone.then(|| AbortOnDrop(task.abort_handle()));
+        let abort = cancel_if_gone.then(|| AbortOnDrop(task.abort_handle(), subscribed.clone()));
         match log.first(stream).await {
             First::Nothing => Answered::Lost,
-            First::Event(first) if answer_text.get() == Some(&first) => {
+            First::Event(first)
+                if answer_text.get() == Some(&first)
+                    && !subscribed.shared.subscriptions.ever_opened() =>
+            {
                 log.take_first(stream);
                 Answered::Json(first)
             }
@@ -395,12 +403,14 @@ impl SseAnswer<'_> {
     }
 }
 
-/// Aborts a task when dropped: a request whose client went away.
-struct AbortOnDrop(tokio::task::AbortHandle);
+/// Aborts a task when dropped, and ends the subscriptions of its stream's connection: a request
+/// whose client went away.
+struct AbortOnDrop(tokio::task::AbortHandle, Peer);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+        self.1.shared.subscriptions.close();
     }
 }
 

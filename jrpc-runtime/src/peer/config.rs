@@ -91,6 +91,9 @@ pub struct PeerConfig {
     pub(crate) ids: Option<Arc<AtomicI64>>,
     /// The byte budget of the server the connection belongs to, which counts its bytes too.
     pub(crate) server_budget: Option<Arc<ServerBudget>>,
+    /// Whether the connection's subscriptions outlive its input (an event stream's, whose input
+    /// ends with its request): the loop then ends when they do.
+    pub(crate) subscriptions_outlive_input: bool,
 }
 
 impl Default for PeerConfig {
@@ -114,6 +117,7 @@ impl Default for PeerConfig {
             context: Context::new(Transport::Stream),
             ids: None,
             server_budget: None,
+            subscriptions_outlive_input: false,
         }
     }
 }

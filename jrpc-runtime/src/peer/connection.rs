@@ -257,7 +257,14 @@ impl Connection {
             // does not read (its budget or queue overflowed), `TimedOut` for a drain that ran out.
             let outcome: Result<(), (ErrorKind, String)> = loop {
                 let idle = !self.unflushed;
-                if !reading && self.running.is_empty() && notification.is_none() && idle {
+                let outlived =
+                    self.config.subscriptions_outlive_input && shared.subscriptions.any();
+                if !reading
+                    && self.running.is_empty()
+                    && notification.is_none()
+                    && idle
+                    && !outlived
+                {
                     // A handle may have queued a message between the polls of one select (the
                     // commands found empty, then the input found ended): it still goes out.
                     // New ones are refused first, so that a caller failed here (a call that can
@@ -322,8 +329,16 @@ impl Connection {
                             reading = false;
                             drain_until = Some(crate::time::after(self.config.drain_timeout));
                             self.fail_pending();
-                            // The other side is gone: nothing its subscriptions make can reach it.
-                            shared.subscriptions.close();
+                            if self.config.subscriptions_outlive_input {
+                                // Its subscriptions keep it: the drain budget is for calls.
+                                if self.running.is_empty() {
+                                    drain_until = None;
+                                }
+                            } else {
+                                // The other side is gone: nothing its subscriptions make can
+                                // reach it.
+                                shared.subscriptions.close();
+                            }
                         }
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
                         // While a notification handler runs, only answers are taken (it may await
@@ -333,7 +348,7 @@ impl Connection {
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
                     () = budget.resumed(), if lanes_wait => {}
-                    () = shared.subscriptions.wake.notified(), if !lanes => {}
+                    () = shared.subscriptions.wake.notified(), if !lanes || !reading => {}
                     () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
                 }
             };

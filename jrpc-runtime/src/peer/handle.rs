@@ -16,6 +16,7 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::sync::CancellationToken;
 
 use super::cancel::Cancellation;
 use super::config::{Framing, Lifetime, Overflow, PeerConfig};
@@ -68,6 +69,8 @@ pub(crate) struct Shared {
     connection: u64,
     /// What runs when the loop ends ([`Peer::on_close`]); `None` once it has run.
     on_close: Mutex<Option<Vec<CloseHook>>>,
+    /// Cancelled when the loop ends: what [`Peer::closed`] waits for.
+    closed: CancellationToken,
 }
 
 /// Describes a message that found no room, closing its connection.
@@ -112,6 +115,7 @@ struct RunOnClose(Arc<Shared>);
 
 impl Drop for RunOnClose {
     fn drop(&mut self) {
+        self.0.closed.cancel();
         let hooks = self
             .0
             .on_close
@@ -321,6 +325,7 @@ impl Peer {
             told: Told::default(),
             subscriptions: Subscriptions::new(config.max_subscriptions()),
             subscription_buffer: config.subscription_buffer,
+            closed: CancellationToken::new(),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             on_close: Mutex::new(Some(Vec::new())),
         });
@@ -439,9 +444,16 @@ impl Peer {
     }
 
     /// Returns a number that tells this connection from every other in the process (its handles
-    /// share it).
-    pub(crate) fn connection_id(&self) -> u64 {
+    /// share it): what a registry of connections keys them by.
+    pub fn connection_id(&self) -> u64 {
         self.shared.connection
+    }
+
+    /// Resolves once the connection's loop has ended (the other side went away, the input ended,
+    /// the connection was closed or dropped): what work a handler started for its client waits
+    /// on, to stop when the client goes. At once if it has ended.
+    pub fn closed(&self) -> impl Future<Output = ()> + Send + 'static + use<> {
+        self.shared.closed.clone().cancelled_owned()
     }
 
     /// Runs `hook` once, when the connection's loop ends (returns, or is dropped); at once if it

@@ -224,3 +224,79 @@ async fn a_stream_nobody_reads_keeps_the_budget_and_the_write_deadline() {
     );
     drop(conn);
 }
+
+/// A table with `subscribe_ticks(n)`: `n` items, or items forever for `n` zero, counting its live
+/// producers in `alive`.
+fn subscribing(alive: &Arc<AtomicUsize>) -> Methods {
+    let mut methods = Methods::new();
+    let alive = Arc::clone(alive);
+    methods
+        .register_subscription(
+            "subscribe_ticks",
+            &["n"],
+            "tick",
+            "unsubscribe_ticks",
+            move |(n,): (u64,), _ctx| {
+                let guard = fixtures::Alive::new(&alive);
+                async move {
+                    let items =
+                        futures_util::stream::unfold((0, guard), move |(i, guard)| async move {
+                            tokio::task::yield_now().await;
+                            (n == 0 || i < n).then_some((i, (i + 1, guard)))
+                        });
+                    Ok::<_, RpcError>(jrpc_runtime::Items::new(items))
+                }
+            },
+        )
+        .unwrap();
+    methods
+}
+
+#[tokio::test]
+async fn a_subscription_over_an_event_stream_lives_as_long_as_the_stream() {
+    let alive = Arc::new(AtomicUsize::new(0));
+    let server = HttpServer::builder(subscribing(&alive)).build().unwrap();
+    let (addr, _) = serve_http(server).await;
+    let mut conn = Conn::open(addr).await;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"subscribe_ticks","params":[0]}"#;
+    conn.write(&post("/rpc", Some("application/json"), SSE, call))
+        .await;
+    let head = bounded(conn.read_head()).await;
+    assert_eq!(head.header("content-type"), Some("text/event-stream"));
+    let mut pending = String::new();
+    let answer = data(&bounded(conn.read_event(&mut pending)).await.unwrap());
+    assert_eq!(answer["id"], 1);
+    let id = answer["result"].clone();
+    for i in 0..3 {
+        let item = data(&bounded(conn.read_event(&mut pending)).await.unwrap());
+        assert_eq!(
+            item,
+            json!({"jsonrpc": "2.0", "method": "tick", "params": {"subscription": id, "result": i}})
+        );
+    }
+    assert_eq!(alive.load(Ordering::SeqCst), 1);
+    drop(conn);
+    eventually(|| alive.load(Ordering::SeqCst) == 0).await;
+
+    // Over a plain POST, a subscribe call is told what it needs.
+    let reply = post_with(addr, "", call).await;
+    let error = &reply.json()["error"];
+    assert_eq!(error["code"], -32000);
+    assert_eq!(error["message"], "Subscriptions need a connection");
+}
+
+#[tokio::test]
+async fn a_finite_subscription_over_an_event_stream_ends_the_stream() {
+    let alive = Arc::new(AtomicUsize::new(0));
+    let server = HttpServer::builder(subscribing(&alive)).build().unwrap();
+    let (addr, _) = serve_http(server).await;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"subscribe_ticks","params":[2]}"#;
+    let reply = post_with(addr, SSE, call).await;
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+    let events: Vec<Value> = reply.body.split_terminator("\n\n").map(data).collect();
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(events[0]["id"], 1);
+    assert_eq!(events[1]["params"]["result"], 0);
+    assert_eq!(events[2]["params"]["result"], 1);
+    assert_eq!(alive.load(Ordering::SeqCst), 0);
+}

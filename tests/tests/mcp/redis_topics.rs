@@ -35,6 +35,18 @@ fn methods() -> Methods {
         )
         .unwrap();
     methods
+        .register_subscription(
+            "subscribe_news",
+            &[],
+            "news_item",
+            "unsubscribe_news",
+            |(): (), ctx: Context| {
+                let items = ctx.topics().map(|topics| topics.items::<String>("news"));
+                async move { items.ok_or_else(|| RpcError::new(1, "no topics")) }
+            },
+        )
+        .unwrap();
+    methods
 }
 
 /// A replica: an HTTP and WebSocket server whose topics are shared through Redis at `url`.
@@ -301,4 +313,52 @@ async fn a_message_over_the_cap_reaches_no_one() {
     assert_eq!(status(&topics).queued, 0);
     topics.publish("news", "news", ["small"]).unwrap();
     next_is(&mut news, "small").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_fed_from_topics_gets_what_any_replica_publishes() {
+    use futures_util::StreamExt as _;
+    use jrpc_runtime::Subscriber as _;
+    let Some(redis) = RedisServer::start("a_subscription_fed_from_topics") else {
+        return;
+    };
+    let a_topics = connect(&redis.url(), "feed:").await;
+    let b_topics = connect(&redis.url(), "feed:").await;
+    let a = replica(a_topics.clone()).await;
+    let b = replica(b_topics.clone()).await;
+    let client = |addr: SocketAddr| async move {
+        bounded(WsClient::connect(
+            &format!("ws://{addr}/ws"),
+            Methods::new(),
+        ))
+        .await
+        .unwrap()
+    };
+    let (a1, b1) = (client(a).await, client(b).await);
+    let (method, notification, unsubscribe) = ("subscribe_news", "news_item", "unsubscribe_news");
+    let mut on_a = bounded(a1.subscribe::<[String; 1]>(method, (), notification, unsubscribe))
+        .await
+        .unwrap();
+    let mut on_b = bounded(b1.subscribe::<[String; 1]>(method, (), notification, unsubscribe))
+        .await
+        .unwrap();
+    let mut on_b2 = bounded(b1.subscribe::<[String; 1]>(method, (), notification, unsubscribe))
+        .await
+        .unwrap();
+    assert_ne!(on_b.id(), on_b2.id(), "each subscription has its own id");
+    bounded(b_topics.ready("news")).await;
+    bounded(a_topics.ready("news")).await;
+    // Published on A (`announce` publishes `[text]`): each subscription gets it once, A's
+    // locally, B's through Redis.
+    assert_eq!(announce(&a1, "first").await, 1);
+    for sub in [&mut on_a, &mut on_b, &mut on_b2] {
+        assert_eq!(bounded(sub.next()).await.unwrap().unwrap(), ["first"]);
+    }
+    assert_eq!(announce(&b1, "second").await, 2);
+    for sub in [&mut on_a, &mut on_b, &mut on_b2] {
+        assert_eq!(bounded(sub.next()).await.unwrap().unwrap(), ["second"]);
+    }
+    // Unsubscribed: B's registry forgets one of its two.
+    assert!(bounded(on_b2.unsubscribe()).await.unwrap());
+    eventually(|| b_topics.subscribers("news") == 1).await;
 }

@@ -9,6 +9,8 @@ use futures_util::stream;
 use jrpc_runtime::{Items, Methods, PeerConfig, RpcError, WhenFull};
 use serde_json::{Value, json};
 
+use jrpc_tests::fixtures::Alive;
+
 use crate::duplex::{bounded, lines_peer};
 
 /// `count(to)`: items 0 .. to; `forever`: an item each time the stream is polled, counting in
@@ -46,22 +48,6 @@ fn counting(alive: &Arc<AtomicUsize>) -> Methods {
         )
         .unwrap();
     methods
-}
-
-/// Counts a live producer while it is held.
-struct Alive(Arc<AtomicUsize>);
-
-impl Alive {
-    fn new(count: &Arc<AtomicUsize>) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        Self(Arc::clone(count))
-    }
-}
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 #[tokio::test]

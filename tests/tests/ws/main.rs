@@ -9,4 +9,5 @@ mod layers;
 mod memory;
 mod server;
 mod shutdown;
+mod subscriptions;
 mod topics;

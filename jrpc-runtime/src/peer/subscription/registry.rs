@@ -236,6 +236,8 @@ impl Subscriptions {
     /// Forgets subscription `id`, whose producer finished: what waits in its lane still goes.
     pub(crate) fn finished(&self, id: &Id) {
         self.live().by_id.remove(id);
+        // A loop that lives as long as its subscriptions looks again.
+        self.wake.notify_one();
     }
 
     /// Ends every subscription (the connection closed): producers dropped at once, what waits
@@ -253,6 +255,19 @@ impl Subscriptions {
         }
         self.ready_lanes().clear();
         self.has_ready.store(false, Ordering::Release);
+        self.wake.notify_one();
+    }
+}
+
+impl Subscriptions {
+    /// Returns whether a subscription is live, or notifications wait in a lane.
+    pub(crate) fn any(&self) -> bool {
+        self.has_ready() || !self.live().by_id.is_empty()
+    }
+
+    /// Returns whether a subscription was ever opened here.
+    pub(crate) fn ever_opened(&self) -> bool {
+        self.opened.load(Ordering::Acquire)
     }
 }
 

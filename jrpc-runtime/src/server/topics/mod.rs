@@ -20,7 +20,10 @@ use tokio::sync::mpsc;
 use crate::caller::Caller as _;
 use crate::dispatch::Context;
 use crate::error::ClientError;
-use crate::peer::Peer;
+use crate::peer::{Items, Peer};
+
+/// Holds what a topic feeds a subscription while it waits ([`Topics::items`]).
+const FEED_CAPACITY: usize = 64;
 
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisConnectError, RedisStatus, RedisTopicsBuilder};
@@ -191,7 +194,7 @@ impl Registry {
                     // Closed: it leaves when its loop ends; make sure it is not counted again.
                     self.remove(topic, id);
                 }
-                None => tracing::debug!(topic, "a subscriber's queue is full; skipped"),
+                None => tracing::warn!(topic, "a subscriber's queue is full: skipped for it"),
             }
         }
         reached
@@ -365,6 +368,46 @@ impl Topics {
         }
         #[cfg(not(feature = "redis"))]
         let _ = topic;
+    }
+
+    /// Returns a subscription's items fed from `topic`: the params of each notification
+    /// published to it (here, and on a registry shared through Redis, on every replica) are an
+    /// item, encoded once by the publisher; the method published with them is not used. What a
+    /// subscribe handler returns to let a publisher on any replica reach its subscribers, each
+    /// under its own id:
+    ///
+    /// ```
+    /// use jrpc_runtime::server::Topics;
+    /// use jrpc_runtime::{Methods, RpcError};
+    ///
+    /// let topics = Topics::new();
+    /// let feed = topics.clone();
+    /// let mut methods = Methods::new();
+    /// methods
+    ///     .register_subscription("subscribe_news", &[], "news", "unsubscribe_news", move |(): (), _ctx| {
+    ///         let items = feed.items::<String>("news");
+    ///         async move { Ok::<_, RpcError>(items) }
+    ///     })
+    ///     .unwrap();
+    /// // Elsewhere: every subscription reads "hello".
+    /// topics.publish("news", "news", "hello").unwrap();
+    /// ```
+    ///
+    /// A publisher cannot wait for a subscriber: past the subscription's bound its policy
+    /// applies, and under [`WhenFull::Wait`](crate::WhenFull::Wait) what is published while it
+    /// waits is held in a queue of 64 items, past which it is skipped (logged at WARN).
+    pub fn items<T>(&self, topic: &str) -> Items<T> {
+        let watch = self.watch([topic], FEED_CAPACITY);
+        Items::encoded(futures_util::stream::unfold(
+            watch,
+            |mut watch| async move {
+                loop {
+                    if let Some(params) = watch.recv().await?.params {
+                        return Some((params, watch));
+                    }
+                }
+            },
+        ))
     }
 
     /// Watches `topics`: what is published to any of them (in this process and, on a registry

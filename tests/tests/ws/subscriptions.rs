@@ -1,0 +1,113 @@
+//! Subscriptions over the WebSocket: unsubscribe scoped to the caller's connection, and a
+//! handler's view of its connection (its number, and `closed()`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_util::StreamExt as _;
+use jrpc_runtime::ws::{WsClient, WsServer};
+use jrpc_runtime::{Caller as _, Context, Items, Methods, RpcError, Subscriber as _};
+use jrpc_tests::fixtures::Alive;
+use jrpc_tests::servers::serve_ws;
+use jrpc_tests::{bounded, eventually};
+
+/// `subscribe_ticks`: items forever, its producers counted in `alive`; `me`: the connection's
+/// number; `on_close`: counts in `closed` once the caller's connection is gone.
+fn methods(alive: &Arc<AtomicUsize>, closed: &Arc<AtomicUsize>) -> Methods {
+    let mut methods = Methods::new();
+    let alive = Arc::clone(alive);
+    methods
+        .register_subscription(
+            "subscribe_ticks",
+            &[],
+            "tick",
+            "unsubscribe_ticks",
+            move |(): (), _ctx| {
+                let guard = Alive::new(&alive);
+                async move {
+                    let ticks =
+                        futures_util::stream::unfold((0u64, guard), |(n, guard)| async move {
+                            tokio::task::yield_now().await;
+                            Some((n, (n + 1, guard)))
+                        });
+                    Ok::<_, RpcError>(Items::new(ticks))
+                }
+            },
+        )
+        .unwrap();
+    methods
+        .register("me", &[], |(): (), ctx: Context| async move {
+            Ok::<_, RpcError>(ctx.connection_id())
+        })
+        .unwrap();
+    let closed = Arc::clone(closed);
+    methods
+        .register("on_close", &[], move |(): (), ctx: Context| {
+            let (closed, gone) = (Arc::clone(&closed), ctx.closed());
+            tokio::spawn(async move {
+                gone.await;
+                closed.fetch_add(1, Ordering::SeqCst);
+            });
+            async { Ok::<_, RpcError>(()) }
+        })
+        .unwrap();
+    methods
+}
+
+/// The caller's connection's number, as its handler sees it.
+async fn me(client: &WsClient) -> Option<u64> {
+    client.call("me", ()).await.unwrap()
+}
+
+async fn client(addr: std::net::SocketAddr) -> WsClient {
+    bounded(WsClient::connect(&format!("ws://{addr}/"), Methods::new()))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsubscribe_is_scoped_to_the_callers_connection() {
+    let (alive, closed) = (Arc::new(AtomicUsize::new(0)), Arc::default());
+    let server = WsServer::builder(methods(&alive, &closed)).build().unwrap();
+    let (addr, _) = serve_ws(server).await;
+    let (a, b) = (client(addr).await, client(addr).await);
+    let mut ticks = bounded(a.subscribe::<u64>("subscribe_ticks", (), "tick", "unsubscribe_ticks"))
+        .await
+        .unwrap();
+    let first = bounded(ticks.next()).await.unwrap().unwrap();
+    // Another connection names A's subscription: not its own, so `false`, and A's goes on.
+    let theirs: bool = bounded(b.call("unsubscribe_ticks", [ticks.id()]))
+        .await
+        .unwrap();
+    assert!(!theirs);
+    let next = bounded(ticks.next()).await.unwrap().unwrap();
+    assert!(next > first);
+    assert!(bounded(ticks.unsubscribe()).await.unwrap());
+    eventually(|| alive.load(Ordering::SeqCst) == 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_knows_its_connection_and_when_it_closes() {
+    let (alive, closed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let server = WsServer::builder(methods(&alive, &closed)).build().unwrap();
+    let (addr, _) = serve_ws(server).await;
+    let (a, b) = (client(addr).await, client(addr).await);
+    let (a_id, again, b_id) = (
+        bounded(me(&a)).await,
+        bounded(me(&a)).await,
+        bounded(me(&b)).await,
+    );
+    assert!(a_id.is_some());
+    assert_eq!(a_id, again);
+    assert_ne!(a_id, b_id);
+    bounded(a.call::<()>("on_close", ())).await.unwrap();
+    let ticks = bounded(a.subscribe::<u64>("subscribe_ticks", (), "tick", "unsubscribe_ticks"))
+        .await
+        .unwrap();
+    assert_eq!(closed.load(Ordering::SeqCst), 0);
+    // The client goes, its subscription with it (its stream keeps the connection open).
+    drop(ticks);
+    drop(a);
+    eventually(|| closed.load(Ordering::SeqCst) == 1).await;
+    eventually(|| alive.load(Ordering::SeqCst) == 0).await;
+}
