@@ -266,6 +266,10 @@ impl Subscriptions {
     }
 
     /// Returns whether a subscription was ever opened here.
+    #[allow(
+        dead_code,
+        reason = "an event stream that opened a subscription stays one"
+    )]
     pub(crate) fn ever_opened(&self) -> bool {
         self.opened.load(Ordering::Acquire)
     }
