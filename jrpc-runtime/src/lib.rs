@@ -90,6 +90,8 @@
 //! - [`guide::limits`]: one name per setting, and how memory is bounded.
 //! - [`guide::transports`]: TLS, HTTP/2 and Unix sockets, and the decisions behind them.
 //! - [`guide::topics`]: notifications to groups of connections, in one process or across replicas.
+//! - [`guide::subscriptions`]: a call that goes on answering, its items bounded per subscription, a
+//!   typed stream on the client.
 //! - [`guide::logs`]: what is logged at which level, and the observer hook for metrics.
 //! - [`guide::around_calls`]: call layers, authorization and limits, bearer authentication,
 //!   cancellation and trace context: what runs around every call.
@@ -119,9 +121,9 @@ mod peer;
 pub mod server;
 pub mod stdio;
 
-/// Provides subscriptions: what a subscribe handler returns ([`Items`](crate::Items)), what a
-/// full bound does ([`WhenFull`](crate::WhenFull)), and where ids come from. See the guide's
-/// chapter on subscriptions.
+/// Provides subscriptions: what a subscribe handler returns ([`Items`]), what a full bound does
+/// ([`WhenFull`]), where ids come from, and the client's typed stream ([`Subscription`], why it
+/// [`Ended`](subscription::Ended)). See the guide's [chapter](crate::guide::subscriptions).
 pub mod subscription {
     pub use crate::peer::{
         Ended, IdProvider, Items, Subscriber, Subscription, WhenFull, random_id,
@@ -154,6 +156,8 @@ pub mod guide {
     pub mod transports {}
     #[doc = include_str!("../docs/topics.md")]
     pub mod topics {}
+    #[doc = include_str!("../docs/subscriptions.md")]
+    pub mod subscriptions {}
     #[doc = include_str!("../docs/logs.md")]
     pub mod logs {}
     #[doc = include_str!("../docs/around-calls.md")]

@@ -236,7 +236,7 @@ impl PeerConfigBuilder {
 
     /// Sets how many items of each subscription this side opened may wait to be read from its
     /// [`Subscription`](crate::Subscription) stream (default 1 024, at least one); past it the
-    /// subscription ends as lagged ([`Ended::Lagged`](crate::Ended::Lagged)) and is unsubscribed.
+    /// subscription ends as lagged ([`Ended::Lagged`](crate::subscription::Ended::Lagged)) and is unsubscribed.
     pub fn subscription_buffer(mut self, items: usize) -> Self {
         self.config.subscription_buffer = items.max(1);
         self
