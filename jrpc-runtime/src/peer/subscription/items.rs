@@ -4,6 +4,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures_util::{Stream, StreamExt as _};
 use serde::Serialize;
@@ -47,6 +48,8 @@ pub(crate) const BOUND_BYTES: usize = 64 * 1024;
 pub(crate) enum Produced {
     /// An item, encoded.
     Item(Box<RawValue>),
+    /// An item encoded once for every subscription that sends it.
+    Shared(Arc<RawValue>),
     /// The end, with the error notification to send.
     Failed(RpcError),
 }
@@ -107,6 +110,12 @@ impl<T> Items<T> {
     /// once, whatever the number of subscribers).
     pub fn encoded(stream: impl Stream<Item = Box<RawValue>> + Send + 'static) -> Self {
         Self::from_producer(Box::pin(stream.map(Produced::Item)))
+    }
+
+    /// Returns the items `stream` makes, encoded once and shared by every subscription that sends
+    /// them (a broadcast of `Arc<RawValue>`: one encoding per publish, however many subscribe).
+    pub fn shared(stream: impl Stream<Item = Arc<RawValue>> + Send + 'static) -> Self {
+        Self::from_producer(Box::pin(stream.map(Produced::Shared)))
     }
 
     fn from_producer(producer: Producer) -> Self {

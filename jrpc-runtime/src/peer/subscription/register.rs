@@ -246,6 +246,7 @@ async fn pump(shared: Arc<Shared>, id: Id, lane: Arc<Lane>, mut producer: Produc
     while let Some(produced) = producer.next().await {
         let mut text = match produced {
             Produced::Item(raw) => lane.notification(raw.get()),
+            Produced::Shared(raw) => lane.notification(raw.get()),
             Produced::Failed(err) => {
                 if lane.fail(lane.error_notification(&err)) {
                     shared.subscriptions.queue(Arc::clone(&lane));

@@ -91,11 +91,13 @@ struct State {
     connections: HashMap<u64, HashSet<String>>,
 }
 
-/// Receives a topic's notifications: a connection, or a [`TopicWatch`]'s queue.
+/// Receives a topic's notifications: a connection, a [`TopicWatch`]'s queue, or a subscription's
+/// feed ([`Topics::items`]), which takes the params alone, shared.
 #[derive(Clone)]
 enum Subscriber {
     Peer(Peer),
     Watch(mpsc::Sender<Published>),
+    Feed(mpsc::Sender<Arc<RawValue>>),
 }
 
 impl Registry {
@@ -169,23 +171,37 @@ impl Registry {
             None => return 0,
         };
         let mut reached = 0;
+        // A subscription's feed takes the params as they are, encoded once, whatever the
+        // number of subscriptions: made at the first that wants them.
+        let mut shared: Option<Arc<RawValue>> = None;
         for (id, subscriber) in subscribers {
-            let raw = params.map(ToOwned::to_owned);
             // A WebSocket (`Overflow::Close`) never waits for room; a peer that would wait, or a
             // full watch, is skipped, so that one slow subscriber holds up no one.
             let sent = match subscriber {
                 Subscriber::Peer(peer) => {
+                    let raw = params.map(ToOwned::to_owned);
                     futures_util::FutureExt::now_or_never(peer.notify_raw(method, raw))
                         .map(|sent| sent.is_ok())
                 }
                 Subscriber::Watch(tx) => match tx.try_send(Published {
                     topic: topic.to_owned(),
                     method: method.to_owned(),
-                    params: raw,
+                    params: params.map(ToOwned::to_owned),
                 }) {
                     Ok(()) => Some(true),
                     Err(mpsc::error::TrySendError::Full(_)) => None,
                     Err(mpsc::error::TrySendError::Closed(_)) => Some(false),
+                },
+                Subscriber::Feed(tx) => match params {
+                    None => Some(true),
+                    Some(params) => {
+                        let item = shared.get_or_insert_with(|| Arc::from(params.to_owned()));
+                        match tx.try_send(Arc::clone(item)) {
+                            Ok(()) => Some(true),
+                            Err(mpsc::error::TrySendError::Full(_)) => None,
+                            Err(mpsc::error::TrySendError::Closed(_)) => Some(false),
+                        }
+                    }
                 },
             };
             match sent {
@@ -397,17 +413,45 @@ impl Topics {
     /// applies, and under [`WhenFull::Wait`](crate::WhenFull::Wait) what is published while it
     /// waits is held in a queue of 64 items, past which it is skipped (logged at WARN).
     pub fn items<T>(&self, topic: &str) -> Items<T> {
-        let watch = self.watch([topic], FEED_CAPACITY);
-        Items::encoded(futures_util::stream::unfold(
-            watch,
-            |mut watch| async move {
-                loop {
-                    if let Some(params) = watch.recv().await?.params {
-                        return Some((params, watch));
-                    }
-                }
+        let (tx, rx) = mpsc::channel(FEED_CAPACITY);
+        let member = self.join([topic], Subscriber::Feed(tx));
+        Items::shared(futures_util::stream::unfold(
+            (rx, member),
+            |(mut rx, member)| async move {
+                let item = rx.recv().await?;
+                Some((item, (rx, member)))
             },
         ))
+    }
+
+    /// Adds `subscriber` to `topics`, under a number of its own, until the returned membership
+    /// drops.
+    fn join<I, S>(&self, topics: I, subscriber: Subscriber) -> Membership
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        // Apart from connections' numbers, which count up from 1.
+        static MEMBERS: AtomicU64 = AtomicU64::new(1 << 63);
+        let id = MEMBERS.fetch_add(1, Ordering::Relaxed);
+        let topics: Vec<String> = topics.into_iter().map(Into::into).collect();
+        let mut first = false;
+        {
+            let mut state = self.inner.lock();
+            for topic in &topics {
+                let subscribers = state.topics.entry(topic.clone()).or_default();
+                first |= subscribers.is_empty();
+                subscribers.insert(id, subscriber.clone());
+            }
+        }
+        if first {
+            self.inner.topics_changed();
+        }
+        Membership {
+            id,
+            topics,
+            registry: Arc::downgrade(&self.inner),
+        }
     }
 
     /// Watches `topics`: what is published to any of them (in this process and, on a registry
@@ -436,27 +480,9 @@ impl Topics {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        // Apart from connections' numbers, which count up from 1.
-        static WATCHES: AtomicU64 = AtomicU64::new(1 << 63);
-        let id = WATCHES.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        let topics: Vec<String> = topics.into_iter().map(Into::into).collect();
-        let mut first = false;
-        {
-            let mut state = self.inner.lock();
-            for topic in &topics {
-                let subscribers = state.topics.entry(topic.clone()).or_default();
-                first |= subscribers.is_empty();
-                subscribers.insert(id, Subscriber::Watch(tx.clone()));
-            }
-        }
-        if first {
-            self.inner.topics_changed();
-        }
         TopicWatch {
-            id,
-            topics,
-            registry: Arc::downgrade(&self.inner),
+            member: self.join(topics, Subscriber::Watch(tx)),
             rx,
         }
     }
@@ -477,10 +503,15 @@ pub struct Published {
 /// Receives what is published to some topics, as it comes ([`Topics::watch`]); dropping it leaves
 /// them.
 pub struct TopicWatch {
+    member: Membership,
+    rx: mpsc::Receiver<Published>,
+}
+
+/// Keeps a watch or a feed in its topics: dropped, it leaves them.
+struct Membership {
     id: u64,
     topics: Vec<String>,
     registry: Weak<Registry>,
-    rx: mpsc::Receiver<Published>,
 }
 
 impl TopicWatch {
@@ -491,19 +522,19 @@ impl TopicWatch {
 
     /// Returns the topics watched.
     pub fn topics(&self) -> &[String] {
-        &self.topics
+        &self.member.topics
     }
 }
 
 impl fmt::Debug for TopicWatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TopicWatch")
-            .field("topics", &self.topics)
+            .field("topics", &self.member.topics)
             .finish_non_exhaustive()
     }
 }
 
-impl Drop for TopicWatch {
+impl Drop for Membership {
     fn drop(&mut self) {
         if let Some(registry) = self.registry.upgrade() {
             for topic in &self.topics {
