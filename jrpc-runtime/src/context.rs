@@ -79,7 +79,7 @@ impl Context {
         let peer = self.peer()?;
         let token = self.cancel_token()?;
         let id = key.is_none().then(|| id.clone());
-        Some(Told::register(&peer.shared, token, id, key))
+        Some(Told::register(&peer.shared.told, token, id, key))
     }
 
     /// Returns the connection's number, distinct among the process's connections: `None` on

@@ -60,7 +60,7 @@ pub(crate) struct Shared {
     /// only): a reader of its own must not answer the next call before it ends.
     pub(crate) notifying: AtomicBool,
     /// The incoming requests told when cancelled, by id or key.
-    pub(crate) told: Told,
+    pub(crate) told: Arc<Told>,
     /// The subscriptions the connection serves.
     pub(crate) subscriptions: Subscriptions,
     /// How many items of each subscription this side opened may wait to be read.
@@ -322,7 +322,7 @@ impl Peer {
             handling: AtomicUsize::new(0),
             pushes: AtomicU64::new(0),
             notifying: AtomicBool::new(false),
-            told: Told::default(),
+            told: Arc::default(),
             subscriptions: Subscriptions::new(config.max_subscriptions()),
             subscription_buffer: config.subscription_buffer,
             closed: CancellationToken::new(),

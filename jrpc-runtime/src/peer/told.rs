@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-use super::handle::Shared;
 use crate::wire::Id;
 
 /// Holds the requests of one connection that are told, by id and by key; each entry numbered, so that
@@ -64,12 +63,11 @@ impl Told {
 
     /// Registers `token` under `id` and, or, `key`, until the guard drops.
     pub(crate) fn register(
-        shared: &Arc<Shared>,
+        told: &Arc<Self>,
         token: CancellationToken,
         id: Option<Id>,
         key: Option<String>,
     ) -> CancelGuard {
-        let told = &shared.told;
         let mut entries = told.lock();
         let n = entries.next;
         entries.next += 1;
@@ -85,7 +83,7 @@ impl Told {
         }
         drop(entries);
         CancelGuard {
-            shared: Arc::clone(shared),
+            told: Arc::clone(told),
             n,
             id,
             key,
@@ -99,7 +97,7 @@ impl Told {
 /// dropped again when cancelled, as any other.
 #[must_use = "the request is told only while the guard lives"]
 pub struct CancelGuard {
-    shared: Arc<Shared>,
+    told: Arc<Told>,
     n: u64,
     id: Option<Id>,
     key: Option<String>,
@@ -116,7 +114,7 @@ impl fmt::Debug for CancelGuard {
 
 impl Drop for CancelGuard {
     fn drop(&mut self) {
-        let mut entries = self.shared.told.lock();
+        let mut entries = self.told.lock();
         if let Some(id) = &self.id
             && entries.by_id.get(id).is_some_and(|(n, _)| *n == self.n)
         {
