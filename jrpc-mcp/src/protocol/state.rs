@@ -82,11 +82,50 @@ struct Payload {
     nonce: String,
 }
 
-/// Returns the digest of a request's arguments, as a state binds them: SHA-256 of their JSON with
-/// the members of every object sorted (serde_json's maps are sorted), in base64url.
+/// Returns the digest of a request's arguments, as a state binds them: SHA-256 of their compact
+/// JSON with the members of every object sorted by name, in base64url.
 pub(crate) fn digest(arguments: &Value) -> String {
-    let text = serde_json::to_vec(arguments).unwrap_or_default();
+    let mut text = Vec::new();
+    write_sorted(arguments, &mut text);
     base64::encode_url(&Sha256::digest(&text))
+}
+
+/// Writes `value` as compact JSON, the members of every object sorted by name. Sorted here, not
+/// by serde_json's map: a build in which any crate turns on serde_json's `preserve_order` (the
+/// ACP schema crate does) keeps members in arrival order, and a retry whose client orders them
+/// otherwise would no longer match its state.
+fn write_sorted(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(members) => {
+            let mut members: Vec<_> = members.iter().collect();
+            members.sort_unstable_by_key(|&(name, _)| name);
+            out.push(b'{');
+            for (i, (name, member)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut *out, name);
+                out.push(b':');
+                write_sorted(member, out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_sorted(item, out);
+            }
+            out.push(b']');
+        }
+        // A string, number, boolean or null, as serde_json writes it (into a `Vec`, it cannot
+        // fail; nor can a name above).
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
+        }
+    }
 }
 
 /// Seconds since the Unix epoch.
@@ -186,5 +225,18 @@ mod tests {
         let two: Value = serde_json::from_str(r#"{"a":{"x":2,"y":1},"b":1}"#).unwrap();
         assert_eq!(digest(&one), digest(&two));
         assert_ne!(digest(&one), digest(&json!({ "b": 2 })));
+        // What is hashed: compact JSON, sorted at every depth, whatever order serde_json keeps.
+        let mut text = Vec::new();
+        write_sorted(&two, &mut text);
+        assert_eq!(text, br#"{"a":{"x":2,"y":1},"b":1}"#);
+        let mut text = Vec::new();
+        write_sorted(
+            &json!([{"z": "\u{e9}\n", "m": [null, true, 1.5]}]),
+            &mut text,
+        );
+        assert_eq!(
+            text,
+            "[{\"m\":[null,true,1.5],\"z\":\"\u{e9}\\n\"}]".as_bytes()
+        );
     }
 }
