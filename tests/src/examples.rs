@@ -28,13 +28,21 @@ pub fn workspace_root() -> &'static Path {
 ///
 /// They are built for the whole workspace, with the features `cargo test --workspace` resolves,
 /// so under that command (which has built the examples already) cargo finds them fresh rather
-/// than building the runtime and the examples again with the examples' features alone.
+/// than building the runtime and the examples again with the examples' features alone. For the
+/// same reason cargo runs without the variables it set for this test (`CARGO_MANIFEST_DIR`...):
+/// a build script that reads one (ring's) would be run again, and all that depends on it
+/// rebuilt, once here and once more by the next cargo command.
 ///
 /// # Errors
 ///
 /// When cargo fails, runs past its time limit or does not report every executable.
 pub fn build_examples(names: &[&str]) -> Result<HashMap<String, PathBuf>, String> {
     let mut cargo = Command::new(env!("CARGO"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_for_the_test) {
+            cargo.env_remove(name);
+        }
+    }
     cargo.current_dir(workspace_root()).args([
         "build",
         "-q",
@@ -72,6 +80,23 @@ pub fn build_examples(names: &[&str]) -> Result<HashMap<String, PathBuf>, String
             "cargo did not report every executable of {names:?}: {found:?}"
         ))
     }
+}
+
+/// Returns whether cargo sets the variable `name` for a crate it builds or runs (its package, its
+/// manifest), rather than the user for cargo.
+fn set_for_the_test(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_")
+        || matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+                | "CARGO_RUSTC_CURRENT_DIR"
+                | "OUT_DIR"
+        )
 }
 
 /// Where the calculator's OpenRPC document is pinned.
