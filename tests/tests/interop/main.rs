@@ -1,6 +1,7 @@
 //! The examples as processes, as users run them, and driven by clients nobody here wrote (Node,
 //! Python, curl): their command lines, output, exit status and topics are a contract.
 
+mod acp;
 mod browser;
 mod calculator;
 mod calculator_auth;
