@@ -8,10 +8,11 @@
 //! | 1 | an overflow signal | closes the connection with an error: a text found no room (a full queue or a spent budget under [`Overflow::Close`](super::Overflow::Close), or an answer that does not fit the [`max_buffered`](super::PeerConfigBuilder::max_buffered) budget); the observer sees it as [`Outcome::Overflowed`](crate::dispatch::Outcome::Overflowed) |
 //! | 2 | the writer, while messages wait | hands them to the stream as the other side reads them, then gives their room in the budget back; a failed write (or one that waited [`write_timeout`](super::PeerConfigBuilder::write_timeout) for the other side to take a byte) closes the connection |
 //! | 3 | commands from handles and finished calls | queues calls, notifications and answers in the order they came; forgets given-up calls. Paused while [`queue`](super::PeerConfigBuilder::queue) messages wait to be written |
-//! | 4 | the running notification handler | when it ends, reading resumes |
-//! | 5 | the next incoming message | only while no notification handler runs, fewer than twice the queue wait, and less than half the budget's room for outgoing texts is taken |
-//! | 6 | room given back, while reading waits for it | reading resumes |
-//! | 7 | the drain deadline after end of input | cancels what still runs, and ends the loop with an error |
+//! | 4 | the running notification handler | when it ends, the messages read meanwhile are taken, in order |
+//! | 5 | the next incoming message | only while fewer than `queue` messages wait for a notification handler, fewer than twice the queue wait to be written, and less than half the budget's room for outgoing texts is taken; while a notification handler runs, an answer to a call made since it started wakes its caller, anything else waits |
+//! | 6 | room given back, while reading (or a subscription's lane) waits for it | reading resumes |
+//! | 7 | a subscription's lane with notifications | woken; before each turn, notifications move from the lanes while less than a quarter of the budget is on its way out |
+//! | 8 | the drain deadline after end of input | cancels what still runs, and ends the loop with an error |
 //!
 //! Every outgoing text takes its room in the budget before it is queued: an answer when its
 //! handler finishes (so finished answers waiting for room count too), a push or a call when a
@@ -25,9 +26,10 @@
 //! handlers through the bounded command channel instead.
 //!
 //! Incoming messages are taken in arrival order: a notification handler finishes before the next
-//! message is read; a call starts in turn and runs in its own task; an answer wakes its caller in
-//! turn. So a notification handler must not await a call on its own connection: the answer would
-//! never be read. Spawn such a call (`tokio::spawn`) or make the method a call.
+//! message is taken; a call starts in turn and runs in its own task; an answer wakes its caller in
+//! turn. While a notification handler runs, reading goes on: the answers to the calls made since
+//! it started wake their callers (it may await one), and everything else waits for it, in order,
+//! up to `queue` messages.
 //!
 //! A call is first polled once by the loop itself: one that finishes without waiting (most do) is
 //! answered without a task switch, a copy of the request or a box for it, which is where a

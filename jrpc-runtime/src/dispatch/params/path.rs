@@ -27,7 +27,11 @@ pub(super) fn path_at(text: &str, err: &serde_json::Error) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    for open in open_at(&text[..end]) {
+    // An error at a value's first character (a peek: an array where a number goes, elements past
+    // a struct's fields) names that value: the array or object opening there is not entered.
+    let prefix = text[..end].trim_end();
+    let prefix = prefix.strip_suffix(['[', '{']).unwrap_or(prefix);
+    for open in open_at(prefix) {
         match open {
             Open::Element(index) => {
                 let _ = write!(path, "[{index}]");
@@ -187,6 +191,14 @@ mod tests {
             (
                 r#"{"textDocument": [], "position": {"line": 1, "character": 2}}"#,
                 "params.textDocument: invalid length 0, expected struct Document with 1 element",
+            ),
+            (
+                r#"[["x", []], {"line": 1, "character": 2}]"#,
+                "params[0][1]: trailing characters",
+            ),
+            (
+                r#"{"textDocument": {"uri": "a"}, "position": {"line": [1], "character": 2}}"#,
+                "params.position.line: invalid type: sequence, expected u32",
             ),
             (
                 r#"{"textDocument": 7, "position": {"line": 1, "character": 2}}"#,
