@@ -70,7 +70,7 @@ use crate::dispatch::{Context, Methods};
 use crate::dispatch::{FirstPoll, Handed, Started};
 use crate::error::ClientError;
 use crate::framing::Frame;
-use crate::limits::Room;
+use crate::limits::{Held, Room, ServerBudget};
 use crate::wire::{ErrorCode, Id, RpcError};
 use crate::wire::{Incoming, Rejection, incoming, write};
 use crate::woken::Woken;
@@ -183,6 +183,41 @@ pub(super) struct Connection {
     calls_from: i64,
 }
 
+/// Holds the messages read while a notification handler runs that wait for it to end, in order:
+/// at most `queue` of them and about `max_message_size` bytes, counted in the server's budget.
+#[derive(Default)]
+struct Deferred {
+    inputs: VecDeque<(Input, usize, Option<Held>)>,
+    bytes: usize,
+}
+
+impl Deferred {
+    fn is_empty(&self) -> bool {
+        self.inputs.is_empty()
+    }
+
+    /// Returns whether another message may be read and held.
+    fn has_room(&self, messages: usize, bytes: usize) -> bool {
+        self.inputs.len() < messages && self.bytes < bytes
+    }
+
+    fn hold(&mut self, input: Input, server: Option<&Arc<ServerBudget>>) {
+        let bytes = match &input {
+            Input::Frame(Frame::Message(text)) => text.len(),
+            _ => 0,
+        };
+        self.bytes += bytes;
+        let held = server.map(|server| server.hold(bytes));
+        self.inputs.push_back((input, bytes, held));
+    }
+
+    fn take(&mut self) -> Option<Input> {
+        let (input, bytes, _held) = self.inputs.pop_front()?;
+        self.bytes -= bytes;
+        Some(input)
+    }
+}
+
 /// Holds the notification handler running; aborted if the loop is dropped before it ends.
 struct Running(JoinHandle<()>);
 
@@ -241,7 +276,7 @@ impl Connection {
             let mut notification: Option<Running> = None;
             // Messages read while a notification handler runs that are not answers: they wait
             // for the handler to end, in order (up to `queue` of them: reading then pauses).
-            let mut held: VecDeque<Input> = VecDeque::new();
+            let mut held = Deferred::default();
             let mut reading = true;
             let mut handles_open = true;
             let mut drain_until: Option<tokio::time::Instant> = None;
@@ -306,6 +341,7 @@ impl Connection {
                 let outbox = self.outbox.len();
                 let room_to_read = budget.may_read();
                 let notifying = notification.is_some() || !held.is_empty();
+                let room_to_hold = held.has_room(command_room, self.config.max_message_size);
                 if shared.notifying.load(Ordering::Relaxed) != notifying {
                     shared.notifying.store(notifying, Ordering::Release);
                 }
@@ -322,11 +358,11 @@ impl Connection {
                     },
                     () = join(&mut notification), if notification.is_some() => {
                         notification = None;
-                        while notification.is_none() && let Some(input) = held.pop_front() {
+                        while notification.is_none() && let Some(input) = held.take() {
                             notification = self.input(input, &answer_tx, &commands);
                         }
                     }
-                    frame = reader.next(), if reading && held.len() < command_room && outbox < read_room && room_to_read => match frame {
+                    frame = reader.next(), if reading && room_to_hold && outbox < read_room && room_to_read => match frame {
                         None => {
                             reading = false;
                             drain_until = Some(crate::time::after(self.config.drain_timeout));
@@ -345,7 +381,11 @@ impl Connection {
                         Some(Err(err)) => break Err((ErrorKind::Other, format!("unreadable input: {err}"))),
                         // While a notification handler runs, only answers are taken (it may await
                         // one); anything else waits for it to end.
-                        Some(Ok(input)) if notification.is_some() => held.extend(self.answer_or_hold(input)),
+                        Some(Ok(input)) if notification.is_some() => {
+                            if let Some(input) = self.answer_or_hold(input) {
+                                held.hold(input, self.config.server_budget.as_ref());
+                            }
+                        }
                         Some(Ok(input)) => notification = self.input(input, &answer_tx, &commands),
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
