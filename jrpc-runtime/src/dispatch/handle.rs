@@ -182,7 +182,7 @@ impl Methods {
                     .and_then(|text| RawValue::from_string(text).ok())
                     .ok_or_else(|| self.invoke_failed(method, ctx, "result is not JSON text"))
             }
-            Err(Failure::Rpc(err) | Failure::Answered(err)) => Err(err),
+            Err(Failure::Rpc(err) | Failure::Answered(err) | Failure::Reported(err)) => Err(err),
             Err(Failure::Internal(reason)) => Err(self.invoke_failed(method, ctx, &reason)),
             Err(Failure::TooLarge(limit)) => Err(too_large(Some(method), None, limit)),
         }
@@ -563,6 +563,7 @@ impl Methods {
                 RpcError::internal()
             }
             Failure::TooLarge(limit) => too_large(Some(method), None, limit),
+            Failure::Reported(err) => err,
         }
     }
 

@@ -105,6 +105,8 @@ enum Reply {
     /// with, so that it is written without a copy.
     Result(Vec<u8>),
     Error(RpcError),
+    /// The table's own error below the layers, reported there already.
+    Reported(RpcError),
 }
 
 impl Answer {
@@ -129,7 +131,7 @@ impl Answer {
     /// Returns the error, when the call failed.
     pub fn as_error(&self) -> Option<&RpcError> {
         match &self.0 {
-            Reply::Error(err) => Some(err),
+            Reply::Error(err) | Reply::Reported(err) => Some(err),
             Reply::Result(_) => None,
         }
     }
@@ -138,7 +140,7 @@ impl Answer {
     pub fn result_json(&self) -> Option<&str> {
         match &self.0 {
             Reply::Result(out) => std::str::from_utf8(&out[write::RESULT_PREFIX.len()..]).ok(),
-            Reply::Error(_) => None,
+            Reply::Error(_) | Reply::Reported(_) => None,
         }
     }
 
@@ -149,6 +151,7 @@ impl Answer {
             Reply::Result(result) if out.is_empty() => *out = result,
             Reply::Result(result) => out.extend_from_slice(&result),
             Reply::Error(err) => return Err(Failure::Answered(err)),
+            Reply::Reported(err) => return Err(Failure::Reported(err)),
         }
         Ok(())
     }
@@ -161,7 +164,9 @@ impl std::fmt::Debug for Answer {
                 .debug_tuple("Answer::Result")
                 .field(&self.result_json().unwrap_or_default())
                 .finish(),
-            Reply::Error(err) => f.debug_tuple("Answer::Error").field(err).finish(),
+            Reply::Error(err) | Reply::Reported(err) => {
+                f.debug_tuple("Answer::Error").field(err).finish()
+            }
         }
     }
 }
@@ -362,15 +367,9 @@ impl Methods {
             let params = Params::from_params(params, &[]).unwrap_or_default();
             return Ok(fallback(method.to_owned(), params, ctx));
         };
-        let notification = ctx.id().is_none();
         match catch_unwind(AssertUnwindSafe(|| entry.handler.start(params, ctx))) {
             Ok(Ok(call)) => Ok(call),
-            Ok(Err(err)) => {
-                if notification {
-                    tracing::warn!(method, error = %err, "notification params did not decode");
-                }
-                Err(Failure::Answered(err))
-            }
+            Ok(Err(err)) => Err(Failure::Answered(err)),
             Err(panic) => Err(Failure::Internal(panicked(&*panic))),
         }
     }
@@ -394,7 +393,12 @@ async fn answer(call: Call) -> Result<Answer, BoxError> {
     };
     Ok(match output {
         Ok(()) => Answer(Reply::Result(out)),
-        Err(failure) => Answer::error(methods.failed(failure, &method, id.as_ref())),
+        // Reported here, once: the layers above may look at the error, not report it again.
+        Err(failure) => Answer(Reply::Reported(methods.failed(
+            failure,
+            &method,
+            id.as_ref(),
+        ))),
     })
 }
 

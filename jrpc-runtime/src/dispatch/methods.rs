@@ -349,6 +349,10 @@ pub(crate) enum Failure {
     /// An error a call layer answered, or the dispatch's own below the layers: sent as it is,
     /// whatever its code.
     Answered(RpcError),
+    /// The answer of the table below its call layers, whose failure was reported there (a
+    /// notification's to the error hook, an internal one's reason): sent as it is, and not
+    /// reported a second time when the layered answer is written.
+    Reported(RpcError),
 }
 
 /// Elements of one batch running at once, unless set: as many calls as a connection runs at once

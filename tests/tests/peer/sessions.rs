@@ -264,3 +264,58 @@ async fn answers_with_a_null_member_are_taken_and_malformed_ones_fail_at_once() 
     })
     .await;
 }
+
+/// Refuses the notification `didRename`, and lets every other call through.
+#[derive(Clone)]
+struct NoRename;
+
+impl jrpc_runtime::layers::Check for NoRename {
+    fn check(&mut self, call: &jrpc_runtime::Call) -> Result<(), RpcError> {
+        if call.method() == "didRename" {
+            return Err(RpcError::new(-32003, "Forbidden"));
+        }
+        Ok(())
+    }
+}
+
+/// A table with a call layer (every LSP and ACP table has one) reports each failed notification
+/// once: the table's own failures below the layer, and the layer's refusal.
+#[tokio::test]
+async fn a_failed_notification_under_a_layer_is_reported_once() {
+    bounded(async {
+        let reports = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+        let mut methods = Methods::new();
+        add(&mut methods);
+        methods
+            .register_notification("didChange", &["version"], |(_,): (u32,), _ctx| async {})
+            .unwrap();
+        let sink = Arc::clone(&reports);
+        methods.on_error(move |report| {
+            let seen = (report.method.to_owned(), report.reason.to_owned());
+            sink.lock().unwrap().push(seen);
+        });
+        methods.layer(tower::layer::layer_fn(|inner| {
+            jrpc_runtime::layers::Checked::new(inner, NoRename)
+        }));
+        let (_a, mut raw) = lines_peer(methods, PeerConfig::default());
+        for notification in [
+            json!({"jsonrpc": "2.0", "method": "didChange", "params": {"version": "x"}}),
+            json!({"jsonrpc": "2.0", "method": "didClose", "params": {}}),
+            json!({"jsonrpc": "2.0", "method": "didRename", "params": {}}),
+        ] {
+            raw.send_json(notification).await;
+        }
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 1}))
+            .await;
+        assert_eq!(raw.recv().await["result"], 3);
+        let reports = reports.lock().unwrap().clone();
+        let methods: Vec<&str> = reports.iter().map(|(method, _)| method.as_str()).collect();
+        assert_eq!(
+            methods,
+            ["didChange", "didClose", "didRename"],
+            "{reports:?}"
+        );
+        assert_eq!(reports[2].1, "error -32003: Forbidden");
+    })
+    .await;
+}
