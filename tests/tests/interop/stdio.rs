@@ -382,9 +382,9 @@ fn lsp_requests_after_shutdown_fail() {
     s.send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "shutdown" }));
     let answer = s.recv();
     assert_eq!(answer, json!({ "jsonrpc": "2.0", "id": 2, "result": null }));
-    // After shutdown, requests fail (LSP's RequestFailed, see the example's docs).
+    // After shutdown, requests are invalid, as the specification says.
     let late = s.call(3, "textDocument/hover", hover_params("file:///a", 0, 0));
-    assert_eq!(error_code(&late), -32803, "{late}");
+    assert_eq!(error_code(&late), -32600, "{late}");
     s.send(&json!({ "jsonrpc": "2.0", "method": "exit" }));
     assert_eq!(s.finish().0.code(), Some(0));
 }
@@ -499,8 +499,10 @@ fn lsp_bad_input_is_answered_and_serving_goes_on() {
         s.close_stdin();
         s.finish()
     };
+    // The runtime reports a notification's bad params to the table's `on_error`, which the
+    // example prints.
     assert!(
-        stderr.contains("textDocument/didOpen ignored: invalid params"),
+        stderr.contains("textDocument/didOpen failed: error -32602"),
         "a notification's bad params are reported on stderr:\n{stderr}"
     );
 }
