@@ -1,4 +1,5 @@
-//! The Python drivers in `tests/interop`: clients nobody here wrote, run against the examples.
+//! The Python drivers in `tests/interop`: clients nobody here wrote, run against the examples
+//! (the MCP SDK's client as a script, pytest-lsp's tests under pytest).
 //!
 //! They need the virtual environment `tests/interop/.venv` with the packages of
 //! `tests/interop/requirements.txt` (`.ci/run` makes it: `python3 -m venv tests/interop/.venv`,
@@ -58,4 +59,31 @@ pub fn run(dir: &Path, python: &Path, script: &str, args: &[&OsStr]) -> Result<O
             .args(args),
         LIMIT,
     )
+}
+
+/// Runs the pytest file `<dir>/<file>` with `<python> -m pytest` in `dir` (both from [`setup`]),
+/// with `env` set, to completion within [`LIMIT`]; `-W error::...` and the like go in `args`.
+/// pytest writes no cache and Python no bytecode into the tree.
+///
+/// # Errors
+///
+/// When it cannot start or runs past the limit.
+pub fn pytest(
+    dir: &Path,
+    python: &Path,
+    file: &str,
+    args: &[&str],
+    env: &[(&str, &OsStr)],
+) -> Result<Output, String> {
+    let mut command = Command::new(python);
+    command
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .args(["-m", "pytest", "-p", "no:cacheprovider"])
+        .arg(dir.join(file))
+        .args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    run_bounded(&mut command, LIMIT)
 }

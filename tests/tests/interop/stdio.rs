@@ -6,8 +6,9 @@
 //!   and checks what comes out of its stdout (and its exit status), so the behaviour is tested
 //!   wherever Rust is;
 //! - interop: clients nobody here wrote drive the servers: `vscode-jsonrpc` (VS Code's JSON-RPC
-//!   layer) and the official MCP TypeScript SDK, run by the Node scripts in `tests/interop/`, and
-//!   the python MCP SDK (`tests/interop/mcp_client.py`). Without `node`, or without
+//!   layer) and the official MCP TypeScript SDK, run by the Node scripts in `tests/interop/`,
+//!   the python MCP SDK (`tests/interop/mcp_client.py`), and pytest-lsp impersonating VS Code
+//!   and Neovim (`tests/interop/test_lsp_server.py`). Without `node`, or without
 //!   `tests/interop/node_modules` (`npm ci --prefix tests/interop`), or without
 //!   `tests/interop/.venv` (see `jrpc_tests::python`), these fail under CI and elsewhere print why
 //!   they are skipped and pass (`jrpc_tests::tools`).
@@ -832,6 +833,38 @@ fn lsp_server_with_vscode_jsonrpc() {
 #[test]
 fn mcp_server_with_the_official_sdk_client() {
     run_node("mcp.mjs", "@modelcontextprotocol/sdk", "mcp_server");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interop: pytest-lsp
+
+/// pytest-lsp drives `lsp_server` as VS Code and as Neovim (their recorded capability sets): the
+/// hover, the greeting and its configuration question, a hover sent right behind `initialized`,
+/// `shutdown` and `exit` with `"params": null` (status 0) and without `shutdown` (status 1). A
+/// specification warning (something sent that the client's capabilities do not allow) fails it.
+#[test]
+fn lsp_server_with_pytest_lsp() {
+    let what = "test_lsp_server.py (pytest-lsp)";
+    let Some((dir, python)) = tools::require(what, python::setup("pytest-lsp", "1.0.1")) else {
+        return;
+    };
+    let args = [
+        "-W",
+        "error::pytest_lsp.LspSpecificationWarning",
+        "-o",
+        "asyncio_default_fixture_loop_scope=function",
+        "-q",
+    ];
+    let env = [("LSP_SERVER", example("lsp_server").as_os_str())];
+    let output = python::pytest(&dir, &python, "test_lsp_server.py", &args, &env)
+        .unwrap_or_else(|why| panic!("{why}"));
+    assert!(
+        output.status.success(),
+        "pytest-lsp failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
