@@ -81,6 +81,11 @@ mod watch;
 #[doc = include_str!("../docs/lsp.md")]
 pub mod guide {}
 
+/// The package README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
+
 pub use lsp_types;
 
 pub use client::Client;
