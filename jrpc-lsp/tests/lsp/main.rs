@@ -6,4 +6,5 @@ mod editor;
 mod lifecycle;
 mod progress;
 mod sessions;
+#[cfg(unix)]
 mod watch;
