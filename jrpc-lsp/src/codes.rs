@@ -6,15 +6,16 @@
 
 use jrpc_runtime::ErrorCode;
 
-/// `ServerNotInitialized`: a request came before `initialize` (the lifecycle answers it).
+/// Says a request came before `initialize` (`ServerNotInitialized`; the lifecycle answers it).
 pub const SERVER_NOT_INITIALIZED: ErrorCode = ErrorCode::new(-32002);
-/// `UnknownErrorCode`.
+/// Says the error is of no known kind (`UnknownErrorCode`).
 pub const UNKNOWN_ERROR_CODE: ErrorCode = ErrorCode::new(-32001);
-/// `RequestFailed`: the request was valid but failed (the message says why).
+/// Says the request was valid but failed, the message saying why (`RequestFailed`).
 pub const REQUEST_FAILED: ErrorCode = ErrorCode::new(-32803);
-/// `ServerCancelled`: the server cancelled a request that says it may be.
+/// Says the server cancelled a request that allows it (`ServerCancelled`).
 pub const SERVER_CANCELLED: ErrorCode = ErrorCode::new(-32802);
-/// `ContentModified`: the document changed under the request; its result would be stale.
+/// Says the document changed under the request, whose result would be stale
+/// (`ContentModified`).
 pub const CONTENT_MODIFIED: ErrorCode = ErrorCode::new(-32801);
-/// `RequestCancelled`: the client cancelled the request (`$/cancelRequest`).
+/// Says the client cancelled the request with `$/cancelRequest` (`RequestCancelled`).
 pub const REQUEST_CANCELLED: ErrorCode = ErrorCode::new(-32800);

@@ -55,7 +55,7 @@ pub(crate) struct LifecycleService {
     names: Arc<HashSet<Box<str>>>,
 }
 
-/// What becomes of a call.
+/// Says what becomes of a call.
 enum Decision {
     /// It goes on to its handler.
     Run,
@@ -211,20 +211,21 @@ impl Drop for Pending {
     }
 }
 
-/// What the lifecycle reads of `initialize`'s params: nothing else, and nothing fails.
+/// Holds what the lifecycle reads of `initialize`'s params: nothing else, and nothing fails.
 #[derive(Deserialize)]
 struct InitializeSeen {
     #[serde(rename = "processId", default)]
     process_id: Option<u32>,
 }
 
-/// What the lifecycle reads of `initialize`'s result.
+/// Holds what the lifecycle reads of `initialize`'s result.
 #[derive(Deserialize)]
 struct InitializeAnswered {
     #[serde(default)]
     capabilities: CapabilitiesAnswered,
 }
 
+/// Holds what the lifecycle reads of the capabilities answered.
 #[derive(Default, Deserialize)]
 struct CapabilitiesAnswered {
     #[serde(rename = "positionEncoding", default)]
