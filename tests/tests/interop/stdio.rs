@@ -390,6 +390,22 @@ fn lsp_requests_after_shutdown_fail() {
     assert_eq!(s.finish().0.code(), Some(0));
 }
 
+/// lsp4j's clients (Eclipse, IntelliJ's lsp4ij), Eglot and Vim9's LSP plugin send `shutdown` and
+/// `exit` with `"params": null`: taken as no params.
+#[test]
+fn lsp_shutdown_and_exit_with_null_params_exit_0() {
+    let mut s = lsp();
+    lsp_initialize(&mut s, json!({}));
+    s.send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": null }));
+    assert_eq!(
+        s.recv(),
+        json!({ "jsonrpc": "2.0", "id": 2, "result": null })
+    );
+    s.send(&json!({ "jsonrpc": "2.0", "method": "exit", "params": null }));
+    let (status, stderr) = s.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
 #[test]
 fn lsp_exit_without_shutdown_is_status_1() {
     let mut s = lsp();
