@@ -594,13 +594,42 @@ impl Subscriber for Peer {
                 notification: Arc::from(notification),
                 items,
                 end: Arc::clone(&end),
+                resubscribed: None,
             };
-            let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-            let call = self.call(id, method, params?, Some(opening));
-            let raw = crate::caller::traced(method, &id, self.shared.transport, call).await?;
-            let sub = crate::caller::decode_result(&raw)?;
+            let sub = self.open_subscription(method, params?, opening).await?;
             Ok(Subscription::new(sub, rx, end, self.clone(), unsubscribe))
         }
+    }
+}
+
+impl Peer {
+    /// Calls the subscribe `method`; the route `opening` holds opens as its answer is read,
+    /// before the next message. Returns the subscription's id.
+    pub(crate) async fn open_subscription(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        opening: Opening,
+    ) -> Result<Id, ClientError> {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let call = self.call(id, method, params, Some(opening));
+        let raw = crate::caller::traced(method, &id, self.shared.transport, call).await?;
+        crate::caller::decode_result(&raw)
+    }
+
+    /// Returns how many items of each subscription this side opens may wait to be read.
+    #[allow(
+        dead_code,
+        reason = "a reconnecting client (the WebSocket's) subscribes again through it"
+    )]
+    pub(crate) fn subscription_buffer(&self) -> usize {
+        self.shared.subscription_buffer
+    }
+
+    /// Returns how long this handle's calls wait for their answer (`None`: forever).
+    #[allow(dead_code, reason = "a reconnecting client (the WebSocket's) keeps it")]
+    pub(crate) fn call_timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 }
 

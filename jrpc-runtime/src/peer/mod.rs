@@ -11,7 +11,7 @@
 //! | `connection` | the loop: what it reads, writes and runs, in which order |
 //! | `cancel` | [`Cancellation`]: the notices sent for a call given up, and honoured |
 //! | `told` | requests told when cancelled rather than dropped |
-//! | `subscription` | subscriptions: [`Items`], the subscribe and unsubscribe methods, each subscription's bounded lane |
+//! | `subscription` | subscriptions: [`Items`], the subscribe and unsubscribe methods, each subscription's bounded lane, the client's stream and its resubscribing after a reconnect |
 //!
 //! Three constructors, one per kind of stream: [`Peer::connect`] (one byte stream),
 //! [`Peer::connect_split`] (separate halves: stdin and stdout, a child's pipes) and
@@ -49,5 +49,10 @@ pub(crate) use handle::ConnectionPeer;
 pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};
 pub use subscription::{Ended, IdProvider, Items, Subscriber, Subscription, WhenFull, random_id};
+#[allow(
+    unused_imports,
+    reason = "a reconnecting client (the WebSocket's) subscribes again through it"
+)]
+pub(crate) use subscription::{Link, Resubscriptions};
 pub use told::CancelGuard;
 pub(crate) use told::Told;

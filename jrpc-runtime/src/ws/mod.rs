@@ -7,6 +7,7 @@
 //! | [`WsServerBuilder`] | its settings, checked by `build` |
 //! | [`WsSettings`] | the settings of each connection, for a [`WsServer`] or an `http::HttpServer`'s WebSocket path |
 //! | [`WsClient`] | the client: calls both ways; a [`Caller`](crate::caller::Caller) for generated stubs |
+//! | [`Reconnect`] | whether and how a [`WsClient`] connects again (and subscribes again) when its connection closes |
 //!
 //! Topics ([`Topics`](crate::server::Topics), [`Context::subscribe`](crate::dispatch::Context::subscribe)) and the
 //! shutdown handle are the [`server`](crate::server) layer's, shared with the HTTP server.
@@ -75,7 +76,7 @@ mod server;
 mod settings;
 mod upgrade;
 
-pub use client::{WsClient, WsClientBuilder};
+pub use client::{Reconnect, WsClient, WsClientBuilder};
 pub use connection::BinaryFrames;
 pub use server::{WsServer, WsServerBuilder};
 pub use settings::WsSettings;

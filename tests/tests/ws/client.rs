@@ -153,7 +153,9 @@ async fn the_connection_closes_with_the_last_handle() {
         .unwrap();
     let _: i64 = bounded(client.call("add", [1, 1])).await.unwrap();
     eventually(|| server.shutdown_handle().connections() == 1).await;
-    let peer = client.peer().clone();
+    let peer = client
+        .peer()
+        .expect("a client of one connection has its handle");
     drop(client);
     assert!(!peer.is_closed(), "a clone keeps it open");
     drop(peer);

@@ -1,4 +1,4 @@
-//! WebSocket: the server frame by frame, the client, the `/ws` path of an `HttpServer`, memory
+//! WebSocket: the server frame by frame, the client (and its reconnects), the `/ws` path of an `HttpServer`, memory
 //! per connection, backpressure, graceful shutdown and topics.
 
 mod backpressure;
@@ -7,6 +7,7 @@ mod client;
 mod http;
 mod layers;
 mod memory;
+mod reconnect;
 mod server;
 mod shutdown;
 mod subscriptions;

@@ -1,6 +1,10 @@
 //! Reads a subscription on the client's side: a typed stream of its items, which the connection's
 //! loop feeds from the subscribe call's answer on, so that no item is lost between the answer and
 //! the first poll.
+//!
+//! A subscription of one connection ends with it. A reconnecting client's subscription
+//! ([`Resubscribed`]) outlives its connection: when it closes, the route hands the stream's sender
+//! back instead of ending the stream, and the client subscribes again on its next connection.
 
 use std::fmt;
 use std::future::Future;
@@ -15,8 +19,10 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
+use super::resubscribe::{Link, Resubscribed, Resubscriptions};
 use crate::caller::{Caller, decode_result};
 use crate::error::ClientError;
+use crate::peer::Peer;
 use crate::wire::{ErrorCode, Id, RpcError};
 
 /// Says why a [`Subscription`] ended.
@@ -30,7 +36,8 @@ pub enum Ended {
     /// It fell behind: the server ended it for its bound (`-32005`), or the client's own buffer
     /// was full (the stream was not read fast enough).
     Lagged,
-    /// The connection closed.
+    /// The connection closed (for a reconnecting client's subscription: the client gave up
+    /// reconnecting, or could not subscribe it again).
     Closed,
 }
 
@@ -47,7 +54,7 @@ impl EndCell {
             .get_or_insert(why);
     }
 
-    fn get(&self) -> Option<Ended> {
+    pub(crate) fn get(&self) -> Option<Ended> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -55,18 +62,25 @@ impl EndCell {
     }
 }
 
+/// Names the sender of a subscription's items, which the loop routes its notifications to.
+pub(crate) type Items = mpsc::Sender<Box<RawValue>>;
+
 /// Holds what a subscribe call opens once its answer comes: where the subscription's
 /// notifications go.
 pub(crate) struct Opening {
     pub(crate) notification: Arc<str>,
-    pub(crate) items: mpsc::Sender<Box<RawValue>>,
+    pub(crate) items: Items,
     pub(crate) end: Arc<EndCell>,
+    /// A reconnecting client's subscription: told its id when the route opens, and given its
+    /// sender back when the connection closes.
+    pub(crate) resubscribed: Option<Arc<Resubscribed>>,
 }
 
 /// Holds a subscription's route in the connection's loop.
 pub(crate) struct Route {
-    items: mpsc::Sender<Box<RawValue>>,
+    items: Items,
     end: Arc<EndCell>,
+    resubscribed: Option<Arc<Resubscribed>>,
 }
 
 /// Holds the params of a subscription's notification.
@@ -98,11 +112,17 @@ impl Routes {
         result: Box<RawValue>,
     ) -> Result<Box<RawValue>, ClientError> {
         let id: Id = decode_result(&result)?;
+        // Told here, as the answer is read: before this connection can close and the next one
+        // subscribe it again.
+        if let Some(resubscribed) = &opening.resubscribed {
+            resubscribed.set_id(id.clone());
+        }
         self.0.entry(opening.notification).or_default().insert(
             id,
             Route {
                 items: opening.items,
                 end: opening.end,
+                resubscribed: opening.resubscribed,
             },
         );
         Ok(result)
@@ -151,19 +171,30 @@ impl Routes {
         true
     }
 
-    /// Ends every subscription: the connection closed.
+    /// Ends every subscription: the connection closed. A reconnecting client's is given its
+    /// sender back instead, its stream left open, to be subscribed again on the next connection.
     pub(crate) fn close(&mut self) {
         for (_, routes) in self.0.drain() {
             for (_, route) in routes {
-                route.end.set(Ended::Closed);
+                match route.resubscribed {
+                    Some(resubscribed) => resubscribed.park(route.items),
+                    None => route.end.set(Ended::Closed),
+                }
             }
         }
     }
 }
 
+/// Closes what is left when the loop is dropped rather than ended (its task aborted).
+impl Drop for Routes {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 /// Calls a subscribe method and reads its notifications as a typed [`Subscription`]: what the
 /// generated client's subscription methods use. Implemented by connections that stay open
-/// ([`Peer`](crate::Peer), the WebSocket client).
+/// ([`Peer`], the WebSocket client, which may subscribe again after a reconnect).
 pub trait Subscriber: Caller {
     /// Calls `method` with `params`; its answer is the subscription's id, and the notifications
     /// of `notification` that name it are its items. Dropping the subscription calls
@@ -187,39 +218,97 @@ pub trait Subscriber: Caller {
 /// than it is read (past the connection's `subscription_buffer`); [`ended`](Self::ended) says
 /// which. Dropping it unsubscribes.
 ///
+/// A subscription made through a reconnecting WebSocket client (see
+/// `ws::WsClientBuilder::reconnect`) outlives its connection: the client subscribes it again, with
+/// the same method and params, on each new connection, and its items go on coming to this same
+/// stream under the new id ([`id`](Self::id) returns the current one). Items the server sent
+/// while no connection was up are lost; none is delivered twice. It ends
+/// [`Closed`](Ended::Closed) only when the client gives up reconnecting.
+///
 /// An item that does not decode into `T` is an `Err(ClientError::Malformed)`, and the stream
 /// goes on.
 #[must_use = "a subscription is read as a stream; dropping it unsubscribes"]
 pub struct Subscription<T> {
-    id: Id,
     items: mpsc::Receiver<Box<RawValue>>,
     end: Arc<EndCell>,
-    /// Ends the subscription on the server: the connection, and the unsubscribe method.
-    unsubscribe: Option<(crate::Peer, Arc<str>)>,
+    /// Where it is subscribed: what unsubscribing calls.
+    on: Subscribed,
     item: PhantomData<fn() -> T>,
 }
 
+/// Says where a subscription is subscribed.
+enum Subscribed {
+    /// On one connection, under one id: it ends with the connection, which it keeps open.
+    Connection {
+        peer: Peer,
+        id: Id,
+        unsubscribe: Arc<str>,
+    },
+    /// Through a reconnecting client: on its current connection, under the id that connection
+    /// gave it. The link keeps the client reconnecting.
+    #[allow(
+        dead_code,
+        reason = "a reconnecting client (the WebSocket's) subscribes again through it"
+    )]
+    Client {
+        resubscribed: Arc<Resubscribed>,
+        link: Link,
+        registry: Arc<Resubscriptions>,
+    },
+}
+
 impl<T> Subscription<T> {
-    /// Returns a subscription reading `items`, with the id `id`.
+    /// Returns a subscription of `peer`'s connection reading `items`, with the id `id`.
     pub(crate) fn new(
         id: Id,
         items: mpsc::Receiver<Box<RawValue>>,
         end: Arc<EndCell>,
-        peer: crate::Peer,
+        peer: Peer,
         unsubscribe: &str,
     ) -> Self {
         Self {
-            id,
             items,
             end,
-            unsubscribe: Some((peer, Arc::from(unsubscribe))),
+            on: Subscribed::Connection {
+                peer,
+                id,
+                unsubscribe: Arc::from(unsubscribe),
+            },
             item: PhantomData,
         }
     }
 
-    /// Returns the subscription's id, as the server gave it.
-    pub fn id(&self) -> &Id {
-        &self.id
+    /// Returns a reconnecting client's subscription reading `items`: `registry` subscribes it
+    /// again on each connection `link` gives.
+    #[allow(
+        dead_code,
+        reason = "a reconnecting client (the WebSocket's) subscribes again through it"
+    )]
+    pub(super) fn through_client(
+        items: mpsc::Receiver<Box<RawValue>>,
+        resubscribed: Arc<Resubscribed>,
+        link: Link,
+        registry: Arc<Resubscriptions>,
+    ) -> Self {
+        Self {
+            items,
+            end: Arc::clone(resubscribed.end()),
+            on: Subscribed::Client {
+                resubscribed,
+                link,
+                registry,
+            },
+            item: PhantomData,
+        }
+    }
+
+    /// Returns the subscription's id, as the server gave it: for a reconnecting client's, the id
+    /// its current connection gave it (the last one while no connection is up).
+    pub fn id(&self) -> Id {
+        match &self.on {
+            Subscribed::Connection { id, .. } => id.clone(),
+            Subscribed::Client { resubscribed, .. } => resubscribed.id(),
+        }
     }
 
     /// Returns why the subscription ended; `None` while it has not.
@@ -227,17 +316,49 @@ impl<T> Subscription<T> {
         self.end.get()
     }
 
-    /// Unsubscribes, and returns what the server said: `true` if the subscription was live.
+    /// Unsubscribes, and returns what the server said: `true` if the subscription was live
+    /// (`false` at once for a reconnecting client's while no connection is up: it is subscribed
+    /// nowhere, and will not be again).
     ///
     /// # Errors
     ///
     /// The unsubscribe call's failure.
-    pub async fn unsubscribe(mut self) -> Result<bool, ClientError> {
+    pub async fn unsubscribe(self) -> Result<bool, ClientError> {
         self.end.set(Ended::Unsubscribed);
-        let Some((peer, method)) = self.unsubscribe.take() else {
+        self.forget();
+        let Some((peer, method, id)) = self.target() else {
             return Ok(false);
         };
-        peer.call(&method, [&self.id]).await
+        peer.call(&method, [id]).await
+    }
+
+    /// Takes a reconnecting client's subscription out of those it subscribes again.
+    fn forget(&self) {
+        if let Subscribed::Client {
+            resubscribed,
+            registry,
+            ..
+        } = &self.on
+        {
+            registry.remove(resubscribed);
+        }
+    }
+
+    /// Returns the connection it is subscribed on (for a reconnecting client's, the current one,
+    /// if one is open), its unsubscribe method and its id there.
+    fn target(&self) -> Option<(Peer, Arc<str>, Id)> {
+        let (peer, unsubscribe) = match &self.on {
+            Subscribed::Connection {
+                peer, unsubscribe, ..
+            } => (peer.clone(), unsubscribe),
+            Subscribed::Client {
+                resubscribed, link, ..
+            } => (
+                link.borrow().clone().filter(|peer| !peer.is_closed())?,
+                resubscribed.unsubscribe(),
+            ),
+        };
+        Some((peer, Arc::clone(unsubscribe), self.id()))
     }
 }
 
@@ -259,7 +380,7 @@ impl<T: DeserializeOwned> Stream for Subscription<T> {
 impl<T> fmt::Debug for Subscription<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Subscription")
-            .field("id", &self.id)
+            .field("id", &self.id())
             .field("ended", &self.end.get())
             .finish_non_exhaustive()
     }
@@ -267,19 +388,18 @@ impl<T> fmt::Debug for Subscription<T> {
 
 impl<T> Drop for Subscription<T> {
     fn drop(&mut self) {
-        let Some((peer, method)) = self.unsubscribe.take() else {
-            return;
-        };
-        // Ended by the server, or with its connection: nothing to unsubscribe.
+        self.forget();
+        // Ended by the server, with its connection, or unsubscribed: nothing to unsubscribe.
         if matches!(
             self.end.get(),
             Some(Ended::Server(_) | Ended::Closed | Ended::Unsubscribed)
-        ) || peer.is_closed()
-        {
+        ) {
             return;
         }
         self.end.set(Ended::Unsubscribed);
-        let id = self.id.clone();
+        let Some((peer, method, id)) = self.target().filter(|(peer, ..)| !peer.is_closed()) else {
+            return;
+        };
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let _ = peer.call::<bool>(&method, [id]).await;
