@@ -13,7 +13,7 @@ use futures_util::{FutureExt as _, StreamExt as _, stream};
 use jrpc_runtime::subscription::Ended;
 use jrpc_runtime::ws::{Reconnect, WsClient, WsServer};
 use jrpc_runtime::{
-    Caller as _, ClientError, Items, Methods, RpcError, Subscriber as _, Subscription,
+    Caller as _, ClientError, Context, Items, Methods, RpcError, Subscriber as _, Subscription,
 };
 use jrpc_tests::servers::serve_ws;
 use jrpc_tests::{bounded, eventually};
@@ -24,15 +24,27 @@ use tokio::task::JoinHandle;
 /// An item of `subscribe_ticks`: the serving server's generation, and the number published.
 type Tick = (u64, u64);
 
-/// `add`; `generation`: which server answers; `subscribe_ticks`: an item `[generation, n]` for
-/// each `n` published on `bus` (each subscription is one of `bus`'s receivers while its producer
-/// lives).
+/// `add`; `generation`: which server answers; `ask`: the generation, and what the caller's
+/// `whoami` answers it; `subscribe_ticks`: an item `[generation, n]` for each `n` published on
+/// `bus` (each subscription is one of `bus`'s receivers while its producer lives).
 fn methods(generation: u64, bus: &broadcast::Sender<u64>) -> Methods {
     let mut methods = Methods::new();
     jrpc_tests::fixtures::add(&mut methods);
     methods
         .register("generation", &[], move |(): (), _| async move {
             Ok::<_, RpcError>(generation)
+        })
+        .unwrap();
+    methods
+        .register("ask", &[], move |(): (), ctx: Context| async move {
+            let caller = ctx
+                .peer()
+                .ok_or_else(|| RpcError::new(1, "no connection"))?;
+            let name: String = caller
+                .call("whoami", ())
+                .await
+                .map_err(|err| RpcError::new(2, err.to_string()))?;
+            Ok::<_, RpcError>(format!("{generation}: {name}"))
         })
         .unwrap();
     let bus = bus.clone();
@@ -84,8 +96,16 @@ async fn a_restarted_server_gets_the_calls_and_the_subscriptions_again() {
     let (first_bus, second_bus) = (bus(), bus());
     let first = WsServer::builder(methods(1, &first_bus)).build().unwrap();
     let (addr, serving) = serve_ws(first.clone()).await;
+    // The client's own handlers, which serve each of its connections.
+    let mut handlers = Methods::new();
+    handlers
+        .register("whoami", &[], |(): (), _| async move {
+            Ok::<_, RpcError>("ada")
+        })
+        .unwrap();
     let client = bounded(
         WsClient::builder(format!("ws://{addr}/"))
+            .methods(handlers)
             .reconnect(Some(
                 Reconnect::new()
                     .initial_delay(Duration::from_millis(10))
@@ -129,6 +149,9 @@ async fn a_restarted_server_gets_the_calls_and_the_subscriptions_again() {
     assert_eq!(bounded(sum).await.unwrap(), 3);
     let generation: u64 = bounded(client.call("generation", ())).await.unwrap();
     assert_eq!(generation, 2);
+    // The new connection serves the client's handlers too.
+    let asked: String = bounded(client.call("ask", ())).await.unwrap();
+    assert_eq!(asked, "2: ada");
 
     // Subscribed again (once) when the count went up, under the new server's id.
     assert_eq!(second_bus.receiver_count(), 1);
