@@ -78,7 +78,8 @@ impl WsClientBuilder {
 
     /// Adds a header to the upgrade request (authorization, cookies...). A connection made while a
     /// traced request is served (see [`TraceContext::outgoing`]) carries that trace's
-    /// `traceparent` and `tracestate` instead of any set here.
+    /// `traceparent` and `tracestate` instead of any set here (a reconnect, made by the client
+    /// itself, carries none).
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -146,7 +147,11 @@ impl WsClientBuilder {
     /// the first `connect` is not retried. Subscriptions made through it
     /// ([`Subscriber::subscribe`](crate::peer::Subscriber::subscribe), and so a generated stub's) are
     /// subscribed again on each new connection, on the same stream (see
-    /// [`Subscription`](crate::peer::Subscription)).
+    /// [`Subscription`](crate::peer::Subscription)). It is the client's choice, not each
+    /// subscription's: the generated stubs' subscribe methods have no place for one. A
+    /// subscription that must not outlive its connection (its reader would rather fetch what it
+    /// missed than read on across a gap) is made on [`WsClient::peer`]'s handle, and ends
+    /// [`Closed`](crate::peer::Ended::Closed) with that connection.
     ///
     /// A call made while the client reconnects waits for the new connection, within its call
     /// timeout (the wait counts in it), as a call through alloy's or ethers' reconnecting
