@@ -54,7 +54,7 @@ impl EndCell {
             .get_or_insert(why);
     }
 
-    pub(crate) fn get(&self) -> Option<Ended> {
+    pub(super) fn get(&self) -> Option<Ended> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -63,13 +63,13 @@ impl EndCell {
 }
 
 /// Names the sender of a subscription's items, which the loop routes its notifications to.
-pub(crate) type Items = mpsc::Sender<Box<RawValue>>;
+pub(crate) type ItemSender = mpsc::Sender<Box<RawValue>>;
 
 /// Holds what a subscribe call opens once its answer comes: where the subscription's
 /// notifications go.
 pub(crate) struct Opening {
     pub(crate) notification: Arc<str>,
-    pub(crate) items: Items,
+    pub(crate) items: ItemSender,
     pub(crate) end: Arc<EndCell>,
     /// A reconnecting client's subscription: told its id when the route opens, and given its
     /// sender back when the connection closes.
@@ -78,7 +78,7 @@ pub(crate) struct Opening {
 
 /// Holds a subscription's route in the connection's loop.
 pub(crate) struct Route {
-    items: Items,
+    items: ItemSender,
     end: Arc<EndCell>,
     resubscribed: Option<Arc<Resubscribed>>,
 }

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 
-use super::client::{EndCell, Ended, Items, Opening, Subscription};
+use super::client::{EndCell, Ended, ItemSender, Opening, Subscription};
 use crate::caller::Caller as _;
 use crate::error::ClientError;
 use crate::peer::Peer;
@@ -43,7 +43,7 @@ pub(crate) struct Resubscribed {
     id: Mutex<Id>,
     end: Arc<EndCell>,
     /// Its items' sender, between connections.
-    parked: Mutex<Option<Items>>,
+    parked: Mutex<Option<ItemSender>>,
 }
 
 impl Resubscribed {
@@ -71,12 +71,12 @@ impl Resubscribed {
     }
 
     /// Keeps its items' sender until the next connection: the last one closed.
-    pub(super) fn park(&self, items: Items) {
+    pub(super) fn park(&self, items: ItemSender) {
         *self.parked.lock().unwrap_or_else(PoisonError::into_inner) = Some(items);
     }
 
     /// Takes its items' sender, if it is parked.
-    fn unpark(&self) -> Option<Items> {
+    fn unpark(&self) -> Option<ItemSender> {
         self.parked
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -84,7 +84,7 @@ impl Resubscribed {
     }
 
     /// Returns what a subscribe call opens for it, routing to `items`.
-    fn opening(self: &Arc<Self>, items: Items) -> Opening {
+    fn opening(self: &Arc<Self>, items: ItemSender) -> Opening {
         Opening {
             notification: Arc::clone(&self.notification),
             items,
@@ -214,7 +214,7 @@ impl Resubscriptions {
 }
 
 /// Subscribes `resubscribed` again on `peer`, routing to `items`, which were parked.
-async fn again(peer: &Peer, resubscribed: Arc<Resubscribed>, items: Items) {
+async fn again(peer: &Peer, resubscribed: Arc<Resubscribed>, items: ItemSender) {
     // Its stream was dropped, or it ended, while no connection carried it.
     if items.is_closed() || resubscribed.end.get().is_some() {
         return;
