@@ -189,7 +189,7 @@ pub use client::{Client, ClientBuilder};
 pub use dispatch::{
     Answer, Batches, BoxError, Call, CallService, Context, ErrorReport, FromParams, MethodDoc,
     Methods, Notifications, NullParams, Observation, Outcome, ParamDoc, ParamStructure, Params,
-    SchemaDoc, ServiceInfo, SpanId, TraceContext, TraceId, Whole,
+    SchemaDoc, ServiceInfo, SpanId, SubscriptionDoc, TraceContext, TraceId, Whole,
 };
 pub use error::{ClientError, ConfigError, RegisterError};
 pub use limits::Limits;

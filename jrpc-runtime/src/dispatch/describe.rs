@@ -50,6 +50,52 @@ pub struct MethodDoc {
     pub params: Vec<ParamDoc>,
     /// The result's schema; `None` for a notification, which answers nothing.
     pub result: Option<SchemaDoc>,
+    /// The subscription a subscribe method opens (its result is then the subscription's id);
+    /// `None` for any other method.
+    pub subscription: Option<SubscriptionDoc>,
+}
+
+/// Describes the subscription a subscribe method opens: where its items go, what they are, and
+/// what ends it. [`Methods::register_subscription`] gives one to the subscribe method (with a `{}`
+/// item); `#[rpc_service]` adds the item's schema for a service with `schema`.
+///
+/// In the OpenRPC document it is the subscribe method's `x-subscription` member, an extension the
+/// document declares in its `x-extensions` (see [`Methods::openrpc`]).
+///
+/// [`Methods::register_subscription`]: super::methods::Methods::register_subscription
+/// [`Methods::openrpc`]: super::methods::Methods::openrpc
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SubscriptionDoc {
+    /// The method of the notifications that carry the items: `{"subscription": ID, "result":
+    /// ITEM}`.
+    pub notification: Cow<'static, str>,
+    /// The method that ends a subscription, given its id.
+    pub unsubscribe: Cow<'static, str>,
+    /// The schema of one item.
+    pub item: SchemaDoc,
+}
+
+impl SubscriptionDoc {
+    /// Returns the description of a subscription whose items go out as `notification` and which
+    /// `unsubscribe` ends, with a `{}` item.
+    pub fn new(
+        notification: impl Into<Cow<'static, str>>,
+        unsubscribe: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self {
+            notification: notification.into(),
+            unsubscribe: unsubscribe.into(),
+            item: SchemaDoc::any(),
+        }
+    }
+
+    /// Returns the same, with the item's schema.
+    #[must_use]
+    pub fn with_item(mut self, item: SchemaDoc) -> Self {
+        self.item = item;
+        self
+    }
 }
 
 /// Says how a method reads its `params`.

@@ -32,7 +32,7 @@ pub use context::Context;
     reason = "the transports that reuse contexts import it"
 )]
 pub(crate) use context::ContextRoom;
-pub use describe::{MethodDoc, ParamDoc, ParamStructure, ServiceInfo};
+pub use describe::{MethodDoc, ParamDoc, ParamStructure, ServiceInfo, SubscriptionDoc};
 pub(crate) use handle::Handed;
 pub(crate) use handle::{FirstPoll, Started};
 pub use layer::{Answer, BoxError, Call, CallService};

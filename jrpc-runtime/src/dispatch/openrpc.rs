@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::describe::{MethodDoc, ParamStructure, ServiceInfo};
+use super::describe::{MethodDoc, ParamStructure, ServiceInfo, SubscriptionDoc};
 use super::methods::BoxCall;
 use super::methods::Methods;
 use super::schema::Renderer;
@@ -22,6 +22,9 @@ const OPENRPC: &str = "1.3.2";
 /// The method that answers the document: the one `rpc.` name a table serves.
 const DISCOVER: &str = "rpc.discover";
 
+/// The extension member that describes a subscription, on its subscribe method.
+const SUBSCRIPTION: &str = "x-subscription";
+
 impl Methods {
     /// Returns the OpenRPC 1.3 document of every method in the table, in the order they were
     /// registered: name, summary and description, `deprecated`, the parameters (each `required`
@@ -32,6 +35,18 @@ impl Methods {
     /// the `schema` feature) is described by name, one parameter per property
     /// (`"paramStructure": "by-name"`); any other whole value is one parameter that stands for
     /// the whole `params`, marked `"x-jrpc-params": "whole"`, as OpenRPC has no word for it.
+    ///
+    /// OpenRPC has no word for a subscription either (its `methods` are what a client calls). A
+    /// subscription's subscribe and unsubscribe methods are listed as the methods they are: the
+    /// subscribe method with its parameters and the subscription's id as its result (named
+    /// `subscription`), the unsubscribe method with the parameter `subscription` and a boolean
+    /// result. The notification is not a method the server serves, so it is not in `methods`:
+    /// the subscribe method carries it, in an `x-subscription` member, `{"notification": NAME,
+    /// "unsubscribe": NAME, "item": DESCRIPTOR}`, `item` a content descriptor (named `result`,
+    /// the notification's member that carries it) with the item's schema. A document with a
+    /// subscription declares that member in its `x-extensions`, as an OpenRPC Specification
+    /// Extension with its JSON Schema, so that a validator that reads them (such as
+    /// `@open-rpc/schema-utils-js`) checks it too.
     ///
     /// ```
     /// use jrpc_runtime::{Methods, RpcError, ServiceInfo};
@@ -46,8 +61,11 @@ impl Methods {
     /// ```
     pub fn openrpc(&self, info: &ServiceInfo) -> Value {
         let mut renderer = Renderer::openrpc();
-        let methods: Vec<Value> = self
-            .descriptions()
+        let descriptions = self.descriptions();
+        let subscriptions = descriptions
+            .iter()
+            .any(|(_, doc)| doc.subscription.is_some());
+        let methods: Vec<Value> = descriptions
             .into_iter()
             .map(|(name, doc)| method_object(name, doc, &mut renderer))
             .collect();
@@ -61,6 +79,12 @@ impl Methods {
         document.insert("openrpc".into(), OPENRPC.into());
         document.insert("info".into(), Value::Object(info_object));
         document.insert("methods".into(), Value::Array(methods));
+        if subscriptions {
+            document.insert(
+                "x-extensions".into(),
+                Value::Array(vec![subscription_extension()]),
+            );
+        }
         let schemas = renderer.definitions();
         if !schemas.is_empty() {
             let mut components = Map::new();
@@ -142,12 +166,76 @@ fn method_object(name: &str, doc: &MethodDoc, renderer: &mut Renderer) -> Value 
     method.insert("params".into(), Value::Array(params));
     if let Some(result) = &doc.result {
         let schema = renderer.render(result);
-        method.insert("result".into(), descriptor("result", false, schema));
+        // A subscribe method answers the subscription's id, which its unsubscribe method and
+        // each notification name `subscription`.
+        let name = match doc.subscription {
+            Some(_) => "subscription",
+            None => "result",
+        };
+        method.insert("result".into(), descriptor(name, false, schema));
     }
     if doc.deprecated {
         method.insert("deprecated".into(), true.into());
     }
+    if let Some(subscription) = &doc.subscription {
+        method.insert(
+            SUBSCRIPTION.into(),
+            subscription_object(subscription, renderer),
+        );
+    }
     Value::Object(method)
+}
+
+/// A subscribe method's `x-subscription` member.
+fn subscription_object(subscription: &SubscriptionDoc, renderer: &mut Renderer) -> Value {
+    let mut object = Map::new();
+    object.insert(
+        "notification".into(),
+        Value::from(&*subscription.notification),
+    );
+    object.insert(
+        "unsubscribe".into(),
+        Value::from(&*subscription.unsubscribe),
+    );
+    let item = renderer.render(&subscription.item);
+    object.insert("item".into(), descriptor("result", false, item));
+    Value::Object(object)
+}
+
+/// The declaration of `x-subscription`, as an OpenRPC Specification Extension (the form
+/// `@open-rpc/specification-extension-spec` defines, which validators apply to the objects it
+/// names).
+fn subscription_extension() -> Value {
+    serde_json::json!({
+        "openrpcExtension": "0.0.0-development",
+        "name": SUBSCRIPTION,
+        "version": "1.0.0",
+        "summary": "A subscription the method opens",
+        "description": "The method answers the id of a subscription. Then each item goes out as \
+            a notification of the method `notification`, with params `{\"subscription\": ID, \
+            \"result\": ITEM}`, until the client calls `unsubscribe` with the id (answered \
+            `true` for a live subscription of the caller's own connection, else `false`), the \
+            server ends it (a last notification with `error` in place of `result`) or the \
+            connection closes. `item` describes one item.",
+        "restricted": ["methodObject"],
+        "schema": {
+            "type": "object",
+            "required": ["notification", "unsubscribe", "item"],
+            "additionalProperties": false,
+            "properties": {
+                "notification": { "type": "string", "minLength": 1 },
+                "unsubscribe": { "type": "string", "minLength": 1 },
+                "item": {
+                    "type": "object",
+                    "required": ["name", "schema"],
+                    "properties": {
+                        "name": { "type": "string", "minLength": 1 },
+                        "schema": { "type": ["object", "boolean"] }
+                    }
+                }
+            }
+        }
+    })
 }
 
 /// The parameters by name of a whole value whose schema is an object of known properties: each

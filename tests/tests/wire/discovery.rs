@@ -370,3 +370,88 @@ fn rpc_discover_is_served_only_when_turned_on() {
         );
     });
 }
+
+#[test]
+fn a_subscription_is_described_by_its_subscribe_and_unsubscribe_methods() {
+    use futures_util::stream;
+    use jrpc_runtime::{Items, SubscriptionDoc};
+
+    let mut methods = Methods::new();
+    for (subscribe, notification) in [("subscribe_count", "count"), ("subscribe_ticks", "tick")] {
+        methods
+            .register_subscription(
+                subscribe,
+                &["to"],
+                notification,
+                "unsubscribe",
+                |(to,): (Option<u64>,), _| async move {
+                    Ok::<_, RpcError>(Items::new(stream::iter(0..to.unwrap_or(3))))
+                },
+            )
+            .unwrap();
+    }
+    let (doc, list) = document(&methods);
+    // The unsubscribe method is registered once, for both.
+    let names: Vec<&str> = list.iter().filter_map(|m| m["name"].as_str()).collect();
+    assert_eq!(names, ["subscribe_count", "unsubscribe", "subscribe_ticks"]);
+
+    let count = method(&list, "subscribe_count");
+    assert_eq!(count["params"], json!([{ "name": "to", "schema": {} }]));
+    assert_eq!(
+        count["result"],
+        json!({ "name": "subscription", "schema": { "type": ["string", "integer"] } })
+    );
+    assert_eq!(
+        count["x-subscription"],
+        json!({
+            "notification": "count",
+            "unsubscribe": "unsubscribe",
+            "item": { "name": "result", "schema": {} },
+        })
+    );
+    assert_eq!(
+        method(&list, "subscribe_ticks")["x-subscription"]["notification"],
+        "tick"
+    );
+    let unsubscribe = method(&list, "unsubscribe");
+    assert_eq!(
+        unsubscribe["params"],
+        json!([{ "name": "subscription", "required": true, "schema": { "type": ["string", "integer"] } }])
+    );
+    assert_eq!(
+        unsubscribe["result"],
+        json!({ "name": "result", "schema": { "type": "boolean" } })
+    );
+    assert_eq!(
+        unsubscribe["summary"],
+        "Ends a subscription of this connection, given its id."
+    );
+    assert!(unsubscribe.get("x-subscription").is_none());
+
+    // `x-subscription` is declared once, as an OpenRPC Specification Extension on method objects.
+    let extensions = doc["x-extensions"].as_array().expect("x-extensions");
+    assert_eq!(extensions.len(), 1);
+    let declared = &extensions[0];
+    assert_eq!(declared["name"], "x-subscription");
+    assert_eq!(declared["openrpcExtension"], "0.0.0-development");
+    assert_eq!(declared["restricted"], json!(["methodObject"]));
+    assert_eq!(
+        declared["schema"]["required"],
+        json!(["notification", "unsubscribe", "item"])
+    );
+
+    // A description of one's own gives the item a schema.
+    let mut described = methods.description("subscribe_count").unwrap().clone();
+    let subscription = described.subscription.take().unwrap();
+    assert_eq!(subscription.notification, "count");
+    described.subscription = Some(
+        SubscriptionDoc::new("count", "unsubscribe")
+            .with_item(SchemaDoc::json(json!({ "type": "integer" }))),
+    );
+    methods.describe("subscribe_count", described).unwrap();
+    let (_, list) = document(&methods);
+    assert_eq!(
+        method(&list, "subscribe_count")["x-subscription"]["item"],
+        json!({ "name": "result", "schema": { "type": "integer" } })
+    );
+}

@@ -14,7 +14,9 @@ use serde::Serialize;
 use super::items::{Items, Produced, Producer};
 use super::lane::{Lane, Offered};
 use super::registry::Refused;
-use crate::dispatch::{Context, FromParams, Methods};
+use crate::dispatch::{
+    Context, FromParams, MethodDoc, Methods, ParamDoc, SchemaDoc, SubscriptionDoc,
+};
 use crate::error::RegisterError;
 use crate::peer::handle::{Overflowed, Peer, Shared};
 use crate::wire::{ErrorCode, Id, RpcError};
@@ -75,6 +77,11 @@ impl Methods {
     /// `unsubscribe(ID)` answers `true` for a live subscription of the caller's own connection
     /// and ends it, else `false`; subscriptions registered with the same unsubscribe method share
     /// it.
+    ///
+    /// Both methods are described for discovery: the subscribe method with `names` and the
+    /// subscription's id as its result, and its [`SubscriptionDoc`] (a `{}` item; give it a
+    /// schema with [`Methods::describe`]); the unsubscribe method with its parameter
+    /// `subscription` and a boolean result.
     ///
     /// A subscription lives on a connection that stays open (a WebSocket, any [`Peer`], an
     /// event stream): over a plain HTTP `POST`, or in process, the call is answered `-32000`
@@ -144,6 +151,7 @@ impl Methods {
                 open(&peer, &spec, request, items)
             }
         })?;
+        describe_subscribe(self, subscribe, notification, unsubscribe);
         if !shared_unsubscribe {
             let name: Arc<str> = Arc::from(unsubscribe);
             self.register(
@@ -162,6 +170,7 @@ impl Methods {
                 .unwrap_or_else(PoisonError::into_inner)
                 .unsubscribes
                 .insert(unsubscribe.to_owned());
+            describe_unsubscribe(self, unsubscribe);
         }
         Ok(self)
     }
@@ -182,6 +191,43 @@ struct Spec {
     notification: String,
     unsubscribe: Arc<str>,
     table: Table,
+}
+
+/// Returns the schema of a subscription's id: a string (random hex quantities by default), or a
+/// number, as an id provider may give.
+fn id_schema() -> SchemaDoc {
+    SchemaDoc::json(serde_json::json!({ "type": ["string", "integer"] }))
+}
+
+/// Describes a subscribe method as its registration left it, with the subscription's id as its
+/// result and the subscription it opens.
+fn describe_subscribe(
+    methods: &mut Methods,
+    subscribe: &str,
+    notification: &str,
+    unsubscribe: &str,
+) {
+    let Some(doc) = methods.description(subscribe) else {
+        return;
+    };
+    let mut doc = doc.clone();
+    doc.result = Some(id_schema());
+    doc.subscription = Some(SubscriptionDoc::new(
+        notification.to_owned(),
+        unsubscribe.to_owned(),
+    ));
+    let _ = methods.describe(subscribe, doc);
+}
+
+/// Describes an unsubscribe method: the id in, whether it was live out.
+fn describe_unsubscribe(methods: &mut Methods, unsubscribe: &str) {
+    let mut doc = MethodDoc::new().with_doc_comment(
+        "Ends a subscription of this connection, given its id.\n\nAnswers `true` when the \
+         subscription was live, else `false` (another connection's id included).",
+    );
+    doc.params.push(ParamDoc::new("subscription", id_schema()));
+    doc.result = Some(SchemaDoc::json(serde_json::json!({ "type": "boolean" })));
+    let _ = methods.describe(unsubscribe, doc);
 }
 
 /// Returns the error a subscribe call gets where nothing can carry its notifications.
