@@ -93,8 +93,20 @@ pub(crate) struct Method {
     /// `Pin<Box<dyn Future<Output = T> ...>>`.
     pub(crate) boxed_future: Option<syn::TypeTraitObject>,
     pub(crate) output: Output,
-    /// The name on the wire, namespace included.
+    /// The name on the wire, namespace included: a subscription's subscribe method's.
     pub(crate) wire_name: WireName,
+    /// What `#[subscription(...)]` declares, with the item type read from the signature.
+    pub(crate) subscription: Option<Subscription>,
+}
+
+/// A subscription: the method answers an id, then its items go out as notifications.
+pub(crate) struct Subscription {
+    /// The notification's method, namespace included; `None` when it is missing (reported).
+    pub(crate) notification: Option<WireName>,
+    /// The unsubscribe method, namespace included; `None` when it is missing (reported).
+    pub(crate) unsubscribe: Option<WireName>,
+    /// `T` of `Items<T>` in the return type, as written; `None` when the type names no item.
+    pub(crate) item: Option<Box<Type>>,
 }
 
 /// A method's name on the wire, namespace included.
@@ -480,12 +492,15 @@ impl Method {
             Some(namespace) => format!("{}{}", namespace.value(), args.separator),
             None => String::new(),
         };
-        let wire_name = match &method_attrs.name {
-            Some(MethodName::Literal(lit)) => WireName::Known(format!("{prefix}{}", lit.value())),
-            Some(MethodName::Expr(expr)) => WireName::Expr {
-                prefix,
+        let given = |name: &MethodName| match name {
+            MethodName::Literal(lit) => WireName::Known(format!("{prefix}{}", lit.value())),
+            MethodName::Expr(expr) => WireName::Expr {
+                prefix: prefix.clone(),
                 expr: expr.clone(),
             },
+        };
+        let wire_name = match method_attrs.name_attr() {
+            Some(name) => given(name),
             None => {
                 let ident = sig.ident.unraw().to_string();
                 let name = match args.rename_all {
@@ -495,6 +510,16 @@ impl Method {
                 WireName::Known(format!("{prefix}{name}"))
             }
         };
+        let subscription = method_attrs.subscription.as_ref().map(|attr| Subscription {
+            notification: attr.notification.as_ref().map(given),
+            unsubscribe: attr.unsubscribe.as_ref().map(given),
+            item: match &output {
+                Output::Value(ty) | Output::Result { ok: ty, .. } => {
+                    items_item(ty).map(|item| Box::new(item.clone()))
+                }
+                Output::Unit => None,
+            },
+        });
 
         Self {
             sig: sig.clone(),
@@ -511,17 +536,28 @@ impl Method {
             boxed_future,
             output,
             wire_name,
+            subscription,
         }
     }
 
+    /// Whether the method is a `#[notification]` (and not a subscription, which a
+    /// `#[notification]` cannot be: an error).
     pub(crate) fn is_notification(&self) -> bool {
-        self.attrs.notification.is_some()
+        self.attrs.notification.is_some() && self.subscription.is_none()
+    }
+
+    /// `params = whole`, of `#[rpc(...)]` or, on a subscription, of `#[subscription(...)]`.
+    pub(crate) fn whole(&self) -> Option<&syn::Meta> {
+        match &self.attrs.subscription {
+            Some(sub) => sub.whole.as_ref(),
+            None => self.attrs.whole.as_ref(),
+        }
     }
 
     /// The span to blame for the wire name: the `name = ...` value when
     /// there is one, else the method's name.
     pub(crate) fn wire_name_span(&self) -> Span {
-        match &self.attrs.name {
+        match self.attrs.name_attr() {
             Some(name) => name.span(),
             None => self.sig.ident.span(),
         }
@@ -578,6 +614,29 @@ impl Output {
             }
             _ => Self::Value(Box::new(ty.clone())),
         }
+    }
+}
+
+/// `T` in `Items<T>` (any path whose last segment is `Items`, with one type argument): a
+/// subscription's item type.
+fn items_item(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Paren(inner) => items_item(&inner.elem),
+        Type::Group(inner) => items_item(&inner.elem),
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last()?;
+            if last.ident != "Items" {
+                return None;
+            }
+            let PathArguments::AngleBracketed(args) = &last.arguments else {
+                return None;
+            };
+            match args.args.iter().collect::<Vec<_>>().as_slice() {
+                [GenericArgument::Type(item)] => Some(item),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

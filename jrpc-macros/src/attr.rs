@@ -1,5 +1,6 @@
 //! Attribute parsing: the `#[rpc_service(...)]` options and the helper
-//! attributes `#[rpc(...)]` and `#[notification]` on methods and parameters.
+//! attributes `#[rpc(...)]`, `#[notification]` and `#[subscription(...)]` on
+//! methods and parameters.
 //!
 //! Parsing never stops at the first problem: a malformed or unknown key is
 //! reported into the [`Ctxt`] and the rest of the attribute is still read.
@@ -28,6 +29,8 @@ const SERVICE_KEYS: &[&str] = &[
 const METHOD_KEYS: &[&str] = &["name", "params"];
 /// The keys `#[rpc(...)]` accepts on a parameter.
 const PARAM_KEYS: &[&str] = &["name"];
+/// The keys `#[subscription(...)]` accepts.
+const SUBSCRIPTION_KEYS: &[&str] = &["name", "notification", "unsubscribe", "params"];
 
 /// The options of `#[rpc_service(...)]`.
 pub(crate) struct ServiceArgs {
@@ -113,6 +116,24 @@ pub(crate) struct MethodAttrs {
     pub(crate) whole: Option<Meta>,
     /// `#[notification]`, kept for its span.
     pub(crate) notification: Option<Attribute>,
+    /// `#[subscription(...)]`.
+    pub(crate) subscription: Option<SubscriptionAttr>,
+    /// The first `#[rpc(...)]`, kept for its span: it has no place on a subscription.
+    pub(crate) rpc: Option<Attribute>,
+}
+
+/// What `#[subscription(...)]` says.
+pub(crate) struct SubscriptionAttr {
+    /// The attribute's path, `subscription`, kept for its span.
+    pub(crate) path: Path,
+    /// `name = ...`: the subscribe method's wire name, used as written.
+    pub(crate) name: Option<MethodName>,
+    /// `notification = ...`: the method of the notifications that carry the items.
+    pub(crate) notification: Option<MethodName>,
+    /// `unsubscribe = ...`: the method that ends a subscription.
+    pub(crate) unsubscribe: Option<MethodName>,
+    /// `params = whole`, kept for its span.
+    pub(crate) whole: Option<Meta>,
 }
 
 impl MethodAttrs {
@@ -121,6 +142,18 @@ impl MethodAttrs {
         let mut out = Self::default();
         let mut seen = Seen::default();
         for attr in take_helpers(attrs, cx) {
+            if attr.path().is_ident("subscription") {
+                let parsed = SubscriptionAttr::parse(&attr, cx);
+                if out.subscription.is_some() {
+                    cx.error_spanned(
+                        &attr,
+                        "duplicate `#[subscription]` attribute: remove this one",
+                    );
+                } else {
+                    out.subscription = Some(parsed);
+                }
+                continue;
+            }
             if attr.path().is_ident("notification") {
                 if let Meta::Path(_) = attr.meta {
                     if out.notification.is_some() {
@@ -139,6 +172,9 @@ impl MethodAttrs {
                 }
                 continue;
             }
+            if out.rpc.is_none() {
+                out.rpc = Some(attr.clone());
+            }
             for meta in rpc_metas(&attr, METHOD_KEYS, cx) {
                 let Some(key) = key_of(&meta, METHOD_KEYS, "#[rpc]", cx) else {
                     continue;
@@ -147,13 +183,103 @@ impl MethodAttrs {
                     continue;
                 }
                 match key.as_str() {
-                    "name" => out.name = method_name(&meta, cx),
+                    "name" => out.name = method_name(&meta, &key, cx),
                     "params" if whole_value(&meta, cx) => out.whole = Some(meta),
                     _ => {}
                 }
             }
         }
         out
+    }
+}
+
+impl SubscriptionAttr {
+    /// Reads `#[subscription(...)]`. A missing `notification` or `unsubscribe` is reported here,
+    /// once for both, at the attribute's name; an attribute that is no list is one error, and
+    /// still makes the method a subscription (with no names), so that the other rules judge it
+    /// as one.
+    fn parse(attr: &Attribute, cx: &mut Ctxt) -> Self {
+        let mut out = Self {
+            path: attr.path().clone(),
+            name: None,
+            notification: None,
+            unsubscribe: None,
+            whole: None,
+        };
+        let Meta::List(list) = &attr.meta else {
+            cx.error_spanned(
+                &attr.meta,
+                "expected `#[subscription(notification = \"...\", unsubscribe = \"...\")]`",
+            );
+            return out;
+        };
+        let mut seen = Seen::default();
+        let mut malformed = Vec::new();
+        for meta in parse_metas(list.tokens.clone(), cx) {
+            let Some(key) = key_of(&meta, SUBSCRIPTION_KEYS, "#[subscription]", cx) else {
+                continue;
+            };
+            if !seen.first(&meta, &key, cx) {
+                continue;
+            }
+            // A key given but malformed is reported at its value, and not again as missing.
+            let slot = match key.as_str() {
+                "name" => &mut out.name,
+                "notification" => &mut out.notification,
+                "unsubscribe" => &mut out.unsubscribe,
+                _ => {
+                    if whole_value(&meta, cx) {
+                        out.whole = Some(meta);
+                    }
+                    continue;
+                }
+            };
+            *slot = method_name(&meta, &key, cx);
+            if slot.is_none() {
+                malformed.push(key);
+            }
+        }
+        let what = |key: &str| match key {
+            "notification" => "the method of the notifications that carry its items",
+            _ => "the method that ends a subscription",
+        };
+        let missing: Vec<&str> = ["notification", "unsubscribe"]
+            .into_iter()
+            .filter(|key| {
+                let given = match *key {
+                    "notification" => out.notification.is_some(),
+                    _ => out.unsubscribe.is_some(),
+                };
+                !given && !malformed.iter().any(|m| m == key)
+            })
+            .collect();
+        let message = match missing.as_slice() {
+            [] => None,
+            [one] => Some(format!(
+                "`#[subscription]` needs `{one} = \"...\"`, {}",
+                what(one)
+            )),
+            [a, b, ..] => Some(format!(
+                "`#[subscription]` needs `{a} = \"...\"` ({}) and `{b} = \"...\"` ({})",
+                what(a),
+                what(b)
+            )),
+        };
+        if let Some(message) = message {
+            cx.error_spanned(&out.path, message);
+        }
+        out
+    }
+}
+
+impl MethodAttrs {
+    /// The wire name given in an attribute: `#[subscription(name = ...)]` on a subscription (an
+    /// `#[rpc]` there is an error and is not read), else `#[rpc(name = ...)]`.
+    pub(crate) fn name_attr(&self) -> Option<&MethodName> {
+        match &self.subscription {
+            Some(sub) => sub.name.as_ref(),
+            None => self.name.as_ref(),
+        }
     }
 }
 
@@ -190,10 +316,11 @@ impl ParamAttrs {
         let mut out = Self::default();
         let mut seen = Seen::default();
         for attr in take_helpers(attrs, cx) {
-            if attr.path().is_ident("notification") {
+            if !attr.path().is_ident("rpc") {
+                let name = path_to_string(attr.path());
                 cx.error_spanned(
                     &attr,
-                    "`#[notification]` goes on a method, not on a parameter",
+                    format_args!("`#[{name}]` goes on a method, not on a parameter"),
                 );
                 continue;
             }
@@ -210,7 +337,8 @@ impl ParamAttrs {
     }
 }
 
-/// Removes `#[rpc(...)]` and `#[notification]` from `attrs`, returning them.
+/// Removes `#[rpc(...)]`, `#[notification]` and `#[subscription(...)]` from `attrs`, returning
+/// them.
 ///
 /// A helper inside `#[cfg_attr(predicate, ...)]` is an error, reported here and taken out (the
 /// rest of the `cfg_attr` is kept): the macro runs before `cfg` is evaluated, so it cannot know
@@ -230,13 +358,13 @@ pub(crate) fn drop_helpers(attrs: &mut Vec<Attribute>) {
     attrs.retain(|attr| !is_helper(attr));
 }
 
-/// Whether `attr` is `#[rpc]` or `#[notification]`.
+/// Whether `attr` is `#[rpc]`, `#[notification]` or `#[subscription]`.
 pub(crate) fn is_helper(attr: &Attribute) -> bool {
     is_helper_path(attr.path())
 }
 
 fn is_helper_path(path: &Path) -> bool {
-    path.is_ident("rpc") || path.is_ident("notification")
+    path.is_ident("rpc") || path.is_ident("notification") || path.is_ident("subscription")
 }
 
 /// `attr` with helpers inside `cfg_attr` reported and taken out; `None` when nothing is left.
@@ -433,11 +561,12 @@ fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
 /// The value of a method's `name = "..."` or `name = EXPR`. A string literal is kept as one, also
 /// when a `macro_rules!` macro passed it through (in a group without delimiters); another kind
 /// of literal is an error here, and anything else is an expression rustc checks.
-fn method_name(meta: &Meta, cx: &mut Ctxt) -> Option<MethodName> {
-    const EXPECTED: &str = "expected a string literal or a constant: `name = \"...\"` or \
-                            `name = path::TO_NAME`";
+fn method_name(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<MethodName> {
+    let expected = format!(
+        "expected a string literal or a constant: `{key} = \"...\"` or `{key} = path::TO_NAME`"
+    );
     let Meta::NameValue(nv) = meta else {
-        cx.error_spanned(meta, EXPECTED);
+        cx.error_spanned(meta, &expected);
         return None;
     };
     let mut value = &nv.value;
@@ -449,7 +578,7 @@ fn method_name(meta: &Meta, cx: &mut Ctxt) -> Option<MethodName> {
             lit: Lit::Str(lit), ..
         }) => Some(MethodName::Literal(lit.clone())),
         Expr::Lit(other) => {
-            cx.error_spanned(other, EXPECTED);
+            cx.error_spanned(other, &expected);
             None
         }
         _ => Some(MethodName::Expr(Box::new(nv.value.clone()))),

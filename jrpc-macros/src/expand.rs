@@ -152,11 +152,14 @@ fn make_futures_send(item: &mut ItemTrait) {
 
 /// The wire name as an expression of type `&'static str`: the string
 /// literal, or a block that evaluates `name = EXPR` in constants (the
-/// namespace joined in front, at compile time). `checked` adds the checks
-/// a literal gets from the macro, made in constants, so that a constant
-/// that is empty or starts with `rpc.` is a compile error at `EXPR`; the
-/// table makes them once, and the stub evaluates the same name without them.
-fn wire_name(name: &WireName, args: &ServiceArgs, checked: bool) -> TokenStream {
+/// namespace joined in front, at compile time). With `key` (the attribute's
+/// key that gave the name: `name`, `notification`, `unsubscribe`), the block
+/// makes the checks a literal gets from the macro, in constants, so that a
+/// constant that is empty or starts with `rpc.` is a compile error at `EXPR`;
+/// the table makes them once, and the stub evaluates the same name without
+/// them (`""`).
+fn wire_name(name: &WireName, args: &ServiceArgs, key: &str) -> TokenStream {
+    let checked = !key.is_empty();
     let (prefix, expr) = match name {
         WireName::Known(name) => return quote!(#name),
         WireName::Expr { prefix, expr } => (prefix, expr),
@@ -167,12 +170,19 @@ fn wire_name(name: &WireName, args: &ServiceArgs, checked: bool) -> TokenStream 
     let wire = Ident::new("__JRPC_NAME", Span::mixed_site());
     let str_ = quote_spanned!(span=> ::core::primitive::str);
     let empty = checked.then(|| {
+        let message = if key == "name" {
+            "a jrpc method name cannot be empty: this constant is `\"\"`; give a name, or remove \
+             `name = ...` to use the method's own name"
+                .to_owned()
+        } else {
+            format!(
+                "a jrpc method name cannot be empty: this constant is `\"\"`; give a name in \
+                 `{key} = ...`"
+            )
+        };
         quote_spanned! {span=>
             const _: () = if #given.is_empty() {
-                ::core::panic!(
-                    "a jrpc method name cannot be empty: this constant is `\"\"`; give a name, \
-                     or remove `name = ...` to use the method's own name"
-                )
+                ::core::panic!(#message)
             };
         }
     });

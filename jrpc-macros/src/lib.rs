@@ -32,15 +32,17 @@
 //!   `async fn`); sync methods, doc comments and other attributes are kept;
 //! - a provided method `fn into_methods(self) -> Methods` (for
 //!   `Self: Sized + Send + Sync + 'static`) that registers every method in a
-//!   new `Methods` table with `Methods::register`, or
-//!   `Methods::register_notification` for a `#[notification]`;
+//!   new `Methods` table with `Methods::register`,
+//!   `Methods::register_notification` for a `#[notification]`, or
+//!   `Methods::register_subscription` for a `#[subscription]`;
 //! - `{Trait}Client<C>` (or the name given with `client = "..."`), a client
 //!   stub over any `C: Caller`: `new(caller)`, `with_encoding(ParamEncoding)`
 //!   (params by position, the default, or by name), `caller()`,
 //!   `into_caller()`, and one `async fn` per method with the same name and
 //!   parameters (`&Context` left out), returning `Result<T, ClientError>`
 //!   where `T` is the method's success type (`()` for a notification, which
-//!   is sent without an id);
+//!   is sent without an id); a subscription's method is in an `impl` of its
+//!   own, for `C: Subscriber` (see *Subscriptions*);
 //! - `{Stub}Batch<'_, C>`, made by the stub's `batch()`: a method per service
 //!   method, with its parameters, adding a call (it returns the
 //!   `jrpc_runtime::Slot<T>` its answer is taken with) or a notification;
@@ -94,14 +96,71 @@
 //! - `#[notification]` on a method: never answered when sent without an id
 //!   (a call with an id is answered `null`); it returns nothing, and its stub
 //!   sends a notification.
+//! - `#[subscription(notification = ..., unsubscribe = ...)]` on a method: a
+//!   subscription (see *Subscriptions*).
 //! - `#[rpc(name = "x")]` on a parameter: its wire name, for params by name
 //!   (and in the `-32602` that names the parameter). A string literal only:
 //!   parameter names are checked against each other by the macro, and
 //!   protocols publish no constants for them.
 //!
-//! The macro reads `#[rpc]` and `#[notification]` by name, before `cfg` is
-//! evaluated: they cannot be applied through `cfg_attr`, and another
-//! attribute with one of these names cannot be used on a service's methods.
+//! The macro reads `#[rpc]`, `#[notification]` and `#[subscription]` by name,
+//! before `cfg` is evaluated: they cannot be applied through `cfg_attr`, and
+//! another attribute with one of these names cannot be used on a service's
+//! methods.
+//!
+//! # Subscriptions
+//!
+//! ```ignore
+//! use jrpc_runtime::{rpc_service, Context, Items, RpcError};
+//!
+//! #[rpc_service(namespace = "eth", separator = "_")]
+//! pub trait PubSub {
+//!     /// Subscribes to events of one kind: `newHeads`, `logs`...
+//!     #[subscription(name = "subscribe", notification = "subscription", unsubscribe = "unsubscribe")]
+//!     async fn subscribe(&self, kind: String, params: Option<Value>, ctx: &Context)
+//!         -> Result<Items<Event>, RpcError>;
+//! }
+//! ```
+//!
+//! A `#[subscription]` method is called as any method is (`eth_subscribe`,
+//! its parameters typed and decoded as a method's: by position or by name,
+//! trailing `Option`s optional, `&Context` injected, `params = whole`), and
+//! returns the subscription's items: `Items<T>`, or `Result<Items<T>, E>`
+//! with `E: Into<RpcError>` (an `Err` answers the subscribe call, and no
+//! subscription opens). The runtime answers the call with the subscription's
+//! id, then sends each item as a notification `{"method": "eth_subscription",
+//! "params": {"subscription": ID, "result": ITEM}}`, until the stream ends,
+//! the client calls `eth_unsubscribe(ID)`, or the connection closes: see
+//! `Methods::register_subscription`, which the table registers it with, and
+//! `Items`, for a subscription's bound and what a full bound does. `T` is the
+//! item type: `Serialize` on the server, `Deserialize` for the stub.
+//!
+//! The keys of `#[subscription(...)]`:
+//!
+//! | key | value |
+//! | --- | --- |
+//! | `name` | the subscribe method's wire name; default the method's own name (after `rename_all`) |
+//! | `notification` | the method of the notifications that carry the items (required) |
+//! | `unsubscribe` | the method that ends a subscription, given its id (required; the runtime serves it) |
+//! | `params = whole` | as in `#[rpc(...)]`: the whole `params` value is the one parameter |
+//!
+//! Each name is a string literal or a constant expression, as `#[rpc(name =
+//! EXPR)]` takes. The namespace is prefixed to all three, as it is to a name
+//! given in `#[rpc(name = ...)]` (`namespace = "eth", separator = "_"` and
+//! `name = "subscribe"` make `eth_subscribe`, as jsonrpsee names them);
+//! `rename_all` applies only to the default name, the method's own. Several
+//! subscriptions may share one notification and one unsubscribe method (an
+//! Ethereum node's `eth_subscription` and `eth_unsubscribe` serve every
+//! kind): the unsubscribe method is served once, for all of them. It may be
+//! neither another method's name nor its own subscribe method's.
+//!
+//! On the client stub, the method of the same name, with the same
+//! parameters, returns `Result<Subscription<T>, ClientError>`: a typed
+//! stream of the items from the answer on, which unsubscribes when dropped.
+//! It is in an `impl` block bounded `C: Subscriber`, so it exists on a stub
+//! over a connection that stays open (a `Peer`, the WebSocket client) and
+//! not on one over HTTP, which cannot carry the notifications; a typed batch
+//! has no subscriptions.
 //!
 //! # Parameters
 //!
@@ -172,7 +231,13 @@
 //! `params = whole` needs exactly one parameter; a method has at most one
 //! `&Context`; methods may not be named `into_methods` (nor, with a stub,
 //! `new`, `with_encoding`, `caller` or `into_caller`, the stub's own
-//! methods) — keep the wire name with `#[rpc(name = "...")]`. The stub
+//! methods) — keep the wire name with `#[rpc(name = "...")]`; a
+//! `#[subscription]` method is `async` (or returns a future), returns
+//! `Items<T>` or `Result<Items<T>, E>` written out (the macro reads `T` from
+//! the signature: an alias that hides it is "no item type"), has
+//! `notification` and `unsubscribe`, and carries neither `#[notification]`
+//! (it is answered its id) nor `#[rpc]` (its keys are in
+//! `#[subscription(...)]`). The stub
 //! derives `Clone` and `Debug`: a method named `clone` or `fmt` is allowed,
 //! and then `client.clone()` calls the service; write `Clone::clone(&client)`
 //! for a copy of the stub, or rename the Rust method.
@@ -264,6 +329,26 @@
 //!   nothing is asked of the types. `schema` is a choice per service, not a
 //!   cargo feature of this crate: a feature turned on by one crate in the
 //!   build would otherwise ask schemas of every other crate's services.
+//! - A subscription is described as its subscribe method (its result the
+//!   subscription's id) carrying the subscription in an `x-subscription`
+//!   member: the notification's and the unsubscribe method's names, and the
+//!   item's schema (with `schema`; else `{}`, as any result is described).
+//!   The runtime describes the unsubscribe method (`subscription` in, a
+//!   boolean out). See `Methods::openrpc`.
+//! - A subscription is `async` (or returns a future), where a method may be
+//!   sync: the runtime checks that the call's connection can carry
+//!   notifications (and has room for one more subscription), then awaits the
+//!   future for the items, and opening a subscription usually waits on
+//!   something (a topic, a channel, a first value). One shape keeps the
+//!   trait, the handler and the stub's `async` method alike; a sync `fn` is
+//!   one error at `fn`, saying to write `async fn`.
+//! - A subscription's names are checked as a method's are: literals by the
+//!   macro (not empty, not `rpc.`, no clash of the subscribe or unsubscribe
+//!   method with another method's name; a shared unsubscribe method is no
+//!   clash), constants in `const`s and, for a clash, where `into_methods`
+//!   builds the table, which panics naming the service, both methods and the
+//!   name. The notification is no method of the table: its name may be any
+//!   but an empty one or one starting with `rpc.`.
 
 mod ast;
 mod attr;

@@ -93,7 +93,7 @@ fn placeholder_of(group: &Group) -> Option<usize> {
     ident.to_string().strip_prefix(PLACEHOLDER)?.parse().ok()
 }
 
-/// `item` with `#[rpc(...)]` and `#[notification]` taken out of its own
+/// `item` with `#[rpc(...)]`, `#[notification]` and `#[subscription(...)]` taken out of its own
 /// attributes, its body's items' and their parameters' (never out of a
 /// body), so rustc does not add "cannot find attribute" to the syntax error
 /// it reported.
@@ -151,6 +151,7 @@ fn strip_in(tokens: TokenStream, depth: u8) -> (TokenStream, bool) {
 fn is_helper(attr: &Group) -> bool {
     matches!(
         attr.stream().into_iter().next(),
-        Some(TokenTree::Ident(ident)) if ident == "rpc" || ident == "notification"
+        Some(TokenTree::Ident(ident))
+            if ident == "rpc" || ident == "notification" || ident == "subscription"
     )
 }

@@ -59,6 +59,20 @@ fn never_panics() {
         "trait T { fn f(&self, #[rpc(name = \"\")] a: u8); }",
         "trait T { fn f(&self, #[rpc(name = \"a\")] a: u8, #[rpc(name = \"a\")] b: u8); }",
         "trait T { fn f(&self, ctx: &mut Context); }",
+        "trait T { #[subscription] fn f(&self); }",
+        "trait T { #[subscription = 1] fn f(&self); }",
+        "trait T { #[subscription()] async fn f(&self) -> Items<u8>; }",
+        "trait T { #[subscription(name = 1, notification = X, unsubscribe = \"\")] async fn f(&self) -> Items<u8>; }",
+        "trait T { #[subscription(notification, unsubscribe = u::U)] async fn f(&self) -> Items<u8>; }",
+        "trait T { #[subscription(notification = \"n\", unsubscribe = \"u\")] #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self) -> Items<u8>; }",
+        "trait T { #[subscription(notification = \"n\", unsubscribe = \"u\", params = whole)] async fn f(&self) -> Result<Items<>, E>; }",
+        "trait T { #[subscription(notification = \"n\", unsubscribe = \"u\", params = part)] async fn f(&self) -> Items; }",
+        "trait T { #[subscription(notification = \"n\", unsubscribe = \"u\")] fn f(self) -> Items<impl Sized>; }",
+        "trait T { #[subscription(notification = \"rpc.n\", unsubscribe = \"f\")] async fn f(&self); }",
+        "trait T { #[notification] #[rpc(name = \"x\")] #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self) -> u8; }",
+        "trait T { fn f(&self, #[subscription] a: u8); }",
+        "trait T { #[subscription(notification = \"n\", unsubscribe = \"u\")] type X; }",
+        "impl S { #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self) -> Items<u8> { todo!() } }",
         "trait T { fn r#type(&self, r#in: u8); }",
         "trait T { fn é(&self); }",
         "trait T { type X; const Y: u8; fn f(&self); }",
@@ -473,4 +487,170 @@ fn boxed_futures_are_awaited_and_must_be_send() {
         "trait T { fn f(&self) -> Pin<Box<dyn Future<Output = u8>>>; }",
     );
     assert_eq!(errors(&not_send), 1, "{not_send}");
+}
+
+#[test]
+fn subscription_names_follow_the_namespace_and_rename_all_applies_to_the_derived_one() {
+    let output = expand(
+        "namespace = \"eth\", separator = \"_\", rename_all = \"camelCase\"",
+        "trait T {
+            #[subscription(name = \"subscribe\", notification = \"subscription\", unsubscribe = \"unsubscribe\")]
+            async fn subscribe(&self, kind: String) -> Result<Items<Event>, RpcError>;
+            #[subscription(notification = \"subscription\", unsubscribe = \"unsubscribe\")]
+            async fn new_heads(&self) -> Items<Header>;
+        }",
+    );
+    // Two subscriptions share one notification and one unsubscribe method.
+    assert_eq!(errors(&output), 0, "{output}");
+    assert_eq!(output.matches("subscribe_1 (").count(), 1, "{output}");
+    assert_eq!(output.matches("subscribe_0 (").count(), 1, "{output}");
+    assert!(output.contains("Meta (\"eth_subscribe\""), "{output}");
+    assert!(output.contains("Meta (\"eth_newHeads\""), "{output}");
+    assert_eq!(
+        output
+            .matches("Names (\"eth_subscription\" , \"eth_unsubscribe\")")
+            .count(),
+        4,
+        "the table's and the stub's, per subscription: {output}"
+    );
+    // The item types, for the server and the stub.
+    assert!(output.contains("< Event as :: jrpc_runtime :: __private :: RpcItem > :: witness"));
+    assert!(output.contains("< Header as :: jrpc_runtime :: __private :: StubItem > :: subscribe"));
+    // The stub's subscriptions are for callers that can subscribe, and not in its batch.
+    assert!(
+        output
+            .contains("impl < C : :: jrpc_runtime :: Subscriber > __jrpc_TClient :: TClient < C >"),
+        "{output}"
+    );
+    assert!(
+        output.contains(
+            "Result < :: jrpc_runtime :: Subscription < Header > , :: jrpc_runtime :: ClientError >"
+        ),
+        "{output}"
+    );
+    let batch = output
+        .split("impl <")
+        .find(|block| block.starts_with(" C : :: jrpc_runtime :: Caller > __jrpc_TClientBatch"))
+        .expect("the batch's methods");
+    // Every method of `T` is a subscription: the batch has none.
+    assert!(!batch.contains("pub fn"), "{batch}");
+}
+
+#[test]
+fn each_subscription_mistake_is_one_error() {
+    let cases = [
+        // Both names missing: one error naming both.
+        (
+            "#[subscription(name = \"s\")] async fn f(&self) -> Items<u8>;",
+            1,
+            "needs `notification",
+        ),
+        // A malformed key is not reported again as missing.
+        (
+            "#[subscription(notification = 1, unsubscribe = \"u\")] async fn f(&self) -> Items<u8>;",
+            1,
+            "expected a string literal or a constant: `notification",
+        ),
+        (
+            "#[subscription(notification = \"n\", unsubscribe = \"u\")] fn f(&self) -> Vec<u8>;",
+            2,
+            "must be `async`",
+        ),
+        (
+            "#[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self);",
+            1,
+            "returns its items",
+        ),
+        (
+            "#[subscription(notification = \"\", unsubscribe = \"u\")] async fn f(&self) -> Items<u8>;",
+            1,
+            "write one in `notification",
+        ),
+        (
+            "#[subscription(notification = \"n\", unsubscribe = \"rpc.u\")] async fn f(&self) -> Items<u8>;",
+            1,
+            "reserved",
+        ),
+        (
+            "#[subscription(notification = \"n\", unsubscribe = \"u\", params = whole)] async fn f(&self) -> Items<u8>;",
+            1,
+            "`params = whole` needs exactly one",
+        ),
+        (
+            "#[notification] #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self) -> Items<u8>;",
+            1,
+            "both `#[notification]`",
+        ),
+        (
+            "#[rpc(params = whole)] #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self, a: u8) -> Items<u8>;",
+            1,
+            "does not go on a `#[subscription]`",
+        ),
+        (
+            "#[subscription(notification = \"n\", unsubscribe = \"u\")] #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self) -> Items<u8>;",
+            1,
+            "duplicate `#[subscription]`",
+        ),
+        (
+            "#[subscription(notification = \"n\", unsubscribe = \"u\")] async fn f(&self) -> Items<&str>;",
+            1,
+            "cannot be borrowed",
+        ),
+        (
+            "#[subscription(notification = \"n\", unsubscribe = \"u\")] async fn new(&self) -> Items<u8>;",
+            1,
+            "taken by the generated",
+        ),
+    ];
+    for (method, count, message) in cases {
+        let output = expand("", &format!("trait T {{ {method} }}"));
+        assert_eq!(errors(&output), count, "{method}: {output}");
+        assert!(output.contains(message), "{method}: {message} in {output}");
+        // The item is still emitted, helpers taken out, with stand-ins.
+        assert!(!output.contains("# [subscription"), "{output}");
+        assert!(output.contains("fn into_methods"), "{output}");
+    }
+}
+
+#[test]
+fn names_a_subscription_shares_are_no_clash_and_others_are() {
+    let shared = expand(
+        "",
+        "trait T {
+            #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn a(&self) -> Items<u8>;
+            #[subscription(notification = \"n\", unsubscribe = \"u\")] async fn b(&self) -> Items<u8>;
+        }",
+    );
+    assert_eq!(errors(&shared), 0, "{shared}");
+    let clash = expand(
+        "",
+        "trait T {
+            #[subscription(notification = \"n\", unsubscribe = \"b\")] async fn a(&self) -> Items<u8>;
+            #[subscription(notification = \"n\", unsubscribe = \"a\")] async fn b(&self) -> Items<u8>;
+        }",
+    );
+    // `b` is `a`'s unsubscribe method, and `b`'s unsubscribe method is `a`.
+    assert_eq!(errors(&clash), 2, "{clash}");
+    assert!(
+        clash.contains("also the name of the unsubscribe method of subscription `a`"),
+        "{clash}"
+    );
+    assert!(clash.contains("also the name of method `a`"), "{clash}");
+}
+
+#[test]
+fn a_stand_in_stub_keeps_a_subscriptions_method() {
+    let output = expand(
+        "",
+        "trait T {
+            #[subscription(notification = \"n\", unsubscribe = \"u\")]
+            async fn heads(&self, from: u64) -> Items<Header>;
+            fn broken(self);
+        }",
+    );
+    assert_eq!(errors(&output), 1, "{output}");
+    assert!(
+        output.contains("pub async fn heads (& self , _ : u64) -> :: core :: result :: Result < :: jrpc_runtime :: Subscription < Header > , :: jrpc_runtime :: ClientError >"),
+        "{output}"
+    );
 }

@@ -11,7 +11,9 @@ use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{GenericParam, Item, ItemImpl, Pat, Type};
 
-use crate::ast::{Kind, Method, Misplaced, Output, Param, ParamKind, Service, is_context};
+use crate::ast::{
+    Kind, Method, Misplaced, Output, Param, ParamKind, Service, WireName, is_context,
+};
 use crate::attr::{Client, MethodName, ServiceArgs, cfg_predicate};
 use crate::ctxt::Ctxt;
 use crate::ty::Scan;
@@ -70,9 +72,14 @@ fn check_stray(service: &Service, cx: &mut Ctxt) -> bool {
                 format_args!("`#[rpc]` goes on methods and parameters, not on {what}: remove it"),
             );
         } else {
+            let name = if attr.path().is_ident("subscription") {
+                "subscription"
+            } else {
+                "notification"
+            };
             cx.error_spanned(
                 attr,
-                format_args!("`#[notification]` goes on a method, not on {what}: remove it"),
+                format_args!("`#[{name}]` goes on a method, not on {what}: remove it"),
             );
         }
     }
@@ -209,12 +216,13 @@ fn check_method(method: &Method, service: &Service, namespace_reserved: bool, cx
         );
     }
     check_reserved_ident(method, service, cx);
+    check_subscription(method, cx);
     check_output(method, service, cx);
     check_params(method, service, cx);
 
     // Method names. A name given by an expression is checked where the expansion evaluates
     // it, in a `const`.
-    if let Some(MethodName::Literal(lit)) = &method.attrs.name
+    if let Some(MethodName::Literal(lit)) = method.attrs.name_attr()
         && lit.value().is_empty()
     {
         cx.error_at(
@@ -233,6 +241,89 @@ fn check_method(method: &Method, service: &Service, namespace_reserved: bool, cx
             method.wire_name_span(),
             "method names starting with `rpc.` are reserved by JSON-RPC 2.0 for the protocol: \
              choose another name",
+        );
+    }
+    check_subscription_names(method, namespace_reserved, cx);
+}
+
+/// What makes a method a subscription: `#[subscription]` alone among the helpers, a future, and
+/// an item type the signature names.
+fn check_subscription(method: &Method, cx: &mut Ctxt) {
+    let Some(sub) = &method.subscription else {
+        return;
+    };
+    // A notification answers nothing; a subscription answers an id.
+    if let Some(notification) = &method.attrs.notification {
+        cx.error_spanned(
+            notification,
+            "a method cannot be both `#[notification]` and `#[subscription]`: a subscription is \
+             answered its id, then sends notifications; remove `#[notification]`",
+        );
+    }
+    // One attribute says everything about a subscription.
+    if let Some(rpc) = &method.attrs.rpc {
+        cx.error_spanned(
+            rpc,
+            "`#[rpc]` does not go on a `#[subscription]` method: give `name` and `params` to \
+             `#[subscription(...)]`",
+        );
+    }
+    // The subscription opens once the method's future gives its items, after the runtime has
+    // checked that the call's connection can carry notifications.
+    if !method.is_async {
+        cx.error_spanned(
+            method.sig.fn_token,
+            "a `#[subscription]` method must be `async`: the subscription opens when its future \
+             gives the items; write `async fn`",
+        );
+    }
+    if sub.item.is_none() {
+        let message = "a `#[subscription]` method returns its items: `Items<T>` or \
+                       `Result<Items<T>, E>`, where `T` is the item type (`jrpc_runtime::Items`)";
+        match &method.output_ty {
+            Some(ty) => cx.error_spanned(ty, message),
+            None => cx.error_spanned(&method.sig.ident, message),
+        }
+    }
+}
+
+/// The notification's and the unsubscribe method's names, where the macro knows them: not empty,
+/// not `rpc.`, and the subscribe and unsubscribe methods not one.
+fn check_subscription_names(method: &Method, namespace_reserved: bool, cx: &mut Ctxt) {
+    let (Some(attr), Some(sub)) = (&method.attrs.subscription, &method.subscription) else {
+        return;
+    };
+    for (key, given, name) in [
+        ("notification", &attr.notification, &sub.notification),
+        ("unsubscribe", &attr.unsubscribe, &sub.unsubscribe),
+    ] {
+        let (Some(given), Some(name)) = (given, name) else {
+            continue;
+        };
+        if let MethodName::Literal(lit) = given
+            && lit.value().is_empty()
+        {
+            cx.error_spanned(
+                lit,
+                format_args!("a jrpc method name cannot be empty: write one in `{key} = \"...\"`"),
+            );
+        } else if !namespace_reserved && name.known().is_some_and(|n| n.starts_with("rpc.")) {
+            cx.error_at(
+                given.span(),
+                "method names starting with `rpc.` are reserved by JSON-RPC 2.0 for the \
+                 protocol: choose another name",
+            );
+        }
+    }
+    if let (Some(unsubscribe), Some(name)) = (&attr.unsubscribe, &sub.unsubscribe)
+        && name
+            .known()
+            .is_some_and(|name| method.wire_name.known() == Some(name))
+    {
+        cx.error_at(
+            unsubscribe.span(),
+            "a subscription's subscribe and unsubscribe methods need two names: give \
+             `unsubscribe` another one",
         );
     }
 }
@@ -466,7 +557,7 @@ fn check_params(method: &Method, service: &Service, cx: &mut Ctxt) {
 fn check_param_count(method: &Method, cx: &mut Ctxt) {
     let count = method.values().count();
     // `params = whole` decodes into one parameter in every build.
-    if method.attrs.whole.is_some()
+    if method.whole().is_some()
         && let Some(cfg) = method.values().find_map(|param| param.cfgs.first())
     {
         cx.error_spanned(
@@ -475,7 +566,7 @@ fn check_param_count(method: &Method, cx: &mut Ctxt) {
              this `#[cfg]`, or put the `#[cfg]` on the method",
         );
     }
-    if let Some(whole) = &method.attrs.whole {
+    if let Some(whole) = method.whole() {
         let found = match count {
             1 => return,
             0 => "none".to_owned(),
@@ -568,44 +659,123 @@ fn top_reference(ty: &Type) -> Option<&syn::TypeReference> {
 /// `#[cfg(all(first, second))]`, so it fires exactly when both are built.
 /// A name given by an expression is not known here: a clash with it is found
 /// when the table is built.
+///
+/// A subscription's subscribe and unsubscribe methods are methods of the table too; subscriptions
+/// may share one unsubscribe method (the runtime serves it once for all of them).
 fn check_duplicates(methods: &[Method], cx: &mut Ctxt) {
-    // Per wire name, the first method of each distinct set of `#[cfg]`s.
-    let mut first: HashMap<&str, Vec<(String, &Method)>> = HashMap::new();
-    for method in methods {
-        let Some(wire_name) = method.wire_name.known().filter(|name| !name.is_empty()) else {
+    // Per wire name, the first name of each distinct set of `#[cfg]`s.
+    let mut first: HashMap<&str, Vec<(String, Named<'_>)>> = HashMap::new();
+    for named in methods.iter().flat_map(Named::of) {
+        let Some(wire_name) = named.wire_name().filter(|name| !name.is_empty()) else {
             continue;
         };
+        let method = named.method;
         let cfg = cfg_predicate(&method.cfgs);
         let key = cfg.to_string();
         let earlier = first.entry(wire_name).or_default();
-        let message = |other: &Method, both: &str| {
+        let message = |other: &Named<'_>, both: &str| {
             format!(
-                "duplicate jrpc method name `{wire_name}`, also the name of method `{}`{both}: \
-                 rename one with `#[rpc(name = \"...\")]`",
-                other.sig.ident.unraw()
+                "duplicate jrpc method name `{wire_name}`, also the name of {}{both}: rename \
+                 one with {}",
+                other.describe(),
+                named.hint()
             )
         };
+        // Two methods with one Rust name: rustc reports that. A shared unsubscribe method is
+        // no clash.
+        let clashes = |other: &Named<'_>| {
+            other.method.sig.ident.unraw() != method.sig.ident.unraw()
+                && !(other.unsubscribe && named.unsubscribe)
+        };
         match earlier.iter().find(|(k, _)| *k == key) {
-            // Two methods with one Rust name: rustc reports that.
-            Some((_, other)) if other.sig.ident.unraw() == method.sig.ident.unraw() => {}
-            Some((_, other)) => cx.error_at(method.wire_name_span(), message(other, "")),
+            Some((_, other)) if !clashes(other) => {}
+            Some((_, other)) => cx.error_at(named.span(), message(other, "")),
             None => {
                 for (_, other) in earlier.iter() {
-                    if other.sig.ident.unraw() == method.sig.ident.unraw() {
+                    if !clashes(other) {
                         continue;
                     }
-                    let both = cfg_both(&cfg_predicate(&other.cfgs), &cfg);
+                    let both = cfg_both(&cfg_predicate(&other.method.cfgs), &cfg);
                     cx.error_if(
                         both,
-                        method.wire_name_span(),
+                        named.span(),
                         format!(
                             "{}, or make their `#[cfg]`s exclude each other",
                             message(other, ", and both are compiled in")
                         ),
                     );
                 }
-                earlier.push((key, method));
+                earlier.push((key, named));
             }
+        }
+    }
+}
+
+/// One wire name a method puts in the table: its own, or its subscription's unsubscribe method.
+#[derive(Clone, Copy)]
+struct Named<'a> {
+    method: &'a Method,
+    /// Whether this is the unsubscribe method of the method's subscription.
+    unsubscribe: bool,
+}
+
+impl<'a> Named<'a> {
+    fn of(method: &'a Method) -> impl Iterator<Item = Named<'a>> {
+        let unsubscribe = method
+            .subscription
+            .as_ref()
+            .is_some_and(|sub| sub.unsubscribe.is_some());
+        [Some(Self {
+            method,
+            unsubscribe: false,
+        })]
+        .into_iter()
+        .chain([unsubscribe.then_some(Self {
+            method,
+            unsubscribe: true,
+        })])
+        .flatten()
+    }
+
+    fn wire_name(&self) -> Option<&'a str> {
+        if self.unsubscribe {
+            self.method
+                .subscription
+                .as_ref()
+                .and_then(|sub| sub.unsubscribe.as_ref())
+                .and_then(WireName::known)
+        } else {
+            self.method.wire_name.known()
+        }
+    }
+
+    /// The span to blame for the name: its value in the attribute, or the method's name.
+    fn span(&self) -> proc_macro2::Span {
+        match (self.unsubscribe, self.method.attrs.subscription.as_ref()) {
+            (true, Some(attr)) => attr
+                .unsubscribe
+                .as_ref()
+                .map_or_else(|| self.method.wire_name_span(), MethodName::span),
+            _ => self.method.wire_name_span(),
+        }
+    }
+
+    /// The name's owner in a sentence.
+    fn describe(&self) -> String {
+        let ident = self.method.sig.ident.unraw();
+        if self.unsubscribe {
+            format!("the unsubscribe method of subscription `{ident}`")
+        } else {
+            format!("method `{ident}`")
+        }
+    }
+
+    /// Where to give this name another value.
+    fn hint(&self) -> &'static str {
+        match (self.unsubscribe, self.method.subscription.is_some()) {
+            (true, _) => "`unsubscribe = \"...\"`",
+            (false, true) => "`#[subscription(name = \"...\")]`",
+            (false, false) => "`#[rpc(name = \"...\")]`",
         }
     }
 }

@@ -25,10 +25,13 @@ use crate::wire::RpcError;
 
 #[path = "private/stub.rs"]
 mod stub;
+#[path = "private/subscription.rs"]
+mod subscription;
 #[path = "private/table.rs"]
 mod table;
 
 pub use stub::*;
+pub use subscription::*;
 pub use table::*;
 
 /// Marks the types a method parameter may have. No supertrait (rustc reports a missing one as a
@@ -82,6 +85,16 @@ pub trait RpcSchema {
         Self: Sized,
     {
         Param(Self::schema(), witness.1)
+    }
+
+    /// Returns a subscription item's witness with its schema, made at the type as
+    /// [`RpcItem::witness`] is.
+    #[inline]
+    fn item(witness: Item<Self>) -> Item<Self>
+    where
+        Self: Sized,
+    {
+        witness.with_schema(Self::schema())
     }
 
     /// Returns a success type's schema, which the expansion takes at the type as written: rustc

@@ -34,8 +34,17 @@ pub(super) fn client(
     let (methods, batched): (Vec<_>, Vec<_>) = service
         .methods
         .iter()
+        .filter(|method| method.subscription.is_none())
         .map(|method| stub_method(method, args, &stub))
         .unzip();
+    // Subscriptions need a connection that stays open: their methods are in an impl of their
+    // own, for callers that can subscribe.
+    let subscriptions: Vec<_> = service
+        .methods
+        .iter()
+        .filter(|method| method.subscription.is_some())
+        .map(|method| subscription_method(method, args))
+        .collect();
     let mut out = shell(service, args, client, trait_ident, vis, &caller);
     let krate = &args.krate;
     let batch = batch_ident(client);
@@ -51,6 +60,14 @@ pub(super) fn client(
             #(#batched)*
         }
     });
+    if !subscriptions.is_empty() {
+        out.extend(quote! {
+            #[allow(dead_code, clippy::too_many_arguments)]
+            impl<#caller: #krate::Subscriber> #module::#client<#caller> {
+                #(#subscriptions)*
+            }
+        });
+    }
     out
 }
 
@@ -266,25 +283,8 @@ fn stub_method(
     let docs = docs(method);
 
     let values: Vec<_> = method.values().collect();
-    let inputs: Vec<_> = values
-        .iter()
-        .map(|param| {
-            let ident = param.ident();
-            let ty = &param.ty;
-            let lints = &param.lints;
-            let cfgs = &param.cfgs;
-            quote!(#(#cfgs)* #(#lints)* #ident: #ty)
-        })
-        .collect();
-    // The arguments, each under its parameter's `#[cfg]`s.
-    let idents: Vec<_> = values
-        .iter()
-        .filter_map(|param| {
-            let ident = param.ident()?;
-            let cfgs = &param.cfgs;
-            Some(quote!(#(#cfgs)* #ident))
-        })
-        .collect();
+    let inputs = stub_inputs(&values);
+    let idents = stub_idents(&values);
     let encode = Ident::new(
         &format!("__jrpc_params_{}", ident.unraw()),
         Span::mixed_site(),
@@ -345,6 +345,111 @@ fn stub_method(
     (stub, batch)
 }
 
+/// The stub's method of a subscription: it encodes the params as a call's are, subscribes, and
+/// returns the typed `Subscription` of the items, with the hidden function that encodes its
+/// params.
+fn subscription_method(method: &Method, args: &ServiceArgs) -> TokenStream {
+    let krate = &args.krate;
+    let ident = &method.sig.ident;
+    let cfgs = &method.cfgs;
+    let lints = &method.lints;
+    let values: Vec<_> = method.values().collect();
+    let inputs = stub_inputs(&values);
+    let idents = stub_idents(&values);
+    let encode = Ident::new(
+        &format!("__jrpc_params_{}", ident.unraw()),
+        Span::mixed_site(),
+    );
+    let params = local("__jrpc_params");
+    let encoding = local("__jrpc_encoding");
+    let build = build_params(method, args, &values, &params, &encoding);
+    let Some(sub) = &method.subscription else {
+        return TokenStream::new();
+    };
+    let item = match &sub.item {
+        Some(ty) => ty.to_token_stream(),
+        None => quote!(()),
+    };
+    let wire = wire_name(&method.wire_name, args, "");
+    let notification = sub
+        .notification
+        .as_ref()
+        .map(|name| wire_name(name, args, ""));
+    let unsubscribe = sub
+        .unsubscribe
+        .as_ref()
+        .map(|name| wire_name(name, args, ""));
+    // `StubItem`'s own method, called at `T` as written: "`Foo` is not `Deserialize`" lands
+    // there, with no note into the runtime.
+    let names = quote!(#krate::__private::Names(#notification, #unsubscribe));
+    let call_args = quote!(&self.caller, #wire, #params, #names);
+    let subscribe = match sub.item.as_deref() {
+        Some(ty) => {
+            let (first, last) = range(ty);
+            let krate_first = krate_at(args, first);
+            let mut head = quote_spanned!(first=> <);
+            head.extend(quote!(#ty));
+            head.extend(quote_spanned!(first=> as #krate_first::__private::StubItem>::subscribe));
+            call_as_written(head, call_args, last)
+        }
+        None => quote!(#krate::__private::StubItem::subscribe(#call_args)),
+    };
+    let send = quote!(#subscribe.await);
+    let (err, body) = error_wrap(
+        args,
+        &send,
+        quote!(Self::#encode(self.encoding, #(#idents),*)?),
+    );
+    let docs = subscription_docs(method);
+    quote! {
+        #(#cfgs)*
+        #(#docs)*
+        #(#lints)*
+        pub async fn #ident(
+            &self,
+            #(#inputs),*
+        ) -> ::core::result::Result<#krate::Subscription<#item>, #err> {
+            #body
+        }
+
+        #(#cfgs)*
+        #(#lints)*
+        fn #encode(
+            #encoding: #krate::ParamEncoding,
+            #(#inputs),*
+        ) -> #krate::__private::StubParams {
+            #build
+            ::core::result::Result::Ok(#params)
+        }
+    }
+}
+
+/// A stub method's parameters, each with its `#[cfg]`s and lints.
+fn stub_inputs(values: &[&Param]) -> Vec<TokenStream> {
+    values
+        .iter()
+        .map(|param| {
+            let ident = param.ident();
+            let ty = &param.ty;
+            let lints = &param.lints;
+            let cfgs = &param.cfgs;
+            quote!(#(#cfgs)* #(#lints)* #ident: #ty)
+        })
+        .collect()
+}
+
+/// A stub method's arguments, each under its parameter's `#[cfg]`s.
+fn stub_idents(values: &[&Param]) -> Vec<TokenStream> {
+    values
+        .iter()
+        .filter_map(|param| {
+            let ident = param.ident()?;
+            let cfgs = &param.cfgs;
+            Some(quote!(#(#cfgs)* #ident))
+        })
+        .collect()
+}
+
 /// The statements of a stub's encoding function that set `params`: none,
 /// the one value as a whole, or one entry per value. Each value is given
 /// with its type, where "`Foo` is not `Serialize`" then lands.
@@ -360,7 +465,7 @@ fn build_params(
     if values.is_empty() {
         return quote!(let #params = ::core::option::Option::None;);
     }
-    if let (Some(_), [param]) = (&method.attrs.whole, values) {
+    if let (Some(_), [param]) = (method.whole(), values) {
         let ident = param.ident();
         let whole = stub_param(args, &param.ty, "to_whole", quote!(&#ident));
         return quote! {
@@ -440,7 +545,7 @@ struct Send {
 
 fn send(method: &Method, args: &ServiceArgs, params: &Ident) -> Send {
     let krate = &args.krate;
-    let wire = wire_name(&method.wire_name, args, false);
+    let wire = wire_name(&method.wire_name, args, "");
     if method.is_notification() {
         return Send {
             ok: quote!(()),
@@ -594,6 +699,45 @@ fn docs(method: &Method) -> Vec<TokenStream> {
     docs
 }
 
+/// A subscription's stub method's docs: the user's doc comment (or a line naming the methods),
+/// what dropping the subscription does, and an `# Errors` section.
+fn subscription_docs(method: &Method) -> Vec<TokenStream> {
+    let mut docs: Vec<TokenStream> = method.docs.iter().map(ToTokens::to_token_stream).collect();
+    let Some(sub) = &method.subscription else {
+        return docs;
+    };
+    let notification = sub
+        .notification
+        .as_ref()
+        .map_or_else(String::new, |name| name.in_docs("notification"));
+    let unsubscribe = sub
+        .unsubscribe
+        .as_ref()
+        .map_or_else(String::new, |name| name.in_docs("method"));
+    if docs.is_empty() {
+        let line = format!(
+            "Subscribes with {}; the items come as {notification}.",
+            method.wire_name.in_docs("method")
+        );
+        docs.push(quote!(#[doc = #line]));
+    }
+    let dropped = format!(
+        "The `Subscription` is a stream of the items, from the answer on; dropping it \
+         unsubscribes with {unsubscribe}."
+    );
+    let errors = "Fails with a `ClientError` when the subscribe call fails: the server refused \
+                  it (`Failed`), the transport failed or closed, or the answer is no id.";
+    docs.push(quote! {
+        #[doc = ""]
+        #[doc = #dropped]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = ""]
+        #[doc = #errors]
+    });
+    docs
+}
+
 /// The stand-in client of a service with errors: the struct and, when the
 /// trait is not generic, a method per service method (bodies
 /// `unimplemented!()`), so code using the client does not add errors. A
@@ -622,6 +766,7 @@ pub(super) fn stand_in(
     let mut seen: Vec<(Ident, String)> = Vec::new();
     let mut methods = Vec::new();
     let mut batched = Vec::new();
+    let mut subscriptions = Vec::new();
     for method in &service.methods {
         let ident = &method.sig.ident;
         // `r#new` and `new` name one method.
@@ -655,6 +800,24 @@ pub(super) fn stand_in(
         };
         let cfgs = &method.cfgs;
         let lints = &method.lints;
+        if let Some(sub) = &method.subscription {
+            let item = match sub.item.as_deref() {
+                Some(ty) if plain(ty) => ty.to_token_stream(),
+                _ => quote!(()),
+            };
+            subscriptions.push(quote! {
+                #(#cfgs)*
+                #[doc(hidden)]
+                #(#lints)*
+                pub async fn #ident(
+                    &self,
+                    #(#inputs),*
+                ) -> ::core::result::Result<#krate::Subscription<#item>, #err> {
+                    ::core::unimplemented!()
+                }
+            });
+            continue;
+        }
         methods.push(quote! {
             #(#cfgs)*
             #[doc(hidden)]
@@ -690,6 +853,14 @@ pub(super) fn stand_in(
             #(#batched)*
         }
     });
+    if !subscriptions.is_empty() {
+        out.extend(quote! {
+            #[allow(dead_code, clippy::too_many_arguments)]
+            impl<#caller> #module::#client<#caller> {
+                #(#subscriptions)*
+            }
+        });
+    }
     out
 }
 

@@ -10,7 +10,9 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 
 use super::{at, call_as_written, call_over, krate_at, local, local_at, wire_name};
-use crate::ast::{Kind, Method, Output, Param, ParamKind, Service, is_context, tokens_text};
+use crate::ast::{
+    Kind, Method, Output, Param, ParamKind, Service, WireName, is_context, tokens_text,
+};
 use crate::attr::{ServiceArgs, cfg_predicate};
 use crate::ty::range;
 
@@ -21,9 +23,25 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     let names: Vec<String> = service
         .methods
         .iter()
-        .map(|method| match method.wire_name.known() {
-            Some(name) => format!("`{name}`"),
-            None => method.wire_name.in_docs("method"),
+        .map(|method| {
+            let name = match method.wire_name.known() {
+                Some(name) => format!("`{name}`"),
+                None => method.wire_name.in_docs("method"),
+            };
+            let unsubscribe = method
+                .subscription
+                .as_ref()
+                .and_then(|sub| sub.unsubscribe.as_ref());
+            match unsubscribe {
+                Some(WireName::Known(unsubscribe)) => {
+                    format!("{name} (a subscription, which `{unsubscribe}` ends)")
+                }
+                Some(unsubscribe) => format!(
+                    "{name} (a subscription, which {} ends)",
+                    unsubscribe.in_docs("method")
+                ),
+                None => name,
+            }
         })
         .collect();
     let mut doc = vec![if names.is_empty() {
@@ -36,18 +54,24 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     }];
     doc.push(String::new());
     doc.push("Serve it with any transport, or call it in-process with `Methods::handle`.".into());
-    if service
-        .methods
-        .iter()
-        .any(|method| method.wire_name.known().is_none())
-    {
+    let by_expression = |name: Option<&WireName>| name.is_some_and(|name| name.known().is_none());
+    if service.methods.iter().any(|method| {
+        by_expression(Some(&method.wire_name))
+            || by_expression(
+                method
+                    .subscription
+                    .as_ref()
+                    .and_then(|sub| sub.unsubscribe.as_ref()),
+            )
+    }) {
         doc.push(String::new());
         doc.push("# Panics".into());
         doc.push(String::new());
         doc.push(
             "When two methods have one wire name: a name given by a constant \
-             (`#[rpc(name = EXPR)]`) is known only to the compiler, so a clash with it is found \
-             here, in the service's definition, rather than by the macro."
+             (`#[rpc(name = EXPR)]`, or in `#[subscription(...)]`) is known only to the \
+             compiler, so a clash with it is found here, in the service's definition, rather \
+             than by the macro."
                 .into(),
         );
     }
@@ -179,12 +203,14 @@ fn registrations(method: &Method, args: &ServiceArgs) -> Vec<TokenStream> {
 
 /// The runtime helper for a method's shape.
 fn helper(method: &Method, values: usize, span: Span) -> proc_macro2::Ident {
-    let kind = if method.is_notification() {
+    let kind = if method.subscription.is_some() {
+        "subscribe"
+    } else if method.is_notification() {
         "notify"
     } else {
         "call"
     };
-    if method.attrs.whole.is_some() {
+    if method.whole().is_some() {
         format_ident!("{kind}_whole", span = span)
     } else {
         format_ident!("{kind}_{values}", span = span)
@@ -220,7 +246,7 @@ fn register(
         .filter(|param| param.kind == ParamKind::Value)
         .collect();
     let helper = helper(method, values.len(), span);
-    let wire = wire_name(&method.wire_name, args, true);
+    let wire = wire_name(&method.wire_name, args, "name");
     let rust_name = ident.unraw().to_string();
     let mut cfgs = method
         .cfgs
@@ -239,7 +265,7 @@ fn register(
         .iter()
         .map(|param| param.wire_name.as_str())
         .collect();
-    let pat = if method.attrs.whole.is_some() {
+    let pat = if method.whole().is_some() {
         quote_spanned!(span=> #krate::Whole(#(#idents)*))
     } else {
         quote_spanned!(span=> (#(#idents,)*))
@@ -270,6 +296,40 @@ fn register(
     let unit = quote_spanned!(span=> ());
     let returned = method.output_ty.as_deref().map_or(unit, |ty| quote!(#ty));
     let (ok, err, result_checks) = result_witnesses(method, args, span);
+
+    // A subscription's items: the item type's witness, made at `T` of `Items<T>` as written,
+    // and its other names.
+    if let Some(sub) = &method.subscription {
+        let (item_check, item) = item_witness(sub.item.as_deref(), args, span);
+        let notification = sub
+            .notification
+            .as_ref()
+            .map(|name| wire_name(name, args, "notification"));
+        let unsubscribe = sub
+            .unsubscribe
+            .as_ref()
+            .map(|name| wire_name(name, args, "unsubscribe"));
+        return quote_spanned! {span=>
+            #(#cfgs)*
+            {
+                let #kind = #krate::__private::Probe::<#returned>::NEW.kind();
+                #(#checks)*
+                #item_check
+                #result_checks
+                #krate::__private::#helper(
+                    &mut #table,
+                    &#this,
+                    #krate::__private::Meta(#wire, &[#(#names),*], #doc, #deprecated, #rust_name),
+                    #krate::__private::Names(#notification, #unsubscribe),
+                    #(#witnesses,)*
+                    #item,
+                    #ok,
+                    #err,
+                    move |#this, #pat, #ctx_pat| async move { #kind.split(#call) },
+                );
+            }
+        };
+    }
     quote_spanned! {span=>
         #(#cfgs)*
         {
@@ -438,19 +498,64 @@ fn result_witnesses(
         head.extend([proc_macro2::TokenTree::Ident(Ident::new(method, at(end)))]);
         call_over(head, arg, end)
     };
+    // A subscription's success type is `Items<T>`, whose `T` has a witness of its own (and the
+    // item's schema goes with it).
+    let subscription = method.subscription.is_some();
     let checks = match method.output {
         Output::Unit => TokenStream::new(),
+        _ if subscription => {
+            let err = trait_call(err_range, "IntoRpcError", "check", "err_of");
+            quote!(#err;)
+        }
         _ => {
             let ok = trait_call(ok_range, "RpcResult", "check", "ok_of");
             let err = trait_call(err_range, "IntoRpcError", "check", "err_of");
             quote!(#ok; #err;)
         }
     };
-    let ok = if args.schema.is_some() {
+    let ok = if args.schema.is_some() && !subscription {
         let schema = trait_call(ok_range, "RpcSchema", "of", "ok_of");
         witness(ok_range, "at_described", quote!(, #schema))
     } else {
         witness(ok_range, "at", TokenStream::new())
     };
     (ok, witness(err_range, "at", TokenStream::new()), checks)
+}
+
+/// A subscription's item witness, made at `T` of `Items<T>` as written (`<T as RpcItem>::witness()`,
+/// then `RpcSchema::item` with `schema`), as a parameter's is: the statements that make it, and
+/// the argument that passes it to the helper.
+fn item_witness(
+    item: Option<&syn::Type>,
+    args: &ServiceArgs,
+    span: Span,
+) -> (TokenStream, TokenStream) {
+    let Some(ty) = item else {
+        // Validation reported a subscription without an item type: not expanded.
+        return (TokenStream::new(), quote_spanned!(span=> ()));
+    };
+    let (first, last) = range(ty);
+    let start = at(first);
+    let krate = krate_at(args, first);
+    let witness = local_at("__jrpc_item", start);
+    let mut head = quote_spanned!(first=> <);
+    head.extend(quote!(#ty));
+    head.extend(quote_spanned!(first=> as #krate::__private::RpcItem>::witness));
+    let made = call_as_written(head, TokenStream::new(), last);
+    let mut checks = quote_spanned!(start=> let #witness = #made;);
+    if args.schema.is_some() {
+        let krate = krate_at(args, start);
+        let described = call_over(
+            quote_spanned!(start=> #krate::__private::RpcSchema::item),
+            quote!(#witness),
+            last,
+        );
+        checks.extend(quote_spanned!(start=> let #witness = #described;));
+    }
+    let passed = call_as_written(
+        quote_spanned!(first=> #krate::__private::Item::at),
+        quote!(#witness),
+        last,
+    );
+    (checks, passed)
 }

@@ -9,7 +9,40 @@ use crate::error::RegisterError;
 pub struct Table {
     methods: Methods,
     service: &'static str,
-    owners: Vec<(&'static str, &'static str)>,
+    owners: Vec<(&'static str, Owner)>,
+}
+
+/// Holds what registered a wire name: the Rust method, and which of its names it is.
+#[derive(Clone, Copy)]
+struct Owner {
+    method: &'static str,
+    role: Role,
+}
+
+/// Says which name of a method a wire name is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A method's (`#[rpc(name = ...)]`).
+    Method,
+    /// A subscription's subscribe method's (`#[subscription(name = ...)]`).
+    Subscribe,
+    /// A subscription's unsubscribe method's (`#[subscription(unsubscribe = ...)]`).
+    Unsubscribe,
+}
+
+impl Owner {
+    fn new(method: &'static str, role: Role) -> Self {
+        Self { method, role }
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.role {
+            Role::Unsubscribe => write!(f, "the unsubscribe method of `{}`", self.method),
+            Role::Method | Role::Subscribe => write!(f, "method `{}`", self.method),
+        }
+    }
 }
 
 impl Table {
@@ -51,28 +84,81 @@ impl Table {
         method: &'static str,
     ) {
         match result {
-            Ok(()) => self.owners.push((name, method)),
-            Err(err) => self.refused(&err, name, method),
+            Ok(()) => self.owners.push((name, Owner::new(method, Role::Method))),
+            Err(err) => self.refused(&err, Owner::new(method, Role::Method)),
+        }
+    }
+
+    /// Records that the subscription of `method` registered `subscribe` and `unsubscribe` (which
+    /// other subscriptions may share).
+    ///
+    /// # Panics
+    ///
+    /// As [`registered`](Self::registered), when either name is another method's too.
+    #[track_caller]
+    pub(super) fn subscribed(
+        &mut self,
+        result: Result<(), RegisterError>,
+        subscribe: &'static str,
+        unsubscribe: &'static str,
+        method: &'static str,
+    ) {
+        let subscribing = Owner::new(method, Role::Subscribe);
+        let unsubscribing = Owner::new(method, Role::Unsubscribe);
+        match result {
+            Ok(()) => {
+                self.owners.push((subscribe, subscribing));
+                if !self.owners.iter().any(|(name, _)| *name == unsubscribe) {
+                    self.owners.push((unsubscribe, unsubscribing));
+                }
+            }
+            Err(RegisterError::Duplicate(_)) if subscribe == unsubscribe => panic!(
+                "jrpc service `{}`: the subscribe and unsubscribe methods of `{method}` have the \
+                 same wire name `{subscribe}`; give `unsubscribe` another name in \
+                 `#[subscription(...)]`",
+                self.service
+            ),
+            Err(err) => {
+                let second = match &err {
+                    RegisterError::Duplicate(name) if name == unsubscribe => unsubscribing,
+                    _ => subscribing,
+                };
+                self.refused(&err, second);
+            }
         }
     }
 
     #[cold]
     #[track_caller]
-    fn refused(&self, err: &RegisterError, name: &str, method: &str) -> ! {
+    fn refused(&self, err: &RegisterError, second: Owner) -> ! {
         let service = self.service;
         match err {
-            RegisterError::Duplicate(_) => {
+            RegisterError::Duplicate(name) => {
                 let first = self
                     .owners
                     .iter()
-                    .find(|(registered, _)| *registered == name)
-                    .map_or("another method", |(_, first)| first);
-                panic!(
-                    "jrpc service `{service}`: methods `{first}` and `{method}` have the same wire \
-                     name `{name}`; give one of them another name with `#[rpc(name = ...)]`"
-                )
+                    .find(|(registered, _)| registered == name)
+                    .map(|(_, first)| *first);
+                match first {
+                    Some(first) if first.role != Role::Method || second.role != Role::Method => {
+                        panic!(
+                            "jrpc service `{service}`: {first} and {second} have the same wire name \
+                         `{name}`; give one of them another name, with `#[rpc(name = ...)]` or in \
+                         `#[subscription(...)]`"
+                        )
+                    }
+                    _ => panic!(
+                        "jrpc service `{service}`: methods `{}` and `{}` have the same wire name \
+                         `{name}`; give one of them another name with `#[rpc(name = ...)]`",
+                        first.map_or("another method", |first| first.method),
+                        second.method
+                    ),
+                }
             }
-            _ => panic!("jrpc service `{service}`: method `{method}` cannot be registered: {err}"),
+            _ => panic!(
+                "jrpc service `{service}`: method `{}` cannot be registered: {err}",
+                second.method
+            ),
         }
     }
 }
@@ -178,6 +264,72 @@ mod tests {
             "jrpc service `Lsp`: methods `hover` and `hover_again` have the same wire name \
              `textDocument/hover`; give one of them another name with `#[rpc(name = ...)]`"
         );
+    }
+
+    /// `table` with a subscription of `ticks`, ended by `unsubscribe`.
+    fn subscribe(table: &mut Table, subscribe: &'static str, unsubscribe: &'static str) {
+        let result = table
+            .methods()
+            .register_subscription(subscribe, &[], "tick", unsubscribe, |(): (), _| async {
+                Ok::<_, crate::wire::RpcError>(crate::peer::Items::new(futures_util::stream::iter(
+                    [1u8],
+                )))
+            })
+            .map(drop);
+        table.subscribed(result, subscribe, unsubscribe, "ticks");
+    }
+
+    fn panic_message(f: impl FnOnce()) -> String {
+        let panic =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("a clash panics");
+        panic
+            .downcast_ref::<String>()
+            .expect("a formatted message")
+            .clone()
+    }
+
+    #[test]
+    fn a_clash_with_a_subscriptions_names_says_which_name_it_is() {
+        // A method named as a subscription's unsubscribe method.
+        let mut lsp = table();
+        subscribe(&mut lsp, "subscribe", "stop");
+        let stop = lsp
+            .methods()
+            .register("stop", &[], |(): (), _| async {
+                Ok::<_, crate::wire::RpcError>(true)
+            })
+            .map(drop);
+        assert_eq!(
+            panic_message(|| lsp.registered(stop, "stop", "stop")),
+            "jrpc service `Lsp`: the unsubscribe method of `ticks` and method `stop` have the same \
+             wire name `stop`; give one of them another name, with `#[rpc(name = ...)]` or in \
+             `#[subscription(...)]`"
+        );
+
+        // A subscription's unsubscribe method named as a method.
+        let mut lsp = table();
+        assert_eq!(
+            panic_message(|| subscribe(&mut lsp, "subscribe", "textDocument/hover")),
+            "jrpc service `Lsp`: method `hover` and the unsubscribe method of `ticks` have the \
+             same wire name `textDocument/hover`; give one of them another name, with \
+             `#[rpc(name = ...)]` or in `#[subscription(...)]`"
+        );
+
+        // Its subscribe and unsubscribe methods named alike.
+        let mut lsp = table();
+        assert_eq!(
+            panic_message(|| subscribe(&mut lsp, "ticks", "ticks")),
+            "jrpc service `Lsp`: the subscribe and unsubscribe methods of `ticks` have the same \
+             wire name `ticks`; give `unsubscribe` another name in `#[subscription(...)]`"
+        );
+
+        // Two subscriptions share one unsubscribe method: no clash.
+        let mut lsp = table();
+        subscribe(&mut lsp, "a", "unsubscribe");
+        subscribe(&mut lsp, "b", "unsubscribe");
+        let methods = lsp.finish();
+        assert!(methods.contains("a") && methods.contains("b"));
+        assert!(methods.contains("unsubscribe"));
     }
 
     #[test]

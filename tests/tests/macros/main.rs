@@ -7,3 +7,4 @@ mod decisions;
 mod names;
 mod options;
 mod stub_client;
+mod subscriptions;

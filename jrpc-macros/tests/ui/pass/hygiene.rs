@@ -61,10 +61,20 @@ pub trait Hygiene {
     /// A name given by a constant (evaluated in constants of the generated code).
     #[rpc(name = NAME)]
     async fn named(&self);
+    /// A subscription, its names from constants, its items from a fallible method.
+    #[subscription(notification = TICK, unsubscribe = UNTICK)]
+    async fn ticks(
+        &self,
+        items: u8,
+        names: &::jrpc_runtime::Context,
+    ) -> ::std::result::Result<::jrpc_runtime::Items<C>, ::jrpc_runtime::RpcError>;
 }
 
 /// The wire name of `Hygiene::named`.
 const NAME: &str = "named";
+/// The names of `Hygiene::ticks`'s notification and unsubscribe method.
+const TICK: &str = "tick";
+const UNTICK: &str = "untick";
 
 struct Impl;
 
@@ -95,6 +105,15 @@ impl Hygiene for Impl {
     }
     async fn nothing(&self) {}
     async fn named(&self) {}
+    async fn ticks(
+        &self,
+        items: u8,
+        names: &::jrpc_runtime::Context,
+    ) -> ::std::result::Result<::jrpc_runtime::Items<C>, ::jrpc_runtime::RpcError> {
+        let _ = names;
+        let ticks = ::futures_util::stream::iter([C(<i64 as ::std::convert::From<u8>>::from(items))]);
+        ::std::result::Result::Ok(::jrpc_runtime::Items::new(ticks))
+    }
 }
 
 /// The same in an inherent `impl` block.
@@ -112,4 +131,10 @@ fn main() {
     let _table: ::jrpc_runtime::Methods = Impl.into_methods();
     let _table: ::jrpc_runtime::Methods = Inherent.into_methods();
     let _client = HygieneClient::new(::jrpc_runtime::Methods::new());
+}
+
+/// The stub's subscription, over a caller that can subscribe.
+#[allow(dead_code)]
+async fn subscribe(client: HygieneClient<::jrpc_runtime::Peer>) {
+    let _: ::jrpc_runtime::Subscription<C> = ::std::result::Result::unwrap(client.ticks(1).await);
 }
