@@ -18,6 +18,10 @@ use crate::attr::{Client, MethodName, ServiceArgs, cfg_predicate};
 use crate::ctxt::Ctxt;
 use crate::ty::Scan;
 
+mod subscription;
+
+use subscription::{check_subscription, check_subscription_names};
+
 /// Names the generated code defines next to the user's methods.
 pub(crate) const INTO_METHODS: &str = "into_methods";
 /// Names of the client stub's own methods.
@@ -244,88 +248,6 @@ fn check_method(method: &Method, service: &Service, namespace_reserved: bool, cx
         );
     }
     check_subscription_names(method, namespace_reserved, cx);
-}
-
-/// What makes a method a subscription: `#[subscription]` alone among the helpers, a future, and
-/// an item type the signature names.
-fn check_subscription(method: &Method, cx: &mut Ctxt) {
-    let Some(sub) = &method.subscription else {
-        return;
-    };
-    // A notification answers nothing; a subscription answers an id.
-    if let Some(notification) = &method.attrs.notification {
-        cx.error_spanned(
-            notification,
-            "a method cannot be both `#[notification]` and `#[subscription]`: a subscription is \
-             answered its id, then sends notifications; remove `#[notification]`",
-        );
-    }
-    // One attribute says everything about a subscription.
-    if let Some(rpc) = &method.attrs.rpc {
-        cx.error_spanned(
-            rpc,
-            "`#[rpc]` does not go on a `#[subscription]` method: give `name` and `params` to \
-             `#[subscription(...)]`",
-        );
-    }
-    // The subscription opens once the method's future gives its items, after the runtime has
-    // checked that the call's connection can carry notifications.
-    if !method.is_async {
-        cx.error_spanned(
-            method.sig.fn_token,
-            "a `#[subscription]` method must be `async`: the subscription opens when its future \
-             gives the items; write `async fn`",
-        );
-    }
-    if sub.item.is_none() {
-        let message = "a `#[subscription]` method returns its items: `Items<T>` or \
-                       `Result<Items<T>, E>`, where `T` is the item type (`jrpc_runtime::Items`)";
-        match &method.output_ty {
-            Some(ty) => cx.error_spanned(ty, message),
-            None => cx.error_spanned(&method.sig.ident, message),
-        }
-    }
-}
-
-/// The notification's and the unsubscribe method's names, where the macro knows them: not empty,
-/// not `rpc.`, and the subscribe and unsubscribe methods not one.
-fn check_subscription_names(method: &Method, namespace_reserved: bool, cx: &mut Ctxt) {
-    let (Some(attr), Some(sub)) = (&method.attrs.subscription, &method.subscription) else {
-        return;
-    };
-    for (key, given, name) in [
-        ("notification", &attr.notification, &sub.notification),
-        ("unsubscribe", &attr.unsubscribe, &sub.unsubscribe),
-    ] {
-        let (Some(given), Some(name)) = (given, name) else {
-            continue;
-        };
-        if let MethodName::Literal(lit) = given
-            && lit.value().is_empty()
-        {
-            cx.error_spanned(
-                lit,
-                format_args!("a jrpc method name cannot be empty: write one in `{key} = \"...\"`"),
-            );
-        } else if !namespace_reserved && name.known().is_some_and(|n| n.starts_with("rpc.")) {
-            cx.error_at(
-                given.span(),
-                "method names starting with `rpc.` are reserved by JSON-RPC 2.0 for the \
-                 protocol: choose another name",
-            );
-        }
-    }
-    if let (Some(unsubscribe), Some(name)) = (&attr.unsubscribe, &sub.unsubscribe)
-        && name
-            .known()
-            .is_some_and(|name| method.wire_name.known() == Some(name))
-    {
-        cx.error_at(
-            unsubscribe.span(),
-            "a subscription's subscribe and unsubscribe methods need two names: give \
-             `unsubscribe` another one",
-        );
-    }
 }
 
 fn check_receiver(method: &Method, kind: &Kind, cx: &mut Ctxt) {

@@ -139,6 +139,31 @@ async fn subscribe_with<C: jrpc_runtime::Subscriber>(client: &ChainClient<C>) {
     let _ = client.block_number().await;
 }
 
+/// The stub's error type of one's own (`client_error`), for a subscription too.
+#[derive(Debug)]
+pub struct WatchError(pub jrpc_runtime::ClientError);
+
+impl From<jrpc_runtime::ClientError> for WatchError {
+    fn from(err: jrpc_runtime::ClientError) -> Self {
+        Self(err)
+    }
+}
+
+/// Watches keys.
+#[rpc_service(client_error = WatchError)]
+pub trait Watch {
+    /// Sends each new value of `key`.
+    #[subscription(notification = "changed", unsubscribe = "unwatch")]
+    async fn watch(&self, key: String) -> Items<String>;
+}
+
+#[allow(dead_code)]
+async fn watch_with(
+    client: &WatchClient<jrpc_runtime::Peer>,
+) -> Result<jrpc_runtime::Subscription<String>, WatchError> {
+    client.watch("colour".to_owned()).await
+}
+
 /// Also on an inherent `impl`.
 struct Ticker;
 
