@@ -1,5 +1,5 @@
 //! `#[subscription]` end to end: an Ethereum-style service served on one `Peer` and read through
-//! the generated stub on another, with typed items, the refusal of an unknown kind, unsubscribing
+//! the generated stub on another (and over the WebSocket client), with typed items, the refusal of an unknown kind, unsubscribing
 //! (explicitly and by dropping the stream), a clash of names found when the table is built, and
 //! the service's OpenRPC document, validated by OpenRPC's own validator.
 
@@ -8,11 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::{StreamExt as _, stream};
+use jrpc_runtime::http::HttpServer;
 use jrpc_runtime::subscription::Ended;
+use jrpc_runtime::ws::WsClient;
 use jrpc_runtime::{
     ClientError, Context, Items, Methods, ParamEncoding, Peer, PeerConfig, RpcError, ServiceInfo,
     WhenFull, rpc_service,
 };
+use jrpc_tests::servers::serve_http;
 use jrpc_tests::{bounded, eventually, node, tools};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -218,6 +221,30 @@ async fn a_stub_reads_typed_items_over_a_peer() {
             drop(dropped);
             eventually(|| alive.load(Ordering::SeqCst) == 0).await;
         }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stub_reads_typed_items_over_the_websocket_client() {
+    bounded(async {
+        let node = Node::default();
+        let alive = Arc::clone(&node.alive);
+        let server = HttpServer::builder(node.into_methods()).build().unwrap();
+        let (addr, _serving) = serve_http(server).await;
+        let ws = WsClient::connect(&format!("ws://{addr}/ws"), Methods::new())
+            .await
+            .unwrap();
+        let client = ChainClient::new(ws);
+        let mut heads = client.subscribe("newHeads".to_owned(), None).await.unwrap();
+        for n in 1..=3 {
+            assert_eq!(heads.next().await.unwrap().unwrap(), Event::Head(header(n)));
+        }
+        let mut live = client.new_heads(5, None).await.unwrap();
+        assert_eq!(live.next().await.unwrap().unwrap(), header(5));
+        assert_eq!(live.next().await.unwrap().unwrap(), header(6));
+        drop(live);
+        eventually(|| alive.load(Ordering::SeqCst) == 0).await;
     })
     .await;
 }
