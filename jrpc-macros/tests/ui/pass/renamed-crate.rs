@@ -18,6 +18,9 @@ pub trait Calculator {
     async fn fail(&self) -> Result<(), rt::RpcError>;
     /// The context.
     async fn whoami(&self, ctx: &rt::Context) -> String;
+    /// A subscription.
+    #[subscription(notification = "tick", unsubscribe = "untick")]
+    async fn ticks(&self, every: u64) -> Result<rt::Items<u64>, rt::RpcError>;
 }
 
 /// Through a module path.
@@ -26,6 +29,9 @@ pub trait Echo {
     /// Echoes.
     #[notification]
     async fn echo(&self, text: String);
+    /// Echoes as a subscription.
+    #[subscription(notification = "echoed", unsubscribe = "unecho")]
+    async fn echoes(&self, text: String) -> api::runtime::Items<String>;
 }
 
 struct Impl;
@@ -40,10 +46,23 @@ impl Calculator for Impl {
     async fn whoami(&self, ctx: &rt::Context) -> String {
         ctx.transport().as_str().to_owned()
     }
+    async fn ticks(&self, every: u64) -> Result<rt::Items<u64>, rt::RpcError> {
+        Ok(rt::Items::new(futures_util::stream::iter([every])))
+    }
 }
 
 impl Echo for Impl {
     async fn echo(&self, _text: String) {}
+    async fn echoes(&self, text: String) -> api::runtime::Items<String> {
+        api::runtime::Items::new(futures_util::stream::iter([text]))
+    }
+}
+
+/// The stubs' subscriptions, over a caller that can subscribe.
+#[allow(dead_code)]
+async fn subscribe(calculator: CalculatorClient<rt::Peer>, echo: EchoClient<rt::Peer>) {
+    let _: Result<rt::Subscription<u64>, rt::ClientError> = calculator.ticks(1).await;
+    let _: Result<rt::Subscription<String>, rt::ClientError> = echo.echoes(String::new()).await;
 }
 
 fn main() {
