@@ -87,7 +87,16 @@ impl ToolSet {
         mut overrides: HashMap<String, ToolOverride>,
     ) -> Result<ToolSet, ConfigError> {
         let mut set = ToolSet::empty();
+        // A subscription's methods are no tools: a tool answers once, and its result is all.
+        let unsubscribes: Vec<String> = methods
+            .descriptions()
+            .into_iter()
+            .filter_map(|(_, doc)| Some(doc.subscription.as_ref()?.unsubscribe.to_string()))
+            .collect();
         for (name, doc) in methods.descriptions() {
+            if doc.subscription.is_some() || unsubscribes.iter().any(|u| u == name) {
+                continue;
+            }
             let over = overrides.remove(name).unwrap_or_default();
             set.add(name, doc, over)?;
         }
@@ -397,6 +406,23 @@ fn failure(err: &RpcError) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subscriptions_methods_are_no_tools() {
+        let mut methods = Methods::new();
+        methods
+            .register("add", &["a", "b"], |(a, b): (i64, i64), _ctx| async move {
+                Ok::<_, RpcError>(a + b)
+            })
+            .unwrap();
+        methods
+            .register_subscription("watch", &[], "item", "unwatch", |(): (), _ctx| async {
+                Ok::<_, RpcError>(jrpc_runtime::Items::new(futures_util::stream::iter([1u8])))
+            })
+            .unwrap();
+        let set = ToolSet::new(methods, HashMap::new()).unwrap();
+        assert_eq!(set.names, ["add"]);
+    }
 
     #[test]
     fn results_are_classified_by_their_schema() {
