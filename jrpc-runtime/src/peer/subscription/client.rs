@@ -89,8 +89,21 @@ struct Notified<'a> {
     subscription: Id,
     #[serde(borrow, default)]
     result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<RpcError>,
+    /// An error object, or whatever else a server sends there: jsonrpsee sends a string.
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// Returns the error a subscription ended with: the error object as sent, or a server error
+/// whose message is the string sent (jsonrpsee's `Err("...")`), or whose `data` is the value.
+fn end_error(error: &RawValue) -> RpcError {
+    if let Ok(err) = serde_json::from_str::<RpcError>(error.get()) {
+        return err;
+    }
+    match serde_json::from_str::<String>(error.get()) {
+        Ok(message) => RpcError::new(ErrorCode::SERVER_ERROR, message),
+        Err(_) => RpcError::new(ErrorCode::SERVER_ERROR, "Subscription error").with_data(error),
+    }
 }
 
 /// Keeps the subscriptions of one client connection, by notification and id: what the loop routes
@@ -148,10 +161,9 @@ impl Routes {
             return true;
         };
         let ended = match (notified.result, notified.error) {
-            (_, Some(err)) => Some(if err.code() == ErrorCode::new(-32005) {
-                Ended::Lagged
-            } else {
-                Ended::Server(err)
+            (_, Some(err)) => Some(match end_error(err) {
+                err if err.code() == ErrorCode::new(-32005) => Ended::Lagged,
+                err => Ended::Server(err),
             }),
             (Some(item), None) => match route.items.try_send(item.to_owned()) {
                 Ok(()) => None,
@@ -404,6 +416,57 @@ impl<T> Drop for Subscription<T> {
             runtime.spawn(async move {
                 let _ = peer.call::<bool>(&method, [id]).await;
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Routes with one subscription, `"0x1"` of `item`; its end.
+    fn one_route() -> (Routes, Arc<EndCell>) {
+        let (items, _rx) = mpsc::channel(4);
+        let end = Arc::new(EndCell::default());
+        let opening = Opening {
+            notification: Arc::from("item"),
+            items,
+            end: Arc::clone(&end),
+            resubscribed: None,
+        };
+        let mut routes = Routes::default();
+        let id = RawValue::from_string(r#""0x1""#.to_owned()).unwrap();
+        routes.open(opening, id).unwrap();
+        (routes, end)
+    }
+
+    #[test]
+    fn an_error_notification_ends_the_subscription_whatever_its_error_holds() {
+        let cases = [
+            (
+                r#"{"code": 7, "message": "gone"}"#,
+                Ended::Server(RpcError::new(7, "gone")),
+            ),
+            (r#"{"code": -32005, "message": "lagged"}"#, Ended::Lagged),
+            // jsonrpsee's `Err("...")`.
+            (
+                r#""ran out""#,
+                Ended::Server(RpcError::new(ErrorCode::SERVER_ERROR, "ran out")),
+            ),
+            (
+                "[1,2]",
+                Ended::Server(
+                    RpcError::new(ErrorCode::SERVER_ERROR, "Subscription error").with_data(&[1, 2]),
+                ),
+            ),
+        ];
+        for (error, ended) in cases {
+            let (mut routes, end) = one_route();
+            let params = format!(r#"{{"subscription": "0x1", "error": {error}}}"#);
+            let params = RawValue::from_string(params).unwrap();
+            assert!(routes.take("item", Some(&params)));
+            assert_eq!(end.get(), Some(ended), "{error}");
+            assert!(routes.is_empty(), "{error}");
         }
     }
 }
