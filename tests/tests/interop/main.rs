@@ -7,6 +7,7 @@ mod calculator;
 mod calculator_auth;
 mod calculator_cancel;
 mod calculator_topics;
+mod chain;
 mod conformance;
 mod drain_exit;
 mod mcp_replicas;
