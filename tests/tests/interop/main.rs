@@ -10,6 +10,7 @@ mod calculator_topics;
 mod chain;
 mod conformance;
 mod drain_exit;
+mod jsonrpsee_subscriptions;
 mod mcp_replicas;
 mod net;
 mod stdio;
