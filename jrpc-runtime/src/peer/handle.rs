@@ -110,11 +110,14 @@ impl Shared {
 /// Names work tied to a connection's life: a registry forgetting it, say.
 type CloseHook = Box<dyn FnOnce() + Send>;
 
-/// Runs the close hooks when the loop ends, however it ends (returns, or is dropped or aborted).
+/// Ends the connection's subscriptions and runs the close hooks when the loop ends, however it
+/// ends (returns, or is dropped or aborted: a WebSocket's pump aborts it once the socket is gone).
 struct RunOnClose(Arc<Shared>);
 
 impl Drop for RunOnClose {
     fn drop(&mut self) {
+        // Their producers wait for items that may be rare: they go now, not at their next item.
+        self.0.subscriptions.close();
         self.0.closed.cancel();
         let hooks = self
             .0

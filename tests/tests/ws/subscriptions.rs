@@ -11,11 +11,12 @@ use jrpc_tests::fixtures::Alive;
 use jrpc_tests::servers::serve_ws;
 use jrpc_tests::{bounded, eventually};
 
-/// `subscribe_ticks`: items forever, its producers counted in `alive`; `me`: the connection's
+/// `subscribe_ticks`: items forever, its producers counted in `alive`; `subscribe_quiet`: no
+/// item ever, its producers counted in `alive` too; `me`: the connection's
 /// number; `on_close`: counts in `closed` once the caller's connection is gone.
 fn methods(alive: &Arc<AtomicUsize>, closed: &Arc<AtomicUsize>) -> Methods {
     let mut methods = Methods::new();
-    let alive = Arc::clone(alive);
+    let (alive, quiet) = (Arc::clone(alive), Arc::clone(alive));
     methods
         .register_subscription(
             "subscribe_ticks",
@@ -39,6 +40,24 @@ fn methods(alive: &Arc<AtomicUsize>, closed: &Arc<AtomicUsize>) -> Methods {
         .register("me", &[], |(): (), ctx: Context| async move {
             Ok::<_, RpcError>(ctx.connection_id())
         })
+        .unwrap();
+    methods
+        .register_subscription(
+            "subscribe_quiet",
+            &[],
+            "quiet",
+            "unsubscribe_quiet",
+            move |(): (), _ctx| {
+                let guard = Alive::new(&quiet);
+                async move {
+                    let never = futures_util::stream::pending::<u64>().map(move |n| {
+                        let _held = &guard;
+                        n
+                    });
+                    Ok::<_, RpcError>(Items::new(never))
+                }
+            },
+        )
         .unwrap();
     let closed = Arc::clone(closed);
     methods
@@ -109,5 +128,20 @@ async fn a_handler_knows_its_connection_and_when_it_closes() {
     drop(ticks);
     drop(a);
     eventually(|| closed.load(Ordering::SeqCst) == 1).await;
+    eventually(|| alive.load(Ordering::SeqCst) == 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_producer_is_dropped_when_its_client_goes() {
+    let (alive, closed) = (Arc::new(AtomicUsize::new(0)), Arc::default());
+    let server = WsServer::builder(methods(&alive, &closed)).build().unwrap();
+    let (addr, _) = serve_ws(server).await;
+    let a = client(addr).await;
+    // Called as a plain method, so that no client-side stream unsubscribes when dropped.
+    let id: String = bounded(a.call("subscribe_quiet", ())).await.unwrap();
+    assert!(id.starts_with("0x"));
+    assert_eq!(alive.load(Ordering::SeqCst), 1);
+    // No item will ever come to find the connection gone: its end drops the producer.
+    drop(a);
     eventually(|| alive.load(Ordering::SeqCst) == 0).await;
 }
