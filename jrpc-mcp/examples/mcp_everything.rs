@@ -8,9 +8,11 @@
 //! ```
 //!
 //! It prints `listening on http://ADDR` with the real address once it accepts (port 0 takes any
-//! free port), serves MCP at `/mcp`, and Ctrl-C drains it. With `--redis URL` its changes (list
-//! changed, resource updated) are shared by every replica on that Redis: a modern client
-//! listening on one hears what a tool called on another changed.
+//! free port), serves MCP at `/mcp`, and Ctrl-C drains it. With `--redis URL` (built with
+//! jrpc-mcp's `redis` feature, as the workspace's tests build it) every replica on that Redis
+//! serves every request: they share the keys that sign `requestState`, and their changes (list
+//! changed, resource updated), so that a modern client listening on one hears what a tool
+//! called on another changed.
 
 use std::time::Duration;
 
@@ -516,21 +518,62 @@ async fn main() {
     }
 }
 
-/// Serves MCP's Streamable HTTP at `http://ADDR/mcp` until Ctrl-C, its changes shared through
-/// the Redis at `redis` if given.
+/// What replicas share through Redis: the topics their changes go on, and the store of their
+/// state.
+struct Shared {
+    topics: Topics,
+    #[cfg(feature = "redis")]
+    store: Option<jrpc_mcp::RedisStore>,
+}
+
+/// Connects to the Redis at `redis`, if given.
+async fn shared(redis: Option<String>) -> Result<Shared, String> {
+    let Some(url) = redis else {
+        return Ok(Shared {
+            topics: Topics::new(),
+            #[cfg(feature = "redis")]
+            store: None,
+        });
+    };
+    let topics = Topics::redis(url.clone())
+        .channel_prefix("mcp_everything:")
+        .connect()
+        .await
+        .map_err(|err| err.to_string())?;
+    #[cfg(feature = "redis")]
+    {
+        let store = jrpc_mcp::RedisStore::builder(url)
+            .prefix("mcp_everything:")
+            .connect()
+            .await
+            .map_err(|err| err.to_string())?;
+        Ok(Shared {
+            topics,
+            store: Some(store),
+        })
+    }
+    #[cfg(not(feature = "redis"))]
+    {
+        let _ = topics;
+        Err("--redis needs jrpc-mcp's `redis` feature: build with `--features redis`".to_owned())
+    }
+}
+
+/// Serves MCP's Streamable HTTP at `http://ADDR/mcp` until Ctrl-C, sharing its state and changes
+/// through the Redis at `redis` if given.
 async fn serve(addr: &str, redis: Option<String>) -> Result<(), String> {
     use std::io::Write as _;
 
-    let topics = match redis {
-        Some(url) => Topics::redis(url)
-            .channel_prefix("mcp_everything:")
-            .connect()
-            .await
-            .map_err(|err| err.to_string())?,
-        None => Topics::new(),
-    };
-    let mcp = Mcp::builder("jrpc-mcp-everything", env!("CARGO_PKG_VERSION"))
-        .topics(topics)
+    let shared = shared(redis).await?;
+    #[cfg_attr(not(feature = "redis"), allow(unused_mut, reason = "Redis's keys"))]
+    let mut mcp = Mcp::builder("jrpc-mcp-everything", env!("CARGO_PKG_VERSION"))
+        .topics(shared.topics.clone());
+    #[cfg(feature = "redis")]
+    if let Some(store) = &shared.store {
+        let keys = store.state_keys().await.map_err(|err| err.to_string())?;
+        mcp = mcp.request_state_key_ring(keys);
+    }
+    let mcp = mcp
         .tools(Tools.into_methods())
         .tool_schema("json_schema_2020_12_tool", json_schema_2020_12())
         .tool_schema("test_custom_header", custom_header())

@@ -26,6 +26,7 @@ mod context;
 mod data;
 mod protocol;
 mod stdio;
+mod store;
 
 #[cfg(feature = "http")]
 mod http;
@@ -47,5 +48,9 @@ pub use http::{
 };
 pub use protocol::content::{Annotations, Content, ResourceContents, Role, ToolResult};
 pub use protocol::prompt::{PromptMessage, PromptResult};
+pub use protocol::state::StateKeyRing;
 pub use protocol::types::{CacheScope, Era, Implementation, LogLevel, UnknownLevel};
 pub use protocol::version::{LEGACY_VERSIONS, MODERN_VERSIONS};
+pub use store::StoreError;
+#[cfg(feature = "redis")]
+pub use store::{RedisStore, RedisStoreBuilder};

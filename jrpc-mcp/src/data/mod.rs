@@ -38,7 +38,7 @@ pub(crate) use tools::ParamHeader;
 use tools::{ToolOverride, ToolSet};
 
 use crate::protocol::era::SERVER_INFO;
-use crate::protocol::state::StateKey;
+use crate::protocol::state::StateKeyRing;
 use crate::protocol::types::{CacheScope, Implementation};
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::wire::RpcError;
@@ -110,7 +110,7 @@ pub(crate) struct Core {
     /// How many changes a listen stream holds for a client that reads slowly.
     pub(crate) listen_queue: usize,
     /// What signs the state of a multi round-trip request, and how long the state is good for.
-    pub(crate) state_key: StateKey,
+    pub(crate) state_keys: StateKeyRing,
     pub(crate) state_ttl: Duration,
 }
 
@@ -135,7 +135,7 @@ impl Mcp {
             page_size: 100,
             hints: Hints::default(),
             listen_queue: 256,
-            state_key: None,
+            state_keys: None,
             state_ttl: STATE_TTL,
             error: None,
         }
@@ -160,7 +160,12 @@ impl Mcp {
             hints: Hints::default(),
             listen_queue: 256,
             // A raw table signs nothing; a key of its own all the same.
-            state_key: StateKey::random().unwrap_or_else(|_| StateKey::new(vec![0; 32])),
+            state_keys: StateKeyRing::random().unwrap_or_else(|_| {
+                StateKeyRing::of(vec![(
+                    crate::protocol::state::StateKey::new(vec![0; 32]),
+                    0,
+                )])
+            }),
             state_ttl: STATE_TTL,
         };
         Mcp {
@@ -199,6 +204,12 @@ fn server_meta(info: &Implementation) -> Box<RawValue> {
     serde_json::value::to_raw_value(&json!({ SERVER_INFO: info })).unwrap_or_default()
 }
 
+/// Says where the keys that sign `requestState` come from.
+enum StateKeys {
+    Given(Vec<Vec<u8>>),
+    Ring(StateKeyRing),
+}
+
 /// Builds an [`Mcp`] server: its identity, its tools, and its settings, checked by
 /// [`build`](Self::build).
 #[must_use = "a builder does nothing until `build` is called"]
@@ -216,7 +227,7 @@ pub struct McpBuilder {
     page_size: usize,
     hints: Hints,
     listen_queue: usize,
-    state_key: Option<Vec<u8>>,
+    state_keys: Option<StateKeys>,
     state_ttl: Duration,
     /// The first registration that failed, reported by `build`.
     error: Option<RegisterError>,
@@ -385,8 +396,29 @@ impl McpBuilder {
     /// Sets the key that signs the state a multi round-trip request hands the client (at least 32
     /// bytes; default: 32 random bytes, new each time the server is built). Every replica that
     /// may serve a retry must share it; the state is signed, not encrypted.
-    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
-        self.state_key = Some(key.into());
+    pub fn request_state_key(self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_keys([key])
+    }
+
+    /// Sets the keys that sign and check the state a multi round-trip request hands the client:
+    /// the first signs, every one checks (each at least 32 bytes). To rotate without refusing
+    /// the states a replica signed with the key before: give every replica the new key after
+    /// the old, then (once every replica has it) before it, then drop the old one after
+    /// [`request_state_ttl`](Self::request_state_ttl).
+    pub fn request_state_keys<I, K>(mut self, keys: I) -> Self
+    where
+        I: IntoIterator<Item = K>,
+        K: Into<Vec<u8>>,
+    {
+        self.state_keys = Some(StateKeys::Given(keys.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    /// Signs and checks the state of multi round-trip requests with the keys of `ring`, which
+    /// others may replace while the server runs: one a store keeps for every replica (with
+    /// `redis`, `RedisStore::state_keys`), or one of your own.
+    pub fn request_state_key_ring(mut self, ring: StateKeyRing) -> Self {
+        self.state_keys = Some(StateKeys::Ring(ring));
         self
     }
 
@@ -406,7 +438,7 @@ impl McpBuilder {
     /// `tool_annotations`) for a tool that is not there; `prompts` for a prompt whose result is
     /// not a prompt's, `prompt_title` for one that is not there; `resource` for one without
     /// contents or given twice, `resource_template` for one without a reader; `page_size` for
-    /// zero; `request_state_key` for a key shorter than 32 bytes (or, with none given, when the
+    /// zero; `request_state_key` for no key or a key shorter than 32 bytes (or, with none given, when the
     /// operating system gives no random bytes).
     pub fn build(self) -> Result<Mcp, ConfigError> {
         if let Some(err) = self.error {
@@ -414,19 +446,10 @@ impl McpBuilder {
         }
         at_least_one("page_size", self.page_size)?;
         at_least_one("listen_queue", self.listen_queue)?;
-        let state_key = match self.state_key {
-            Some(key) if key.len() < StateKey::MIN_LEN => {
-                return Err(ConfigError::new(
-                    "request_state_key",
-                    format!(
-                        "{} bytes: at least {} are needed",
-                        key.len(),
-                        StateKey::MIN_LEN
-                    ),
-                ));
-            }
-            Some(key) => StateKey::new(key),
-            None => StateKey::random().map_err(|why| {
+        let state_keys = match self.state_keys {
+            Some(StateKeys::Given(keys)) => StateKeyRing::new(keys)?,
+            Some(StateKeys::Ring(ring)) => ring,
+            None => StateKeyRing::random().map_err(|why| {
                 ConfigError::new("request_state_key", format!("no random key: {why}"))
             })?,
         };
@@ -447,7 +470,7 @@ impl McpBuilder {
             page_size: self.page_size,
             hints: self.hints,
             listen_queue: self.listen_queue,
-            state_key,
+            state_keys,
             state_ttl: self.state_ttl,
         });
         let methods = table(&core).map_err(|err| ConfigError::new("tools", err.to_string()))?;

@@ -324,7 +324,7 @@ impl McpRequest {
             if let Some(state) = state {
                 let bound = binding.bound();
                 given =
-                    state::open(&self.inner.core.state_key, state, &bound).ok_or_else(|| {
+                    state::open(&self.inner.core.state_keys, state, &bound).ok_or_else(|| {
                         RpcError::new(
                             ErrorCode::INVALID_PARAMS,
                             "requestState integrity check failed",
@@ -371,7 +371,7 @@ impl McpRequest {
         {
             let core = &self.inner.core;
             let state = state::seal(
-                &core.state_key,
+                &core.state_keys,
                 &binding.bound(),
                 &asks.used,
                 core.state_ttl,

@@ -41,6 +41,7 @@ pub struct McpServerBuilder {
     allowed_origins: Vec<String>,
     allowed_hosts: Vec<String>,
     sse_retry: Option<Duration>,
+    keep_alive: Option<Duration>,
     stateless: bool,
     max_sessions: usize,
     session_idle_timeout: Duration,
@@ -53,6 +54,7 @@ pub struct McpServerBuilder {
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) sse_retry: Option<Duration>,
+    pub(crate) keep_alive: Option<Duration>,
     pub(crate) protocol_versions: Vec<String>,
     pub(crate) stateless: bool,
     pub(crate) max_sessions: usize,
@@ -74,6 +76,7 @@ impl McpServerBuilder {
                 .map(String::from)
                 .to_vec(),
             sse_retry: Some(Duration::from_secs(3)),
+            keep_alive: Some(Duration::from_secs(15)),
             stateless: false,
             max_sessions: 1000,
             session_idle_timeout: Duration::from_secs(30 * 60),
@@ -121,6 +124,15 @@ impl McpServerBuilder {
     /// SSE `retry` of each stream's priming event; default 3 s; `None` sends none).
     pub fn sse_retry(mut self, wait: Option<Duration>) -> Self {
         self.sse_retry = wait;
+        self
+    }
+
+    /// Sets how long a long-lived event stream (a legacy session's GET stream, a modern
+    /// `subscriptions/listen` stream) may stay quiet before the server sends a comment
+    /// (`: keep-alive`) on it (default 15 s; `None` sends none), so that a proxy or balancer that
+    /// closes idle connections keeps it open. Clients ignore comments.
+    pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.keep_alive = every;
         self
     }
 
@@ -226,7 +238,7 @@ impl McpServerBuilder {
     ///
     /// [`ConfigError`] naming the first setting that is out of range: a `path` not starting with
     /// `/` or holding `?`, `#` or whitespace; an origin that is empty; a zero `max_sessions`,
-    /// `session_idle_timeout` or `max_in_flight`; `protected_resource` with an identifier that
+    /// `session_idle_timeout` or `max_in_flight`; a zero `keep_alive`; `protected_resource` with an identifier that
     /// is not an absolute `http(s)://` URL without a fragment, or without a `bearer_auth`; an
     /// [`http`](Self::http) setting, for the reasons [`HttpServerBuilder::build`] gives.
     pub fn build(self) -> Result<McpServer, ConfigError> {
@@ -245,8 +257,12 @@ impl McpServerBuilder {
             ));
         }
         at_least_one("max_in_flight", self.max_in_flight)?;
+        if self.keep_alive.is_some_and(|every| every.is_zero()) {
+            return Err(ConfigError::new("keep_alive", "must be above zero"));
+        }
         let settings = Settings {
             sse_retry: self.sse_retry,
+            keep_alive: self.keep_alive,
             protocol_versions: LEGACY_HTTP_VERSIONS
                 .iter()
                 .map(|v| (*v).to_owned())
@@ -315,6 +331,8 @@ mod tests {
             "session_idle_timeout"
         );
         assert_eq!(key_of(b().max_in_flight(0)), "max_in_flight");
+        assert_eq!(key_of(b().keep_alive(Some(Duration::ZERO))), "keep_alive");
+        assert!(b().keep_alive(None).build().is_ok());
         assert!(b().replay_buffer(10).build().is_ok());
         assert!(b().build().is_ok());
         assert_eq!(key_of(b().http(|h| h.max_buffered(0))), "max_buffered");

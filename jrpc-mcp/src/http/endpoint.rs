@@ -15,6 +15,7 @@ use jrpc_runtime::{Cancellation, Context, ErrorCode, RpcError, TraceContext, Tra
 use serde_json::value::RawValue;
 
 use super::config::Settings;
+use super::keep_alive::keep_alive;
 use super::modern;
 use super::session::{Cancellable, GET_STREAM, Listening, Refused, Session, Sessions};
 use crate::data::{Mcp, StreamCloser};
@@ -354,7 +355,8 @@ impl McpEndpoint {
         }
         let after = resume.map(|(_, seq)| seq);
         let listening = Listening(Arc::clone(&session));
-        sse::events_reply(session.log.body_holding(GET_STREAM, after, listening))
+        let body = session.log.body_holding(GET_STREAM, after, listening);
+        sse::events_reply(keep_alive(body, self.shared.settings.keep_alive))
     }
 
     /// `DELETE`: ends the session.

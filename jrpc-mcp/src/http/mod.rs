@@ -5,6 +5,7 @@
 
 mod config;
 mod endpoint;
+mod keep_alive;
 mod modern;
 mod protected;
 mod server;

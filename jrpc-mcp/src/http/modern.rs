@@ -19,6 +19,7 @@ use jrpc_runtime::wire::{self, incoming};
 use jrpc_runtime::{ErrorCode, RpcError};
 
 use super::endpoint::{McpEndpoint, session_header, trace_of_meta, version_header};
+use super::keep_alive::keep_alive;
 use crate::data::{ListenEnd, Mcp};
 use crate::protocol::base64;
 use crate::protocol::era::{self, RequestMeta};
@@ -79,6 +80,9 @@ impl McpEndpoint {
             .context(parts.headers)
             .with_extension(ListenEnd(shared.closing.clone()));
         let parsed = incoming::parse_request(&text).ok();
+        let listen = parsed
+            .as_ref()
+            .is_some_and(|req| req.method == "subscriptions/listen");
         if let Some(trace) = parsed.and_then(|req| trace_of_meta(req.params)) {
             ctx = ctx.with_trace(trace);
         }
@@ -98,14 +102,20 @@ impl McpEndpoint {
         let answer = answer.run(ctx, text, request, sse::Cancel::IfGone).await;
         match answer {
             sse::Answered::Json(bytes) => answered(bytes),
-            other => {
-                let mut res = sse::reply(other);
-                res.headers_mut()
-                    .insert("x-accel-buffering", HeaderValue::from_static("no"));
-                res
+            sse::Answered::Events(body) if listen => {
+                let body = keep_alive(body, shared.settings.keep_alive);
+                no_buffering(sse::events_reply(body))
             }
+            other => no_buffering(sse::reply(other)),
         }
     }
+}
+
+/// `res` with `X-Accel-Buffering: no`, so that a proxy passes its events on as they come.
+fn no_buffering(mut res: Response<ResponseBody>) -> Response<ResponseBody> {
+    res.headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    res
 }
 
 /// What the checks found.

@@ -6,7 +6,10 @@
 //! It is not encrypted: put nothing secret in it. Every replica that may serve a retry needs the
 //! same key.
 
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jrpc_runtime::ConfigError;
 
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
@@ -19,7 +22,7 @@ use super::base64;
 /// verifies as this one.
 const DOMAIN: &[u8] = b"jrpc-mcp-state/1\n";
 
-/// Holds the key that states are signed with (at least 32 bytes).
+/// Holds one key that states are signed with (at least 32 bytes).
 #[derive(Clone)]
 pub(crate) struct StateKey(Vec<u8>);
 
@@ -45,6 +48,12 @@ impl StateKey {
         Ok(Self(bytes))
     }
 
+    /// Returns the key's bytes.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code, reason = "Redis stores keys"))]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     fn mac(&self) -> Hmac<Sha256> {
         // HMAC takes a key of any length.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
@@ -52,6 +61,165 @@ impl StateKey {
         mac.update(DOMAIN);
         mac
     }
+}
+
+/// Holds the keys that sign and check the state a multi round-trip request hands the client
+/// (`requestState`): the newest key in effect signs, and every key checks, so that keys can be
+/// rotated without refusing the states signed with the one before. Clones share the keys.
+///
+/// Every replica that may serve a retry needs the same keys: give each the same ones
+/// ([`McpBuilder::request_state_keys`](crate::McpBuilder::request_state_keys)), or share a
+/// ring a store keeps (with `redis`, `RedisStore::state_keys`, which every replica reads and
+/// which `RedisStore::rotate_state_key` rotates).
+///
+/// ```
+/// use jrpc_mcp::{Mcp, StateKeyRing};
+///
+/// // Rotating by hand: first deploy every replica with both keys, the old one first (it still
+/// // signs); then with the new one first; then drop the old one once its states expired.
+/// let ring = StateKeyRing::new([vec![1u8; 32], vec![2u8; 32]])?;
+/// let mcp = Mcp::builder("server", "1.0.0").request_state_key_ring(ring.clone()).build()?;
+/// ring.replace([vec![2u8; 32], vec![1u8; 32]])?;
+/// # drop(mcp);
+/// # Ok::<(), jrpc_runtime::ConfigError>(())
+/// ```
+#[derive(Clone)]
+pub struct StateKeyRing(Arc<RwLock<Ring>>);
+
+/// The keys, newest first, each with when it may start signing.
+struct Ring(Vec<(StateKey, u64)>);
+
+impl std::fmt::Debug for StateKeyRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateKeyRing")
+            .field("keys", &self.read().0.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StateKeyRing {
+    /// Returns a ring of `keys`: the first signs, every one checks.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] (key `request_state_key`) for no key, or a key shorter than 32 bytes.
+    pub fn new<I, K>(keys: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = K>,
+        K: Into<Vec<u8>>,
+    {
+        Ok(Self::of(checked(keys)?))
+    }
+
+    /// Returns a ring of one random key.
+    pub(crate) fn random() -> Result<Self, String> {
+        Ok(Self::of(vec![(StateKey::random()?, 0)]))
+    }
+
+    /// Returns a ring of `keys`, newest first, each signing from its time (milliseconds since the
+    /// Unix epoch).
+    pub(crate) fn of(keys: Vec<(StateKey, u64)>) -> Self {
+        Self(Arc::new(RwLock::new(Ring(keys))))
+    }
+
+    /// Replaces the keys with `keys`: the first signs, every one checks.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new); the keys are then left as they were.
+    pub fn replace<I, K>(&self, keys: I) -> Result<(), ConfigError>
+    where
+        I: IntoIterator<Item = K>,
+        K: Into<Vec<u8>>,
+    {
+        let keys = checked(keys)?;
+        self.set(keys);
+        Ok(())
+    }
+
+    /// Returns a handle that does not keep the keys alive (a store's refresher holds one).
+    #[cfg_attr(
+        not(feature = "redis"),
+        allow(dead_code, reason = "Redis refreshes rings")
+    )]
+    pub(crate) fn downgrade(&self) -> WeakRing {
+        WeakRing(Arc::downgrade(&self.0))
+    }
+
+    /// Replaces the keys with `keys`, newest first, each signing from its time.
+    pub(crate) fn set(&self, keys: Vec<(StateKey, u64)>) {
+        if !keys.is_empty() {
+            *self.0.write().unwrap_or_else(PoisonError::into_inner) = Ring(keys);
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Ring> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The key that signs at `now` (milliseconds since the Unix epoch): the newest in effect, or
+    /// the oldest when none is yet.
+    fn signing(&self, now: u64) -> Option<StateKey> {
+        let ring = self.read();
+        ring.0
+            .iter()
+            .find(|(_, from)| *from <= now)
+            .or_else(|| ring.0.last())
+            .map(|(key, _)| key.clone())
+    }
+
+    /// Whether one of the keys made `tag` over `json`.
+    fn verifies(&self, json: &[u8], tag: &[u8]) -> bool {
+        self.read().0.iter().any(|(key, _)| {
+            let mut mac = key.mac();
+            mac.update(json);
+            mac.verify_slice(tag).is_ok()
+        })
+    }
+}
+
+/// Holds a [`StateKeyRing`] without keeping it alive.
+#[cfg_attr(
+    not(feature = "redis"),
+    allow(dead_code, reason = "Redis refreshes rings")
+)]
+pub(crate) struct WeakRing(std::sync::Weak<RwLock<Ring>>);
+
+#[cfg_attr(
+    not(feature = "redis"),
+    allow(dead_code, reason = "Redis refreshes rings")
+)]
+impl WeakRing {
+    /// Returns the ring, while someone holds it.
+    pub(crate) fn upgrade(&self) -> Option<StateKeyRing> {
+        self.0.upgrade().map(StateKeyRing)
+    }
+}
+
+/// The keys of `keys`, each signing at once, checked.
+fn checked<I, K>(keys: I) -> Result<Vec<(StateKey, u64)>, ConfigError>
+where
+    I: IntoIterator<Item = K>,
+    K: Into<Vec<u8>>,
+{
+    let keys: Vec<(StateKey, u64)> = keys
+        .into_iter()
+        .map(|key| (StateKey::new(key.into()), 0))
+        .collect();
+    if keys.is_empty() {
+        return Err(ConfigError::new("request_state_key", "no key given"));
+    }
+    if let Some((short, _)) = keys.iter().find(|(key, _)| key.0.len() < StateKey::MIN_LEN) {
+        return Err(ConfigError::new(
+            "request_state_key",
+            format!(
+                "{} bytes: at least {} are needed",
+                short.0.len(),
+                StateKey::MIN_LEN
+            ),
+        ));
+    }
+    Ok(keys)
 }
 
 /// Names the request a state belongs to.
@@ -130,14 +298,21 @@ fn write_sorted(value: &Value, out: &mut Vec<u8>) {
 
 /// Seconds since the Unix epoch.
 fn now() -> u64 {
+    now_ms() / 1000
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs())
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
 }
 
 /// Seals the state of a request `bound`, holding `answers`, valid for `ttl`.
 pub(crate) fn seal(
-    key: &StateKey,
+    keys: &StateKeyRing,
     bound: &Bound,
     answers: &Map<String, Value>,
     ttl: Duration,
@@ -153,26 +328,33 @@ pub(crate) fn seal(
         nonce: base64::encode_url(&nonce),
     };
     let json = serde_json::to_vec(&payload).unwrap_or_default();
+    let Some(key) = keys.signing(now_ms()) else {
+        return String::new();
+    };
     let mut mac = key.mac();
     mac.update(&json);
     let tag = mac.finalize().into_bytes();
     format!("{}.{}", base64::encode_url(&json), base64::encode_url(&tag))
 }
 
-/// Returns the answers a state holds, when it is one this key signed, for the request `bound`, and
-/// not expired; `None` otherwise (the same for every failure: a client learns nothing from it).
-pub(crate) fn open(key: &StateKey, state: &str, bound: &Bound) -> Option<Map<String, Value>> {
-    open_at(key, state, bound, now())
+/// Returns the answers a state holds, when it is one a key of `keys` signed, for the request
+/// `bound`, and not expired; `None` otherwise (the same for every failure: a client learns
+/// nothing from it).
+pub(crate) fn open(keys: &StateKeyRing, state: &str, bound: &Bound) -> Option<Map<String, Value>> {
+    open_at(keys, state, bound, now())
 }
 
 /// [`open`], at the time `now` (seconds since the Unix epoch).
-fn open_at(key: &StateKey, state: &str, bound: &Bound, now: u64) -> Option<Map<String, Value>> {
+fn open_at(
+    keys: &StateKeyRing,
+    state: &str,
+    bound: &Bound,
+    now: u64,
+) -> Option<Map<String, Value>> {
     let (json, tag) = state.split_once('.')?;
     let json = base64::decode_url(json)?;
     let tag = base64::decode_url(tag)?;
-    let mut mac = key.mac();
-    mac.update(&json);
-    mac.verify_slice(&tag).ok()?;
+    keys.verifies(&json, &tag).then_some(())?;
     let payload: Payload = serde_json::from_slice(&json).ok()?;
     (payload.v == 1 && payload.exp >= now && payload.bound == *bound).then_some(payload.a)
 }
@@ -192,7 +374,7 @@ mod tests {
 
     #[test]
     fn a_state_opens_for_its_request_alone_and_unchanged() {
-        let key = StateKey::new(vec![7; 32]);
+        let key = StateKeyRing::new([vec![7; 32]]).unwrap();
         let answers = json!({ "step1": { "action": "accept" } });
         let answers = answers.as_object().unwrap().clone();
         let state = seal(&key, &bound("t"), &answers, Duration::from_secs(60));
@@ -203,7 +385,8 @@ mod tests {
         );
         assert_eq!(open(&key, &state, &bound("other")), None, "another tool");
         assert_eq!(open(&key, &format!("{state}-TAMPERED"), &bound("t")), None);
-        assert_eq!(open(&StateKey::new(vec![8; 32]), &state, &bound("t")), None);
+        let other = StateKeyRing::new([vec![8; 32]]).unwrap();
+        assert_eq!(open(&other, &state, &bound("t")), None);
         let (json, tag) = state.split_once('.').unwrap();
         let mut forged = base64::decode_url(json).unwrap();
         forged[5] ^= 1;
@@ -217,6 +400,41 @@ mod tests {
         );
         let later = now() + 61;
         assert_eq!(open_at(&key, &state, &bound("t"), later), None, "expired");
+    }
+
+    #[test]
+    fn a_rotated_ring_checks_states_of_the_key_before() {
+        let answers = Map::new();
+        let ring = StateKeyRing::new([vec![1; 32]]).unwrap();
+        let old = seal(&ring, &bound("t"), &answers, Duration::from_secs(60));
+        ring.replace([vec![2; 32], vec![1; 32]]).unwrap();
+        let new = seal(&ring, &bound("t"), &answers, Duration::from_secs(60));
+        assert!(
+            open(&ring, &old, &bound("t")).is_some(),
+            "the previous key checks"
+        );
+        assert!(open(&ring, &new, &bound("t")).is_some());
+        let only_new = StateKeyRing::new([vec![2; 32]]).unwrap();
+        assert!(
+            open(&only_new, &new, &bound("t")).is_some(),
+            "the new key signed"
+        );
+        assert!(open(&only_new, &old, &bound("t")).is_none());
+        // A key that signs only later: the one before it signs meanwhile.
+        let later = StateKeyRing::of(vec![
+            (StateKey::new(vec![3; 32]), now_ms() + 60_000),
+            (StateKey::new(vec![2; 32]), 0),
+        ]);
+        let signed = seal(&later, &bound("t"), &answers, Duration::from_secs(60));
+        assert!(open(&only_new, &signed, &bound("t")).is_some());
+        assert_eq!(
+            StateKeyRing::new([vec![1; 31]])
+                .map(drop)
+                .unwrap_err()
+                .key(),
+            "request_state_key"
+        );
+        assert!(StateKeyRing::new(Vec::<Vec<u8>>::new()).is_err());
     }
 
     #[test]

@@ -18,12 +18,12 @@ fn everything() -> PathBuf {
     built.remove("mcp_everything").unwrap_or_default()
 }
 
-/// A modern POST of `method` (and `name`) to `/mcp`.
+/// A modern POST of `method` (and `name`) to `/mcp`, from a client that takes elicitations.
 fn modern_post(method: &str, name: Option<&str>, id: &str, params: Value) -> Vec<u8> {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} },
     });
     let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
     let mut headers = format!(
@@ -99,6 +99,49 @@ async fn a_change_on_one_replica_reaches_a_listen_stream_on_another() {
         changed,
         json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed",
                 "params": { "_meta": { "io.modelcontextprotocol/subscriptionId": "listen-1" } } })
+    );
+    one.assert_alive();
+    two.assert_alive();
+    redis.kill();
+}
+
+/// A multi round-trip request begun on one replica is finished on another: both check the
+/// `requestState` the first signed, with the keys they read from Redis.
+#[tokio::test]
+async fn a_request_state_signed_by_one_replica_is_taken_by_another() {
+    let Some(mut redis) = RedisServer::start("mcp_replicas_share_state_keys") else {
+        return;
+    };
+    let exe = everything();
+    let url = redis.url();
+    let args = ["--http", "127.0.0.1:0", "--redis", url.as_str()];
+    let mut one = Calculator::spawn(&exe, &args);
+    let mut two = Calculator::spawn(&exe, &args);
+    let tool = "test_input_required_result_request_state";
+    let first = bounded(request(
+        addr(&one),
+        &modern_post(
+            "tools/call",
+            Some(tool),
+            "s-1",
+            json!({ "name": tool, "arguments": {} }),
+        ),
+    ))
+    .await
+    .json();
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].clone();
+    let retry = json!({ "name": tool, "arguments": {}, "requestState": state,
+                        "inputResponses": { "confirm": { "action": "accept", "content": { "ok": true } } } });
+    let second = bounded(request(
+        addr(&two),
+        &modern_post("tools/call", Some(tool), "s-2", retry),
+    ))
+    .await
+    .json();
+    assert_eq!(
+        second["result"]["content"][0]["text"], "state-ok: requestState validated",
+        "{second}"
     );
     one.assert_alive();
     two.assert_alive();

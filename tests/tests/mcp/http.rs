@@ -412,6 +412,40 @@ async fn get_opens_the_sessions_stream() {
     assert_eq!(bounded(conn.read_event(&mut pending)).await, None);
 }
 
+/// A GET stream quiet for the keep-alive interval gets a comment, and again an interval after
+/// each event (on a paused clock, over an in-memory pipe).
+#[tokio::test(start_paused = true)]
+async fn a_quiet_get_stream_gets_keep_alive_comments() {
+    let s = start(|b| b.keep_alive(Some(Duration::from_secs(20))))
+        .await
+        .in_memory();
+    let id = s.initialize().await;
+    let (client, served) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(s.server.serve_connection(served, None));
+    let mut conn = Conn::over(client);
+    let headers = format!("accept: text/event-stream\r\n{}", session_header(&id));
+    conn.write(&get(&headers)).await;
+    assert_eq!(bounded(conn.read_head()).await.status, 200);
+    let mut pending = String::new();
+    primer(&bounded(conn.read_event(&mut pending)).await.unwrap());
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        bounded(conn.read_event(&mut pending)).await.as_deref(),
+        Some(": keep-alive")
+    );
+    assert_eq!(started.elapsed(), Duration::from_secs(20));
+    let answered = s.post_in(&id, &call(1, "announce", json!(["hi"]))).await;
+    assert_eq!(answered.status, 200);
+    let event = bounded(conn.read_event(&mut pending)).await.unwrap();
+    assert_eq!(data(&event)["method"], "announcement");
+    let announced = tokio::time::Instant::now();
+    assert_eq!(
+        bounded(conn.read_event(&mut pending)).await.as_deref(),
+        Some(": keep-alive")
+    );
+    assert_eq!(announced.elapsed(), Duration::from_secs(20));
+}
+
 /// A request's stream broken off after its first event is resumed with `Last-Event-ID`: what
 /// followed, on that stream only, then its answer.
 #[tokio::test]

@@ -155,3 +155,44 @@ async fn a_listen_stream_over_http_ends_with_its_result_at_a_shutdown() {
     );
     assert_eq!(bounded(conn.read_event(&mut pending)).await, None);
 }
+
+/// A quiet listen stream gets a comment each keep-alive interval (on a paused clock, over an
+/// in-memory pipe), and its changes between them.
+#[tokio::test(start_paused = true)]
+async fn a_quiet_listen_stream_gets_keep_alive_comments() {
+    let mcp = mcp();
+    let server = McpServer::builder(mcp.clone())
+        .keep_alive(Some(std::time::Duration::from_secs(10)))
+        .build()
+        .unwrap();
+    let (client, served) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(server.serve_connection(served, None));
+    let mut conn = Conn::over(client);
+    let body = json!({ "jsonrpc": "2.0", "id": "K", "method": "subscriptions/listen",
+                       "params": listen_params() });
+    let headers = "accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: subscriptions/listen\r\n";
+    conn.write(&post(
+        "/mcp",
+        Some("application/json"),
+        headers,
+        &body.to_string(),
+    ))
+    .await;
+    assert_eq!(bounded(conn.read_head()).await.status, 200);
+    let mut pending = String::new();
+    let ack = bounded(conn.read_event(&mut pending)).await.unwrap();
+    assert!(
+        ack.contains("notifications/subscriptions/acknowledged"),
+        "{ack}"
+    );
+    let started = tokio::time::Instant::now();
+    let comment = bounded(conn.read_event(&mut pending)).await;
+    assert_eq!(comment.as_deref(), Some(": keep-alive"));
+    assert_eq!(started.elapsed(), std::time::Duration::from_secs(10));
+    assert_eq!(mcp.notify_tools_changed().unwrap(), 1);
+    let changed = bounded(conn.read_event(&mut pending)).await.unwrap();
+    assert!(
+        changed.contains("notifications/tools/list_changed"),
+        "{changed}"
+    );
+}
