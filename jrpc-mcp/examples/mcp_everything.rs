@@ -580,9 +580,13 @@ async fn serve(addr: &str, redis: Option<String>) -> Result<(), String> {
         .prompts(Prompts.into_methods())
         .completion(complete);
     let mcp = resources(mcp).build().map_err(|err| err.to_string())?;
-    let server = McpServer::builder(mcp)
-        .build()
-        .map_err(|err| err.to_string())?;
+    let server = McpServer::builder(mcp);
+    #[cfg(feature = "redis")]
+    let server = match shared.store {
+        Some(store) => server.session_store(store),
+        None => server,
+    };
+    let server = server.build().map_err(|err| err.to_string())?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|err| format!("cannot listen on {addr}: {err}"))?;

@@ -51,6 +51,8 @@ pub use protocol::prompt::{PromptMessage, PromptResult};
 pub use protocol::state::StateKeyRing;
 pub use protocol::types::{CacheScope, Era, Implementation, LogLevel, UnknownLevel};
 pub use protocol::version::{LEGACY_VERSIONS, MODERN_VERSIONS};
-pub use store::StoreError;
+pub use store::{
+    MemorySessions, SessionChange, SessionLimits, SessionRecord, SessionStore, StoreError,
+};
 #[cfg(feature = "redis")]
 pub use store::{RedisStore, RedisStoreBuilder};

@@ -106,6 +106,24 @@ pub(crate) fn follow_lists(core: &Arc<Core>, push: &Peer) {
     }
 }
 
+/// Has `push` stop following the lists.
+#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's replicas"))]
+pub(crate) fn unfollow_lists(core: &Arc<Core>, push: &Peer) {
+    for list in core.lists() {
+        core.topics.unsubscribe_peer(push, list.topic());
+    }
+}
+
+/// Has `push` follow (`on`) the updates of the resource `uri`, or stop.
+pub(crate) fn follow_resource(core: &Core, push: &Peer, uri: &str, on: bool) {
+    let topic = resource_topic(uri);
+    if on {
+        core.topics.subscribe_peer(push, &topic);
+    } else {
+        core.topics.unsubscribe_peer(push, &topic);
+    }
+}
+
 /// What a server tells its clients of its own changes: methods of [`Mcp`] (and of
 /// [`McpRequest`](super::McpRequest), for a handler). Each reaches the legacy sessions and stdio
 /// connections of every replica that share its topics, and the modern listen streams that asked;

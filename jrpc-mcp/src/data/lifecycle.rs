@@ -20,6 +20,7 @@ use super::{Core, Params, decode, route};
 use crate::protocol::era::RequestMeta;
 use crate::protocol::types::LogLevel;
 use crate::protocol::version::{self, MODERN_VERSIONS};
+use crate::store::SessionChange;
 use jrpc_runtime::RegisterError;
 use jrpc_runtime::wire::RpcError;
 use jrpc_runtime::{Context, Methods};
@@ -62,9 +63,24 @@ async fn initialize(core: Arc<Core>, params: Params, ctx: Context) -> Result<Val
     }
     let version = version::negotiate(params.protocol_version.as_deref());
     if let Some(state) = ctx.extension::<Arc<LegacyState>>() {
-        let push = state.initialized(version, params.capabilities, params.client_info, ctx.peer());
-        if let Some(push) = push {
-            changes::follow_lists(&core, &push);
+        let (capabilities, client_info) = (params.capabilities, params.client_info);
+        match state.hooks() {
+            // The store keeps it, and has the GET stream follow the lists wherever it is.
+            Some(hooks) => {
+                state.initialized(version, capabilities.clone(), client_info.clone(), None);
+                let change = SessionChange::Initialized {
+                    version: version.to_owned(),
+                    capabilities,
+                    client_info,
+                };
+                hooks.changed(change).await?;
+            }
+            None => {
+                let push = state.initialized(version, capabilities, client_info, ctx.peer());
+                if let Some(push) = push {
+                    changes::follow_lists(&core, &push);
+                }
+            }
         }
     }
     let mut result = json!({
@@ -94,6 +110,9 @@ async fn set_level(
     let SetLevel { level } = decode(&params)?;
     if let Some(state) = ctx.extension::<Arc<LegacyState>>() {
         state.set_log_level(level);
+        if let Some(hooks) = state.hooks() {
+            hooks.changed(SessionChange::LogLevel(level)).await?;
+        }
     }
     Ok(Map::new())
 }

@@ -22,11 +22,13 @@ use serde_json::{Value, json};
 
 pub use ask::{Answers, Ask, Elicited, Form, Root, SampledMessage, Sampling};
 #[cfg(feature = "http")]
-pub(crate) use changes::ListenEnd;
+pub(crate) use changes::{ListenEnd, follow_lists, follow_resource, unfollow_lists};
 use completion::Completer;
 pub use completion::{CompleteRequest, Completion, CompletionRef};
 use prompts::{PromptOverride, PromptSet};
 pub(crate) use request::LegacyState;
+#[cfg(feature = "http")]
+pub(crate) use request::SessionHooks;
 #[cfg(feature = "http")]
 pub(crate) use request::StreamCloser;
 pub use request::{McpError, McpRequest};

@@ -22,15 +22,29 @@ use jrpc_runtime::Context;
 use jrpc_runtime::Peer;
 use jrpc_runtime::wire::{ErrorCode, RpcError};
 
+use futures_util::future::BoxFuture;
+
+use crate::store::SessionChange;
+
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // What these locks hold stays consistent whatever panicked while holding them.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Keeps what `initialize` said for a legacy session (HTTP) or connection (stdio): the legacy
-/// era's requests read the client's capabilities and log level here.
+/// era's requests read the client's capabilities and log level here. An HTTP session keeps its
+/// state in a store too ([`SessionHooks`]), where every replica reads it.
 #[derive(Default)]
-pub(crate) struct LegacyState(Mutex<Legacy>);
+pub(crate) struct LegacyState(Mutex<Legacy>, Option<Arc<dyn SessionHooks>>);
+
+/// Keeps a legacy session's changes where every replica serving it reads them (an HTTP
+/// session's store), and has its GET stream follow what it asks for, wherever that stream is.
+/// Without hooks (stdio), the state is the connection's, and its connection follows.
+pub(crate) trait SessionHooks: Send + Sync {
+    /// Stores `change` (and, for a change of what the session follows, has its GET stream
+    /// follow it).
+    fn changed(&self, change: SessionChange) -> BoxFuture<'_, Result<(), RpcError>>;
+}
 
 #[derive(Default)]
 struct Legacy {
@@ -47,10 +61,37 @@ impl LegacyState {
     /// Returns a state for a session or connection that has not initialized yet; `push` is where
     /// its notifications outside requests go, when known now (an HTTP session's GET stream).
     pub(crate) fn new(push: Option<Peer>) -> Arc<Self> {
-        Arc::new(Self(Mutex::new(Legacy {
+        Self::with_hooks(push, None)
+    }
+
+    /// Returns [`new`](Self::new)'s state, keeping its changes with `hooks` too.
+    pub(crate) fn with_hooks(
+        push: Option<Peer>,
+        hooks: Option<Arc<dyn SessionHooks>>,
+    ) -> Arc<Self> {
+        let legacy = Legacy {
             push,
             ..Legacy::default()
-        })))
+        };
+        Arc::new(Self(Mutex::new(legacy), hooks))
+    }
+
+    /// Returns the hooks that keep the state's changes, when a store keeps them.
+    pub(crate) fn hooks(&self) -> Option<&Arc<dyn SessionHooks>> {
+        self.1.as_ref()
+    }
+
+    /// Takes what the store says of the session (another replica may have changed it).
+    #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "HTTP's sessions"))]
+    pub(crate) fn refresh(&self, record: &crate::store::SessionRecord) {
+        let mut state = lock(&self.0);
+        state.version = record
+            .version
+            .as_deref()
+            .and_then(|v| LEGACY_VERSIONS.iter().copied().find(|known| *known == v));
+        state.capabilities.clone_from(&record.capabilities);
+        state.client_info.clone_from(&record.client_info);
+        state.log_level = record.log_level;
     }
 
     /// Records what `initialize` agreed on; a connection without a push target yet pushes on

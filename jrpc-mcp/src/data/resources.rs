@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::changes::resource_topic;
 use super::lifecycle::MetaOnly;
 use super::request::{Binding, LegacyState, McpRequest};
 use super::result::{Listed, Turn, page};
@@ -531,19 +530,19 @@ async fn follow(
     let MetaOnly { meta } = decode(&params)?;
     McpRequest::read(meta, &ctx, &core)?.legacy_only(method)?;
     let UriParams { uri, .. } = decode(&params)?;
-    let push = ctx
-        .extension::<Arc<LegacyState>>()
-        .and_then(|state| state.push())
-        .ok_or_else(|| {
-            RpcError::new(ErrorCode::SERVER_ERROR, "Subscription failed")
-                .with_data("no session or connection to send updates on")
-        })?;
-    let topic = resource_topic(&uri);
-    if on {
-        core.topics.subscribe_peer(&push, &topic);
-    } else {
-        core.topics.unsubscribe_peer(&push, &topic);
+    let state = ctx.extension::<Arc<LegacyState>>();
+    if let Some(hooks) = state.and_then(|state| state.hooks()) {
+        // The store keeps it, and has the GET stream follow it wherever it is.
+        hooks
+            .changed(crate::store::SessionChange::Follow(uri, on))
+            .await?;
+        return Ok(Map::new());
     }
+    let push = state.and_then(|state| state.push()).ok_or_else(|| {
+        RpcError::new(ErrorCode::SERVER_ERROR, "Subscription failed")
+            .with_data("no session or connection to send updates on")
+    })?;
+    super::changes::follow_resource(&core, &push, &uri, on);
     Ok(Map::new())
 }
 

@@ -3,15 +3,25 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jrpc_runtime::ConfigError;
 use jrpc_runtime::http::{HttpServer, HttpServerBuilder, check_path};
 use jrpc_runtime::server::OriginPolicy;
+use jrpc_runtime::{ConfigError, Context};
 
 use super::endpoint::McpEndpoint;
 use super::protected::ProtectedResource;
 use super::server::McpServer;
 use crate::data::{Mcp, at_least_one};
 use crate::protocol::version::LEGACY_HTTP_VERSIONS;
+use crate::store::{MemorySessions, SessionStore, SharedSessions};
+
+impl std::fmt::Debug for McpServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServerBuilder")
+            .field("path", &self.path)
+            .field("stateless", &self.stateless)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Builds an [`McpServer`]: its path, the origins it takes, sessions (or none), and the limits,
 /// checked by [`build`](Self::build).
@@ -32,7 +42,7 @@ use crate::protocol::version::LEGACY_HTTP_VERSIONS;
 /// # drop(server);
 /// # Ok::<(), jrpc_runtime::ConfigError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct McpServerBuilder {
     mcp: Mcp,
@@ -48,10 +58,34 @@ pub struct McpServerBuilder {
     replay_buffer: usize,
     max_in_flight: usize,
     protected: Option<ProtectedResource>,
+    store: Option<SharedSessions>,
+    identity: Identity,
+}
+
+/// Says which identity a session is bound to: the one that opened it, as
+/// [`session_identity`](McpServerBuilder::session_identity) reads it.
+#[derive(Clone)]
+pub(crate) enum Identity {
+    /// The request's bearer token, by its digest.
+    Token,
+    /// What this function reads from a request's context.
+    Of(Arc<ReadIdentity>),
+}
+
+/// Reads the identity of a request from its context.
+pub(crate) type ReadIdentity = dyn Fn(&Context) -> Option<String> + Send + Sync;
+
+impl std::fmt::Debug for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Token => f.write_str("Identity::Token"),
+            Self::Of(_) => f.write_str("Identity::Of(..)"),
+        }
+    }
 }
 
 /// Holds the checked settings the endpoint runs with (the rest are the HTTP server's).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Settings {
     pub(crate) sse_retry: Option<Duration>,
     pub(crate) keep_alive: Option<Duration>,
@@ -61,6 +95,17 @@ pub(crate) struct Settings {
     pub(crate) session_idle_timeout: Duration,
     pub(crate) replay_buffer: usize,
     pub(crate) max_in_flight: usize,
+    pub(crate) store: SharedSessions,
+    pub(crate) identity: Identity,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("stateless", &self.stateless)
+            .field("shared_store", &self.store.is_shared())
+            .finish_non_exhaustive()
+    }
 }
 
 impl McpServerBuilder {
@@ -83,7 +128,52 @@ impl McpServerBuilder {
             replay_buffer: 128 * 1024,
             max_in_flight: 128,
             protected: None,
+            store: None,
+            identity: Identity::Token,
         }
+    }
+
+    /// Keeps the legacy sessions in `store` (default: a [`MemorySessions`] of this server's
+    /// own): a store that replicas share (with `redis`, `RedisStore`) lets any replica serve
+    /// any session's request. The replicas must share the server's
+    /// [`topics`](crate::McpBuilder::topics) too (`Topics::redis`): what goes between the
+    /// replicas serving one session (the client's answers to calls, what a handler sends on
+    /// the GET stream, resumptions) travels on them.
+    pub fn session_store(mut self, store: impl SessionStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Sets how the identity a session is bound to is read from a request: a session answers
+    /// only requests of the identity that opened it, others get `404` as for an unknown id.
+    /// `identity` reads it from the request's context (the identity a
+    /// [`bearer_auth`](HttpServerBuilder::bearer_auth) verifier gave is an extension there);
+    /// `None` is no identity, and a session opened without one answers anyone. By default the
+    /// identity is the request's bearer token (a digest of it): a client whose token changes
+    /// during a session (a refresh) needs this set to what the token names (a user, a client
+    /// id).
+    ///
+    /// ```
+    /// use jrpc_runtime::Methods;
+    /// use jrpc_runtime::http::BearerAuth;
+    /// use jrpc_mcp::McpServer;
+    ///
+    /// #[derive(Clone)]
+    /// struct User(String);
+    ///
+    /// let server = McpServer::builder(Methods::new())
+    ///     .http(|http| http.bearer_auth(BearerAuth::tokens([("t0ken", User("ann".into()))])))
+    ///     .session_identity(|ctx| ctx.extension::<User>().map(|user| user.0.clone()))
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok::<(), jrpc_runtime::ConfigError>(())
+    /// ```
+    pub fn session_identity<F>(mut self, identity: F) -> Self
+    where
+        F: Fn(&Context) -> Option<String> + Send + Sync + 'static,
+    {
+        self.identity = Identity::Of(Arc::new(identity));
+        self
     }
 
     /// Sets the path of the MCP endpoint (default `/mcp`); it must start with `/` and hold no query
@@ -272,6 +362,10 @@ impl McpServerBuilder {
             session_idle_timeout: self.session_idle_timeout,
             replay_buffer: self.replay_buffer,
             max_in_flight: self.max_in_flight,
+            store: self
+                .store
+                .unwrap_or_else(|| Arc::new(MemorySessions::new())),
+            identity: self.identity,
         };
         // MCP's lists are exact: no same-origin rule, and no host beyond those listed (an
         // empty list checks none).

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use ::http::header::{ALLOW, HeaderName};
 use ::http::request::Parts;
@@ -14,11 +15,13 @@ use jrpc_runtime::wire::incoming::{self, Incoming};
 use jrpc_runtime::{Cancellation, Context, ErrorCode, RpcError, TraceContext, Transport};
 use serde_json::value::RawValue;
 
-use super::config::Settings;
-use super::keep_alive::keep_alive;
+use super::config::{Identity, Settings};
+use super::keep_alive::keep_alive as keep_alive_body;
 use super::modern;
-use super::session::{Cancellable, GET_STREAM, Listening, Refused, Session, Sessions};
+use super::replica::Replayed;
+use super::session::{Cancellable, Listening, Refused, Session, Sessions, stream_tag};
 use crate::data::{Mcp, StreamCloser};
+use crate::store::{SessionLimits, SessionRecord, StoreError};
 
 /// Returns the name of the `Mcp-Session-Id` header.
 pub(super) fn session_header() -> HeaderName {
@@ -62,8 +65,8 @@ pub(super) struct McpShared {
     /// The server, for what it says of its tools beyond the table (their `x-mcp-header`s).
     pub(super) mcp: Mcp,
     pub(super) settings: Settings,
-    sessions: Sessions,
-    /// Whether the task that ends sessions at a shutdown runs.
+    pub(super) sessions: Arc<Sessions>,
+    /// Whether the tasks that end sessions at a shutdown, and sweep them meanwhile, run.
     watching: AtomicBool,
     /// Requests without a session (the modern era's, and the legacy era's in stateless mode):
     /// the events of their streams, and where answers to their calls go.
@@ -96,11 +99,12 @@ impl Endpoint for McpEndpoint {
 impl McpEndpoint {
     /// Returns the endpoint of `mcp` with `settings`.
     pub(super) fn new(mcp: Mcp, settings: Settings) -> Self {
-        let sessions = Sessions::new(
-            settings.max_sessions,
-            settings.session_idle_timeout,
+        let sessions = Arc::new(Sessions::new(
+            Arc::clone(&settings.store),
+            SessionLimits::new(settings.max_sessions, settings.session_idle_timeout),
             (settings.replay_buffer, settings.sse_retry),
-        );
+            mcp.clone(),
+        ));
         Self {
             shared: Arc::new(McpShared {
                 mcp,
@@ -115,7 +119,8 @@ impl McpEndpoint {
         }
     }
 
-    /// Returns how many sessions are open.
+    /// Returns how many sessions this replica holds a part of (all that are open, for a server
+    /// alone).
     pub fn sessions(&self) -> usize {
         self.shared.sessions.len()
     }
@@ -135,10 +140,11 @@ impl McpEndpoint {
                 if let Some(res) = check_version(req.headers(), &settings.protocol_versions) {
                     return reply::unread(&req, res);
                 }
-                return match *req.method() {
-                    Method::GET => reply::unread(&req, self.get(&req)),
-                    _ => reply::unread(&req, self.delete(&req)),
+                let res = match *req.method() {
+                    Method::GET => self.get(req.headers(), &request).await,
+                    _ => self.delete(req.headers(), &request).await,
                 };
+                return reply::unread(&req, res);
             }
             _ => return reply::unread(&req, not_allowed(req.method(), settings.stateless)),
         }
@@ -187,7 +193,7 @@ impl McpEndpoint {
         if settings.stateless {
             return self.post_in(parts, text, posted, None, request).await;
         }
-        let session = match self.session(&parts.headers) {
+        let session = match self.session(&parts.headers, &request).await {
             Ok(session) => session,
             Err(NoSession::Missing) if is_initialize(&text) => {
                 return self.post_initialize(parts, text, posted, request).await;
@@ -210,7 +216,20 @@ impl McpEndpoint {
         posted: Posted,
         request: EndpointRequest,
     ) -> Response<ResponseBody> {
-        match self.shared.sessions.create(request.stream_config()) {
+        let sessions = &self.shared.sessions;
+        let identity = self.identity(&parts.headers, &request);
+        let made = match sessions.create(identity.clone()).await {
+            Ok(id) => {
+                let record = SessionRecord::opened_by(identity);
+                let made = sessions.part(&id, &record, request.stream_config()).await;
+                if made.is_err() {
+                    let _ = sessions.store.remove(&id).await;
+                }
+                made
+            }
+            Err(refused) => Err(refused),
+        };
+        match made {
             Ok(session) => {
                 let mut res = self
                     .post_in(parts, text, posted, Some(&session), request)
@@ -220,6 +239,7 @@ impl McpEndpoint {
                 }
                 res
             }
+            Err(Refused::Store(err)) => NoSession::Store(err).reply(),
             Err(Refused::Full(max)) => {
                 let why = format!("{max} sessions are open (`max_sessions`); retry later");
                 reply::closing(reply::envelope(
@@ -261,9 +281,14 @@ impl McpEndpoint {
         let methods = request.methods().clone();
         let replies = session.map_or(&shared.replies, |s| &s.replies);
         if let Posted::NoCalls = posted {
-            route_answers(replies, &text);
+            let unrouted = route_answers(replies, &text);
             if let Some(session) = session {
-                cancel_named(session, &text);
+                if let Some(replica) = &session.replica {
+                    for answer in unrouted {
+                        replica.answer(&shared.sessions, answer);
+                    }
+                }
+                cancel_named(&shared.sessions, session, &text);
             }
             // Notifications run before the `202`: the client may count on their effect.
             methods.handle_in(&text, &ctx).await;
@@ -326,52 +351,126 @@ impl McpEndpoint {
     }
 
     /// `GET`: the session's stream, or the replay of one after `Last-Event-ID`.
-    fn get<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
-        if !sse::asks_for_events(req.headers()) {
+    async fn get(&self, headers: &HeaderMap, request: &EndpointRequest) -> Response<ResponseBody> {
+        if !sse::asks_for_events(headers) {
             return reply::refusal(
                 StatusCode::NOT_ACCEPTABLE,
                 "a GET opens an event stream: send `Accept: text/event-stream`",
             );
         }
-        let session = match self.session(req.headers()) {
+        let session = match self.session(headers, request).await {
             Ok(session) => session,
             Err(refused) => return refused.reply(),
         };
-        let resume = req
-            .headers()
+        let keep_alive = self.shared.settings.keep_alive;
+        let sessions = &self.shared.sessions;
+        let resume = headers
             .get(last_event_header())
             .and_then(|value| parse_event_id(value.to_str().ok()?));
         if let Some((stream, seq)) = resume
-            && stream != GET_STREAM
-            && session.log.knows(stream)
+            && stream != session.get_stream
         {
-            return sse::events_reply(session.log.body(stream, Some(seq)));
+            if session.log.knows(stream) {
+                return sse::events_reply(session.log.body(stream, Some(seq)));
+            }
+            // Another replica numbered the stream: it replays it, if it is still there.
+            if let Some(replica) = &session.replica
+                && stream_tag(stream) != sessions.tag
+            {
+                match replica.replay(sessions, stream, Some(seq)).await {
+                    Replayed::Body(body) => {
+                        return sse::events_reply(keep_alive_body(body, keep_alive));
+                    }
+                    Replayed::Refused => return open_already(),
+                    Replayed::Unknown => {}
+                }
+            }
         }
         if session.listening.swap(true, Ordering::AcqRel) {
-            return reply::refusal(
-                StatusCode::CONFLICT,
-                "the session's stream is open already: one GET stream a session",
-            );
+            return open_already();
         }
-        let after = resume.map(|(_, seq)| seq);
         let listening = Listening(Arc::clone(&session));
-        let body = session.log.body_holding(GET_STREAM, after, listening);
-        sse::events_reply(keep_alive(body, self.shared.settings.keep_alive))
+        if let Some(replica) = &session.replica {
+            let followed = match sessions.store.get(&session.id, sessions.limits.idle).await {
+                Ok(Some(record)) => record.followed,
+                Ok(None) => return NoSession::Unknown.reply(),
+                Err(err) => return NoSession::Store(err).reply(),
+            };
+            if let Err(err) = replica.start_listening(&session, sessions, &followed).await {
+                return reply::envelope(StatusCode::SERVICE_UNAVAILABLE, &err);
+            }
+        }
+        // A resumption of this replica's GET stream goes on after its event; of a stream no one
+        // knows, from what is not sent yet.
+        let after = resume
+            .filter(|(stream, _)| {
+                *stream == session.get_stream || stream_tag(*stream) == sessions.tag
+            })
+            .map(|(_, seq)| seq);
+        let body = session
+            .log
+            .body_holding(session.get_stream, after, listening);
+        sse::events_reply(keep_alive_body(body, keep_alive))
     }
 
-    /// `DELETE`: ends the session.
-    fn delete<B>(&self, req: &Request<B>) -> Response<ResponseBody> {
-        match session_of(req.headers()) {
-            Ok(id) if self.shared.sessions.remove(id) => reply::no_content(),
-            Ok(_) => NoSession::Unknown.reply(),
-            Err(refused) => refused.reply(),
+    /// `DELETE`: ends the session, on every replica.
+    async fn delete(
+        &self,
+        headers: &HeaderMap,
+        request: &EndpointRequest,
+    ) -> Response<ResponseBody> {
+        let sessions = &self.shared.sessions;
+        let session = match self.session(headers, request).await {
+            Ok(session) => session,
+            Err(refused) => return refused.reply(),
+        };
+        match sessions.store.remove(&session.id).await {
+            Ok(true) => {
+                if let Some(replica) = &session.replica {
+                    replica.end(sessions);
+                }
+                sessions.drop_part(&session.id);
+                reply::no_content()
+            }
+            Ok(false) => {
+                sessions.drop_part(&session.id);
+                NoSession::Unknown.reply()
+            }
+            Err(err) => NoSession::Store(err).reply(),
         }
     }
 
-    /// The open session a request names, or the reply refusing it.
-    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, NoSession> {
+    /// Returns the identity a request's session must have been opened by (`None`: any).
+    fn identity(&self, headers: &HeaderMap, request: &EndpointRequest) -> Option<String> {
+        match &self.shared.settings.identity {
+            Identity::Token => bearer_digest(headers),
+            Identity::Of(of) => of(&request.context(headers.clone())),
+        }
+    }
+
+    /// Returns the open session a request names, this replica's part of it, or the reply
+    /// refusing it: an id no session has, or one opened by another identity, is `404`.
+    async fn session(
+        &self,
+        headers: &HeaderMap,
+        request: &EndpointRequest,
+    ) -> Result<Arc<Session>, NoSession> {
         let id = session_of(headers)?;
-        self.shared.sessions.get(id).ok_or(NoSession::Unknown)
+        let sessions = &self.shared.sessions;
+        let record = sessions
+            .store
+            .get(id, sessions.limits.idle)
+            .await
+            .map_err(NoSession::Store)?
+            .ok_or(NoSession::Unknown)?;
+        if record.identity.is_some() && record.identity != self.identity(headers, request) {
+            return Err(NoSession::Unknown);
+        }
+        match sessions.part(id, &record, request.stream_config()).await {
+            Ok(session) => Ok(session),
+            Err(Refused::Store(err)) => Err(NoSession::Store(err)),
+            Err(_) => Err(NoSession::Busy),
+        }
     }
 
     /// Ends every session when a shutdown of the server serving `request` begins, so that
@@ -385,26 +484,44 @@ impl McpEndpoint {
         tokio::spawn(async move {
             shutdown.shutting_down().await;
             if let Some(shared) = shared.upgrade() {
-                shared.sessions.end_all();
                 shared.closing.cancel();
+                shared.sessions.end_all().await;
+            }
+        });
+        // Every third of the idle timeout: the sessions in use here are marked used in the
+        // store, and those idle here dropped.
+        let sessions = Arc::downgrade(&self.shared.sessions);
+        let every = (self.shared.settings.session_idle_timeout / 3).max(Duration::from_millis(1));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(sessions) = sessions.upgrade() else {
+                    return;
+                };
+                sessions.sweep().await;
             }
         });
     }
 }
 
 /// Why a request names no open session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 enum NoSession {
     /// No `Mcp-Session-Id`.
     Missing,
     /// One that is not visible ASCII.
     NotText,
-    /// One no open session has.
+    /// One no open session has (or one opened by another identity).
     Unknown,
+    /// This replica holds `max_sessions` sessions in use.
+    Busy,
+    /// The store of sessions failed.
+    Store(StoreError),
 }
 
 impl NoSession {
-    /// `400` for a missing or unreadable id, `404` for an unknown one.
+    /// `400` for a missing or unreadable id, `404` for an unknown one, `503` when the session
+    /// cannot be served here now.
     fn reply(self) -> Response<ResponseBody> {
         match self {
             Self::Missing => reply::refusal(
@@ -419,6 +536,19 @@ impl NoSession {
                 StatusCode::NOT_FOUND,
                 "no such session (it ended or expired): initialize a new one",
             ),
+            Self::Busy => reply::closing(reply::envelope(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &RpcError::new(ErrorCode::SERVER_ERROR, "Too many sessions")
+                    .with_data("this server holds `max_sessions` sessions in use; retry later"),
+            )),
+            Self::Store(err) => {
+                tracing::error!(%err, "the store of sessions failed");
+                reply::envelope(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &RpcError::new(ErrorCode::SERVER_ERROR, "Sessions unavailable")
+                        .with_data(&err.to_string()),
+                )
+            }
         }
     }
 }
@@ -452,8 +582,9 @@ fn accepted() -> Response<ResponseBody> {
     res
 }
 
-/// Cancels the requests of `session` that the `notifications/cancelled` of `text` name.
-fn cancel_named(session: &Session, text: &str) {
+/// Cancels the requests of `session` that the `notifications/cancelled` of `text` name, here and
+/// on the other replicas.
+fn cancel_named(sessions: &Sessions, session: &Session, text: &str) {
     let notice = Cancellation::Mcp.method();
     for raw in messages(text).unwrap_or_default() {
         if let Incoming::Request(req) = incoming::parse(raw.get())
@@ -462,8 +593,32 @@ fn cancel_named(session: &Session, text: &str) {
             && let Some(id) = Cancellation::target(req.params)
         {
             session.cancel(&id);
+            if let (Some(replica), Some(params)) = (&session.replica, req.params) {
+                replica.cancel(sessions, params);
+            }
         }
     }
+}
+
+/// `409`: the session's GET stream is read already.
+fn open_already() -> Response<ResponseBody> {
+    reply::refusal(
+        StatusCode::CONFLICT,
+        "the session's stream is open already: one GET stream a session",
+    )
+}
+
+/// Returns the identity of a bearer token: the first 16 bytes of its SHA-256, in hex; `None`
+/// without one.
+fn bearer_digest(headers: &HeaderMap) -> Option<String> {
+    use sha2::{Digest as _, Sha256};
+    let value = headers.get(::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let digest = Sha256::digest(token.trim().as_bytes());
+    Some(crate::store::hex(&digest[..16]))
 }
 
 /// Returns the trace context MCP's `params._meta` carries (`traceparent`, `tracestate`), if any.
@@ -555,15 +710,18 @@ fn only_notifications_and_answers(text: &str) -> bool {
     })
 }
 
-/// Hands each answer of `text` to the stream whose call it answers; one no call waits for is
-/// dropped (its call gave up, or there was none).
-fn route_answers(replies: &Replies, text: &str) {
+/// Hands each answer of `text` to the stream whose call it answers; returns those no call here
+/// waits for (a call another replica made, or one that gave up).
+fn route_answers<'a>(replies: &Replies, text: &'a str) -> Vec<&'a str> {
+    let mut unrouted = Vec::new();
     for raw in messages(text).unwrap_or_default() {
         if matches!(incoming::parse(raw.get()), Incoming::Response(_)) && !replies.route(raw.get())
         {
-            tracing::debug!("an answer to no call waiting");
+            tracing::debug!("an answer to no call waiting here");
+            unrouted.push(raw.get());
         }
     }
+    unrouted
 }
 
 #[cfg(test)]

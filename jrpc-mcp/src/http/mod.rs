@@ -8,6 +8,7 @@ mod endpoint;
 mod keep_alive;
 mod modern;
 mod protected;
+mod replica;
 mod server;
 mod session;
 

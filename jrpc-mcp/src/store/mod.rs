@@ -4,9 +4,16 @@
 
 #[cfg(feature = "redis")]
 mod redis;
+mod session;
 
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisStore, RedisStoreBuilder};
+#[cfg_attr(
+    not(feature = "http"),
+    allow(unused_imports, reason = "HTTP's sessions")
+)]
+pub(crate) use session::SharedSessions;
+pub use session::{MemorySessions, SessionChange, SessionLimits, SessionRecord, SessionStore};
 
 /// Says why a store could not do what was asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

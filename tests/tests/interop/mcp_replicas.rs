@@ -147,3 +147,133 @@ async fn a_request_state_signed_by_one_replica_is_taken_by_another() {
     two.assert_alive();
     redis.kill();
 }
+
+/// A legacy POST of `body` in `session` (none for `initialize`).
+fn legacy_post(session: Option<&str>, body: &Value) -> Vec<u8> {
+    let mut headers = "accept: application/json, text/event-stream\r\n".to_owned();
+    if let Some(id) = session {
+        headers.push_str(&format!(
+            "mcp-session-id: {id}\r\nmcp-protocol-version: 2025-11-25\r\n"
+        ));
+    }
+    post(
+        "/mcp",
+        Some("application/json"),
+        &headers,
+        &body.to_string(),
+    )
+}
+
+/// Initializes a session on `server`; its id.
+async fn initialize(server: &Calculator) -> String {
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": { "name": "replicas", "version": "1" } } });
+    let reply = bounded(request(addr(server), &legacy_post(None, &init))).await;
+    reply
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no session: {reply:?}"))
+        .to_owned()
+}
+
+/// The data of the next event of `conn` that has some (past priming events and comments), and
+/// the id it carried.
+async fn next_data(conn: &mut Conn, pending: &mut String) -> (Option<String>, Value) {
+    loop {
+        let event = bounded(conn.read_event(pending)).await.unwrap();
+        let data = event.lines().find_map(|l| l.strip_prefix("data: "));
+        if let Some(data) = data.filter(|data| !data.is_empty()) {
+            let id = event.lines().find_map(|l| l.strip_prefix("id: "));
+            return (id.map(str::to_owned), serde_json::from_str(data).unwrap());
+        }
+    }
+}
+
+/// A legacy session's GET stream, held by one replica, hears what a call served by another
+/// changed (the session's record, and the listener in it, are in Redis).
+#[tokio::test]
+async fn a_sessions_get_stream_on_one_replica_hears_a_change_made_on_another() {
+    let Some(mut redis) = RedisServer::start("mcp_replicas_session_stream") else {
+        return;
+    };
+    let exe = everything();
+    let url = redis.url();
+    let args = ["--http", "127.0.0.1:0", "--redis", url.as_str()];
+    let mut one = Calculator::spawn(&exe, &args);
+    let mut two = Calculator::spawn(&exe, &args);
+    let session = initialize(&one).await;
+
+    let mut listening = Conn::open(addr(&two)).await;
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: localhost\r\naccept: text/event-stream\r\nmcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n\r\n"
+    );
+    listening.write(get.as_bytes()).await;
+    assert_eq!(bounded(listening.read_head()).await.status, 200);
+    let mut pending = String::new();
+
+    let trigger = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": { "name": "test_trigger_tool_change", "arguments": {} } });
+    let reply = bounded(request(addr(&one), &legacy_post(Some(&session), &trigger))).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let (_, changed) = next_data(&mut listening, &mut pending).await;
+    assert_eq!(
+        changed,
+        json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {} })
+    );
+    one.assert_alive();
+    two.assert_alive();
+    redis.kill();
+}
+
+/// A legacy request's stream closed for polling on one replica is resumed, with
+/// `Last-Event-ID`, on another: the replica that ran it replays what followed (its answer).
+#[tokio::test]
+async fn a_stream_cut_on_one_replica_is_resumed_on_another() {
+    let Some(mut redis) = RedisServer::start("mcp_replicas_resume") else {
+        return;
+    };
+    let exe = everything();
+    let url = redis.url();
+    let args = ["--http", "127.0.0.1:0", "--redis", url.as_str()];
+    let mut one = Calculator::spawn(&exe, &args);
+    let mut two = Calculator::spawn(&exe, &args);
+    let session = initialize(&one).await;
+
+    let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                       "params": { "name": "test_reconnection", "arguments": {} } });
+    let cut = bounded(request(addr(&one), &legacy_post(Some(&session), &call))).await;
+    assert_eq!(cut.status, 200);
+    // The priming event alone: the tool closed the stream at once.
+    let last = cut
+        .body
+        .lines()
+        .find_map(|line| line.strip_prefix("id: "))
+        .unwrap_or_else(|| panic!("no event id: {cut:?}"))
+        .to_owned();
+    assert!(!cut.body.contains("\"result\""), "{cut:?}");
+
+    let mut resumed = Conn::open(addr(&two)).await;
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: localhost\r\naccept: text/event-stream\r\nlast-event-id: {last}\r\nmcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n\r\n"
+    );
+    resumed.write(get.as_bytes()).await;
+    assert_eq!(bounded(resumed.read_head()).await.status, 200);
+    let mut pending = String::new();
+    let (id, answer) = next_data(&mut resumed, &mut pending).await;
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.starts_with("Reconnection test completed")),
+        "{answer}"
+    );
+    let stream = |id: &str| id.split('-').next().map(str::to_owned);
+    assert_eq!(
+        id.as_deref().and_then(stream),
+        stream(&last),
+        "the same stream"
+    );
+    one.assert_alive();
+    two.assert_alive();
+    redis.kill();
+}

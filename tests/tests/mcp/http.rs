@@ -624,3 +624,65 @@ async fn other_paths_are_404_and_other_methods_405() {
     put.assert_envelope(405, -32600);
     assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Identity
+
+/// A session answers only the identity that opened it: by default the bearer token that did
+/// (another token the verifier takes gets `404`, as for an unknown session); with
+/// `session_identity`, what the verifier's identity names (a token refreshed for the same user
+/// goes on).
+#[tokio::test]
+async fn a_session_answers_only_the_identity_that_opened_it() {
+    use jrpc_runtime::http::BearerAuth;
+
+    #[derive(Clone)]
+    struct User(&'static str);
+
+    let tokens = || {
+        BearerAuth::tokens([
+            ("ann-1", User("ann")),
+            ("ann-2", User("ann")),
+            ("bob-1", User("bob")),
+        ])
+    };
+    let bearer = |token: &str| format!("authorization: Bearer {token}\r\n");
+    for by_user in [false, true] {
+        let s = start(|b| {
+            let b = b.http(|http| http.bearer_auth(tokens()));
+            if by_user {
+                b.session_identity(|ctx| ctx.extension::<User>().map(|user| user.0.to_owned()))
+            } else {
+                b
+            }
+        })
+        .await;
+        let opened = s
+            .send(&mcp_post(
+                &format!("{BOTH}{}", bearer("ann-1")),
+                &call(0, "initialize", json!({})),
+            ))
+            .await;
+        let id = opened.header("mcp-session-id").unwrap().to_owned();
+        let ping = |token: &str| {
+            mcp_post(
+                &format!("{BOTH}{}{}", bearer(token), session_header(&id)),
+                &call(1, "ping", json!({})),
+            )
+        };
+        assert_eq!(s.send(&ping("ann-1")).await.status, 200);
+        s.send(&ping("bob-1")).await.assert_envelope(404, -32600);
+        let refreshed = s.send(&ping("ann-2")).await;
+        if by_user {
+            assert_eq!(refreshed.status, 200, "the same user: {refreshed:?}");
+        } else {
+            refreshed.assert_envelope(404, -32600);
+        }
+        let headers = format!(
+            "accept: text/event-stream\r\n{}{}",
+            bearer("bob-1"),
+            session_header(&id)
+        );
+        s.send(&get(&headers)).await.assert_envelope(404, -32600);
+    }
+}

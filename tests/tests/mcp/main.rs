@@ -10,4 +10,5 @@ mod legacy;
 mod listen;
 mod modern;
 mod redis_topics;
+mod replicas;
 mod served;

@@ -6,6 +6,8 @@
 //! | key | holds |
 //! | --- | --- |
 //! | `PREFIX state-keys` | the `requestState` keys, newest first, each `HEX:SIGNS_FROM_MS` |
+//! | `PREFIX sessions` | a sorted set: each open session's id, scored by when it was last used |
+//! | `PREFIX session:ID` | a hash: `base` (JSON: revision, capabilities, client, identity), `level`, `listener`, and `f:URI` for each resource followed; it expires when idle |
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -13,6 +15,8 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::{FromRedisValue, ToRedisArgs};
 use tokio::sync::Mutex;
+
+mod sessions;
 
 use super::{StoreError, hex, unhex};
 use crate::protocol::state::{StateKey, StateKeyRing, now_ms};
@@ -258,7 +262,7 @@ impl Link {
     }
 
     /// Runs `pipe`, as [`run`](Self::run).
-    #[allow(dead_code, reason = "the session and task stores pipeline")]
+    #[allow(dead_code, reason = "the task store pipelines")]
     pub(crate) async fn run_pipe<T: FromRedisValue>(
         &self,
         pipe: &redis::Pipeline,

@@ -1,0 +1,218 @@
+//! Legacy sessions across replicas, in process, against a real `redis-server`: two `McpServer`s
+//! sharing a `RedisStore` and `Topics::redis`, a session begun on one, its GET stream read on the
+//! other. What a handler sends on the session's connection ([`McpSession::peer`]) reaches the
+//! GET stream on the other replica, and the client's answer to a call made there, posted to
+//! either replica, comes back to the handler. The Redis store of sessions keeps its cap and
+//! each change on its own.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use jrpc_mcp::{
+    Mcp, McpServer, McpSession, RedisStore, SessionChange, SessionLimits, SessionRecord,
+    SessionStore,
+};
+use jrpc_runtime::server::Topics;
+use jrpc_runtime::{Caller as _, Context, RpcError, rpc_service};
+use jrpc_tests::bounded;
+use jrpc_tests::raw_http::{Conn, post, request};
+use jrpc_tests::redis::RedisServer;
+use jrpc_tests::servers::serve_mcp;
+use serde_json::{Value, json};
+
+struct Tools;
+
+#[rpc_service(schema)]
+impl Tools {
+    /// Announces `text` on the session's GET stream.
+    async fn announce(&self, ctx: &Context, text: String) -> Result<String, RpcError> {
+        let session = ctx
+            .extension::<McpSession>()
+            .ok_or_else(|| RpcError::new(1, "no session"))?;
+        session
+            .peer()
+            .notify("announcement", [text])
+            .await
+            .map_err(|err| RpcError::new(2, err.to_string()))?;
+        Ok("announced".into())
+    }
+
+    /// Asks the client for its roots on the session's GET stream; how many it has.
+    async fn count_roots(&self, ctx: &Context) -> Result<String, RpcError> {
+        let session = ctx
+            .extension::<McpSession>()
+            .ok_or_else(|| RpcError::new(1, "no session"))?;
+        let roots: Value = session
+            .peer()
+            .call("roots/list", json!({}))
+            .await
+            .map_err(|err| RpcError::new(2, err.to_string()))?;
+        Ok(roots["roots"].as_array().map_or(0, Vec::len).to_string())
+    }
+}
+
+/// A replica on the Redis at `url`, keys and channels under `prefix`.
+async fn replica(url: &str, prefix: &str) -> SocketAddr {
+    let topics = bounded(Topics::redis(url).channel_prefix(prefix).connect())
+        .await
+        .unwrap();
+    let store = bounded(RedisStore::builder(url).prefix(prefix).connect())
+        .await
+        .unwrap();
+    let mcp = Mcp::builder("replicas", "1")
+        .topics(topics)
+        .tools(Tools.into_methods())
+        .build()
+        .unwrap();
+    let server = McpServer::builder(mcp)
+        .session_store(store)
+        .build()
+        .unwrap();
+    serve_mcp(server).await.0
+}
+
+fn legacy_post(session: Option<&str>, body: &Value) -> Vec<u8> {
+    let mut headers = "accept: application/json, text/event-stream\r\n".to_owned();
+    if let Some(id) = session {
+        headers.push_str(&format!("mcp-session-id: {id}\r\n"));
+    }
+    post(
+        "/mcp",
+        Some("application/json"),
+        &headers,
+        &body.to_string(),
+    )
+}
+
+fn tool_call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": name, "arguments": arguments } })
+}
+
+/// The data of the next event of `conn` that has some.
+async fn next_data(conn: &mut Conn, pending: &mut String) -> Value {
+    loop {
+        let event = bounded(conn.read_event(pending)).await.unwrap();
+        let data = event.lines().find_map(|l| l.strip_prefix("data: "));
+        if let Some(data) = data.filter(|data| !data.is_empty()) {
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_handler_on_one_replica_talks_on_a_get_stream_held_by_another() {
+    let Some(mut redis) = RedisServer::start("mcp_session_relay") else {
+        return;
+    };
+    let url = redis.url();
+    let (one, two) = (replica(&url, "relay:").await, replica(&url, "relay:").await);
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": { "roots": {} },
+        "clientInfo": { "name": "relay", "version": "1" } } });
+    let reply = bounded(request(one, &legacy_post(None, &init))).await;
+    let session = reply.header("mcp-session-id").unwrap().to_owned();
+
+    let mut listening = Conn::open(two).await;
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: localhost\r\naccept: text/event-stream\r\nmcp-session-id: {session}\r\n\r\n"
+    );
+    listening.write(get.as_bytes()).await;
+    assert_eq!(bounded(listening.read_head()).await.status, 200);
+    let mut pending = String::new();
+
+    let call = tool_call(1, "announce", json!({ "text": "hello" }));
+    let reply = bounded(request(one, &legacy_post(Some(&session), &call))).await;
+    assert_eq!(reply.json()["result"]["content"][0]["text"], "announced");
+    assert_eq!(
+        next_data(&mut listening, &mut pending).await,
+        json!({ "jsonrpc": "2.0", "method": "announcement", "params": ["hello"] })
+    );
+
+    // The call goes out on the GET stream (replica two); its answer is posted to each replica in
+    // turn, and comes back to the handler on replica one.
+    for (n, answered_at) in [(2, one), (3, two)] {
+        let counted = legacy_post(Some(&session), &tool_call(n, "count_roots", json!({})));
+        let counting = tokio::spawn(async move { request(one, &counted).await });
+        let asked = next_data(&mut listening, &mut pending).await;
+        assert_eq!(asked["method"], "roots/list", "{asked}");
+        let answer = json!({ "jsonrpc": "2.0", "id": asked["id"],
+                             "result": { "roots": [{ "uri": "file:///a" }, { "uri": "file:///b" }] } });
+        let posted = bounded(request(answered_at, &legacy_post(Some(&session), &answer))).await;
+        assert_eq!(posted.status, 202);
+        let counted = bounded(counting).await.unwrap();
+        assert_eq!(
+            counted.json()["result"]["content"][0]["text"],
+            "2",
+            "{counted:?}"
+        );
+    }
+    redis.kill();
+}
+
+#[tokio::test]
+async fn the_redis_store_caps_sessions_and_keeps_each_change() {
+    let Some(mut redis) = RedisServer::start("mcp_session_store") else {
+        return;
+    };
+    let store = bounded(RedisStore::builder(redis.url()).prefix("store:").connect())
+        .await
+        .unwrap();
+    let limits = SessionLimits::new(2, Duration::from_secs(600));
+    let idle = limits.idle;
+    let opened = |who: &str| SessionRecord::opened_by(Some(who.to_owned()));
+    assert!(store.create("a", opened("ann"), limits).await.unwrap());
+    assert!(store.create("b", opened("bob"), limits).await.unwrap());
+    assert!(
+        !store.create("c", opened("cat"), limits).await.unwrap(),
+        "full"
+    );
+    let changes = [
+        SessionChange::Initialized {
+            version: "2025-11-25".into(),
+            capabilities: Some(json!({ "sampling": {} })),
+            client_info: None,
+        },
+        SessionChange::LogLevel(jrpc_mcp::LogLevel::Error),
+        SessionChange::Follow("test://x".into(), true),
+        SessionChange::Follow("test://y".into(), true),
+        SessionChange::Follow("test://x".into(), false),
+        SessionChange::Listener {
+            now: Some(5),
+            was: None,
+        },
+        SessionChange::Listener {
+            now: None,
+            was: Some(6),
+        },
+    ];
+    for change in changes {
+        assert!(store.update("a", change, idle).await.unwrap());
+    }
+    let record = store.get("a", idle).await.unwrap().unwrap();
+    assert_eq!(record.identity.as_deref(), Some("ann"));
+    assert_eq!(record.version.as_deref(), Some("2025-11-25"));
+    assert_eq!(record.capabilities, Some(json!({ "sampling": {} })));
+    assert_eq!(record.log_level, Some(jrpc_mcp::LogLevel::Error));
+    assert_eq!(
+        record.followed.into_iter().collect::<Vec<_>>(),
+        ["test://y"]
+    );
+    assert_eq!(record.listener, Some(5), "cleared only by the listener");
+    let cleared = SessionChange::Listener {
+        now: None,
+        was: Some(5),
+    };
+    assert!(store.update("a", cleared, idle).await.unwrap());
+    assert_eq!(store.get("a", idle).await.unwrap().unwrap().listener, None);
+    assert!(store.remove("b").await.unwrap());
+    assert!(!store.remove("b").await.unwrap());
+    assert!(store.get("b", idle).await.unwrap().is_none());
+    let none = SessionChange::LogLevel(jrpc_mcp::LogLevel::Debug);
+    assert!(!store.update("b", none, idle).await.unwrap());
+    assert!(
+        store.create("c", opened("cat"), limits).await.unwrap(),
+        "room again"
+    );
+    redis.kill();
+}
