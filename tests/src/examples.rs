@@ -248,6 +248,14 @@ impl Calculator {
         status?.code()
     }
 
+    /// Kills it by its PID (`SIGKILL`: no drain, no goodbye to its clients), as a replica dies,
+    /// and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.stderr.wait();
+    }
+
     /// Asserts the server is still running (a client must not have brought it down).
     ///
     /// # Panics

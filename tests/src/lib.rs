@@ -9,6 +9,7 @@
 //! - [`raw_http`]: HTTP/1.1 written and read by hand;
 //! - [`raw_ws`]: a WebSocket client written by hand, frame by frame;
 //! - [`redis`]: a real `redis-server` as a child process, and a proxy that cuts it off;
+//! - [`haproxy`]: a real HAProxy balancing replicas round robin, as a child process;
 //! - [`tools`]: what a test does when an outside tool is missing (fails under CI, else skips);
 //! - [`fixtures`]: methods several tests register;
 //! - [`cancel`]: a method that never answers and reports its cancellation;
@@ -21,6 +22,7 @@ use std::time::Duration;
 pub mod cancel;
 pub mod examples;
 pub mod fixtures;
+pub mod haproxy;
 pub mod logs;
 pub mod node;
 pub mod process;

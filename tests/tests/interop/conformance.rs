@@ -1,7 +1,11 @@
 //! The official MCP conformance suite, `@modelcontextprotocol/conformance` (pinned in
 //! `tests/interop/package.json`), against `mcp_everything --http`: each protocol revision's
-//! required server scenarios, `server --url … --requirements REV`, for 2025-11-25 (the legacy
-//! era, through the TypeScript SDK's client) and 2026-07-28 (the modern era, raw requests).
+//! scenarios, `server --url … --requirements REV` (required ones, and those it runs unscored:
+//! pending, extension, added after release), for 2025-11-25 (the legacy era, through the
+//! TypeScript SDK's client) and 2026-07-28 (the modern era, raw requests); then the skills
+//! extension's scenarios (SEP-2640), which no revision's requirements name, each with
+//! `--scenario S --spec-version REV --force`. `mcp_balanced` runs the same against three
+//! replicas behind HAProxy.
 //!
 //! The suite's command line imports `globSync` from `fs`, which Node has only since 22 (it uses
 //! it for its summary alone); on Node 20 it fails before it runs. So it runs with a preload,
@@ -9,11 +13,12 @@
 //! where Node lacks it (`fs-globsync.mjs` says how). Without `node` or the package, the test
 //! fails under CI and elsewhere says why and passes (`jrpc_tests::tools`).
 //!
-//! `tests/interop/conformance-expected.txt` lists the required scenarios that do not pass yet:
-//! the test fails on a failing required scenario it does not list (a regression) and on a listed
-//! one that passes (a stale line). It prints each revision's tallies: required scenarios passed,
-//! and the scenarios the suite runs without scoring them (pending, extension,
-//! added-after-release).
+//! `tests/interop/conformance-expected.txt` lists the scenarios that do not pass yet, scored or
+//! not: the test fails on a failing scenario it does not list (a regression) and on a listed
+//! one that passes (a stale line). A scenario passes when no check fails; a skills scenario
+//! whose checks all skip (a server that declares no skills) does not. It prints each revision's
+//! tallies: required scenarios passed, and the others by why the suite does not score them
+//! (pending, extension, added-after-release).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -23,11 +28,17 @@ use jrpc_tests::examples::Calculator;
 use jrpc_tests::{node, tools};
 
 /// The revisions whose requirements are run, in this order.
-const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+pub(crate) const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 /// The suite's command line, within `tests/interop`.
 const SUITE: &str = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
 /// The list of what does not pass yet, within `tests/interop`.
 const EXPECTED: &str = "conformance-expected.txt";
+/// The skills extension's scenarios, run at each revision.
+const SKILLS: [&str; 3] = [
+    "sep-2640-skills-directory",
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+];
 
 /// What one `server --requirements REV` run reported, scenario by scenario.
 #[derive(Debug, Default)]
@@ -65,11 +76,28 @@ impl Report {
         report
     }
 
-    /// The scored scenarios that failed.
+    /// Reads the output of one scenario run alone (`--scenario`): it passed when no check
+    /// failed and one besides the wire-schema check succeeded.
+    fn add_alone(&mut self, name: &str, reason: &str, output: &str) {
+        let passed = output
+            .lines()
+            .find_map(|line| line.strip_prefix("Passed: "))
+            .and_then(|rest| {
+                let (counts, rest) = rest.split_once(", ")?;
+                let (succeeded, _) = counts.split_once('/')?;
+                let failed = rest.split_once(" failed")?.0;
+                Some(failed.trim() == "0" && succeeded.trim().parse::<usize>().ok()? > 1)
+            })
+            .unwrap_or(false);
+        self.passed.insert(name.to_owned(), passed);
+        self.not_scored.insert(name.to_owned(), reason.to_owned());
+    }
+
+    /// The scenarios that failed, scored or not.
     fn failed(&self) -> BTreeSet<String> {
         self.passed
             .iter()
-            .filter(|(name, passed)| !**passed && !self.not_scored.contains_key(*name))
+            .filter(|(_, passed)| !**passed)
             .map(|(name, _)| name.clone())
             .collect()
     }
@@ -123,7 +151,7 @@ fn expected_failures(dir: &Path, revision: &str) -> BTreeSet<String> {
 }
 
 #[test]
-fn the_conformance_suite_passes_each_revisions_required_scenarios() {
+fn the_conformance_suite_passes_each_revisions_scenarios() {
     let Some(dir) = tools::require(
         "the MCP conformance suite",
         node::setup(&["@modelcontextprotocol/conformance"]),
@@ -154,44 +182,73 @@ fn the_conformance_suite_passes_each_revisions_required_scenarios() {
 fn run_revision(dir: &Path, binary: &Path, revision: &str) -> Vec<String> {
     let mut server = Calculator::spawn(binary, &["--http", "127.0.0.1:0"]);
     let url = format!("http://{}/mcp", server.addr);
-    let args: Vec<&OsStr> = [
-        "--import",
-        "./globsync-register.mjs",
-        SUITE,
-        "server",
-        "--url",
-        &url,
-        "--requirements",
-        revision,
-    ]
-    .map(OsStr::new)
-    .to_vec();
-    let output = node::run_args(dir, &args, node::LIMIT)
-        .unwrap_or_else(|why| panic!("{why}\n--- server's stderr\n{}", server.stderr()));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let report = Report::parse(&stdout);
+    let problems = check_revision(dir, &url, revision, "single", &|| server.stderr());
+    server.assert_alive();
+    problems
+}
+
+/// Runs `revision`'s requirements and the skills scenarios against `url` (`label` says which
+/// servers are there, in the tallies printed); what is wrong, a line each.
+pub(crate) fn check_revision(
+    dir: &Path,
+    url: &str,
+    revision: &str,
+    label: &str,
+    server_stderr: &dyn Fn() -> String,
+) -> Vec<String> {
+    let suite = |args: &[&str]| {
+        let mut all = vec![
+            "--import",
+            "./globsync-register.mjs",
+            SUITE,
+            "server",
+            "--url",
+            url,
+        ];
+        all.extend_from_slice(args);
+        let args: Vec<&OsStr> = all.into_iter().map(OsStr::new).collect();
+        let output = node::run_args(dir, &args, node::LIMIT)
+            .unwrap_or_else(|why| panic!("{why}\n--- server's stderr\n{}", server_stderr()));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let stdout = suite(&["--requirements", revision]);
+    let mut report = Report::parse(&stdout);
     assert!(
         !report.passed.is_empty(),
-        "no summary from the suite ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+        "no summary from the suite:\n--- stdout\n{stdout}"
     );
-    println!("conformance {revision}: {}", report.tallies());
+    let mut outputs = vec![stdout];
+    for scenario in SKILLS {
+        let output = suite(&[
+            "--scenario",
+            scenario,
+            "--spec-version",
+            revision,
+            "--force",
+        ]);
+        report.add_alone(scenario, "extension", &output);
+        outputs.push(output);
+    }
+    println!("conformance {revision} ({label}): {}", report.tallies());
     let failed = report.failed();
     let expected = expected_failures(dir, revision);
     let mut problems = Vec::new();
     for scenario in failed.difference(&expected) {
-        problems.push(format!("{revision} {scenario}: fails (not in {EXPECTED})"));
+        problems.push(format!(
+            "{revision} {scenario} ({label}): fails (not in {EXPECTED})"
+        ));
     }
     for scenario in expected.difference(&failed) {
         problems.push(format!(
-            "{revision} {scenario}: listed in {EXPECTED}, but it passes: take its line out"
+            "{revision} {scenario} ({label}): listed in {EXPECTED}, but it passes: take its line out"
         ));
     }
     if !problems.is_empty() {
-        println!("--- the suite's output for {revision}\n{stdout}");
+        println!(
+            "--- the suite's output for {revision} ({label})\n{}",
+            outputs.join("\n")
+        );
     }
-    server.assert_alive();
     problems
 }
 
@@ -203,6 +260,33 @@ fn the_summary_is_read_scenario_by_scenario() {
         Not scored for 2025-11-25: 2 scenario(s) run, 1 failing. These do not affect conformance.\n\
         \x20 ✗ json-schema-2020-12 (pending)\n  ✓ server-sse-polling (pending)\n";
     let report = Report::parse(output);
-    assert_eq!(report.failed(), BTreeSet::from(["tools-list".to_owned()]));
     assert_eq!(report.tallies(), "required 1/2, pending 1/2");
+    assert_eq!(
+        report.failed(),
+        BTreeSet::from(["tools-list".to_owned(), "json-schema-2020-12".to_owned()]),
+        "unscored scenarios count too"
+    );
+}
+
+#[test]
+fn a_scenario_run_alone_passes_when_a_check_passes_and_none_fails() {
+    let mut report = Report::default();
+    report.add_alone(
+        "a",
+        "extension",
+        "Checks:\n...\nTest Results:\nPassed: 12/12, 0 failed, 1 warnings\n",
+    );
+    report.add_alone(
+        "b",
+        "extension",
+        "Test Results:\nPassed: 1/1, 0 failed, 0 warnings\n",
+    );
+    report.add_alone(
+        "c",
+        "extension",
+        "Test Results:\nPassed: 3/5, 2 failed, 0 warnings\n",
+    );
+    report.add_alone("d", "extension", "no summary");
+    assert_eq!(report.tallies(), "required 0/0, extension 1/4");
+    assert_eq!(report.failed().len(), 3);
 }

@@ -11,6 +11,7 @@ mod chain;
 mod conformance;
 mod drain_exit;
 mod jsonrpsee_subscriptions;
+mod mcp_balanced;
 mod mcp_replicas;
 mod net;
 mod stdio;

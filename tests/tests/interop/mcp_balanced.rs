@@ -1,0 +1,205 @@
+//! The proof that any replica serves any request: three `mcp_everything --redis URL` replicas on
+//! one `redis-server`, behind HAProxy (round robin, every request balanced on its own, no
+//! stickiness), driven by clients nobody here wrote:
+//!
+//! - the conformance suite (`conformance`'s run: both revisions, required and unscored
+//!   scenarios, the skills extension's), against HAProxy's address;
+//! - the python `mcp` SDK's `Client`, in both eras (`tests/interop/mcp_everything_client.py`);
+//! - then one replica is killed (by its PID) between two calls of a legacy session begun on it,
+//!   and the next calls, through HAProxy, are served by the others.
+//!
+//! The test starts its own `redis-server` and `haproxy` (killed by their PIDs); where one is
+//! missing it says so and passes (under CI it fails).
+
+use std::ffi::OsStr;
+use std::net::SocketAddr;
+
+use jrpc_tests::examples::Calculator;
+use jrpc_tests::haproxy::Haproxy;
+use jrpc_tests::raw_http::{Conn, Reply, post, request};
+use jrpc_tests::redis::RedisServer;
+use jrpc_tests::{bounded, node, python, tools};
+use serde_json::{Value, json};
+
+use crate::conformance::{REVISIONS, check_revision};
+
+const LABEL: &str = "3 replicas behind HAProxy";
+const BOTH: &str = "accept: application/json, text/event-stream\r\n";
+
+#[test]
+fn three_replicas_behind_haproxy_serve_every_client() {
+    let Some(dir) = tools::require(
+        "the MCP conformance suite",
+        node::setup(&["@modelcontextprotocol/conformance"]),
+    ) else {
+        return;
+    };
+    let Some(python) = tools::require(
+        "mcp_everything_client.py",
+        python::setup("mcp", "2.3.0").map(|(_, python)| python),
+    ) else {
+        return;
+    };
+    let Some(mut redis) = RedisServer::start("mcp_balanced") else {
+        return;
+    };
+    let built =
+        jrpc_tests::build_examples(&["mcp_everything"]).unwrap_or_else(|why| panic!("{why}"));
+    let exe = &built["mcp_everything"];
+    let redis_url = redis.url();
+    let args = ["--http", "127.0.0.1:0", "--redis", redis_url.as_str()];
+    let mut replicas: Vec<Calculator> = (0..3).map(|_| Calculator::spawn(exe, &args)).collect();
+    let addrs: Vec<&str> = replicas.iter().map(|r| r.addr.as_str()).collect();
+    let Some(haproxy) = Haproxy::start("mcp_balanced", &addrs) else {
+        return;
+    };
+    let url = format!("http://{}/mcp", haproxy.addr());
+    let stderr = || {
+        let mut all = format!("--- haproxy\n{}", haproxy.stderr());
+        for (n, replica) in replicas.iter().enumerate() {
+            all.push_str(&format!("\n--- replica {n}\n{}", replica.stderr()));
+        }
+        all
+    };
+
+    // The suite, both revisions at once: each mostly waits.
+    let dir = dir.as_path();
+    let problems: Vec<String> = std::thread::scope(|scope| {
+        let runs: Vec<_> = REVISIONS
+            .map(|revision| {
+                let (url, stderr) = (&url, &stderr);
+                scope.spawn(move || check_revision(dir, url, revision, LABEL, stderr))
+            })
+            .into_iter()
+            .collect();
+        runs.into_iter()
+            .flat_map(|run| run.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    assert!(problems.is_empty(), "{}\n{}", problems.join("\n"), stderr());
+
+    for mode in ["legacy", "2026-07-28"] {
+        let script_args = [OsStr::new(&url), OsStr::new(mode)];
+        let output = python::run(dir, &python, "mcp_everything_client.py", &script_args)
+            .unwrap_or_else(|why| panic!("{why}"));
+        assert!(
+            output.status.success(),
+            "mcp_everything_client.py {mode} failed ({}):\n--- stdout\n{}\n--- stderr\n{}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            stderr()
+        );
+    }
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let first: SocketAddr = replicas[0].addr.parse().unwrap();
+    let balanced: SocketAddr = haproxy.addr().parse().unwrap();
+    let session = runtime.block_on(begin_session(first));
+    replicas[0].kill();
+    runtime.block_on(go_on_without_it(balanced, &session));
+    for replica in &mut replicas[1..] {
+        replica.assert_alive();
+    }
+    redis.kill();
+}
+
+/// A legacy POST of `body` to `/mcp` in `session` (none for `initialize`).
+fn legacy_post(session: Option<&str>, body: &Value) -> Vec<u8> {
+    let mut headers = BOTH.to_owned();
+    if let Some(id) = session {
+        headers.push_str(&format!(
+            "mcp-session-id: {id}\r\nmcp-protocol-version: 2025-11-25\r\n"
+        ));
+    }
+    post(
+        "/mcp",
+        Some("application/json"),
+        &headers,
+        &body.to_string(),
+    )
+}
+
+/// The one JSON-RPC message of a reply: its JSON body, or the last event of its stream.
+fn message(reply: &Reply) -> Value {
+    if reply.header("content-type") == Some("application/json") {
+        return reply.json();
+    }
+    let data = reply
+        .body
+        .split("\n\n")
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter(|data| !data.is_empty())
+        .last()
+        .unwrap_or_else(|| panic!("no event in {reply:?}"));
+    serde_json::from_str(data).unwrap()
+}
+
+/// Begins a session on the replica at `addr` and makes a first call in it; its id.
+async fn begin_session(addr: SocketAddr) -> String {
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} },
+        "clientInfo": { "name": "balanced", "version": "1" } } });
+    let reply = bounded(request(addr, &legacy_post(None, &init))).await;
+    let id = reply
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no session: {reply:?}"))
+        .to_owned();
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    let reply = bounded(request(addr, &legacy_post(Some(&id), &initialized))).await;
+    assert_eq!(reply.status, 202, "{reply:?}");
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": "test_simple_text", "arguments": {} } });
+    let reply = bounded(request(addr, &legacy_post(Some(&id), &call))).await;
+    assert_eq!(
+        message(&reply)["result"]["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
+    id
+}
+
+/// Goes on with `session` through the balancer once the replica that began it is gone: a plain
+/// call, then one whose handler asks the client, answered in a POST of its own.
+async fn go_on_without_it(balanced: SocketAddr, session: &str) {
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": { "name": "test_simple_text", "arguments": {} } });
+    let reply = bounded(request(balanced, &legacy_post(Some(session), &call))).await;
+    assert_eq!(
+        message(&reply)["result"]["content"][0]["text"],
+        "This is a simple text response for testing.",
+        "{reply:?}"
+    );
+    let ask = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": { "name": "test_elicitation", "arguments": { "message": "ok?" } } });
+    let mut conn = Conn::open(balanced).await;
+    conn.write(&legacy_post(Some(session), &ask)).await;
+    assert_eq!(bounded(conn.read_head()).await.status, 200);
+    let mut pending = String::new();
+    let asked = next_message(&mut conn, &mut pending).await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let answer = json!({ "jsonrpc": "2.0", "id": asked["id"],
+                         "result": { "action": "accept", "content": { "response": "yes" } } });
+    let posted = bounded(request(balanced, &legacy_post(Some(session), &answer))).await;
+    assert_eq!(posted.status, 202, "{posted:?}");
+    let done = next_message(&mut conn, &mut pending).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        r#"User response: action=accept, content={"response":"yes"}"#,
+        "{done}"
+    );
+}
+
+/// The next message of an event stream (past its priming event).
+async fn next_message(conn: &mut Conn, pending: &mut String) -> Value {
+    loop {
+        let event = bounded(conn.read_event(pending)).await.unwrap();
+        if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: "))
+            && !data.is_empty()
+        {
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
