@@ -8,7 +8,9 @@
 //! ```
 //!
 //! It prints `listening on http://ADDR` with the real address once it accepts (port 0 takes any
-//! free port), serves MCP at `/mcp`, and Ctrl-C drains it. With `--redis URL` (built with
+//! free port), serves MCP at `/mcp`, and Ctrl-C drains it. Besides the reference server's
+//! tools it serves the tasks extension's fixtures (`greet`, `slow_compute`, `failing_job`,
+//! `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task`). With `--redis URL` (built with
 //! jrpc-mcp's `redis` feature, as the workspace's tests build it) every replica on that Redis
 //! serves every request: they share the keys that sign `requestState`, and their changes (list
 //! changed, resource updated), so that a modern client listening on one hears what a tool
@@ -19,6 +21,7 @@ use std::time::Duration;
 use jrpc_mcp::{
     CompleteRequest, Completion, Content, Elicited, Form, LogLevel, Mcp, McpContext as _,
     McpServer, PromptMessage, PromptResult, Resource, ResourceContents, ResourceTemplate, Sampling,
+    TaskSupport,
 };
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Context, RpcError, rpc_service};
@@ -324,6 +327,72 @@ impl Tools {
         }
         Ok("Mutation triggered".into())
     }
+
+    /// Tasks: a plain tool, never a task
+    fn greet(&self, name: String) -> String {
+        format!("Hello, {name}!")
+    }
+
+    /// Tasks: sleeps `seconds`, then answers (a task for a client that takes tasks)
+    async fn slow_compute(&self, seconds: f64, label: Option<String>) -> String {
+        tokio::time::sleep(Duration::from_secs_f64(seconds.clamp(0.0, 3600.0))).await;
+        format!(
+            "Computed {} after {seconds} s",
+            label.unwrap_or_else(|| "a result".into())
+        )
+    }
+
+    /// Tasks: fails with a tool error after about a second (only as a task)
+    async fn failing_job(&self) -> Result<String, RpcError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        Err(RpcError::new(1, "failing_job fails by design"))
+    }
+
+    /// Tasks: fails with a protocol (internal) error
+    fn protocol_error_job(&self) -> Result<String, RpcError> {
+        Err(RpcError::internal().with_data("protocol_error_job fails by design"))
+    }
+
+    /// Tasks: asks the user to confirm, then answers
+    async fn confirm_delete(&self, ctx: &Context, filename: String) -> Result<String, RpcError> {
+        let form = Form::new(format!("Delete {filename}?"), confirm_schema());
+        let confirmed: bool = ctx.elicit("confirm", form).await?.take("confirm")?;
+        Ok(if confirmed {
+            format!("Deleted {filename}")
+        } else {
+            format!("Kept {filename}")
+        })
+    }
+
+    /// Tasks: asks the user two questions at once
+    async fn multi_input(&self, ctx: &Context) -> Result<String, RpcError> {
+        let ask = |n: u32| Form::new(format!("Question {n}"), confirm_schema());
+        let mut answers = ctx
+            .ask()
+            .elicit("first", ask(1))
+            .elicit("second", ask(2))
+            .send()
+            .await?;
+        let first: String = answers.elicited("first")?.take("name")?;
+        let second: String = answers.elicited("second")?.take("name")?;
+        Ok(format!("Got {first} and {second}"))
+    }
+
+    /// Tasks: asks the user's name (input_required rounds), then goes on as a task
+    async fn test_tool_with_task(&self, ctx: &Context) -> Result<String, RpcError> {
+        let asked = Form::string("What is your name?", "name");
+        let name: String = ctx.elicit("user_name", asked).await?.take("name")?;
+        if let Some(req) = ctx.mcp() {
+            req.start_task().await?;
+        }
+        Ok(format!("Hello, {name}!"))
+    }
+}
+
+/// `confirm_delete`'s and `multi_input`'s form: a name (optional) and a confirmation.
+fn confirm_schema() -> Value {
+    json!({ "type": "object", "required": ["confirm"], "properties": {
+        "name": { "type": "string" }, "confirm": { "type": "boolean" } } })
 }
 
 /// The prompts, in the order they are listed.
@@ -571,12 +640,20 @@ async fn serve(addr: &str, redis: Option<String>) -> Result<(), String> {
     #[cfg(feature = "redis")]
     if let Some(store) = &shared.store {
         let keys = store.state_keys().await.map_err(|err| err.to_string())?;
-        mcp = mcp.request_state_key_ring(keys);
+        mcp = mcp.request_state_key_ring(keys).task_store(store.clone());
     }
     let mcp = mcp
         .tools(Tools.into_methods())
         .tool_schema("json_schema_2020_12_tool", json_schema_2020_12())
         .tool_schema("test_custom_header", custom_header())
+        .tool_task("slow_compute", TaskSupport::Optional)
+        .tool_task("failing_job", TaskSupport::Required)
+        .tool_task("protocol_error_job", TaskSupport::Optional)
+        .tool_task("confirm_delete", TaskSupport::Optional)
+        .tool_task("multi_input", TaskSupport::Optional)
+        .tool_task_deferred("test_tool_with_task", TaskSupport::Required)
+        // A replica that dies fails its tasks 3 s on, rather than the default 10 s.
+        .task_lease(Duration::from_secs(3))
         .prompts(Prompts.into_methods())
         .completion(complete);
     let mcp = resources(mcp).build().map_err(|err| err.to_string())?;

@@ -40,7 +40,7 @@ pub use context::McpContext;
 pub use data::{
     Answers, Ask, Cached, CompleteRequest, Completion, CompletionRef, Elicited, Form, Mcp,
     McpBuilder, McpError, McpRequest, Resource, ResourceRequest, ResourceTemplate, Root,
-    SampledMessage, Sampling,
+    SampledMessage, Sampling, TaskSupport,
 };
 #[cfg(feature = "http")]
 pub use http::{
@@ -52,7 +52,8 @@ pub use protocol::state::StateKeyRing;
 pub use protocol::types::{CacheScope, Era, Implementation, LogLevel, UnknownLevel};
 pub use protocol::version::{LEGACY_VERSIONS, MODERN_VERSIONS};
 pub use store::{
-    MemorySessions, SessionChange, SessionLimits, SessionRecord, SessionStore, StoreError,
+    MemorySessions, MemoryTasks, SessionChange, SessionLimits, SessionRecord, SessionStore,
+    StoreError, TaskChange, TaskRecord, TaskStatus, TaskStore,
 };
 #[cfg(feature = "redis")]
 pub use store::{RedisStore, RedisStoreBuilder};

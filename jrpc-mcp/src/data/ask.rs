@@ -350,6 +350,9 @@ impl Ask<'_> {
             lock(&req.inner.asks).missing = Some(required.clone());
             return Err(McpError::MissingCapability(required));
         }
+        if let Some(task) = req.task_link() {
+            return ask_task(&task, self.questions).await;
+        }
         match req.era() {
             Era::Legacy => self.ask_now(req).await,
             _ => answered(req, self.questions),
@@ -374,6 +377,31 @@ impl Ask<'_> {
         }
         Ok(Answers(answers))
     }
+}
+
+/// A task's questions: asked through the task, the client answering with `tasks/update`.
+async fn ask_task(
+    task: &super::tasks::TaskLink,
+    questions: Vec<(String, Question)>,
+) -> Result<Answers, McpError> {
+    let asked = questions
+        .iter()
+        .map(|(key, question)| {
+            let request =
+                json!({ "method": question.method(), "params": question.params(Era::Modern) });
+            (key.clone(), request)
+        })
+        .collect();
+    let mut given = task.ask(asked).await?;
+    let mut answers = BTreeMap::new();
+    for (key, question) in questions {
+        let value = given.remove(&key).unwrap_or_default();
+        let answer = question.read(&value).ok_or_else(|| {
+            McpError::InvalidAnswer(format!("`{key}`: not an answer to {}", question.method()))
+        })?;
+        answers.insert(key, answer);
+    }
+    Ok(Answers(answers))
 }
 
 /// The modern era: the answers the retry brought, or the questions left for the client.

@@ -5,6 +5,7 @@
 //! | --- | --- | --- | --- |
 //! | the tools, prompts or resources | `mcp/tools`, `mcp/prompts`, `mcp/resources` | every session (its GET stream) and stdio connection that initialized | listen streams that asked |
 //! | the resource `URI` | `mcp/resource/URI` | sessions and connections that subscribed to it (`resources/subscribe`) | listen streams that named it |
+//! | the task `ID` (`notifications/tasks`) | `mcp/task/ID` | none | listen streams that named it (`taskIds`) |
 //!
 //! A modern client listens with `subscriptions/listen {notifications}`: the server honors what
 //! it serves of what is asked (the `notifications/subscriptions/acknowledged` that comes first
@@ -231,6 +232,9 @@ struct Filter {
     resources_list_changed: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     resource_subscriptions: Vec<String>,
+    /// The tasks whose changes it hears (`notifications/tasks`), with the tasks extension.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    task_ids: Vec<String>,
 }
 
 /// `subscriptions/listen`'s params.
@@ -252,6 +256,7 @@ impl Filter {
             prompts_list_changed: self.prompts_list_changed && serves(List::Prompts),
             resources_list_changed: self.resources_list_changed && serves(List::Resources),
             resource_subscriptions: Vec::new(),
+            task_ids: Vec::new(),
         };
         if serves(List::Resources) {
             honored.resource_subscriptions = self.resource_subscriptions;
@@ -273,6 +278,11 @@ impl Filter {
                 .iter()
                 .map(|uri| resource_topic(uri)),
         );
+        if core.tools.has_tasks() {
+            honored.task_ids = self.task_ids;
+            honored.task_ids.truncate(MAX_FOLLOWED);
+            topics.extend(honored.task_ids.iter().map(|id| super::tasks::topic(id)));
+        }
         (honored, topics)
     }
 }

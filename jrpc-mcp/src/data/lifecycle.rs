@@ -148,7 +148,7 @@ async fn discover(
     let req = McpRequest::read(meta, &ctx, &core)?;
     let mut body = Map::new();
     body.insert("supportedVersions".into(), json!(MODERN_VERSIONS));
-    body.insert("capabilities".into(), core.capabilities.clone());
+    body.insert("capabilities".into(), core.modern_capabilities.clone());
     if let Some(instructions) = &core.instructions {
         body.insert("instructions".into(), instructions.as_str().into());
     }

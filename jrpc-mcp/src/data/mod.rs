@@ -9,6 +9,7 @@ mod prompts;
 pub(crate) mod request;
 mod resources;
 mod result;
+pub(crate) mod tasks;
 mod tools;
 
 use std::collections::HashMap;
@@ -36,12 +37,15 @@ use resources::ResourceSet;
 pub use resources::{Resource, ResourceRequest, ResourceTemplate};
 pub use result::Cached;
 use result::{Hint, Hints};
+pub use tasks::TaskSupport;
+use tasks::{Tasks, ToolTask};
 pub(crate) use tools::ParamHeader;
 use tools::{ToolOverride, ToolSet};
 
 use crate::protocol::era::SERVER_INFO;
 use crate::protocol::state::StateKeyRing;
 use crate::protocol::types::{CacheScope, Implementation};
+use crate::store::{MemoryTasks, TaskStore};
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::wire::RpcError;
 use jrpc_runtime::{Batches, Context, Methods, Params};
@@ -102,6 +106,8 @@ pub(crate) struct Core {
     /// `{"io.modelcontextprotocol/serverInfo": {name, version}}`: every modern result's `_meta`.
     pub(crate) server_meta: Box<RawValue>,
     pub(crate) capabilities: Value,
+    /// What the modern era's `server/discover` says: `capabilities` and the extensions.
+    pub(crate) modern_capabilities: Value,
     pub(crate) tools: ToolSet,
     pub(crate) prompts: PromptSet,
     pub(crate) resources: ResourceSet,
@@ -114,10 +120,18 @@ pub(crate) struct Core {
     /// What signs the state of a multi round-trip request, and how long the state is good for.
     pub(crate) state_keys: StateKeyRing,
     pub(crate) state_ttl: Duration,
+    /// The tasks: their store and settings, and those running here.
+    pub(crate) tasks: Tasks,
 }
 
 /// How long a multi round-trip request's state is good for, by default.
 const STATE_TTL: Duration = Duration::from_secs(10 * 60);
+/// How long a task is kept after its last change, by default.
+const TASK_TTL: Duration = Duration::from_secs(60 * 60);
+/// How often a client should poll a task, by default.
+const TASK_POLL: Duration = Duration::from_millis(500);
+/// How long a task's replica holds it without renewing, by default.
+const TASK_LEASE: Duration = Duration::from_secs(10);
 
 impl Mcp {
     /// Returns a builder of a server named `name` at `version` (what `initialize` and
@@ -139,6 +153,10 @@ impl Mcp {
             listen_queue: 256,
             state_keys: None,
             state_ttl: STATE_TTL,
+            task_store: None,
+            task_ttl: TASK_TTL,
+            task_poll: TASK_POLL,
+            task_lease: TASK_LEASE,
             error: None,
         }
     }
@@ -153,6 +171,7 @@ impl Mcp {
             info,
             instructions: None,
             capabilities: json!({}),
+            modern_capabilities: json!({}),
             tools: ToolSet::empty(),
             prompts: PromptSet::empty(),
             resources: ResourceSet::empty(),
@@ -169,6 +188,12 @@ impl Mcp {
                 )])
             }),
             state_ttl: STATE_TTL,
+            tasks: Tasks::new(
+                Arc::new(MemoryTasks::default()),
+                TASK_TTL,
+                TASK_POLL,
+                TASK_LEASE,
+            ),
         };
         Mcp {
             core: Arc::new(core),
@@ -231,6 +256,10 @@ pub struct McpBuilder {
     listen_queue: usize,
     state_keys: Option<StateKeys>,
     state_ttl: Duration,
+    task_store: Option<Arc<dyn TaskStore>>,
+    task_ttl: Duration,
+    task_poll: Duration,
+    task_lease: Duration,
     /// The first registration that failed, reported by `build`.
     error: Option<RegisterError>,
 }
@@ -299,6 +328,63 @@ impl McpBuilder {
             .entry(name.to_owned())
             .or_default()
             .annotations = Some(annotations);
+        self
+    }
+
+    /// Runs the tool `name` as a task (SEP-2663) for a client that takes tasks, as `support`
+    /// says: [`TaskSupport::Optional`], a task for such a client and a plain call for another;
+    /// [`TaskSupport::Required`], a task, and `-32021` for another. The call is answered at
+    /// once with the task; the handler runs on, its questions (`ctx.elicit`...) waiting for the
+    /// client's `tasks/update`, its cancellation the client's `tasks/cancel`. The guide's
+    /// chapter on tasks says more.
+    pub fn tool_task(mut self, name: &str, support: TaskSupport) -> Self {
+        self.overrides.entry(name.to_owned()).or_default().task = Some(ToolTask {
+            support,
+            deferred: false,
+        });
+        self
+    }
+
+    /// Runs the tool `name` as a task (as [`tool_task`](Self::tool_task)) once its handler
+    /// starts one ([`McpRequest::start_task`]): until then it is a plain call, which may ask
+    /// through `input_required` rounds, or answer without ever being a task.
+    pub fn tool_task_deferred(mut self, name: &str, support: TaskSupport) -> Self {
+        self.overrides.entry(name.to_owned()).or_default().task = Some(ToolTask {
+            support,
+            deferred: true,
+        });
+        self
+    }
+
+    /// Keeps the tasks in `store` (default: a [`MemoryTasks`] of this server's own, of at most
+    /// 10 000): a store that replicas share (with `redis`, `RedisStore`) lets any replica read,
+    /// update and cancel a task another runs. The replicas must share the server's
+    /// [`topics`](Self::topics) too: a task's cancellation and answers reach its replica, and
+    /// its changes the listen streams, through them.
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Sets how long a task is kept after its last change (`ttlMs`; default 1 hour).
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// Sets how often a client should poll a task (`pollIntervalMs`; default 500 ms); a
+    /// handler waiting for an answer looks at the store that often too, should the wake-up
+    /// of the answer be lost between replicas.
+    pub fn task_poll_interval(mut self, every: Duration) -> Self {
+        self.task_poll = every;
+        self
+    }
+
+    /// Sets how long a task's replica holds it without renewing it (default 10 s): it renews it
+    /// every third of that while the handler runs, and a task whose lease runs out (its
+    /// replica stopped) reads as `failed`.
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.task_lease = lease;
         self
     }
 
@@ -440,7 +526,8 @@ impl McpBuilder {
     /// `tool_annotations`) for a tool that is not there; `prompts` for a prompt whose result is
     /// not a prompt's, `prompt_title` for one that is not there; `resource` for one without
     /// contents or given twice, `resource_template` for one without a reader; `page_size` for
-    /// zero; `request_state_key` for no key or a key shorter than 32 bytes (or, with none given, when the
+    /// zero; `task_ttl`, `task_poll_interval` or `task_lease` under 3 ms; `request_state_key`
+    /// for no key or a key shorter than 32 bytes (or, with none given, when the
     /// operating system gives no random bytes).
     pub fn build(self) -> Result<Mcp, ConfigError> {
         if let Some(err) = self.error {
@@ -448,6 +535,15 @@ impl McpBuilder {
         }
         at_least_one("page_size", self.page_size)?;
         at_least_one("listen_queue", self.listen_queue)?;
+        for (key, time) in [
+            ("task_ttl", self.task_ttl),
+            ("task_poll_interval", self.task_poll),
+            ("task_lease", self.task_lease),
+        ] {
+            if time < Duration::from_millis(3) {
+                return Err(ConfigError::new(key, "must be at least 3 ms"));
+            }
+        }
         let state_keys = match self.state_keys {
             Some(StateKeys::Given(keys)) => StateKeyRing::new(keys)?,
             Some(StateKeys::Ring(ring)) => ring,
@@ -459,9 +555,15 @@ impl McpBuilder {
         let prompts = PromptSet::new(self.prompts, self.prompt_overrides)?;
         let resources = ResourceSet::new(self.resources, self.templates)?;
         let completer = self.completer;
+        let capabilities = capabilities(&tools, &prompts, &resources, completer.is_some());
+        let mut modern_capabilities = capabilities.clone();
+        if tools.has_tasks() {
+            modern_capabilities["extensions"] = json!({ tasks::EXTENSION: {} });
+        }
         let core = Arc::new(Core {
             server_meta: server_meta(&self.info),
-            capabilities: capabilities(&tools, &prompts, &resources, completer.is_some()),
+            capabilities,
+            modern_capabilities,
             info: self.info,
             instructions: self.instructions,
             tools,
@@ -474,6 +576,13 @@ impl McpBuilder {
             listen_queue: self.listen_queue,
             state_keys,
             state_ttl: self.state_ttl,
+            tasks: Tasks::new(
+                self.task_store
+                    .unwrap_or_else(|| Arc::new(MemoryTasks::default())),
+                self.task_ttl,
+                self.task_poll,
+                self.task_lease,
+            ),
         });
         let methods = table(&core).map_err(|err| ConfigError::new("tools", err.to_string()))?;
         Ok(Mcp { core, methods })
@@ -512,6 +621,9 @@ fn table(core: &Arc<Core>) -> Result<Methods, RegisterError> {
     lifecycle::register(&mut methods, core)?;
     if !core.tools.is_empty() {
         tools::register(&mut methods, core)?;
+    }
+    if core.tools.has_tasks() {
+        tasks::register(&mut methods, core)?;
     }
     if !core.prompts.is_empty() {
         prompts::register(&mut methods, core)?;

@@ -24,6 +24,7 @@ use jrpc_runtime::wire::{ErrorCode, RpcError};
 
 use futures_util::future::BoxFuture;
 
+use super::tasks::TaskLink;
 use crate::store::SessionChange;
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -165,6 +166,21 @@ pub(crate) struct RequestInner {
     last_progress: Mutex<Option<f64>>,
     /// Where its questions to the client stand.
     pub(crate) asks: Mutex<Asks>,
+    /// Whether it runs as a task, or may start one.
+    pub(crate) task: Mutex<TaskMode>,
+}
+
+/// Says whether a request runs as a task (SEP-2663).
+#[derive(Default)]
+pub(crate) enum TaskMode {
+    /// Not a task, and it may not start one.
+    #[default]
+    None,
+    /// Not a task yet: its handler may start one ([`McpRequest::start_task`]), which asks this
+    /// sender for it and waits for the task's link.
+    Startable(tokio::sync::mpsc::Sender<tokio::sync::oneshot::Sender<Option<TaskLink>>>),
+    /// A task: its questions wait for the client's `tasks/update`.
+    Task(TaskLink),
 }
 
 /// Tracks where a request's questions to its client stand (see [`ask`](super::ask)).
@@ -256,6 +272,7 @@ impl McpRequest {
                 core: Arc::clone(core),
                 last_progress: Mutex::new(None),
                 asks: Mutex::default(),
+                task: Mutex::default(),
             }
         } else {
             let legacy = ctx.extension::<Arc<LegacyState>>().cloned();
@@ -281,6 +298,7 @@ impl McpRequest {
                 core: Arc::clone(core),
                 last_progress: Mutex::new(None),
                 asks: Mutex::default(),
+                task: Mutex::default(),
             }
         };
         Ok(McpRequest {
@@ -314,6 +332,66 @@ impl McpRequest {
         self.inner.progress_token.as_ref()
     }
 
+    /// Returns whether the client takes tasks for this request: a modern request whose
+    /// capabilities declare the extension `io.modelcontextprotocol/tasks`.
+    pub(crate) fn takes_tasks(&self) -> bool {
+        self.inner.era == Era::Modern
+            && self
+                .inner
+                .capabilities
+                .get("extensions")
+                .and_then(|extensions| extensions.get(super::tasks::EXTENSION))
+                .is_some()
+    }
+
+    /// Returns the id of the task the request runs as, when it runs as one.
+    pub fn task_id(&self) -> Option<String> {
+        match &*lock(&self.inner.task) {
+            TaskMode::Task(link) => Some(link.id().to_owned()),
+            _ => None,
+        }
+    }
+
+    /// Returns the task the request runs as, when it runs as one.
+    pub(crate) fn task_link(&self) -> Option<TaskLink> {
+        match &*lock(&self.inner.task) {
+            TaskMode::Task(link) => Some(link.clone()),
+            _ => None,
+        }
+    }
+
+    /// Starts running this `tools/call` as a task, from its handler (SEP-2663): the call is
+    /// answered at once with the task (`CreateTaskResult`) and the handler goes on, its result
+    /// the task's; its questions from now on wait for the client's `tasks/update`. Returns
+    /// `true` once it runs as a task (at once when it did already); `false` when it cannot (a
+    /// tool not declared [`tool_task_deferred`](crate::McpBuilder::tool_task_deferred), a
+    /// client that does not take tasks, a legacy request), and the handler goes on as a
+    /// plain call.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::NoTask`] when the task could not be made (the store failed or is full).
+    pub async fn start_task(&self) -> Result<bool, McpError> {
+        let ask = match &*lock(&self.inner.task) {
+            TaskMode::Task(_) => return Ok(true),
+            TaskMode::None => return Ok(false),
+            TaskMode::Startable(ask) => ask.clone(),
+        };
+        let (reply, made) = tokio::sync::oneshot::channel();
+        if ask.send(reply).await.is_err() {
+            return Ok(false);
+        }
+        match made.await {
+            Ok(Some(link)) => {
+                *lock(&self.inner.task) = TaskMode::Task(link);
+                Ok(true)
+            }
+            _ => Err(McpError::NoTask(
+                "the store of tasks failed or is full".to_owned(),
+            )),
+        }
+    }
+
     /// Fails with `-32601` unless the request is legacy: for the methods the modern era removed.
     pub(crate) fn legacy_only(&self, method: &str) -> Result<(), RpcError> {
         match self.inner.era {
@@ -345,6 +423,27 @@ impl McpRequest {
         self.open_asks(binding, params.responses, params.state.as_deref())?;
         let ctx = ctx.with_extension(self.clone());
         Ok(methods.invoke(&params.name, params.arguments, &ctx).await)
+    }
+
+    /// Opens the asks of this `tools/call` or `prompts/get` (`method`) as
+    /// [`run_named`](Self::run_named) does, and gives the name and arguments to run.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_asks`](Self::open_asks).
+    pub(crate) fn open_named(
+        &self,
+        method: &'static str,
+        params: NamedParams<'_>,
+    ) -> Result<(String, Option<Box<RawValue>>), RpcError> {
+        let arguments = params.arguments.map(ToOwned::to_owned);
+        let binding = Binding {
+            method,
+            name: params.name.clone(),
+            arguments: arguments.clone(),
+        };
+        self.open_asks(binding, params.responses, params.state.as_deref())?;
+        Ok((params.name, arguments))
     }
 
     /// Lets the request ask its client ([`Context::ask`]): `binding` names it; in the modern era
@@ -467,6 +566,9 @@ pub enum McpError {
     /// The client's answer is not one to the question.
     #[error("invalid answer: {0}")]
     InvalidAnswer(String),
+    /// A task could not be made ([`McpRequest::start_task`]), or its store failed.
+    #[error("no task: {0}")]
+    NoTask(String),
 }
 
 impl From<McpError> for RpcError {

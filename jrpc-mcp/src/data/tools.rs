@@ -23,7 +23,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::request::{McpRequest, NamedParams};
-use super::result::{Listed, Turn, page};
+use super::result::{Listed, Stamped, Turn, page};
+use super::tasks::{self, Started, TaskSupport, ToolTask};
 use super::{Core, Params, decode, route};
 use crate::protocol::content::{CONTENT_SCHEMA, TOOL_RESULT_SCHEMA};
 use crate::protocol::era::RequestMeta;
@@ -38,6 +39,7 @@ pub(crate) struct ToolOverride {
     pub(crate) title: Option<String>,
     pub(crate) input_schema: Option<Value>,
     pub(crate) annotations: Option<Value>,
+    pub(crate) task: Option<ToolTask>,
 }
 
 /// How a tool's method's result becomes the tool's result (see the module docs).
@@ -70,6 +72,8 @@ pub(crate) struct ToolSet {
     pub(crate) methods: Methods,
     outputs: HashMap<String, Output>,
     headers: HashMap<String, Vec<ParamHeader>>,
+    /// The tools that run as tasks, and how.
+    tasks: HashMap<String, ToolTask>,
     names: Vec<String>,
     legacy: Vec<Box<RawValue>>,
     modern: Vec<Box<RawValue>>,
@@ -116,6 +120,7 @@ impl ToolSet {
             methods: Methods::new(),
             outputs: HashMap::new(),
             headers: HashMap::new(),
+            tasks: HashMap::new(),
             names: Vec::new(),
             legacy: Vec::new(),
             modern: Vec::new(),
@@ -158,6 +163,17 @@ impl ToolSet {
         }
         let legacy_schema = schema.as_ref().filter(|_| output == Output::Structured);
         self.legacy.push(listing(&tool, legacy_schema)?);
+        if let Some(task) = over
+            .task
+            .filter(|task| task.support != TaskSupport::Forbidden)
+        {
+            // Tasks are the modern era's (SEP-2663): a legacy client is not told of them.
+            tool.insert(
+                "execution".into(),
+                json!({ "taskSupport": task.support.as_str() }),
+            );
+            self.tasks.insert(name.to_owned(), task);
+        }
         self.modern.push(listing(&tool, schema.as_ref())?);
         self.outputs.insert(name.to_owned(), output);
         self.names.push(name.to_owned());
@@ -167,6 +183,11 @@ impl ToolSet {
     /// Returns whether there is no tool.
     pub(crate) fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+
+    /// Returns whether a tool runs as a task.
+    pub(crate) fn has_tasks(&self) -> bool {
+        !self.tasks.is_empty()
     }
 
     /// Returns the arguments of the tool `name` that headers mirror.
@@ -282,11 +303,29 @@ async fn call(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
         )
         .with_data(&json!({ "tools": core.tools.names })));
     };
-    let answered = req
-        .run_named("tools/call", &core.tools.methods, named, ctx)
-        .await?;
-    let failed = answered.is_err();
     let era = req.era();
+    let answered = match core.tools.tasks.get(&named.name).copied() {
+        Some(task) if req.takes_tasks() => {
+            let finish = move |answered: Result<Box<RawValue>, RpcError>| {
+                let built = match answered {
+                    Ok(raw) => answer(raw, output, era)?,
+                    Err(err) => ToolAnswer::Built(failure(&err)),
+                };
+                serde_json::to_value(built).map_err(|_| RpcError::internal())
+            };
+            let (name, arguments) = req.open_named("tools/call", named)?;
+            match tasks::call(&core, &req, task, (name, arguments), ctx, finish).await? {
+                Started::Task(task) => return Ok(CallAnswer::Task(task)),
+                Started::Plain(answered) => answered,
+            }
+        }
+        Some(task) if task.support == TaskSupport::Required => return Err(tasks::needs_tasks()),
+        _ => {
+            req.run_named("tools/call", &core.tools.methods, named, ctx)
+                .await?
+        }
+    };
+    let failed = answered.is_err();
     Turn::of(
         &req,
         failed,
@@ -296,6 +335,22 @@ async fn call(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
         },
         None,
     )
+    .map(CallAnswer::Now)
+}
+
+/// A `tools/call`'s answer: the tool's result (or the questions left), or its task.
+enum CallAnswer {
+    Now(Turn<ToolAnswer>),
+    Task(Stamped<Map<String, Value>>),
+}
+
+impl Serialize for CallAnswer {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Now(now) => now.serialize(serializer),
+            Self::Task(task) => task.serialize(serializer),
+        }
+    }
 }
 
 /// A tool's result as it is written.

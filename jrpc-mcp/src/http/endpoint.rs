@@ -223,7 +223,7 @@ impl McpEndpoint {
                 let record = SessionRecord::opened_by(identity);
                 let made = sessions.part(&id, &record, request.stream_config()).await;
                 if made.is_err() {
-                    let _ = sessions.store.remove(&id).await;
+                    let _ = sessions.store.remove_session(&id).await;
                 }
                 made
             }
@@ -391,7 +391,11 @@ impl McpEndpoint {
         }
         let listening = Listening(Arc::clone(&session));
         if let Some(replica) = &session.replica {
-            let followed = match sessions.store.get(&session.id, sessions.limits.idle).await {
+            let followed = match sessions
+                .store
+                .session(&session.id, sessions.limits.idle)
+                .await
+            {
                 Ok(Some(record)) => record.followed,
                 Ok(None) => return NoSession::Unknown.reply(),
                 Err(err) => return NoSession::Store(err).reply(),
@@ -424,7 +428,7 @@ impl McpEndpoint {
             Ok(session) => session,
             Err(refused) => return refused.reply(),
         };
-        match sessions.store.remove(&session.id).await {
+        match sessions.store.remove_session(&session.id).await {
             Ok(true) => {
                 if let Some(replica) = &session.replica {
                     replica.end(sessions);
@@ -459,7 +463,7 @@ impl McpEndpoint {
         let sessions = &self.shared.sessions;
         let record = sessions
             .store
-            .get(id, sessions.limits.idle)
+            .session(id, sessions.limits.idle)
             .await
             .map_err(NoSession::Store)?
             .ok_or(NoSession::Unknown)?;

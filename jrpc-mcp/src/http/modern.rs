@@ -243,10 +243,13 @@ struct Named<'a> {
     name: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     uri: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "taskId", borrow, default)]
+    task_id: Option<std::borrow::Cow<'a, str>>,
 }
 
-/// Checks `Mcp-Name` against `params.name` (`tools/call`, `prompts/get`) or `params.uri`
-/// (`resources/read`); a body without the member is left to its handler to refuse.
+/// Checks `Mcp-Name` against `params.name` (`tools/call`, `prompts/get`), `params.uri`
+/// (`resources/read`) or `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`); a body
+/// without the member is left to its handler to refuse.
 fn check_name(
     headers: &HeaderMap,
     method: &str,
@@ -261,6 +264,13 @@ fn check_name(
             }),
         ) => name,
         ("resources/read", Some(Named { uri: Some(uri), .. })) => uri,
+        // The tasks extension's (SEP-2663): the task's id.
+        (
+            "tasks/get" | "tasks/update" | "tasks/cancel",
+            Some(Named {
+                task_id: Some(id), ..
+            }),
+        ) => id,
         _ => return Ok(()),
     };
     let Some(sent) = header(headers, &name_header()) else {

@@ -202,7 +202,7 @@ impl Replica {
     ) -> Result<(), RpcError> {
         let record = sessions
             .store
-            .get(&session.id, sessions.limits.idle)
+            .session(&session.id, sessions.limits.idle)
             .await?;
         match record.and_then(|record| record.listener) {
             Some(tag) if tag == sessions.tag => self.follow_here(session, sessions, uri, on),
@@ -242,7 +242,7 @@ impl Replica {
         };
         let store = &sessions.store;
         store
-            .update(&session.id, change, sessions.limits.idle)
+            .update_session(&session.id, change, sessions.limits.idle)
             .await?;
         let core = &sessions.mcp.core;
         crate::data::follow_lists(core, &session.standalone);
@@ -277,7 +277,7 @@ impl Replica {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let (store, idle) = (&sessions.store, sessions.limits.idle);
-                if let Err(err) = store.update(&id, change, idle).await {
+                if let Err(err) = store.update_session(&id, change, idle).await {
                     tracing::warn!(%err, "could not clear the session's listener");
                 }
             });
@@ -456,7 +456,11 @@ async fn serve_replay(
             return say(Part::Refused);
         }
         let listening = Listening(Arc::clone(session));
-        let followed = match sessions.store.get(&session.id, sessions.limits.idle).await {
+        let followed = match sessions
+            .store
+            .session(&session.id, sessions.limits.idle)
+            .await
+        {
             Ok(Some(record)) => record.followed,
             _ => BTreeSet::new(),
         };
@@ -592,7 +596,10 @@ impl RelayLink {
         else {
             return;
         };
-        let record = sessions.store.get(&session.id, sessions.limits.idle).await;
+        let record = sessions
+            .store
+            .session(&session.id, sessions.limits.idle)
+            .await;
         match record.ok().flatten().and_then(|record| record.listener) {
             Some(to) if to != sessions.tag => {
                 if let Some(replica) = &session.replica {

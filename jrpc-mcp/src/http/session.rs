@@ -323,7 +323,7 @@ impl Sessions {
     pub(crate) async fn create(&self, identity: Option<String>) -> Result<String, Refused> {
         let id = session_id().map_err(Refused::NoRandom)?;
         let record = SessionRecord::opened_by(identity);
-        match self.store.create(&id, record, self.limits).await {
+        match self.store.create_session(&id, record, self.limits).await {
             Ok(true) => Ok(id),
             Ok(false) => Err(Refused::Full(self.limits.max)),
             Err(err) => Err(Refused::Store(err)),
@@ -448,7 +448,7 @@ impl Sessions {
         for session in parts {
             session.end();
             if !self.shared() {
-                let _ = self.store.remove(&session.id).await;
+                let _ = self.store.remove_session(&session.id).await;
             }
         }
     }
@@ -471,7 +471,7 @@ impl Sessions {
                 .collect();
             (in_use, idle)
         };
-        if let Err(err) = self.store.touch(&in_use, self.limits.idle).await {
+        if let Err(err) = self.store.touch_sessions(&in_use, self.limits.idle).await {
             tracing::warn!(%err, "could not mark the sessions in use");
         }
         for id in idle {
@@ -512,7 +512,7 @@ impl SessionHooks for Hooks {
             let limits = sessions.limits;
             if !sessions
                 .store
-                .update(&session.id, change, limits.idle)
+                .update_session(&session.id, change, limits.idle)
                 .await?
             {
                 return Err(RpcError::invalid_request().with_data("the session ended"));

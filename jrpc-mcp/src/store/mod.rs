@@ -5,6 +5,7 @@
 #[cfg(feature = "redis")]
 mod redis;
 mod session;
+mod task;
 
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisStore, RedisStoreBuilder};
@@ -14,6 +15,7 @@ pub use self::redis::{RedisStore, RedisStoreBuilder};
 )]
 pub(crate) use session::SharedSessions;
 pub use session::{MemorySessions, SessionChange, SessionLimits, SessionRecord, SessionStore};
+pub use task::{MemoryTasks, TaskChange, TaskRecord, TaskStatus, TaskStore};
 
 /// Says why a store could not do what was asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

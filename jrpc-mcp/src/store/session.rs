@@ -107,11 +107,11 @@ impl SessionLimits {
 /// `RedisStore` (with `redis`) shared by every replica.
 ///
 /// A store ends a session unused for [`SessionLimits::idle`]; the replica holding a session's
-/// GET stream, or running one of its requests, [`touch`](Self::touch)es it meanwhile.
+/// GET stream, or running one of its requests, [`touch_sessions`](Self::touch_sessions)es it meanwhile.
 pub trait SessionStore: Send + Sync + 'static {
     /// Stores a new session `id` with `record`, unless `limits.max` are open once those idle past
     /// `limits.idle` are ended; `false` when full.
-    fn create<'a>(
+    fn create_session<'a>(
         &'a self,
         id: &'a str,
         record: SessionRecord,
@@ -120,14 +120,14 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Returns the record of session `id`, marking it used; `None` when there is none (never
     /// was, ended, or idle past `idle`).
-    fn get<'a>(
+    fn session<'a>(
         &'a self,
         id: &'a str,
         idle: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
 
     /// Applies `change` to session `id`; `false` when there is no such session.
-    fn update<'a>(
+    fn update_session<'a>(
         &'a self,
         id: &'a str,
         change: SessionChange,
@@ -136,14 +136,14 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Marks sessions `ids` used (those in use on a replica that no request touches: a GET
     /// stream read, a request running long).
-    fn touch<'a>(
+    fn touch_sessions<'a>(
         &'a self,
         ids: &'a [String],
         idle: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Ends session `id`; `false` when there was none.
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+    fn remove_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Returns whether other processes share the store (so that a session's requests may reach
     /// any replica): `false` for [`MemorySessions`].
@@ -190,7 +190,7 @@ fn idle_past(last_used: Instant, now: Instant, idle: Duration) -> bool {
 }
 
 impl SessionStore for MemorySessions {
-    fn create<'a>(
+    fn create_session<'a>(
         &'a self,
         id: &'a str,
         record: SessionRecord,
@@ -214,7 +214,7 @@ impl SessionStore for MemorySessions {
         Box::pin(std::future::ready(Ok(made)))
     }
 
-    fn get<'a>(
+    fn session<'a>(
         &'a self,
         id: &'a str,
         idle: Duration,
@@ -235,7 +235,7 @@ impl SessionStore for MemorySessions {
         Box::pin(std::future::ready(Ok(found)))
     }
 
-    fn update<'a>(
+    fn update_session<'a>(
         &'a self,
         id: &'a str,
         change: SessionChange,
@@ -248,7 +248,7 @@ impl SessionStore for MemorySessions {
         Box::pin(std::future::ready(Ok(found.is_some())))
     }
 
-    fn touch<'a>(
+    fn touch_sessions<'a>(
         &'a self,
         ids: &'a [String],
         _idle: Duration,
@@ -263,7 +263,7 @@ impl SessionStore for MemorySessions {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+    fn remove_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         let removed = self.lock().remove(id).is_some();
         Box::pin(std::future::ready(Ok(removed)))
     }
@@ -318,22 +318,37 @@ mod tests {
         let store = MemorySessions::new();
         let idle = Duration::from_secs(60);
         let record = SessionRecord::opened_by(None);
-        assert!(store.create("a", record.clone(), limits(2)).await.unwrap());
-        assert!(store.create("b", record.clone(), limits(2)).await.unwrap());
-        assert!(!store.create("c", record.clone(), limits(2)).await.unwrap());
+        assert!(
+            store
+                .create_session("a", record.clone(), limits(2))
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .create_session("b", record.clone(), limits(2))
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .create_session("c", record.clone(), limits(2))
+                .await
+                .unwrap()
+        );
         tokio::time::advance(Duration::from_secs(30)).await;
         assert!(
-            store.get("a", idle).await.unwrap().is_some(),
+            store.session("a", idle).await.unwrap().is_some(),
             "used: its clock starts again"
         );
         tokio::time::advance(Duration::from_secs(45)).await;
         // b has been idle 75 s: it makes room; a (45 s) stays.
-        assert!(store.create("c", record, limits(2)).await.unwrap());
+        assert!(store.create_session("c", record, limits(2)).await.unwrap());
         assert_eq!(store.len(), 2);
-        assert!(store.get("a", idle).await.unwrap().is_some());
-        assert!(store.remove("c").await.unwrap());
-        assert!(store.get("c", idle).await.unwrap().is_none());
-        assert!(!store.remove("c").await.unwrap());
+        assert!(store.session("a", idle).await.unwrap().is_some());
+        assert!(store.remove_session("c").await.unwrap());
+        assert!(store.session("c", idle).await.unwrap().is_none());
+        assert!(!store.remove_session("c").await.unwrap());
     }
 
     #[tokio::test]
@@ -342,7 +357,7 @@ mod tests {
         let idle = Duration::from_secs(60);
         assert!(
             store
-                .create("s", SessionRecord::opened_by(Some("ann".into())), limits(1))
+                .create_session("s", SessionRecord::opened_by(Some("ann".into())), limits(1))
                 .await
                 .unwrap()
         );
@@ -367,15 +382,15 @@ mod tests {
             },
         ];
         for change in changes {
-            assert!(store.update("s", change, idle).await.unwrap());
+            assert!(store.update_session("s", change, idle).await.unwrap());
         }
-        let record = store.get("s", idle).await.unwrap().unwrap();
+        let record = store.session("s", idle).await.unwrap().unwrap();
         assert_eq!(record.identity.as_deref(), Some("ann"));
         assert_eq!(record.version.as_deref(), Some("2025-11-25"));
         assert_eq!(record.log_level, Some(LogLevel::Warning));
         assert_eq!(record.followed, BTreeSet::from(["test://b".to_owned()]));
         assert_eq!(record.listener, Some(7));
         let none = SessionChange::LogLevel(LogLevel::Debug);
-        assert!(!store.update("t", none, idle).await.unwrap());
+        assert!(!store.update_session("t", none, idle).await.unwrap());
     }
 }

@@ -6,7 +6,9 @@
 //!   scenarios, the skills extension's), against HAProxy's address;
 //! - the python `mcp` SDK's `Client`, in both eras (`tests/interop/mcp_everything_client.py`);
 //! - then one replica is killed (by its PID) between two calls of a legacy session begun on it,
-//!   and the next calls, through HAProxy, are served by the others.
+//!   and the next calls, through HAProxy, are served by the others; of the two tasks it made,
+//!   the one that finished is read from another replica, and the one it was running reads as
+//!   failed once its lease runs out; a task made and cancelled through HAProxy is cancelled.
 //!
 //! The test starts its own `redis-server` and `haproxy` (killed by their PIDs); where one is
 //! missing it says so and passes (under CI it fails).
@@ -99,8 +101,10 @@ fn three_replicas_behind_haproxy_serve_every_client() {
     let first: SocketAddr = replicas[0].addr.parse().unwrap();
     let balanced: SocketAddr = haproxy.addr().parse().unwrap();
     let session = runtime.block_on(begin_session(first));
+    let (finished, running) = runtime.block_on(begin_tasks(first));
     replicas[0].kill();
     runtime.block_on(go_on_without_it(balanced, &session));
+    runtime.block_on(read_tasks_without_it(balanced, &finished, &running));
     for replica in &mut replicas[1..] {
         replica.assert_alive();
     }
@@ -202,4 +206,91 @@ async fn next_message(conn: &mut Conn, pending: &mut String) -> Value {
             return serde_json::from_str(data).unwrap();
         }
     }
+}
+
+/// A modern POST of `method` (named `name`) to `/mcp`, from a client that takes tasks.
+fn modern_post(method: &str, name: &str, params: Value) -> Vec<u8> {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": { "io.modelcontextprotocol/tasks": {} } },
+    });
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let headers = format!(
+        "{BOTH}mcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\nmcp-name: {name}\r\n"
+    );
+    post(
+        "/mcp",
+        Some("application/json"),
+        &headers,
+        &body.to_string(),
+    )
+}
+
+/// Makes a task of `slow_compute` on `addr`, sleeping `seconds`; its id.
+async fn slow_task(addr: SocketAddr, seconds: u64) -> String {
+    let params = json!({ "name": "slow_compute", "arguments": { "seconds": seconds } });
+    let created = message(
+        &bounded(request(
+            addr,
+            &modern_post("tools/call", "slow_compute", params),
+        ))
+        .await,
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+/// Reads task `id` on `addr`.
+async fn task(addr: SocketAddr, id: &str) -> Value {
+    let params = json!({ "taskId": id });
+    message(&bounded(request(addr, &modern_post("tasks/get", id, params))).await)["result"].clone()
+}
+
+/// Reads task `id` on `addr` until it is no longer `working`.
+async fn until_over(addr: SocketAddr, id: &str) -> Value {
+    bounded(async {
+        loop {
+            let read = task(addr, id).await;
+            if read["status"] != "working" {
+                return read;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    })
+    .await
+}
+
+/// Makes two tasks on the replica at `addr`: one that finished there, one it runs on; their
+/// ids.
+async fn begin_tasks(addr: SocketAddr) -> (String, String) {
+    let finished = slow_task(addr, 0).await;
+    assert_eq!(until_over(addr, &finished).await["status"], "completed");
+    let running = slow_task(addr, 600).await;
+    (finished, running)
+}
+
+/// Reads the tasks of the replica gone, through the balancer; makes a task and cancels it.
+async fn read_tasks_without_it(balanced: SocketAddr, finished: &str, running: &str) {
+    let read = task(balanced, finished).await;
+    assert_eq!(read["status"], "completed", "{read}");
+    assert_eq!(
+        read["result"]["content"][0]["text"], "Computed a result after 0 s",
+        "{read}"
+    );
+    let lost = until_over(balanced, running).await;
+    assert_eq!(lost["status"], "failed", "{lost}");
+    assert_eq!(lost["error"]["code"], -32603, "{lost}");
+    let cancelled = slow_task(balanced, 600).await;
+    let params = json!({ "taskId": cancelled });
+    let ack = message(
+        &bounded(request(
+            balanced,
+            &modern_post("tasks/cancel", &cancelled, params),
+        ))
+        .await,
+    );
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert_eq!(task(balanced, &cancelled).await["status"], "cancelled");
 }

@@ -277,3 +277,64 @@ async fn a_stream_cut_on_one_replica_is_resumed_on_another() {
     two.assert_alive();
     redis.kill();
 }
+
+/// A task outlives its lease while the replica running it renews it, and is read on another
+/// replica: made on one, running longer than `mcp_everything`'s 3 s lease, it completes.
+#[tokio::test]
+async fn a_task_running_past_its_lease_completes_and_is_read_on_another_replica() {
+    let Some(mut redis) = RedisServer::start("mcp_replicas_task_lease") else {
+        return;
+    };
+    let exe = everything();
+    let url = redis.url();
+    let args = ["--http", "127.0.0.1:0", "--redis", url.as_str()];
+    let mut one = Calculator::spawn(&exe, &args);
+    let mut two = Calculator::spawn(&exe, &args);
+    let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let post_tasks = |method: &str, name: &str, params: Value| {
+        let mut params = params;
+        params["_meta"] = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                  "io.modelcontextprotocol/clientCapabilities": tasks });
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let headers = format!(
+            "accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\nmcp-name: {name}\r\n"
+        );
+        post(
+            "/mcp",
+            Some("application/json"),
+            &headers,
+            &body.to_string(),
+        )
+    };
+    let call = json!({ "name": "slow_compute", "arguments": { "seconds": 5 } });
+    let created = bounded(request(
+        addr(&one),
+        &post_tasks("tools/call", "slow_compute", call),
+    ))
+    .await
+    .json();
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = bounded(async {
+        loop {
+            let read = request(
+                addr(&two),
+                &post_tasks("tasks/get", &id, json!({ "taskId": id })),
+            )
+            .await
+            .json();
+            if read["result"]["status"] != "working" {
+                return read;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"],
+        "Computed a result after 5 s"
+    );
+    one.assert_alive();
+    two.assert_alive();
+    redis.kill();
+}

@@ -12,3 +12,4 @@ mod modern;
 mod redis_topics;
 mod replicas;
 mod served;
+mod tasks;

@@ -161,10 +161,23 @@ async fn the_redis_store_caps_sessions_and_keeps_each_change() {
     let limits = SessionLimits::new(2, Duration::from_secs(600));
     let idle = limits.idle;
     let opened = |who: &str| SessionRecord::opened_by(Some(who.to_owned()));
-    assert!(store.create("a", opened("ann"), limits).await.unwrap());
-    assert!(store.create("b", opened("bob"), limits).await.unwrap());
     assert!(
-        !store.create("c", opened("cat"), limits).await.unwrap(),
+        store
+            .create_session("a", opened("ann"), limits)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .create_session("b", opened("bob"), limits)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .create_session("c", opened("cat"), limits)
+            .await
+            .unwrap(),
         "full"
     );
     let changes = [
@@ -187,9 +200,9 @@ async fn the_redis_store_caps_sessions_and_keeps_each_change() {
         },
     ];
     for change in changes {
-        assert!(store.update("a", change, idle).await.unwrap());
+        assert!(store.update_session("a", change, idle).await.unwrap());
     }
-    let record = store.get("a", idle).await.unwrap().unwrap();
+    let record = store.session("a", idle).await.unwrap().unwrap();
     assert_eq!(record.identity.as_deref(), Some("ann"));
     assert_eq!(record.version.as_deref(), Some("2025-11-25"));
     assert_eq!(record.capabilities, Some(json!({ "sampling": {} })));
@@ -203,16 +216,125 @@ async fn the_redis_store_caps_sessions_and_keeps_each_change() {
         now: None,
         was: Some(5),
     };
-    assert!(store.update("a", cleared, idle).await.unwrap());
-    assert_eq!(store.get("a", idle).await.unwrap().unwrap().listener, None);
-    assert!(store.remove("b").await.unwrap());
-    assert!(!store.remove("b").await.unwrap());
-    assert!(store.get("b", idle).await.unwrap().is_none());
+    assert!(store.update_session("a", cleared, idle).await.unwrap());
+    assert_eq!(
+        store.session("a", idle).await.unwrap().unwrap().listener,
+        None
+    );
+    assert!(store.remove_session("b").await.unwrap());
+    assert!(!store.remove_session("b").await.unwrap());
+    assert!(store.session("b", idle).await.unwrap().is_none());
     let none = SessionChange::LogLevel(jrpc_mcp::LogLevel::Debug);
-    assert!(!store.update("b", none, idle).await.unwrap());
+    assert!(!store.update_session("b", none, idle).await.unwrap());
     assert!(
-        store.create("c", opened("cat"), limits).await.unwrap(),
+        store
+            .create_session("c", opened("cat"), limits)
+            .await
+            .unwrap(),
         "room again"
     );
+    redis.kill();
+}
+
+#[tokio::test]
+async fn the_redis_store_keeps_a_tasks_questions_answers_and_lease() {
+    use jrpc_mcp::{TaskChange, TaskRecord, TaskStatus, TaskStore};
+
+    let Some(mut redis) = RedisServer::start("mcp_task_store") else {
+        return;
+    };
+    let store = bounded(RedisStore::builder(redis.url()).prefix("tasks:").connect())
+        .await
+        .unwrap();
+    let (ttl, poll, lease) = (
+        Duration::from_secs(600),
+        Duration::from_millis(500),
+        Duration::from_secs(600),
+    );
+    assert!(
+        store
+            .create_task(TaskRecord::working("t", ttl, poll), lease)
+            .await
+            .unwrap()
+    );
+    let made = store.task("t").await.unwrap().unwrap();
+    assert_eq!(
+        (made.status, made.ttl_ms, made.poll_interval_ms),
+        (TaskStatus::Working, 600_000, 500)
+    );
+    let asked = json!({ "a": { "method": "elicitation/create" }, "b": { "method": "roots/list" } });
+    let record = store
+        .update_task("t", TaskChange::Ask(serde_json::from_value(asked).unwrap()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.status, TaskStatus::InputRequired);
+    let one = json!({ "a": { "action": "accept" }, "z": { "ignored": true } });
+    let record = store
+        .update_task(
+            "t",
+            TaskChange::Answer(serde_json::from_value(one).unwrap()),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.status, TaskStatus::InputRequired, "b is still asked");
+    assert_eq!(record.input_requests.keys().collect::<Vec<_>>(), ["b"]);
+    let keys = ["a".to_owned(), "b".to_owned()];
+    let taken = store.take_answers("t", &keys).await.unwrap();
+    assert_eq!(Value::Object(taken), json!({ "a": { "action": "accept" } }));
+    assert!(
+        store.take_answers("t", &keys).await.unwrap().is_empty(),
+        "taken once"
+    );
+    let two = json!({ "b": { "roots": [] } });
+    let record = store
+        .update_task(
+            "t",
+            TaskChange::Answer(serde_json::from_value(two).unwrap()),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.status, TaskStatus::Working);
+    let result = json!({ "content": [{ "type": "text", "text": "done" }] });
+    let record = store
+        .update_task("t", TaskChange::Complete(result.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (record.status, record.result),
+        (TaskStatus::Completed, Some(result))
+    );
+    let late = store
+        .update_task("t", TaskChange::Cancel)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(late.status, TaskStatus::Completed, "terminal stays");
+    assert!(store.task("u").await.unwrap().is_none());
+
+    // A task whose replica stops renewing its lease reads as failed once the lease runs out (on
+    // Redis's clock: the test polls for it).
+    let short = Duration::from_millis(100);
+    let record = TaskRecord::working("lost", ttl, poll);
+    assert!(store.create_task(record, short).await.unwrap());
+    store
+        .renew_tasks(&["lost".to_owned()], short)
+        .await
+        .unwrap();
+    let failed = bounded(async {
+        loop {
+            let record = store.task("lost").await.unwrap().unwrap();
+            if record.status != TaskStatus::Working {
+                return record;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(failed.status, TaskStatus::Failed);
+    assert_eq!(failed.error.unwrap()["code"], -32603);
     redis.kill();
 }

@@ -7,6 +7,8 @@
 //! | --- | --- |
 //! | `PREFIX state-keys` | the `requestState` keys, newest first, each `HEX:SIGNS_FROM_MS` |
 //! | `PREFIX sessions` | a sorted set: each open session's id, scored by when it was last used |
+//! | `PREFIX tasks` | a sorted set: each task's id, scored by when it expires (what caps them) |
+//! | `PREFIX task:ID` | a hash: `status`, `created`, `updated`, `ttl`, `poll`, `lease`, `result` or `error`, `req:KEY` for each question asked, `resp:KEY` for each answer not yet taken; it expires `ttl` after the last change |
 //! | `PREFIX session:ID` | a hash: `base` (JSON: revision, capabilities, client, identity), `level`, `listener`, and `f:URI` for each resource followed; it expires when idle |
 
 use std::sync::{Arc, Weak};
@@ -17,6 +19,7 @@ use redis::{FromRedisValue, ToRedisArgs};
 use tokio::sync::Mutex;
 
 mod sessions;
+mod tasks;
 
 use super::{StoreError, hex, unhex};
 use crate::protocol::state::{StateKey, StateKeyRing, now_ms};
@@ -63,6 +66,7 @@ pub struct RedisStoreBuilder {
     prefix: String,
     call_timeout: Duration,
     key_refresh: Duration,
+    max_tasks: usize,
 }
 
 impl RedisStore {
@@ -74,6 +78,7 @@ impl RedisStore {
             prefix: "mcp:".to_owned(),
             call_timeout: Duration::from_secs(5),
             key_refresh: Duration::from_secs(30),
+            max_tasks: 100_000,
         }
     }
 
@@ -189,16 +194,23 @@ impl RedisStoreBuilder {
         self
     }
 
+    /// Sets how many tasks the store holds at most (default 100 000); past it a task-supporting
+    /// tool is refused (those past their `ttlMs` make room).
+    pub fn max_tasks(mut self, tasks: usize) -> Self {
+        self.max_tasks = tasks;
+        self
+    }
+
     /// Checks the settings and connects.
     ///
     /// # Errors
     ///
-    /// [`StoreError::Unavailable`] for a URL that is not one, a zero `call_timeout` or
-    /// `key_refresh`, or a Redis that does not answer `PING` within `call_timeout`.
+    /// [`StoreError::Unavailable`] for a URL that is not one, a zero `call_timeout`,
+    /// `key_refresh` or `max_tasks`, or a Redis that does not answer `PING` within `call_timeout`.
     pub async fn connect(self) -> Result<RedisStore, StoreError> {
-        if self.call_timeout.is_zero() || self.key_refresh.is_zero() {
+        if self.call_timeout.is_zero() || self.key_refresh.is_zero() || self.max_tasks == 0 {
             return Err(StoreError::Unavailable(
-                "`call_timeout` and `key_refresh` must be above zero".to_owned(),
+                "`call_timeout`, `key_refresh` and `max_tasks` must be above zero".to_owned(),
             ));
         }
         let client = redis::Client::open(self.url.as_str())
@@ -209,6 +221,7 @@ impl RedisStoreBuilder {
             prefix: self.prefix,
             call_timeout: self.call_timeout,
             key_refresh: self.key_refresh,
+            max_tasks: self.max_tasks,
         };
         let pong: String = link.run(&redis::cmd("PING")).await?;
         if pong != "PONG" {
@@ -227,6 +240,7 @@ pub(crate) struct Link {
     pub(crate) prefix: String,
     call_timeout: Duration,
     key_refresh: Duration,
+    pub(crate) max_tasks: usize,
 }
 
 impl Link {

@@ -144,7 +144,7 @@ fn record_of(id: &str, fields: &[String]) -> Result<SessionRecord, StoreError> {
 }
 
 impl SessionStore for RedisStore {
-    fn create<'a>(
+    fn create_session<'a>(
         &'a self,
         id: &'a str,
         record: SessionRecord,
@@ -165,7 +165,7 @@ impl SessionStore for RedisStore {
         })
     }
 
-    fn get<'a>(
+    fn session<'a>(
         &'a self,
         id: &'a str,
         idle: Duration,
@@ -180,7 +180,7 @@ impl SessionStore for RedisStore {
         })
     }
 
-    fn update<'a>(
+    fn update_session<'a>(
         &'a self,
         id: &'a str,
         change: SessionChange,
@@ -222,7 +222,7 @@ impl SessionStore for RedisStore {
         })
     }
 
-    fn touch<'a>(
+    fn touch_sessions<'a>(
         &'a self,
         ids: &'a [String],
         idle: Duration,
@@ -240,7 +240,7 @@ impl SessionStore for RedisStore {
         })
     }
 
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+    fn remove_session<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
             let mut pipe = redis::pipe();
             pipe.zrem(self.sessions_key(), id)
