@@ -10,7 +10,8 @@
 //! It prints `listening on http://ADDR` with the real address once it accepts (port 0 takes any
 //! free port), serves MCP at `/mcp`, and Ctrl-C drains it. Besides the reference server's
 //! tools it serves the tasks extension's fixtures (`greet`, `slow_compute`, `failing_job`,
-//! `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task`). With `--redis URL` (built with
+//! `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task`) and a skill
+//! (`skill://conformance-testing/SKILL.md`). With `--redis URL` (built with
 //! jrpc-mcp's `redis` feature, as the workspace's tests build it) every replica on that Redis
 //! serves every request: they share the keys that sign `requestState`, and their changes (list
 //! changed, resource updated), so that a modern client listening on one hears what a tool
@@ -21,7 +22,7 @@ use std::time::Duration;
 use jrpc_mcp::{
     CompleteRequest, Completion, Content, Elicited, Form, LogLevel, Mcp, McpContext as _,
     McpServer, PromptMessage, PromptResult, Resource, ResourceContents, ResourceTemplate, Sampling,
-    TaskSupport,
+    Skill, TaskSupport,
 };
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Context, RpcError, rpc_service};
@@ -529,6 +530,25 @@ fn resources(mcp: jrpc_mcp::McpBuilder) -> jrpc_mcp::McpBuilder {
     )
 }
 
+/// The skill the skills extension's scenarios read: its `SKILL.md` and a file in a
+/// subdirectory.
+fn skill() -> Skill {
+    Skill::new(
+        "conformance-testing",
+        "Run the MCP conformance suite against a server and read its report.",
+    )
+    .frontmatter("license", json!("MIT OR Apache-2.0"))
+    .body(
+        "# Conformance testing\n\nStart the server, then run the suite against its URL; \
+         `references/REVISIONS.md` lists the revisions to run.\n",
+    )
+    .file(
+        "references/REVISIONS.md",
+        "# Revisions\n\n- 2025-11-25 (legacy)\n- 2026-07-28 (modern)\n",
+        "text/markdown",
+    )
+}
+
 /// Completes the prompt's arguments and the template's `id` from short lists, by prefix.
 async fn complete(req: CompleteRequest, _ctx: Context) -> Result<Completion, RpcError> {
     let known: &[&str] = match req.argument() {
@@ -655,6 +675,7 @@ async fn serve(addr: &str, redis: Option<String>) -> Result<(), String> {
         // A replica that dies fails its tasks 3 s on, rather than the default 10 s.
         .task_lease(Duration::from_secs(3))
         .prompts(Prompts.into_methods())
+        .skill(skill())
         .completion(complete);
     let mcp = resources(mcp).build().map_err(|err| err.to_string())?;
     let server = McpServer::builder(mcp);

@@ -40,7 +40,7 @@ pub use context::McpContext;
 pub use data::{
     Answers, Ask, Cached, CompleteRequest, Completion, CompletionRef, Elicited, Form, Mcp,
     McpBuilder, McpError, McpRequest, Resource, ResourceRequest, ResourceTemplate, Root,
-    SampledMessage, Sampling, TaskSupport,
+    SampledMessage, Sampling, Skill, TaskSupport,
 };
 #[cfg(feature = "http")]
 pub use http::{

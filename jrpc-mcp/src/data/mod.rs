@@ -9,6 +9,7 @@ mod prompts;
 pub(crate) mod request;
 mod resources;
 mod result;
+mod skills;
 pub(crate) mod tasks;
 mod tools;
 
@@ -37,6 +38,8 @@ use resources::ResourceSet;
 pub use resources::{Resource, ResourceRequest, ResourceTemplate};
 pub use result::Cached;
 use result::{Hint, Hints};
+pub use skills::Skill;
+use skills::SkillSet;
 pub use tasks::TaskSupport;
 use tasks::{Tasks, ToolTask};
 pub(crate) use tools::ParamHeader;
@@ -111,6 +114,7 @@ pub(crate) struct Core {
     pub(crate) tools: ToolSet,
     pub(crate) prompts: PromptSet,
     pub(crate) resources: ResourceSet,
+    pub(crate) skills: SkillSet,
     pub(crate) completer: Option<Completer>,
     pub(crate) topics: Topics,
     pub(crate) page_size: usize,
@@ -146,6 +150,7 @@ impl Mcp {
             prompt_overrides: HashMap::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            skills: Vec::new(),
             completer: None,
             topics: None,
             page_size: 100,
@@ -175,6 +180,7 @@ impl Mcp {
             tools: ToolSet::empty(),
             prompts: PromptSet::empty(),
             resources: ResourceSet::empty(),
+            skills: SkillSet::default(),
             completer: None,
             topics: Topics::new(),
             page_size: 100,
@@ -249,6 +255,7 @@ pub struct McpBuilder {
     prompt_overrides: HashMap<String, PromptOverride>,
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
+    skills: Vec<Skill>,
     completer: Option<Completer>,
     topics: Option<Topics>,
     page_size: usize,
@@ -442,6 +449,15 @@ impl McpBuilder {
         self
     }
 
+    /// Serves a skill (SEP-2640, the extension `io.modelcontextprotocol/skills`, in both eras):
+    /// its files as resources under `skill://<skill-path>/` (its `SKILL.md` listed), and an
+    /// entry in `skills/list` and `skills/get` (its front matter, and each file's digest and
+    /// size); its directories are read with `resources/directory/read`.
+    pub fn skill(mut self, skill: Skill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
     /// Answers `completion/complete` with `complete`: the values an argument of a prompt (or a
     /// variable of a resource template) may take, from what the user typed.
     pub fn completion<F, Fut>(mut self, complete: F) -> Self
@@ -523,7 +539,8 @@ impl McpBuilder {
     ///
     /// [`ConfigError`] naming what is wrong: `tools` for two tools of one name, a name MCP does
     /// not allow, or arguments that are not an object; `tool_schema` (or `tool_title`,
-    /// `tool_annotations`) for a tool that is not there; `prompts` for a prompt whose result is
+    /// `tool_annotations`) for a tool that is not there; `skill` for a skill whose name, path,
+    /// description or files break SEP-2640's rules, or given twice; `prompts` for a prompt whose result is
     /// not a prompt's, `prompt_title` for one that is not there; `resource` for one without
     /// contents or given twice, `resource_template` for one without a reader; `page_size` for
     /// zero; `task_ttl`, `task_poll_interval` or `task_lease` under 3 ms; `request_state_key`
@@ -553,12 +570,18 @@ impl McpBuilder {
         };
         let tools = ToolSet::new(self.tools, self.overrides)?;
         let prompts = PromptSet::new(self.prompts, self.prompt_overrides)?;
-        let resources = ResourceSet::new(self.resources, self.templates)?;
+        let (skills, mut listed, unlisted) = SkillSet::new(self.skills)?;
+        let mut resources = self.resources;
+        resources.append(&mut listed);
+        let resources = ResourceSet::new(resources, unlisted, self.templates)?;
         let completer = self.completer;
-        let capabilities = capabilities(&tools, &prompts, &resources, completer.is_some());
+        let mut capabilities = capabilities(&tools, &prompts, &resources, completer.is_some());
+        if !skills.is_empty() {
+            capabilities["extensions"] = json!({ skills::EXTENSION: { "directoryRead": true } });
+        }
         let mut modern_capabilities = capabilities.clone();
         if tools.has_tasks() {
-            modern_capabilities["extensions"] = json!({ tasks::EXTENSION: {} });
+            modern_capabilities["extensions"][tasks::EXTENSION] = json!({});
         }
         let core = Arc::new(Core {
             server_meta: server_meta(&self.info),
@@ -569,6 +592,7 @@ impl McpBuilder {
             tools,
             prompts,
             resources,
+            skills,
             completer,
             topics: self.topics.unwrap_or_default(),
             page_size: self.page_size,
@@ -630,6 +654,9 @@ fn table(core: &Arc<Core>) -> Result<Methods, RegisterError> {
     }
     if !core.resources.is_empty() {
         resources::register(&mut methods, core)?;
+    }
+    if !core.skills.is_empty() {
+        skills::register(&mut methods, core)?;
     }
     if core.completer.is_some() || !core.prompts.is_empty() {
         completion::register(&mut methods, core)?;

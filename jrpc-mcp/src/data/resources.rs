@@ -337,17 +337,20 @@ pub(crate) struct ResourceSet {
 }
 
 impl ResourceSet {
-    /// Returns the resources and templates given, in that order.
+    /// Returns the resources and templates given, in that order, and the `unlisted` resources
+    /// (read, not listed: a skill's files).
     ///
     /// # Errors
     ///
     /// [`ConfigError`] naming one without a reader, or two resources of one URI.
     pub(crate) fn new(
         resources: Vec<Resource>,
+        unlisted: Vec<Resource>,
         templates: Vec<ResourceTemplate>,
     ) -> Result<Self, ConfigError> {
         let mut set = Self::empty();
-        for resource in resources {
+        let count = resources.len();
+        for (n, resource) in resources.into_iter().chain(unlisted).enumerate() {
             let uri = resource.uri().to_owned();
             let Some(reader) = resource.reader.clone() else {
                 return Err(ConfigError::new(
@@ -361,7 +364,9 @@ impl ResourceSet {
                     format!("`{uri}` is given twice"),
                 ));
             }
-            set.listed.push(raw(&resource.listing)?);
+            if n < count {
+                set.listed.push(raw(&resource.listing)?);
+            }
             set.fixed.push((uri, reader));
         }
         for template in templates {

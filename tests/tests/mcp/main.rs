@@ -12,4 +12,5 @@ mod modern;
 mod redis_topics;
 mod replicas;
 mod served;
+mod skills;
 mod tasks;
