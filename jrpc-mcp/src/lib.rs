@@ -16,11 +16,13 @@
 //! | [`Mcp`], [`McpBuilder`] | the server and its settings |
 //! | [`McpRequest`] | the MCP request a handler serves, in its `Context` ([`McpContext::mcp`]) |
 //! | [`Content`], [`ToolResult`], [`ResourceContents`], [`PromptResult`] | what tools, resources and prompts answer |
-//! | [`Resource`], [`ResourceTemplate`], [`Completion`] | what else a server serves |
+//! | [`Resource`], [`ResourceTemplate`], [`Completion`], [`Skill`] | what else a server serves |
 //! | [`Form`], [`Sampling`], [`Elicited`], [`SampledMessage`], [`Root`] | questions to the client and their answers |
+//! | [`TaskSupport`] | which tools run as tasks (the extension `io.modelcontextprotocol/tasks`) |
+//! | [`SessionStore`], [`TaskStore`], [`StateKeyRing`]; [`MemorySessions`], [`MemoryTasks`]; `RedisStore` (feature `redis`) | what replicas share: legacy sessions, tasks, the keys of `requestState` |
 //!
 //! The [guide] says how each era is served, what a handler sends,
-//! how it asks the client, and what is not done.
+//! how it asks the client, how replicas share the work, and what is not done.
 
 mod context;
 mod data;
