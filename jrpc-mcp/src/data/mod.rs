@@ -483,7 +483,9 @@ impl McpBuilder {
     }
 
     /// Sets how many changes a modern listen stream (`subscriptions/listen`) holds for a client
-    /// that reads them slowly (default 256); past that a change is skipped for it.
+    /// that reads them slowly (default 256); past that a change is skipped for it. A running
+    /// task's queues (its cancellation and answers from other replicas, what its handler sends
+    /// besides its answer) hold as many.
     pub fn listen_queue(mut self, changes: usize) -> Self {
         self.listen_queue = changes;
         self

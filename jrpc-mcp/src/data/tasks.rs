@@ -372,6 +372,7 @@ pub(crate) async fn call(
     };
     let ctx = ctx.with_extension(req.clone());
     let handler = run_handler(
+        core.listen_queue,
         core.tools.methods.clone(),
         name,
         arguments,
@@ -440,7 +441,7 @@ async fn make_task(core: &Arc<Core>, stop: &CancellationToken) -> Result<TaskLin
     renew_leases(core);
     // What another replica sends it (a cancel, an answer) reaches it from now on.
     let control = control_topic(&id);
-    let mut watch = core.topics.watch([control.clone()], 16);
+    let mut watch = core.topics.watch([control.clone()], core.listen_queue);
     core.topics.ready(&control).await;
     let (answered, stop) = (Arc::clone(&link.answered), stop.clone());
     tokio::spawn(async move {
@@ -540,17 +541,21 @@ fn error_object(err: &RpcError) -> Value {
 }
 
 /// Runs the method `name` of `methods` with `arguments`, in a connection of its own whose context
-/// is `ctx`'s, until it answers or `stop` cancels it (then `None`): cancelled as the runtime
+/// is `ctx`'s (what the handler writes besides its answer held up to `queue` messages), until it
+/// answers or `stop` cancels it (then `None`): cancelled as the runtime
 /// cancels any request (`notifications/cancelled`), so that its `ctx.cancelled()` resolves.
 async fn run_handler(
+    queue: usize,
     methods: Methods,
     name: String,
     arguments: Option<Box<RawValue>>,
     ctx: Context,
     stop: CancellationToken,
 ) -> Option<Result<Box<RawValue>, RpcError>> {
-    let (input, rx) = mpsc::channel::<Frame>(4);
-    let (out_tx, mut out) = mpsc::channel::<String>(16);
+    // Its input carries two messages at most (the call, its cancellation); what the handler
+    // writes is read as soon as it comes, and waits for room meanwhile.
+    let (input, rx) = mpsc::channel::<Frame>(2);
+    let (out_tx, mut out) = mpsc::channel::<String>(queue);
     let reader = futures_util::stream::unfold(rx, |mut rx| async move {
         let frame = rx.recv().await?;
         Some((Ok::<_, Infallible>(frame), rx))
