@@ -15,7 +15,8 @@
 //!
 //! Its handler runs on the replica that made the task, in a connection of its own that the
 //! runtime cancels as any (`notifications/cancelled`): `tasks/cancel` cancels it there, from
-//! any replica, through the task's control topic. Its questions (`ctx.elicit`...) make the task
+//! any replica, through that replica's control topic (`mcp/tasks/OWNER/control`: the task's
+//! record names the replica running it). Its questions (`ctx.elicit`...) make the task
 //! `input_required` with them; the client's answers (`tasks/update`, on any replica) wake it.
 //! Each change of status is published on the task's topic, `mcp/task/ID`, as
 //! `notifications/tasks`: a listen stream that names the task (`taskIds`) hears it.
@@ -93,11 +94,17 @@ pub(crate) struct Tasks {
     pub(crate) ttl: Duration,
     pub(crate) poll: Duration,
     pub(crate) lease: Duration,
-    /// The tasks whose handlers run here: what cancels each.
-    running: Mutex<HashMap<String, CancellationToken>>,
-    /// Whether the loop renewing their leases runs.
-    renewing: AtomicBool,
+    /// This replica's number: the owner of the tasks it runs.
+    tag: u64,
+    /// The tasks whose handlers run here: what cancels each, and what wakes its questions.
+    running: Mutex<HashMap<String, Running>>,
+    /// Whether the loop renewing their leases, and the watch of this replica's control topic,
+    /// run.
+    started: AtomicBool,
 }
+
+/// What cancels a task's handler, and what wakes its questions.
+type Running = (CancellationToken, Arc<Notify>);
 
 impl Tasks {
     pub(crate) fn new(
@@ -111,8 +118,9 @@ impl Tasks {
             ttl,
             poll,
             lease,
+            tag: replica_tag(),
             running: Mutex::default(),
-            renewing: AtomicBool::new(false),
+            started: AtomicBool::new(false),
         }
     }
 }
@@ -178,9 +186,37 @@ pub(crate) fn topic(id: &str) -> String {
     format!("mcp/task/{id}")
 }
 
-/// Returns the topic that cancels a task's handler and wakes its questions, wherever it runs.
-fn control_topic(id: &str) -> String {
-    format!("mcp/task/{id}/control")
+/// Returns the topic of replica `owner`'s tasks: what cancels a task's handler, and wakes its
+/// questions, wherever they are asked.
+fn control_topic(owner: u64) -> String {
+    format!("mcp/tasks/{owner}/control")
+}
+
+/// Says what a replica's control topic carries, for one of its tasks.
+#[derive(Serialize, Deserialize)]
+struct Control {
+    #[serde(rename = "taskId")]
+    task_id: String,
+}
+
+/// Sends `method` (`cancel`, `answered`) for the task `record` to the replica running it.
+fn control(core: &Core, record: &TaskRecord, method: &str) {
+    let control = Control {
+        task_id: record.id.clone(),
+    };
+    if let Err(err) = core
+        .topics
+        .publish(&control_topic(record.owner), method, control)
+    {
+        tracing::warn!(%err, "could not reach the replica running a task");
+    }
+}
+
+/// A random number, never zero, for this process's tasks.
+fn replica_tag() -> u64 {
+    let mut bytes = [0u8; 8];
+    let _ = getrandom::fill(&mut bytes);
+    u64::from_le_bytes(bytes).max(1)
 }
 
 /// 128 random bits as 32 hex digits.
@@ -262,9 +298,7 @@ async fn update(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Se
         .update_task(&task_id, TaskChange::Answer(answers))
         .await?
         .ok_or_else(|| unknown(&task_id))?;
-    let _ = core
-        .topics
-        .publish(&control_topic(&task_id), "answered", json!({}));
+    control(&core, &record, "answered");
     publish_status(&core, &record);
     Ok(req.stamp(Map::new(), None))
 }
@@ -284,9 +318,7 @@ async fn cancel(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Se
             .update_task(&task_id, TaskChange::Cancel)
             .await?
             .ok_or_else(|| unknown(&task_id))?;
-        let _ = core
-            .topics
-            .publish(&control_topic(&task_id), "cancel", json!({}));
+        control(&core, &record, "cancel");
         publish_status(&core, &record);
     }
     Ok(req.stamp(Map::new(), None))
@@ -423,11 +455,13 @@ pub(crate) async fn call(
 }
 
 /// Makes a task in the store (durably: `tasks/get` finds it from now on), running here: its
-/// handler cancelled by `stop`, its lease renewed, its control topic watched.
+/// handler cancelled by `stop`, its lease renewed.
 async fn make_task(core: &Arc<Core>, stop: &CancellationToken) -> Result<TaskLink, RpcError> {
     let tasks = &core.tasks;
+    start(core).await;
     let id = task_id()?;
-    let record = TaskRecord::working(&id, tasks.ttl, tasks.poll);
+    let mut record = TaskRecord::working(&id, tasks.ttl, tasks.poll);
+    record.owner = tasks.tag;
     if !tasks.store.create_task(record, tasks.lease).await? {
         return Err(RpcError::new(ErrorCode::SERVER_ERROR, "Too many tasks")
             .with_data("the store of tasks is full; retry later"));
@@ -437,26 +471,8 @@ async fn make_task(core: &Arc<Core>, stop: &CancellationToken) -> Result<TaskLin
         core: Arc::clone(core),
         answered: Arc::new(Notify::new()),
     };
-    lock(&tasks.running).insert(id.clone(), stop.clone());
-    renew_leases(core);
-    // What another replica sends it (a cancel, an answer) reaches it from now on.
-    let control = control_topic(&id);
-    let mut watch = core.topics.watch([control.clone()], core.listen_queue);
-    core.topics.ready(&control).await;
-    let (answered, stop) = (Arc::clone(&link.answered), stop.clone());
-    tokio::spawn(async move {
-        loop {
-            let published = tokio::select! {
-                published = watch.recv() => published,
-                () = stop.cancelled() => None,
-            };
-            match published.as_ref().map(|p| p.method.as_str()) {
-                Some("cancel") => stop.cancel(),
-                Some(_) => answered.notify_one(),
-                None => return,
-            }
-        }
-    });
+    let running = (stop.clone(), Arc::clone(&link.answered));
+    lock(&tasks.running).insert(id, running);
     Ok(link)
 }
 
@@ -477,9 +493,11 @@ async fn created(core: &Core, req: &McpRequest, link: &TaskLink) -> Result<Start
     )))
 }
 
-/// Keeps the leases of the tasks running here, every third of the lease, once one runs.
-fn renew_leases(core: &Arc<Core>) {
-    if core.tasks.renewing.swap(true, Ordering::AcqRel) {
+/// Starts, with the first task this replica runs: the loop renewing the leases of its tasks
+/// (every third of the lease), and the watch of its control topic (cancellations, and answers
+/// posted to any replica). Once started, what another replica sends its tasks reaches them.
+async fn start(core: &Arc<Core>) {
+    if core.tasks.started.swap(true, Ordering::AcqRel) {
         return;
     }
     let weak: Weak<Core> = Arc::downgrade(core);
@@ -496,6 +514,29 @@ fn renew_leases(core: &Arc<Core>) {
             }
         }
     });
+    let topic = control_topic(core.tasks.tag);
+    let mut watch = core.topics.watch([topic.clone()], core.listen_queue);
+    core.topics.ready(&topic).await;
+    let weak: Weak<Core> = Arc::downgrade(core);
+    tokio::spawn(async move {
+        while let Some(published) = watch.recv().await {
+            let Some(core) = weak.upgrade() else {
+                return;
+            };
+            let task = published
+                .params
+                .and_then(|raw| serde_json::from_str::<Control>(raw.get()).ok());
+            let Some(Control { task_id }) = task else {
+                continue;
+            };
+            let running = lock(&core.tasks.running).get(&task_id).cloned();
+            match (published.method.as_str(), running) {
+                ("cancel", Some((stop, _))) => stop.cancel(),
+                (_, Some((_, answered))) => answered.notify_one(),
+                _ => {}
+            }
+        }
+    });
 }
 
 /// Ends the task `link` with its handler's answer (`None`: cancelled).
@@ -505,10 +546,7 @@ async fn finished(
     answered: Option<Result<Box<RawValue>, RpcError>>,
     finish: impl FnOnce(Result<Box<RawValue>, RpcError>) -> Result<Value, RpcError>,
 ) {
-    if let Some(stop) = lock(&core.tasks.running).remove(link.id()) {
-        // Ends the watch of its control topic.
-        stop.cancel();
-    }
+    lock(&core.tasks.running).remove(link.id());
     let Some(answered) = answered else {
         return;
     };

@@ -82,6 +82,9 @@ pub struct TaskRecord {
     pub ttl_ms: u64,
     /// How often a client should poll it, in milliseconds.
     pub poll_interval_ms: u64,
+    /// The replica that runs its handler (a number each replica draws), to which its
+    /// cancellation and answers go.
+    pub owner: u64,
     /// The questions its handler waits on, by key (`{method, params}` each).
     pub input_requests: Map<String, Value>,
     /// The client's answers not yet taken by the handler, by key.
@@ -105,6 +108,7 @@ impl TaskRecord {
             updated_at: now,
             ttl_ms: ms(ttl),
             poll_interval_ms: ms(poll),
+            owner: 0,
             input_requests: Map::new(),
             input_responses: Map::new(),
             result: None,

@@ -8,7 +8,7 @@
 //! | `PREFIX state-keys` | the `requestState` keys, newest first, each `HEX:SIGNS_FROM_MS` |
 //! | `PREFIX sessions` | a sorted set: each open session's id, scored by when it was last used |
 //! | `PREFIX tasks` | a sorted set: each task's id, scored by when it expires (what caps them) |
-//! | `PREFIX task:ID` | a hash: `status`, `created`, `updated`, `ttl`, `poll`, `lease`, `result` or `error`, `req:KEY` for each question asked, `resp:KEY` for each answer not yet taken; it expires `ttl` after the last change |
+//! | `PREFIX task:ID` | a hash: `status`, `created`, `updated`, `ttl`, `poll`, `lease`, `owner`, `result` or `error`, `req:KEY` for each question asked, `resp:KEY` for each answer not yet taken; it expires `ttl` after the last change |
 //! | `PREFIX session:ID` | a hash: `base` (JSON: revision, capabilities, client, identity), `level`, `listener`, and `f:URI` for each resource followed; it expires when idle |
 
 use std::sync::{Arc, Weak};

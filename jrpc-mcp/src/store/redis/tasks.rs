@@ -1,5 +1,6 @@
 //! Keeps tasks in Redis: a hash per task (its status, times, lease, result or error, and a field
-//! per question asked, `req:KEY`, and per answer not yet taken, `resp:KEY`), which expires
+//! per question asked, `req:KEY`, and per answer not yet taken, `resp:KEY`, and the replica that
+//! runs it, `owner`), which expires
 //! `ttlMs` after the task's last change; and a sorted set of the tasks by when they expire, which
 //! caps them. Every change is one Lua script that first fails a task whose lease ran out (on
 //! Redis's clock), so that every replica sees the same.
@@ -45,7 +46,7 @@ local at = now()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', at)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[2], 'status', 'working', 'created', tostring(at), 'updated', tostring(at),
-  'ttl', ARGV[4], 'poll', ARGV[5], 'lease', tostring(at + tonumber(ARGV[3])))
+  'ttl', ARGV[4], 'poll', ARGV[5], 'lease', tostring(at + tonumber(ARGV[3])), 'owner', ARGV[6])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('ZADD', KEYS[1], at + tonumber(ARGV[4]), ARGV[1])
 return 1";
@@ -165,6 +166,7 @@ fn record_of(id: &str, fields: &[String]) -> Result<Option<TaskRecord>, StoreErr
             "updated" => record.updated_at = number(value, "its last change")?,
             "ttl" => record.ttl_ms = number(value, "its ttl")?,
             "poll" => record.poll_interval_ms = number(value, "its poll interval")?,
+            "owner" => record.owner = number(value, "its owner")?,
             "result" => record.result = Some(json(value, "its result")?),
             "error" => record.error = Some(json(value, "its error")?),
             other => {
@@ -204,6 +206,7 @@ impl TaskStore for RedisStore {
                 ms(lease),
                 record.ttl_ms,
                 record.poll_interval_ms,
+                record.owner,
             );
             let made: i64 = self.task_script(CREATE, &[&set, &key], args).await?;
             Ok(made == 1)
