@@ -138,19 +138,19 @@ pub(crate) struct Replica {
 }
 
 impl Replica {
-    /// Returns the replica part of session `id` (whose part is `session`, being made), and the
-    /// relay connection its handlers send on; starts watching the session's topic.
+    /// Returns the replica part of session `id` (whose part is `session`, being made), the
+    /// relay connection its handlers send on, and the watch of the session's topic: hand it to
+    /// [`watch`](Self::watch) once the part is made.
     pub(crate) fn new(
         session: Weak<Session>,
         sessions: &Arc<Sessions>,
         id: &str,
         streams: &PeerConfig,
-    ) -> (Replica, Peer) {
+    ) -> (Replica, Peer, TopicWatch) {
         let queue = streams.queue();
-        let (relay_input, relay) = relay(session.clone(), Arc::downgrade(sessions), streams);
+        let (relay_input, relay) = relay(session, Arc::downgrade(sessions), streams);
         let topic = format!("mcp/session/{id}");
         let watch = sessions.mcp.topics().watch([topic.clone()], queue);
-        tokio::spawn(watch_topic(watch, session, Arc::downgrade(sessions)));
         let replica = Replica {
             topic,
             sessions: Arc::downgrade(sessions),
@@ -160,7 +160,13 @@ impl Replica {
             following: Mutex::default(),
             queue,
         };
-        (replica, relay)
+        (replica, relay, watch)
+    }
+
+    /// Acts on what `watch` (the session's topic) brings for the part `session`, until it ends.
+    pub(crate) fn watch(watch: TopicWatch, session: &Arc<Session>, sessions: &Arc<Sessions>) {
+        let (session, sessions) = (Arc::downgrade(session), Arc::downgrade(sessions));
+        tokio::spawn(watch_topic(watch, session, sessions));
     }
 
     /// Waits until what other replicas publish on the session's topic reaches this one.

@@ -389,14 +389,16 @@ impl Sessions {
         let get_stream = stream_number(self.tag, 0);
         let (standalone, input) = sse::open(&log, get_stream, &replies, streams, ctx);
         let id: Arc<str> = id.into();
-        Arc::new_cyclic(|weak: &Weak<Session>| {
+        let mut watch = None;
+        let session = Arc::new_cyclic(|weak: &Weak<Session>| {
             let hooks: Arc<dyn SessionHooks> = Arc::new(Hooks {
                 session: weak.clone(),
                 sessions: Arc::downgrade(self),
             });
             let (push, replica) = match self.shared() {
                 true => {
-                    let (replica, relay) = Replica::new(weak.clone(), self, &id, streams);
+                    let (replica, relay, watching) = Replica::new(weak.clone(), self, &id, streams);
+                    watch = Some(watching);
                     (relay, Some(replica))
                 }
                 false => (standalone.clone(), None),
@@ -421,7 +423,12 @@ impl Sessions {
                 replica,
                 ended: CancellationToken::new(),
             }
-        })
+        });
+        // Watched once made: the task that watches holds the part weakly.
+        if let Some(watch) = watch {
+            Replica::watch(watch, &session, self);
+        }
+        session
     }
 
     fn idle(&self, session: &Session, now: Instant) -> bool {
