@@ -343,9 +343,19 @@ impl Sessions {
             Some(session) => session,
             None => {
                 let (session, made) = self.insert(self.make(id, streams))?;
-                if made && let Some(replica) = &session.replica {
+                match &session.replica {
                     // What other replicas send it reaches it from now on.
-                    replica.ready(self).await;
+                    Some(replica) if made => replica.ready(self).await,
+                    // A part made again (its last dropped while idle) of a session that
+                    // initialized: its GET stream follows what the session follows.
+                    None if made && record.version.is_some() => {
+                        let core = &self.mcp.core;
+                        crate::data::follow_lists(core, &session.standalone);
+                        for uri in &record.followed {
+                            crate::data::follow_resource(core, &session.standalone, uri, true);
+                        }
+                    }
+                    _ => {}
                 }
                 session
             }
