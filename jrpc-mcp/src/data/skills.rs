@@ -120,17 +120,20 @@ impl Skill {
     /// Its `SKILL.md`: the front matter as YAML (each value JSON), then the body.
     fn manifest(&self) -> String {
         let mut text = String::from("---\n");
-        // `name` and `description` first, as people write them; the rest in key order.
+        // `name` and `description` first, as people write them; the rest in key order (a map
+        // may keep its members in the order they came: sorted here, whatever its build).
         let first = ["name", "description"];
+        let mut rest: Vec<(&str, &Value)> = self
+            .frontmatter
+            .iter()
+            .filter(|(key, _)| !first.contains(&key.as_str()))
+            .map(|(key, value)| (key.as_str(), value))
+            .collect();
+        rest.sort_by_key(|(key, _)| *key);
         let members = first
             .iter()
             .filter_map(|key| Some((*key, self.frontmatter.get(*key)?)))
-            .chain(
-                self.frontmatter
-                    .iter()
-                    .filter(|(key, _)| !first.contains(&key.as_str()))
-                    .map(|(key, value)| (key.as_str(), value)),
-            );
+            .chain(rest);
         for (key, value) in members {
             let plain = !key.is_empty()
                 && key
