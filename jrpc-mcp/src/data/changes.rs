@@ -315,6 +315,10 @@ async fn listen(
     })?;
     let id = json!(ctx.id());
     let (honored, topics) = notifications.honored(&core);
+    if !honored.task_ids.is_empty() {
+        // This replica then sweeps for tasks lost with theirs, and announces them.
+        super::tasks::start(&core).await;
+    }
     let mut watch = core.topics.watch(topics, core.listen_queue);
     for topic in watch.topics() {
         core.topics.ready(topic).await;

@@ -389,7 +389,8 @@ impl McpBuilder {
 
     /// Sets how long a task's replica holds it without renewing it (default 10 s): it renews it
     /// every third of that while the handler runs, and a task whose lease runs out (its
-    /// replica stopped) reads as `failed`.
+    /// replica stopped) reads as `failed`; every replica serving tasks sweeps the store that
+    /// often too, and announces such a task `failed` to the listen streams that name it.
     pub fn task_lease(mut self, lease: Duration) -> Self {
         self.task_lease = lease;
         self

@@ -27,7 +27,7 @@
 //! | fails with the tool's error | `completed`, the result with `isError` |
 //! | fails with `-32603` (a panic, a timeout) or `-32021` | `failed`, the error inlined |
 //! | is cancelled | `cancelled` |
-//! | its replica stops | `failed` once its lease runs out (it renews it every third of [`task_lease`](crate::McpBuilder::task_lease)): whoever reads the task next sees it so |
+//! | its replica stops | `failed` once its lease runs out (it renews it every third of [`task_lease`](crate::McpBuilder::task_lease)): whoever reads the task next sees it so, and the next sweep of a replica serving tasks (every third of the lease) announces it |
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -272,6 +272,7 @@ fn unknown(id: &str) -> RpcError {
 
 async fn get(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Serialize, RpcError> {
     let (req, TaskParams { task_id, .. }) = read(&core, &params, &ctx, "tasks/get")?;
+    start(&core).await;
     let record = core
         .tasks
         .store
@@ -283,6 +284,7 @@ async fn get(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seria
 
 async fn update(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Serialize, RpcError> {
     let (req, TaskParams { task_id, responses }) = read(&core, &params, &ctx, "tasks/update")?;
+    start(&core).await;
     let answers = match responses {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(answers)) => answers,
@@ -305,6 +307,7 @@ async fn update(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Se
 
 async fn cancel(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Serialize, RpcError> {
     let (req, TaskParams { task_id, .. }) = read(&core, &params, &ctx, "tasks/cancel")?;
+    start(&core).await;
     let before = core
         .tasks
         .store
@@ -493,10 +496,15 @@ async fn created(core: &Core, req: &McpRequest, link: &TaskLink) -> Result<Start
     )))
 }
 
-/// Starts, with the first task this replica runs: the loop renewing the leases of its tasks
-/// (every third of the lease), and the watch of its control topic (cancellations, and answers
-/// posted to any replica). Once started, what another replica sends its tasks reaches them.
-async fn start(core: &Arc<Core>) {
+/// How many tasks lost with their replica one sweep fails and announces at most.
+const SWEEP_LIMIT: usize = 100;
+
+/// Starts, with the first task this replica runs, reads, answers, cancels or listens to: the loop
+/// that every third of the lease renews the leases of its tasks and sweeps the store for tasks
+/// whose replica stopped (failed, and announced on their topics), and the watch of its control
+/// topic (cancellations, and answers posted to any replica). Once started, what another replica
+/// sends its tasks reaches them.
+pub(crate) async fn start(core: &Arc<Core>) {
     if core.tasks.started.swap(true, Ordering::AcqRel) {
         return;
     }
@@ -511,6 +519,14 @@ async fn start(core: &Arc<Core>) {
             let ids: Vec<String> = lock(&core.tasks.running).keys().cloned().collect();
             if let Err(err) = core.tasks.store.renew_tasks(&ids, core.tasks.lease).await {
                 tracing::warn!(%err, "could not renew the tasks' leases");
+            }
+            match core.tasks.store.sweep_lost(SWEEP_LIMIT).await {
+                Ok(lost) => {
+                    for record in &lost {
+                        publish_status(&core, record);
+                    }
+                }
+                Err(err) => tracing::warn!(%err, "could not sweep for tasks lost with a replica"),
             }
         }
     });

@@ -1,8 +1,9 @@
 //! Keeps tasks (SEP-2663): a `tools/call` answered at once with a task, whose handler runs on the
 //! replica that made it while any replica reads, updates and cancels it. A task is kept for its
 //! `ttlMs` after its last change; the replica running it renews a lease on it, and a task whose
-//! lease runs out (its replica died) reads as failed. [`MemoryTasks`] keeps them in this
-//! process; with `redis`, `RedisStore` keeps them for every replica.
+//! lease runs out (its replica died) reads as failed, and is handed once to a replica that
+//! sweeps the store ([`TaskStore::sweep_lost`]), which announces it. [`MemoryTasks`] keeps them
+//! in this process; with `redis`, `RedisStore` keeps them for every replica.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -138,7 +139,8 @@ pub enum TaskChange {
 /// (with `redis`) shared by every replica.
 ///
 /// A change never moves a task out of a terminal status (`completed`, `failed`, `cancelled`). A
-/// task not terminal whose lease ran out (its replica stopped renewing it) reads as `failed`.
+/// task not terminal whose lease ran out (its replica stopped renewing it) reads as `failed`,
+/// and [`sweep_lost`](Self::sweep_lost) hands it once to one of the replicas that sweep.
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task, its lease running `lease` from now; `false` when the store is full.
     fn create_task(
@@ -171,6 +173,18 @@ pub trait TaskStore: Send + Sync + 'static {
         ids: &'a [String],
         lease: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Fails the tasks whose lease ran out (their replica stopped), and returns them, at most
+    /// `limit`, together with those a read already failed so: each such task is returned once,
+    /// to one caller, whichever replica calls, so that one replica announces it
+    /// (`notifications/tasks`). Every replica serving tasks calls it every third of the lease.
+    ///
+    /// The default returns none: a store without it fails such a task when it is next read,
+    /// and no listen stream hears of it.
+    fn sweep_lost(&self, limit: usize) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+        let _ = limit;
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
 }
 
 /// Keeps tasks in this process: the store of a server that runs alone, at most `max` at once.
@@ -187,6 +201,8 @@ struct Entry {
     lease: Instant,
     /// When it is dropped, unless it changes before.
     expires: Instant,
+    /// Whether it failed because its lease ran out, and no sweep has returned it yet.
+    unannounced: bool,
 }
 
 impl MemoryTasks {
@@ -224,6 +240,7 @@ impl MemoryTasks {
         if !entry.record.status.is_terminal() && entry.lease <= now {
             fail_lost(&mut entry.record);
             entry.expires = now + Duration::from_millis(entry.record.ttl_ms);
+            entry.unannounced = true;
         }
         Some(entry)
     }
@@ -315,6 +332,7 @@ impl TaskStore for MemoryTasks {
                     record,
                     lease,
                     expires,
+                    unannounced: false,
                 },
             );
         }
@@ -373,6 +391,28 @@ impl TaskStore for MemoryTasks {
             }
         }
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn sweep_lost(&self, limit: usize) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+        let mut map = self.lock();
+        let now = Instant::now();
+        let lapsed: Vec<String> = map
+            .iter()
+            .filter(|(_, entry)| {
+                entry.unannounced || (!entry.record.status.is_terminal() && entry.lease <= now)
+            })
+            .map(|(id, _)| id.clone())
+            .take(limit)
+            .collect();
+        let mut lost = Vec::with_capacity(lapsed.len());
+        for id in lapsed {
+            if let Some(entry) = Self::live(&mut map, &id)
+                && std::mem::take(&mut entry.unannounced)
+            {
+                lost.push(entry.record.clone());
+            }
+        }
+        Box::pin(std::future::ready(Ok(lost)))
     }
 }
 
@@ -438,6 +478,30 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_sweep_fails_a_task_whose_lease_ran_out_once() {
+        let store = MemoryTasks::new(10);
+        let lease = Duration::from_secs(10);
+        assert!(store.create_task(task("lost"), lease).await.unwrap());
+        assert!(store.create_task(task("done"), lease).await.unwrap());
+        store
+            .update_task("done", TaskChange::Complete(json!({})))
+            .await
+            .unwrap();
+        assert!(store.sweep_lost(10).await.unwrap().is_empty(), "in time");
+        tokio::time::advance(Duration::from_secs(11)).await;
+        let swept = store.sweep_lost(10).await.unwrap();
+        assert_eq!(swept.len(), 1, "{swept:?}");
+        assert_eq!(
+            (swept[0].id.as_str(), swept[0].status),
+            ("lost", TaskStatus::Failed)
+        );
+        assert_eq!(swept[0].error, Some(lost_error()));
+        assert!(store.sweep_lost(10).await.unwrap().is_empty(), "once");
+        let read = store.task("lost").await.unwrap().unwrap();
+        assert_eq!(read.status, TaskStatus::Failed);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_task_whose_lease_runs_out_fails_and_expires_after_its_ttl() {
         let store = MemoryTasks::new(1);
         let lease = Duration::from_secs(10);
@@ -456,6 +520,9 @@ mod tests {
             "its replica stopped renewing"
         );
         assert_eq!(record.error, Some(lost_error()));
+        let swept = store.sweep_lost(10).await.unwrap();
+        assert_eq!(swept, [record], "a read failed it; the sweep announces it");
+        assert!(store.sweep_lost(10).await.unwrap().is_empty(), "once");
         tokio::time::advance(Duration::from_secs(61)).await;
         assert!(store.task("t").await.unwrap().is_none(), "past its ttl");
         assert!(

@@ -8,7 +8,9 @@
 //! - then one replica is killed (by its PID) between two calls of a legacy session begun on it,
 //!   and the next calls, through HAProxy, are served by the others; of the two tasks it made,
 //!   the one that finished is read from another replica, and the one it was running reads as
-//!   failed once its lease runs out; a task made and cancelled through HAProxy is cancelled.
+//!   failed once its lease runs out, and a listen stream held by another replica hears it
+//!   failed (`notifications/tasks`, from a surviving replica's sweep); a task made and cancelled
+//!   through HAProxy is cancelled.
 //!
 //! The test starts its own `redis-server` and `haproxy` (killed by their PIDs); where one is
 //! missing it says so and passes (under CI it fails).
@@ -102,9 +104,12 @@ fn three_replicas_behind_haproxy_serve_every_client() {
     let balanced: SocketAddr = haproxy.addr().parse().unwrap();
     let session = runtime.block_on(begin_session(first));
     let (finished, running) = runtime.block_on(begin_tasks(first));
+    let second: SocketAddr = replicas[1].addr.parse().unwrap();
+    let mut listening = runtime.block_on(listen_to(second, &running));
     replicas[0].kill();
     runtime.block_on(go_on_without_it(balanced, &session));
     runtime.block_on(read_tasks_without_it(balanced, &finished, &running));
+    runtime.block_on(hear_it_failed(&mut listening, &running));
     for replica in &mut replicas[1..] {
         replica.assert_alive();
     }
@@ -269,6 +274,56 @@ async fn begin_tasks(addr: SocketAddr) -> (String, String) {
     assert_eq!(until_over(addr, &finished).await["status"], "completed");
     let running = slow_task(addr, 600).await;
     (finished, running)
+}
+
+/// Opens a listen stream on the replica at `addr` that names task `id`; it is acknowledged.
+async fn listen_to(addr: SocketAddr, id: &str) -> (Conn, String) {
+    let params = json!({
+        "notifications": { "taskIds": [id] },
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": { "io.modelcontextprotocol/tasks": {} } },
+        },
+    });
+    let body = json!({ "jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+                       "params": params });
+    let headers =
+        format!("{BOTH}mcp-protocol-version: 2026-07-28\r\nmcp-method: subscriptions/listen\r\n");
+    let mut conn = Conn::open(addr).await;
+    conn.write(&post(
+        "/mcp",
+        Some("application/json"),
+        &headers,
+        &body.to_string(),
+    ))
+    .await;
+    assert_eq!(bounded(conn.read_head()).await.status, 200);
+    let mut pending = String::new();
+    let ack = next_message(&mut conn, &mut pending).await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([id]),
+        "{ack}"
+    );
+    (conn, pending)
+}
+
+/// Reads the listen stream until it says task `id` failed.
+async fn hear_it_failed((conn, pending): &mut (Conn, String), id: &str) {
+    loop {
+        let heard = next_message(conn, pending).await;
+        assert_eq!(heard["method"], "notifications/tasks", "{heard}");
+        assert_eq!(heard["params"]["taskId"], id, "{heard}");
+        if heard["params"]["status"] == "failed" {
+            assert_eq!(heard["params"]["error"]["code"], -32603, "{heard}");
+            return;
+        }
+    }
 }
 
 /// Reads the tasks of the replica gone, through the balancer; makes a task and cancels it.

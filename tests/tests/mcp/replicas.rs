@@ -3,14 +3,15 @@
 //! other. What a handler sends on the session's connection ([`McpSession::peer`]) reaches the
 //! GET stream on the other replica, and the client's answer to a call made there, posted to
 //! either replica, comes back to the handler. The Redis store of sessions keeps its cap and
-//! each change on its own.
+//! each change on its own; a session refuses, on another replica, an identity other than the one
+//! that opened it.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use jrpc_mcp::{
-    Mcp, McpServer, McpSession, RedisStore, SessionChange, SessionLimits, SessionRecord,
-    SessionStore,
+    Form, Mcp, McpContext as _, McpServer, McpServerBuilder, McpSession, RedisStore, SessionChange,
+    SessionLimits, SessionRecord, SessionStore,
 };
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Caller as _, Context, RpcError, rpc_service};
@@ -51,8 +52,103 @@ impl Tools {
     }
 }
 
+struct Asking;
+
+#[rpc_service(schema)]
+impl Asking {
+    /// Asks a name, then greets.
+    async fn greet(&self, ctx: &Context) -> Result<String, RpcError> {
+        let name: String = ctx
+            .elicit("who", Form::string("Your name?", "name"))
+            .await?
+            .take("name")?;
+        Ok(format!("Hi {name}"))
+    }
+}
+
+/// A modern `tools/call` of `greet` on `mcp`, with `extra` params; its result.
+async fn greet(mcp: &Mcp, extra: Value) -> Value {
+    let mut params = json!({ "name": "greet", "arguments": {}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } } });
+    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
+    let answer = mcp.methods().handle(&body.to_string()).await.unwrap();
+    serde_json::from_str::<Value>(&answer).unwrap()["result"].clone()
+}
+
+/// Replicas share the keys that sign `requestState` through Redis, and a rotation made on one
+/// reaches the other without refusing a state signed with the key before.
+#[tokio::test]
+async fn a_rotated_state_key_reaches_every_replica_and_the_one_before_still_checks() {
+    let Some(mut redis) = RedisServer::start("mcp_state_key_rotation") else {
+        return;
+    };
+    let refresh = Duration::from_millis(100);
+    let store = || {
+        RedisStore::builder(redis.url())
+            .prefix("rotate:")
+            .key_refresh(refresh)
+            .connect()
+    };
+    let (one, two) = (
+        bounded(store()).await.unwrap(),
+        bounded(store()).await.unwrap(),
+    );
+    let replica = |ring| {
+        Mcp::builder("rotating", "1")
+            .tools(Asking.into_methods())
+            .request_state_key_ring(ring)
+            .build()
+            .unwrap()
+    };
+    let ring_b = two.state_keys().await.unwrap();
+    let (a, b) = (
+        replica(one.state_keys().await.unwrap()),
+        replica(ring_b.clone()),
+    );
+    let answer = json!({ "who": { "action": "accept", "content": { "name": "Ada" } } });
+    let asked = greet(&a, json!({})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let before = asked["requestState"].clone();
+    let retry = json!({ "inputResponses": answer, "requestState": before });
+    assert_eq!(
+        greet(&b, retry.clone()).await["content"][0]["text"],
+        "Hi Ada"
+    );
+
+    one.rotate_state_key().await.unwrap();
+    bounded(async {
+        while !format!("{ring_b:?}").contains("keys: 2") {
+            tokio::time::sleep(refresh / 4).await;
+        }
+    })
+    .await;
+    // Past twice the refresh the new key signs; the state signed before still checks on both.
+    tokio::time::sleep(refresh * 3).await;
+    for replica in [&a, &b] {
+        let done = greet(replica, retry.clone()).await;
+        assert_eq!(done["content"][0]["text"], "Hi Ada", "{done}");
+    }
+    let after = greet(&b, json!({})).await["requestState"].clone();
+    let retry = json!({ "inputResponses": answer, "requestState": after });
+    assert_eq!(greet(&a, retry).await["content"][0]["text"], "Hi Ada");
+    redis.kill();
+}
+
 /// A replica on the Redis at `url`, keys and channels under `prefix`.
 async fn replica(url: &str, prefix: &str) -> SocketAddr {
+    replica_with(url, prefix, |server| server).await
+}
+
+/// A replica as [`replica`], its server's settings changed by `with`.
+async fn replica_with(
+    url: &str,
+    prefix: &str,
+    with: impl FnOnce(McpServerBuilder) -> McpServerBuilder,
+) -> SocketAddr {
     let topics = bounded(Topics::redis(url).channel_prefix(prefix).connect())
         .await
         .unwrap();
@@ -64,8 +160,7 @@ async fn replica(url: &str, prefix: &str) -> SocketAddr {
         .tools(Tools.into_methods())
         .build()
         .unwrap();
-    let server = McpServer::builder(mcp)
-        .session_store(store)
+    let server = with(McpServer::builder(mcp).session_store(store))
         .build()
         .unwrap();
     serve_mcp(server).await.0
@@ -147,6 +242,55 @@ async fn a_handler_on_one_replica_talks_on_a_get_stream_held_by_another() {
             "{counted:?}"
         );
     }
+    redis.kill();
+}
+
+/// A session opened on one replica by a token answers that token on another, and refuses
+/// another token there (`404`, as for an unknown session), on POST and GET alike: the identity
+/// that opened it is in the shared record.
+#[tokio::test]
+async fn a_session_refuses_a_second_identity_on_another_replica() {
+    use jrpc_runtime::http::BearerAuth;
+
+    let Some(mut redis) = RedisServer::start("mcp_session_identity") else {
+        return;
+    };
+    let url = redis.url();
+    let auth = |server: McpServerBuilder| {
+        server.http(|http| http.bearer_auth(BearerAuth::tokens([("ann", "ann"), ("bob", "bob")])))
+    };
+    let one = replica_with(&url, "identity:", auth).await;
+    let two = replica_with(&url, "identity:", auth).await;
+    let with_token = |token: &str, session: Option<&str>, body: &Value| {
+        let mut headers = format!(
+            "accept: application/json, text/event-stream\r\nauthorization: Bearer {token}\r\n"
+        );
+        if let Some(id) = session {
+            headers.push_str(&format!("mcp-session-id: {id}\r\n"));
+        }
+        post(
+            "/mcp",
+            Some("application/json"),
+            &headers,
+            &body.to_string(),
+        )
+    };
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": { "name": "identity", "version": "1" } } });
+    let reply = bounded(request(one, &with_token("ann", None, &init))).await;
+    let session = reply.header("mcp-session-id").unwrap().to_owned();
+    let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
+    let by_ann = bounded(request(two, &with_token("ann", Some(&session), &ping))).await;
+    assert_eq!(by_ann.status, 200, "{by_ann:?}");
+    let by_bob = bounded(request(two, &with_token("bob", Some(&session), &ping))).await;
+    assert_eq!(by_bob.status, 404, "{by_bob:?}");
+    assert_eq!(by_bob.json()["error"]["code"], -32600, "{by_bob:?}");
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: localhost\r\naccept: text/event-stream\r\nauthorization: Bearer bob\r\nmcp-session-id: {session}\r\n\r\n"
+    );
+    let streamed = bounded(request(two, get.as_bytes())).await;
+    assert_eq!(streamed.status, 404, "{streamed:?}");
     redis.kill();
 }
 
@@ -237,7 +381,7 @@ async fn the_redis_store_caps_sessions_and_keeps_each_change() {
 }
 
 #[tokio::test]
-async fn the_redis_store_keeps_a_tasks_questions_answers_and_lease() {
+async fn the_redis_store_keeps_a_tasks_questions_answers_lease_and_sweep() {
     use jrpc_mcp::{TaskChange, TaskRecord, TaskStatus, TaskStore};
 
     let Some(mut redis) = RedisServer::start("mcp_task_store") else {
@@ -335,6 +479,28 @@ async fn the_redis_store_keeps_a_tasks_questions_answers_and_lease() {
     })
     .await;
     assert_eq!(failed.status, TaskStatus::Failed);
-    assert_eq!(failed.error.unwrap()["code"], -32603);
+    assert_eq!(failed.error.as_ref().unwrap()["code"], -32603);
+
+    // The sweep hands each task lost so to one caller, once: the one a read failed, and one no
+    // one read (failed by the sweep itself); a task that finished is not handed.
+    let record = TaskRecord::working("unread", ttl, poll);
+    assert!(store.create_task(record, short).await.unwrap());
+    let record = TaskRecord::working("finished", ttl, poll);
+    assert!(store.create_task(record, short).await.unwrap());
+    store
+        .update_task("finished", TaskChange::Complete(json!({})))
+        .await
+        .unwrap();
+    tokio::time::sleep(short * 2).await;
+    let mut swept = store.sweep_lost(10).await.unwrap();
+    swept.sort_by(|a, b| a.id.cmp(&b.id));
+    let swept: Vec<_> = swept.iter().map(|r| (r.id.as_str(), r.status)).collect();
+    assert_eq!(
+        swept,
+        [("lost", TaskStatus::Failed), ("unread", TaskStatus::Failed)]
+    );
+    assert!(store.sweep_lost(10).await.unwrap().is_empty(), "once");
+    let unread = store.task("unread").await.unwrap().unwrap();
+    assert_eq!(unread.error.unwrap()["code"], -32603);
     redis.kill();
 }

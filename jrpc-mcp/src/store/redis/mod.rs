@@ -8,6 +8,7 @@
 //! | `PREFIX state-keys` | the `requestState` keys, newest first, each `HEX:SIGNS_FROM_MS` |
 //! | `PREFIX sessions` | a sorted set: each open session's id, scored by when it was last used |
 //! | `PREFIX tasks` | a sorted set: each task's id, scored by when it expires (what caps them) |
+//! | `PREFIX task-leases` | a sorted set: each task not over, scored by when its lease runs out (what the sweep reads) |
 //! | `PREFIX task:ID` | a hash: `status`, `created`, `updated`, `ttl`, `poll`, `lease`, `owner`, `result` or `error`, `req:KEY` for each question asked, `resp:KEY` for each answer not yet taken; it expires `ttl` after the last change |
 //! | `PREFIX session:ID` | a hash: `base` (JSON: revision, capabilities, client, identity), `level`, `listener`, and `f:URI` for each resource followed; it expires when idle |
 
@@ -276,7 +277,6 @@ impl Link {
     }
 
     /// Runs `pipe`, as [`run`](Self::run).
-    #[allow(dead_code, reason = "the task store pipelines")]
     pub(crate) async fn run_pipe<T: FromRedisValue>(
         &self,
         pipe: &redis::Pipeline,

@@ -1,9 +1,10 @@
 //! Keeps tasks in Redis: a hash per task (its status, times, lease, result or error, and a field
 //! per question asked, `req:KEY`, and per answer not yet taken, `resp:KEY`, and the replica that
-//! runs it, `owner`), which expires
-//! `ttlMs` after the task's last change; and a sorted set of the tasks by when they expire, which
-//! caps them. Every change is one Lua script that first fails a task whose lease ran out (on
-//! Redis's clock), so that every replica sees the same.
+//! runs it, `owner`), which expires `ttlMs` after the task's last change; a sorted set of the
+//! tasks by when they expire, which caps them; and a sorted set of the tasks not over by when
+//! their lease runs out, which the sweep reads. Every change is one Lua script that first fails
+//! a task whose lease ran out (on Redis's clock), so that every replica sees the same; the sweep
+//! takes such a task out of the leases' set, so that one replica alone announces it.
 
 use std::time::Duration;
 
@@ -49,6 +50,7 @@ redis.call('HSET', KEYS[2], 'status', 'working', 'created', tostring(at), 'updat
   'ttl', ARGV[4], 'poll', ARGV[5], 'lease', tostring(at + tonumber(ARGV[3])), 'owner', ARGV[6])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('ZADD', KEYS[1], at + tonumber(ARGV[4]), ARGV[1])
+redis.call('ZADD', KEYS[3], at + tonumber(ARGV[3]), ARGV[1])
 return 1";
 
 /// Reads a task.
@@ -89,6 +91,7 @@ if not terminal(s) then
   end
   local at = now()
   local ttl = tonumber(redis.call('HGET', key, 'ttl'))
+  if terminal(redis.call('HGET', key, 'status')) then redis.call('ZREM', KEYS[3], ARGV[2]) end
   redis.call('HSET', key, 'updated', tostring(at))
   redis.call('PEXPIRE', key, ttl)
   redis.call('ZADD', KEYS[1], at + ttl, ARGV[2])
@@ -110,17 +113,48 @@ return out";
 
 /// Renews the leases of the tasks named that are not over.
 const RENEW: &str = r"
-local lease_end = tostring(now() + tonumber(ARGV[1]))
+local lease_end = now() + tonumber(ARGV[1])
 for i = 3, #ARGV do
   local key = ARGV[2] .. ARGV[i]
   local s = redis.call('HGET', key, 'status')
-  if s and not terminal(s) then redis.call('HSET', key, 'lease', lease_end) end
+  if s and not terminal(s) then
+    redis.call('HSET', key, 'lease', tostring(lease_end))
+    redis.call('ZADD', KEYS[1], lease_end, ARGV[i])
+  end
 end
 return 1";
+
+/// Takes the tasks whose lease ran out out of the leases' set (ARGV: the lost error, the
+/// prefix of a task's key, how many at most), failing those not over; returns those failed so,
+/// each as its id then its hash's pairs.
+const SWEEP: &str = r"
+local at = now()
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', at, 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(due) do
+  redis.call('ZREM', KEYS[1], id)
+  local key = ARGV[2] .. id
+  if live(key, ARGV[1]) then
+    local s = redis.call('HGET', key, 'status')
+    local lease = tonumber(redis.call('HGET', key, 'lease'))
+    if not terminal(s) then
+      redis.call('ZADD', KEYS[1], lease, id)
+    elseif s == 'failed' and lease <= at then
+      local fields = redis.call('HGETALL', key)
+      table.insert(fields, 1, id)
+      table.insert(out, fields)
+    end
+  end
+end
+return out";
 
 impl RedisStore {
     fn tasks_key(&self) -> String {
         self.link.key("tasks")
+    }
+
+    fn leases_key(&self) -> String {
+        self.link.key("task-leases")
     }
 
     fn task_prefix(&self) -> String {
@@ -199,7 +233,11 @@ impl TaskStore for RedisStore {
         lease: Duration,
     ) -> BoxFuture<'_, Result<bool, StoreError>> {
         Box::pin(async move {
-            let (set, key) = (self.tasks_key(), self.task_key(&record.id));
+            let (set, key, leases) = (
+                self.tasks_key(),
+                self.task_key(&record.id),
+                self.leases_key(),
+            );
             let args = (
                 &record.id,
                 self.link.max_tasks,
@@ -208,7 +246,9 @@ impl TaskStore for RedisStore {
                 record.poll_interval_ms,
                 record.owner,
             );
-            let made: i64 = self.task_script(CREATE, &[&set, &key], args).await?;
+            let made: i64 = self
+                .task_script(CREATE, &[&set, &key, &leases], args)
+                .await?;
             Ok(made == 1)
         })
     }
@@ -228,7 +268,7 @@ impl TaskStore for RedisStore {
         change: TaskChange,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
         Box::pin(async move {
-            let (set, key) = (self.tasks_key(), self.task_key(id));
+            let (set, key, leases) = (self.tasks_key(), self.task_key(id), self.leases_key());
             let mut args = vec![lost_error().to_string(), id.to_owned()];
             match change {
                 TaskChange::Ask(asked) => {
@@ -245,7 +285,9 @@ impl TaskStore for RedisStore {
                 TaskChange::Fail(error) => args.extend(["fail".into(), error.to_string()]),
                 TaskChange::Cancel => args.push("cancel".into()),
             }
-            let fields: Vec<String> = self.task_script(UPDATE, &[&set, &key], args).await?;
+            let fields: Vec<String> = self
+                .task_script(UPDATE, &[&set, &key, &leases], args)
+                .await?;
             record_of(id, &fields)
         })
     }
@@ -283,8 +325,27 @@ impl TaskStore for RedisStore {
                 return Ok(());
             }
             let args = (ms(lease), self.task_prefix(), ids);
-            let _: i64 = self.task_script(RENEW, &[], args).await?;
+            let _: i64 = self.task_script(RENEW, &[&self.leases_key()], args).await?;
             Ok(())
+        })
+    }
+
+    fn sweep_lost(&self, limit: usize) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+        Box::pin(async move {
+            if limit == 0 {
+                return Ok(Vec::new());
+            }
+            let args = (lost_error().to_string(), self.task_prefix(), limit);
+            let swept: Vec<Vec<String>> =
+                self.task_script(SWEEP, &[&self.leases_key()], args).await?;
+            let mut lost = Vec::with_capacity(swept.len());
+            for fields in swept {
+                let Some((id, fields)) = fields.split_first() else {
+                    continue;
+                };
+                lost.extend(record_of(id, fields)?);
+            }
+            Ok(lost)
         })
     }
 }
