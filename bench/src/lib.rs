@@ -1,10 +1,13 @@
 //! What the benchmark binaries share: a server child's lifetime, WebSocket connects, CPU time
-//! from `/proc`, the descriptor limit.
+//! from `/proc`, the descriptor limit, the system-wide clock, and the fan-out benchmark's
+//! servers ([`fanout`]).
 
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt as _;
 use tokio::net::TcpStream;
+
+pub mod fanout;
 
 /// A boxed error that crosses tasks.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -60,6 +63,43 @@ pub fn cpu_seconds(pid: &str) -> Result<f64, BoxError> {
     // SAFETY: sysconf reads a constant.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     Ok((utime + stime) as f64 / ticks)
+}
+
+/// CPU time (user and system, all threads alive) process `pid` (or `"self"`) has used, in
+/// nanoseconds, from the scheduler's own count (`/proc/PID/task/*/schedstat`): exact to the
+/// nanosecond, where `/proc/PID/stat` counts in ticks of 10 ms.
+///
+/// # Errors
+///
+/// When the process's tasks cannot be read.
+pub fn cpu_ns(pid: &str) -> Result<u64, BoxError> {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        // A thread that ends meanwhile takes its time with it (the benchmarks' threads live as
+        // long as their process).
+        let Ok(stat) = std::fs::read_to_string(task?.path().join("schedstat")) else {
+            continue;
+        };
+        let on_cpu: u64 = stat
+            .split_whitespace()
+            .next()
+            .ok_or("bad schedstat")?
+            .parse()?;
+        total += on_cpu;
+    }
+    Ok(total)
+}
+
+/// Returns CLOCK_MONOTONIC in nanoseconds: one clock for every process of the machine on Linux,
+/// so that a time taken in a server child compares with one taken in the load generator.
+pub fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the struct given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
 /// Raises the soft limit on open files to `wanted` (within the hard limit), for thousands of
