@@ -103,12 +103,6 @@ impl Watermark {
         self.resume.notified().await;
     }
 
-    /// Returns a future that resolves once room is given back: made (and enabled) before a
-    /// [`try_take`](Self::try_take) that fails, it misses no room given back in between.
-    pub(crate) fn freed(&self) -> tokio::sync::futures::Notified<'_> {
-        self.room.notified()
-    }
-
     /// Gives back the room of `bytes` that left the process (or were dropped).
     pub(crate) fn give_back(&self, bytes: usize) {
         if bytes == 0 {

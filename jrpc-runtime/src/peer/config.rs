@@ -81,6 +81,11 @@ pub struct PeerConfig {
     /// Whether the sink gives back the budget's room itself, once a text has left the process
     /// (a WebSocket's pump, which knows when the socket took it), rather than the loop on flush.
     pub(crate) sink_gives_back: bool,
+    /// Whether the sink takes the subscriptions' notifications itself (a WebSocket's pump, which
+    /// writes in a task of its own): it polls their producers and opens their lanes as it
+    /// writes the subscribe calls' answers ([`Notifications`](super::Notifications)), and the
+    /// loop leaves them alone.
+    pub(crate) notifications_by_sink: bool,
     pub(crate) cancellation: Cancellation,
     pub(super) drain_timeout: Duration,
     pub(super) overflow: Overflow,
@@ -110,6 +115,7 @@ impl Default for PeerConfig {
             max_buffered: PEER_WATERMARK,
             write_timeout: LIMITS.get_write_timeout(),
             sink_gives_back: false,
+            notifications_by_sink: false,
             cancellation: Cancellation::Off,
             drain_timeout: Duration::from_secs(10),
             overflow: Overflow::Wait,

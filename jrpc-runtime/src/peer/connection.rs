@@ -281,6 +281,7 @@ impl Connection {
             let mut handles_open = true;
             let mut drain_until: Option<tokio::time::Instant> = None;
             let shared = Arc::clone(&self.shared);
+            let takes_notifications = !self.config.notifications_by_sink;
             // Commands stop being taken while this much waits to be written, so that handlers and
             // handles feel the backpressure; reading goes on (to twice as much, for the answers that
             // reading itself writes), so that two sides writing to each other never both stop reading.
@@ -320,23 +321,28 @@ impl Connection {
                 if !handles_open && keepalive.is_none() && idle {
                     break Ok(());
                 }
-                // Subscriptions' notifications move from their lanes while little is on its way
-                // to the other side: a slow reader leaves them in their lanes, each within its
-                // own bound, while answers go straight out.
-                let lanes = shared.subscriptions.has_ready();
+                // Subscriptions' notifications (unless the sink takes them itself: a WebSocket's
+                // pump) go straight out while little is on its way to the other side; past that
+                // (a slow reader) they wait in their lanes, each within its own bound, while
+                // answers go straight out. Producers are polled here, either way.
+                let lanes = takes_notifications && shared.subscriptions.has_ready();
                 let mut lanes_wait = false;
                 if lanes {
                     let on_the_way = budget.held().saturating_sub(shared.subscriptions.waiting());
-                    let room = (budget.limit() / 4).saturating_sub(on_the_way);
-                    if room > 0 && self.outbox.len() < command_room {
-                        let outbox = &mut self.outbox;
-                        shared
-                            .subscriptions
-                            .take(room, |text| outbox.push_back(text));
-                        self.unflushed = true;
+                    let room = if self.outbox.len() < command_room {
+                        (budget.limit() / 4).saturating_sub(on_the_way)
                     } else {
-                        lanes_wait = true;
+                        0
+                    };
+                    let outbox = &mut self.outbox;
+                    let taken = shared
+                        .subscriptions
+                        .take(room, |text| outbox.push_back(text));
+                    if taken.moved > 0 {
+                        self.unflushed = true;
                     }
+                    taken.overflow(&shared);
+                    lanes_wait = shared.subscriptions.has_ready();
                 }
                 let outbox = self.outbox.len();
                 let room_to_read = budget.may_read();
@@ -390,7 +396,9 @@ impl Connection {
                     },
                     () = budget.given_back(), if reading && !room_to_read => {}
                     () = budget.resumed(), if lanes_wait => {}
-                    () = shared.subscriptions.wake.notified(), if !lanes || !reading => {}
+                    () = poll_fn(|cx| shared.subscriptions.poll_woken(cx)), if takes_notifications => {}
+                    // A subscription ended: one that outlives the input may be the last.
+                    () = shared.subscriptions.wake.notified(), if !reading => {}
                     () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
                 }
             };
@@ -548,6 +556,14 @@ impl Connection {
         self.routes.close();
     }
 
+    /// Opens the subscriptions' lanes whose subscribe call `text` answers, as it is queued; unless
+    /// the sink takes the notifications, and opens them as it writes the answer.
+    fn opens(&self, text: &str) {
+        if !self.config.notifications_by_sink {
+            self.shared.subscriptions.answered(text);
+        }
+    }
+
     /// Queues a text that has taken its room in the budget.
     fn queue(&mut self, text: String) {
         self.outbox.push_back(text);
@@ -592,7 +608,7 @@ impl Connection {
             }
             Command::Notify { text } => {
                 // An answer queued behind its handler's pushes comes this way too.
-                self.shared.subscriptions.answered(&text);
+                self.opens(&text);
                 self.queue(text);
             }
             Command::Answer { slot, text } => {
@@ -600,7 +616,7 @@ impl Connection {
                 match (self.running.remove(&slot), text) {
                     (Some(_), Some(text)) => {
                         // A subscription's notifications may follow its answer from now on.
-                        self.shared.subscriptions.answered(&text);
+                        self.opens(&text);
                         self.queue(text);
                     }
                     (None, Some(text)) => self.shared.budget.give_back(text.len()),
@@ -848,7 +864,7 @@ impl Connection {
         // the answer goes straight to the outbox, in its order.
         if commands.is_empty() {
             if let Some(text) = text {
-                self.shared.subscriptions.answered(&text);
+                self.opens(&text);
                 self.queue(text);
             }
             return;

@@ -48,6 +48,11 @@ pub(crate) use handle::ConnectionPeer;
 #[allow(unused_imports, reason = "an SSE answer writes events a line each")]
 pub(crate) use handle::one_line;
 pub use handle::{Driver, Peer};
+#[allow(
+    unused_imports,
+    reason = "a transport that writes in a task of its own takes the notifications"
+)]
+pub(crate) use subscription::Notifications;
 pub use subscription::{Ended, IdProvider, Items, Subscriber, Subscription, WhenFull, random_id};
 #[allow(
     unused_imports,

@@ -181,8 +181,10 @@ impl WsSettings {
             .limits(limits)
             .max_buffered(limits.get_max_buffered())
             .build()?;
-        // The pump gives back the room of what the socket took, and keeps the deadline.
+        // The pump gives back the room of what the socket took, keeps the deadline, and takes
+        // the subscriptions' notifications itself.
         peer.sink_gives_back = true;
+        peer.notifications_by_sink = true;
         peer.write_timeout = None;
         // tungstenite reads into this buffer's capacity; with none it would see the end of input.
         check::at_least_one("read_buffer_size", self.read_buffer_size)?;

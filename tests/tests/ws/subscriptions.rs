@@ -1,12 +1,13 @@
-//! Subscriptions over the WebSocket: unsubscribe scoped to the caller's connection, and a
-//! handler's view of its connection (its number, and `closed()`).
+//! Subscriptions over the WebSocket: unsubscribe scoped to the caller's connection, a handler's
+//! view of its connection (its number, and `closed()`), and what waits in a lane when its
+//! producer ends.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::StreamExt as _;
 use jrpc_runtime::ws::{WsClient, WsServer};
-use jrpc_runtime::{Caller as _, Context, Items, Methods, RpcError, Subscriber as _};
+use jrpc_runtime::{Caller as _, Context, Items, Methods, RpcError, Subscriber as _, WhenFull};
 use jrpc_tests::fixtures::Alive;
 use jrpc_tests::servers::serve_ws;
 use jrpc_tests::{bounded, eventually};
@@ -144,4 +145,41 @@ async fn a_quiet_producer_is_dropped_when_its_client_goes() {
     // No item will ever come to find the connection gone: its end drops the producer.
     drop(a);
     eventually(|| alive.load(Ordering::SeqCst) == 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_waits_in_a_lane_goes_out_after_its_producer_ends() {
+    // Together far more than the writer lets out between two flushes (a quarter of the
+    // watermark): when the stream ends, most of its items still wait in their lane, and only
+    // the room each flush gives back lets them out.
+    const ITEMS: u64 = 64;
+    let mut methods = Methods::new();
+    methods
+        .register_subscription(
+            "subscribe_big",
+            &[],
+            "big",
+            "unsubscribe_big",
+            |(): (), _ctx| async {
+                let big = "x".repeat(16 * 1024);
+                let items = futures_util::stream::iter(0..ITEMS).map(move |n| (n, big.clone()));
+                Ok::<_, RpcError>(
+                    Items::new(items)
+                        .bound(ITEMS as usize, usize::MAX)
+                        .when_full(WhenFull::Wait),
+                )
+            },
+        )
+        .unwrap();
+    let server = WsServer::builder(methods).build().unwrap();
+    let (addr, _) = serve_ws(server).await;
+    let a = client(addr).await;
+    let mut items =
+        bounded(a.subscribe::<(u64, String)>("subscribe_big", (), "big", "unsubscribe_big"))
+            .await
+            .unwrap();
+    for n in 0..ITEMS {
+        let (got, _) = bounded(items.next()).await.unwrap().unwrap();
+        assert_eq!(got, n);
+    }
 }

@@ -65,6 +65,10 @@ pub(crate) type Producer = Pin<Box<dyn Stream<Item = Produced> + Send>>;
 /// more), an item fails ([`Items::fallible`]: the error goes out as the subscription's error
 /// notification), the client unsubscribes, or the connection closes; then the stream is dropped.
 ///
+/// The stream has no task of its own: the task that writes its connection polls it when it
+/// wakes, so its `poll_next` should return quickly. Work that takes long belongs in a task of
+/// its own, which sends its items through a channel that the stream reads.
+///
 /// ```
 /// use futures_util::stream;
 /// use jrpc_runtime::{Items, WhenFull};

@@ -1,30 +1,45 @@
-//! Queues one subscription's notifications between its producer and its connection's loop,
-//! within the subscription's bound, doing what [`WhenFull`] says when it is full.
+//! Holds one subscription's producer and the notifications that wait for its connection, within
+//! the subscription's bound, doing what [`WhenFull`] says when it is full.
 //!
-//! Each notification takes its room in the connection's watermark (and so in the server's
-//! budget) when it joins the lane, and keeps it until the socket has it. The loop moves
-//! notifications from the lanes that have some to its outbox, a few of each lane in turn, while
-//! what is on its way to the socket is small ([`Subscriptions::take`](super::Subscriptions)):
-//! a client that reads slowly leaves the notifications waiting in their lanes, each within its
-//! own bound, while answers to its calls go straight out.
+//! The producer has no task of its own: the lane is its waker, and whoever writes the connection
+//! (its loop, or a transport that writes in a task of its own, a WebSocket's pump: the *taker*)
+//! polls it when it wakes, and writes each item's notification at once while little is on its way
+//! to the other side. So a published item costs one wake-up of the task that writes the socket,
+//! as it would without a framework, however many subscriptions of the connection it reaches.
+//!
+//! Past that (a client that reads slowly), the items polled wait in the lane, each taking its room
+//! in the connection's watermark (and so in the server's budget) until the socket has it: the
+//! lane's bound and policy apply to them. A lane is visited, a few items at a time, while it
+//! has notifications waiting or its producer woke.
+//!
+//! | state | the taker's visit |
+//! | --- | --- |
+//! | not open (its subscribe call not answered yet) | nothing: the producer is not polled |
+//! | open, notifications waiting | moves them while there is room; then polls the producer |
+//! | open, producer polled | each item: straight out while nothing waits and there is room, else into the lane (its bound and policy) |
+//! | a `Wait` lane full, or an item held back for room | the producer is not polled until the client reads |
+//! | ended (unsubscribed, lagged, failed, finished) | what waits still goes (not when unsubscribed or closed); the producer is dropped |
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context as TaskContext, Poll};
 
-use tokio::sync::Notify;
+use futures_util::task::{ArcWake, AtomicWaker, waker_ref};
 
-use super::items::WhenFull;
+use super::items::{Produced, Producer, WhenFull};
 use crate::limits::Watermark;
-use crate::wire::{ErrorCode, RpcError};
+use crate::wire::{ErrorCode, Id, RpcError};
 
-/// Holds one subscription's notifications on their way to the loop.
+/// Holds one subscription's producer, and its notifications on their way to the socket.
 pub(crate) struct Lane {
     state: Mutex<State>,
-    /// Woken when the loop takes notifications: a producer waiting for room ([`WhenFull::Wait`]).
-    room: Notify,
-    /// Woken when the lane opens (or ends): its producer is not polled before.
-    opened: Notify,
+    /// Whether the lane is in its connection's queue of lanes to visit.
+    pub(super) queued: AtomicBool,
+    /// Where a wake of the producer puts the lane, for the taker to visit.
+    ready: Weak<Ready>,
+    /// The subscription's id.
+    pub(super) id: Id,
     /// `{"jsonrpc":"2.0","method":NOTIFICATION,"params":{"subscription":ID,` : what every
     /// notification of the subscription begins with.
     head: Box<str>,
@@ -36,48 +51,91 @@ pub(crate) struct Lane {
     waiting: Arc<AtomicUsize>,
 }
 
-#[derive(Default)]
 struct State {
     texts: VecDeque<String>,
     bytes: usize,
-    /// Whether the subscribe call's answer is queued: only then may notifications follow it.
+    /// `None` once the subscription is over, and while the taker polls it.
+    producer: Option<Producer>,
+    /// An item polled that found no room ([`WhenFull::Wait`]): it goes first once there is.
+    held_back: Option<String>,
+    /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
     open: bool,
-    /// Whether the lane is in its connection's queue of lanes with notifications.
-    queued: bool,
     /// Whether the subscription is over: no more notifications join.
     ended: bool,
 }
 
-/// Says what became of a notification offered to a lane.
-pub(crate) enum Offered {
-    /// It joined; `true` when the lane must be queued for the loop.
-    Joined(bool),
-    /// The lane is full and waits for room ([`WhenFull::Wait`]): offer it again once
-    /// [`Lane::room`] says.
+/// Says what a visit did, for the registry.
+#[derive(Default)]
+pub(super) struct Visit {
+    /// The bytes moved out.
+    pub(super) moved: usize,
+    /// Whether the lane is to be visited again: notifications wait, or its producer may have more.
+    pub(super) requeue: bool,
+    /// Whether its producer may have more now (it gave a turn's worth): visit again without a wake.
+    pub(super) again: bool,
+    /// Whether the subscription is over: the registry forgets it.
+    pub(super) done: bool,
+    /// Whether the connection must close ([`WhenFull::CloseConnection`]).
+    pub(super) close: bool,
+}
+
+/// Says what became of a notification offered to a full lane, or one behind others.
+enum Offered {
+    Joined,
+    /// No room ([`WhenFull::Wait`]): it is held back.
     Full(String),
-    /// The subscription lagged: its error notification took the lane's place; `true` when the
-    /// lane must be queued.
-    Lagged(bool),
+    /// The subscription lagged: its error notification took the lane's place.
+    Lagged,
     /// The connection must close ([`WhenFull::CloseConnection`]).
     Close,
     /// The subscription is over.
     Ended,
 }
 
+/// Says how a producer's polling ended.
+enum Polled {
+    /// It waits: the lane wakes when it has more.
+    Pending,
+    /// A turn's worth of items: it may have more.
+    More,
+    /// It held one back for room (or the lane is full): not polled until the client reads.
+    Stopped,
+    /// It ended.
+    Finished,
+    Failed(RpcError),
+    Lagged,
+    Close,
+    Ended,
+}
+
 impl Lane {
-    /// Returns an empty lane for notifications that begin with `head`.
+    /// Returns a closed lane for `producer`'s notifications, which begin with `head`; woken, it
+    /// joins `ready`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a lane is made in one place, from a subscription's parts"
+    )]
     pub(super) fn new(
+        id: Id,
         head: String,
-        bound_items: usize,
-        bound_bytes: usize,
-        when_full: WhenFull,
+        producer: Producer,
+        (bound_items, bound_bytes, when_full): (usize, usize, WhenFull),
+        ready: Weak<Ready>,
         budget: Arc<Watermark>,
         waiting: Arc<AtomicUsize>,
     ) -> Self {
         Self {
-            state: Mutex::default(),
-            room: Notify::new(),
-            opened: Notify::new(),
+            state: Mutex::new(State {
+                texts: VecDeque::new(),
+                bytes: 0,
+                producer: Some(producer),
+                held_back: None,
+                open: false,
+                ended: false,
+            }),
+            queued: AtomicBool::new(false),
+            ready,
+            id,
             head: head.into_boxed_str(),
             bound_items,
             bound_bytes,
@@ -92,9 +150,10 @@ impl Lane {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Returns the notification of `result` (raw JSON).
-    pub(crate) fn notification(&self, result: &str) -> String {
-        let mut text = String::with_capacity(self.head.len() + result.len() + 12);
+    /// Returns the notification of `result` (raw JSON): the one copy of the item the socket's
+    /// frame needs, around it the subscription's head.
+    fn notification(&self, result: &str) -> String {
+        let mut text = String::with_capacity(self.head.len() + result.len() + 11);
         text.push_str(&self.head);
         text.push_str("\"result\":");
         text.push_str(result);
@@ -103,9 +162,9 @@ impl Lane {
     }
 
     /// Returns the error notification that ends the subscription with `err`.
-    pub(crate) fn error_notification(&self, err: &RpcError) -> String {
+    fn error_notification(&self, err: &RpcError) -> String {
         let err = serde_json::to_string(err).unwrap_or_else(|_| "null".to_owned());
-        let mut text = String::with_capacity(self.head.len() + err.len() + 12);
+        let mut text = String::with_capacity(self.head.len() + err.len() + 10);
         text.push_str(&self.head);
         text.push_str("\"error\":");
         text.push_str(&err);
@@ -113,11 +172,157 @@ impl Lane {
         text
     }
 
-    /// Offers `text`, a notification: it joins if the bound and the watermark have room (or if
-    /// nothing waits, under every policy but [`WhenFull::Wait`]: one notification always goes),
-    /// else the policy decides.
-    pub(crate) fn offer(&self, text: String) -> Offered {
+    /// Returns the producer of a lane that was never added to its registry (its id was taken).
+    pub(super) fn take_producer(&self) -> Option<Producer> {
+        self.lock().producer.take()
+    }
+
+    /// Opens the lane: its subscribe call's answer is on its way. Its producer may be polled now.
+    pub(super) fn open(&self) {
+        self.lock().open = true;
+    }
+
+    /// Ends the subscription: what waits is dropped, its room given back, and the producer with it
+    /// (at once, or as soon as the taker's poll of it returns).
+    pub(super) fn end(&self) {
         let mut state = self.lock();
+        state.ended = true;
+        self.clear(&mut state);
+        let producer = state.producer.take();
+        drop(state);
+        drop(producer);
+    }
+
+    /// Moves what waits (up to `turn` notifications, while fewer than `room` bytes moved) to
+    /// `out`, then polls the producer (up to the rest of the turn): an item goes straight to
+    /// `out` while nothing waits and there is room, else into the lane. Only the taker visits.
+    pub(super) fn visit(
+        self: &Arc<Self>,
+        room: usize,
+        turn: usize,
+        out: &mut dyn FnMut(String),
+    ) -> Visit {
+        let mut visit = Visit::default();
+        let mut state = self.lock();
+        let mut items = 0;
+        let mut from_lane = 0;
+        while items < turn && visit.moved < room {
+            let Some(text) = state.texts.pop_front() else {
+                break;
+            };
+            state.bytes -= text.len();
+            from_lane += text.len();
+            visit.moved += text.len();
+            items += 1;
+            out(text);
+        }
+        if from_lane > 0 {
+            self.waiting.fetch_sub(from_lane, Ordering::AcqRel);
+        }
+        // An item held back for room is offered again before the producer is polled.
+        if let Some(text) = state.held_back.take()
+            && let Offered::Full(back) = self.offer(&mut state, text)
+        {
+            state.held_back = Some(back);
+        }
+        let full = self.when_full == WhenFull::Wait
+            && (state.held_back.is_some() || state.texts.len() >= self.bound_items);
+        let producer = if state.open && !state.ended && !full {
+            state.producer.take()
+        } else {
+            None
+        };
+        let Some(mut producer) = producer else {
+            visit.requeue = !state.texts.is_empty() || state.held_back.is_some();
+            return visit;
+        };
+        // Polled without the lock: a producer may wake its lane from inside its poll.
+        let mut lane_empty = state.texts.is_empty();
+        drop(state);
+        let mut direct = 0;
+        let waker = waker_ref(self);
+        let mut cx = TaskContext::from_waker(&waker);
+        let polled = loop {
+            if items >= turn {
+                break Polled::More;
+            }
+            let text = match producer.as_mut().poll_next(&mut cx) {
+                Poll::Pending => break Polled::Pending,
+                Poll::Ready(None) => break Polled::Finished,
+                Poll::Ready(Some(Produced::Failed(err))) => break Polled::Failed(err),
+                Poll::Ready(Some(Produced::Item(raw))) => self.notification(raw.get()),
+                Poll::Ready(Some(Produced::Shared(raw))) => self.notification(raw.get()),
+            };
+            items += 1;
+            if lane_empty && visit.moved < room {
+                direct += text.len();
+                visit.moved += text.len();
+                out(text);
+                continue;
+            }
+            lane_empty = false;
+            let mut state = self.lock();
+            match self.offer(&mut state, text) {
+                Offered::Joined => {}
+                Offered::Full(back) => {
+                    state.held_back = Some(back);
+                    break Polled::Stopped;
+                }
+                Offered::Lagged => break Polled::Lagged,
+                Offered::Close => break Polled::Close,
+                Offered::Ended => break Polled::Ended,
+            }
+            if self.when_full == WhenFull::Wait && state.texts.len() >= self.bound_items {
+                break Polled::Stopped;
+            }
+        };
+        // What went straight out takes its room as what waited did, until the socket has it.
+        self.budget.force(direct);
+        let mut state = self.lock();
+        let mut last = None;
+        let more = matches!(polled, Polled::More);
+        let keep = match polled {
+            Polled::Pending | Polled::More | Polled::Stopped => !state.ended,
+            Polled::Finished => {
+                state.ended = true;
+                false
+            }
+            Polled::Failed(err) => {
+                last = Some(self.error_notification(&err));
+                false
+            }
+            Polled::Lagged | Polled::Ended => false,
+            Polled::Close => {
+                visit.close = true;
+                false
+            }
+        };
+        if let Some(last) = last
+            && !state.ended
+        {
+            self.budget.force(last.len());
+            self.join(&mut state, last);
+            state.ended = true;
+        }
+        visit.again = keep && more;
+        visit.requeue = visit.again || !state.texts.is_empty() || state.held_back.is_some();
+        visit.done = !keep;
+        let dropped = if keep {
+            state.producer = Some(producer);
+            None
+        } else {
+            Some(producer)
+        };
+        drop(state);
+        // Dropped without the lock, as it was polled.
+        drop(dropped);
+        visit
+    }
+
+    /// Offers `text`, a notification, to the lane behind what waits: it joins if the bound and the
+    /// watermark have room (or if nothing waits, under every policy but [`WhenFull::Wait`]: one
+    /// notification always goes), else the policy decides.
+    fn offer(&self, state: &mut State, text: String) -> Offered {
         loop {
             if state.ended {
                 return Offered::Ended;
@@ -126,10 +331,11 @@ impl Lane {
             let within = state.texts.len() < self.bound_items
                 && (state.texts.is_empty() || state.bytes + bytes <= self.bound_bytes);
             // Past its bound while the connection is not backed up, the producer is only faster
-            // than the loop, not the client slower than the producer: it joins, within the
+            // than the taker, not the client slower than the producer: it joins, within the
             // watermark.
             if (within || !self.backed_up()) && self.budget.try_take(bytes) {
-                return Offered::Joined(self.join(&mut state, text));
+                self.join(state, text);
+                return Offered::Joined;
             }
             match self.when_full {
                 WhenFull::Wait => return Offered::Full(text),
@@ -143,13 +349,15 @@ impl Lane {
                     None => {
                         // Nothing of its own waits: the connection is full of others'.
                         self.budget.force(bytes);
-                        return Offered::Joined(self.join(&mut state, text));
+                        self.join(state, text);
+                        return Offered::Joined;
                     }
                 },
                 WhenFull::Lag if state.texts.is_empty() && within => {
                     // Within its own bound, behind others: one always goes.
                     self.budget.force(bytes);
-                    return Offered::Joined(self.join(&mut state, text));
+                    self.join(state, text);
+                    return Offered::Joined;
                 }
                 WhenFull::Lag => {
                     let err = RpcError::new(ErrorCode::new(-32005), "Subscription lagged")
@@ -162,12 +370,12 @@ impl Lane {
                         bytes = self.bound_bytes,
                         "a subscription lagged: ended with an error notification"
                     );
-                    self.clear(&mut state);
+                    self.clear(state);
                     let notice = self.error_notification(&err);
                     self.budget.force(notice.len());
-                    let queue = self.join(&mut state, notice);
+                    self.join(state, notice);
                     state.ended = true;
-                    return Offered::Lagged(queue);
+                    return Offered::Lagged;
                 }
                 WhenFull::CloseConnection => return Offered::Close,
             }
@@ -175,7 +383,7 @@ impl Lane {
     }
 
     /// Returns whether the connection is backed up: what is on its way to the other side is as
-    /// much as the loop lets out before notifications wait in their lanes (a quarter of the
+    /// much as the taker lets out before notifications wait in their lanes (a quarter of the
     /// watermark), or the watermark is full.
     fn backed_up(&self) -> bool {
         let on_the_way = self
@@ -185,110 +393,67 @@ impl Lane {
         on_the_way >= self.budget.limit() / 4
     }
 
-    /// Ends the subscription with `last`, its error notification, after what waits.
-    pub(crate) fn fail(&self, last: String) -> bool {
-        let mut state = self.lock();
-        if state.ended {
-            return false;
-        }
-        self.budget.force(last.len());
-        let queue = self.join(&mut state, last);
-        state.ended = true;
-        queue
-    }
-
-    /// Ends the subscription: what waits is dropped, its room given back.
-    pub(crate) fn end(&self) {
-        let mut state = self.lock();
-        state.ended = true;
-        self.clear(&mut state);
-        drop(state);
-        self.room.notify_waiters();
-        self.opened.notify_waiters();
-    }
-
-    /// Ends the subscription after what waits (its producer finished).
-    pub(crate) fn finish(&self) {
-        self.lock().ended = true;
-    }
-
-    /// Opens the lane: its subscribe call's answer is queued. Returns whether it must be queued
-    /// for the loop.
-    pub(super) fn open(&self) -> bool {
-        let mut state = self.lock();
-        state.open = true;
-        let queue = Self::needs_queue(&mut state);
-        drop(state);
-        self.opened.notify_waiters();
-        queue
-    }
-
-    /// Resolves once the lane is open (its subscribe call's answer is queued) or ended: what the
-    /// pump waits for before it polls the producer, so that a fast producer does not fill the
-    /// lane before anything can leave it.
-    pub(crate) async fn opening(&self) {
-        loop {
-            let opened = self.opened.notified();
-            tokio::pin!(opened);
-            opened.as_mut().enable();
-            {
-                let state = self.lock();
-                if state.open || state.ended {
-                    return;
-                }
-            }
-            opened.await;
-        }
-    }
-
-    /// Resolves once the loop took notifications (or the subscription ended): room to offer
-    /// again. Made before the offer, so that room made in between is not missed.
-    pub(crate) fn room(&self) -> tokio::sync::futures::Notified<'_> {
-        self.room.notified()
-    }
-
-    /// Moves up to `most` notifications to `out`; returns their bytes, and whether the lane
-    /// still has some.
-    pub(super) fn take(&self, most: usize, out: &mut impl FnMut(String)) -> (usize, bool) {
-        let mut state = self.lock();
-        let mut moved = 0;
-        for _ in 0..most {
-            let Some(text) = state.texts.pop_front() else {
-                break;
-            };
-            state.bytes -= text.len();
-            moved += text.len();
-            out(text);
-        }
-        self.waiting.fetch_sub(moved, Ordering::AcqRel);
-        let more = !state.texts.is_empty();
-        state.queued = more;
-        drop(state);
-        if moved > 0 {
-            self.room.notify_waiters();
-        }
-        (moved, more)
-    }
-
-    fn join(&self, state: &mut State, text: String) -> bool {
+    fn join(&self, state: &mut State, text: String) {
         state.bytes += text.len();
         self.waiting.fetch_add(text.len(), Ordering::AcqRel);
         state.texts.push_back(text);
-        Self::needs_queue(state)
-    }
-
-    fn needs_queue(state: &mut State) -> bool {
-        let queue = state.open && !state.queued && !state.texts.is_empty();
-        if queue {
-            state.queued = true;
-        }
-        queue
     }
 
     fn clear(&self, state: &mut State) {
         let bytes = std::mem::take(&mut state.bytes);
         state.texts.clear();
+        state.held_back = None;
         self.waiting.fetch_sub(bytes, Ordering::AcqRel);
         self.budget.give_back(bytes);
+    }
+}
+
+impl ArcWake for Lane {
+    /// Puts the lane in its connection's queue, for the taker to poll its producer.
+    fn wake_by_ref(lane: &Arc<Self>) {
+        if let Some(ready) = lane.ready.upgrade() {
+            ready.push(lane, true);
+        }
+    }
+}
+
+/// Holds the lanes for the taker to visit, and the taker's waker.
+#[derive(Default)]
+pub(crate) struct Ready {
+    lanes: Mutex<VecDeque<Arc<Lane>>>,
+    /// Whether `lanes` holds one: what the taker looks at, without the lock.
+    pub(super) has: AtomicBool,
+    /// Whether a producer woke since the taker last looked.
+    pub(super) woken: AtomicBool,
+    pub(super) taker: AtomicWaker,
+}
+
+impl Ready {
+    pub(super) fn lanes(&self) -> MutexGuard<'_, VecDeque<Arc<Lane>>> {
+        self.lanes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `lane` for a visit, unless it is queued already; with `wake`, wakes the taker (a
+    /// producer woke: the taker may be waiting for nothing else).
+    pub(super) fn push(&self, lane: &Arc<Lane>, wake: bool) {
+        if !lane.queued.swap(true, Ordering::AcqRel) {
+            let mut lanes = self.lanes();
+            lanes.push_back(Arc::clone(lane));
+            // Under the lock, as `pop` clears it: never left false with a lane queued.
+            self.has.store(true, Ordering::Release);
+        }
+        if wake {
+            self.woken.store(true, Ordering::Release);
+            self.taker.wake();
+        }
+    }
+
+    pub(super) fn pop(&self) -> Option<Arc<Lane>> {
+        let mut lanes = self.lanes();
+        let lane = lanes.pop_front();
+        if lanes.is_empty() {
+            self.has.store(false, Ordering::Release);
+        }
+        lane
     }
 }

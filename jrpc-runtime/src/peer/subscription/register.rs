@@ -8,17 +8,16 @@ use std::hash::{BuildHasher as _, Hasher as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures_util::StreamExt as _;
 use serde::Serialize;
 
-use super::items::{Items, Produced, Producer};
-use super::lane::{Lane, Offered};
+use super::items::Items;
+use super::lane::Lane;
 use super::registry::Refused;
 use crate::dispatch::{
     Context, FromParams, MethodDoc, Methods, ParamDoc, SchemaDoc, SubscriptionDoc,
 };
 use crate::error::RegisterError;
-use crate::peer::handle::{Overflowed, Peer, Shared};
+use crate::peer::handle::Peer;
 use crate::wire::{ErrorCode, Id, RpcError};
 
 /// Makes the id of each new subscription (see [`Methods::subscription_ids`]).
@@ -248,101 +247,49 @@ fn refused(why: Refused) -> RpcError {
 }
 
 /// Opens the subscription `items` on `peer`'s connection, for the call `request`: returns its id.
+/// Its producer is polled by the connection's taker once the answer is on its way.
 fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id, RpcError> {
     let shared = &peer.shared;
     let provider = spec.table.ids();
-    let lane_for = |id: &Id| {
-        Arc::new(Lane::new(
+    let Items {
+        mut producer,
+        bound_items,
+        bound_bytes,
+        when_full,
+        ..
+    } = items;
+    let mut tries = 0;
+    let id = loop {
+        let id = provider.as_ref().map_or_else(random_id, |ids| ids());
+        let lane = Arc::new(Lane::new(
+            id.clone(),
             format!(
                 r#"{{"jsonrpc":"2.0","method":{},"params":{{"subscription":{id},"#,
                 spec.notification
             ),
-            items.bound_items,
-            items.bound_bytes,
-            items.when_full,
+            producer,
+            (bound_items, bound_bytes, when_full),
+            Arc::downgrade(&shared.subscriptions.ready),
             Arc::clone(&shared.budget),
             Arc::clone(&shared.subscriptions.waiting),
-        ))
-    };
-    let mut tries = 0;
-    let (id, lane) = loop {
-        let id = provider.as_ref().map_or_else(random_id, |ids| ids());
-        let lane = lane_for(&id);
+        ));
         match shared
             .subscriptions
             .add(&id, request.clone(), &lane, Arc::clone(&spec.unsubscribe))
         {
-            Ok(()) => break (id, lane),
-            Err(Refused::Taken) if tries < 3 => tries += 1,
+            Ok(()) => break id,
+            Err(Refused::Taken) if tries < 3 => {
+                tries += 1;
+                // Never added: its producer goes to the next try.
+                producer = lane
+                    .take_producer()
+                    .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
+            }
             Err(why) => return Err(refused(why)),
         }
     };
     // A handle's push began: a reader that answers calls where it reads them queues this answer
-    // behind, through the loop, which opens the lane once the answer is queued.
+    // behind, through the loop, so that the lane opens as the answer goes out.
     shared.pushes.fetch_add(1, Ordering::AcqRel);
-    let pump = tokio::spawn(pump(Arc::clone(shared), id.clone(), lane, items.producer));
-    shared.subscriptions.set_producer(&id, pump.abort_handle());
     Ok(id)
-}
-
-/// Polls a subscription's producer and offers each item to its lane, until the stream ends, an
-/// item fails, the lane ends it, or (dropped with its task) the subscription ends.
-async fn pump(shared: Arc<Shared>, id: Id, lane: Arc<Lane>, mut producer: Producer) {
-    lane.opening().await;
-    while let Some(produced) = producer.next().await {
-        let mut text = match produced {
-            Produced::Item(raw) => lane.notification(raw.get()),
-            Produced::Shared(raw) => lane.notification(raw.get()),
-            Produced::Failed(err) => {
-                if lane.fail(lane.error_notification(&err)) {
-                    shared.subscriptions.queue(Arc::clone(&lane));
-                }
-                break;
-            }
-        };
-        loop {
-            // Made before the offer: room made in between is not missed.
-            let taken = lane.room();
-            let freed = shared.budget.freed();
-            tokio::pin!(taken, freed);
-            taken.as_mut().enable();
-            freed.as_mut().enable();
-            match lane.offer(text) {
-                Offered::Joined(queue) => {
-                    if queue {
-                        shared.subscriptions.queue(Arc::clone(&lane));
-                    }
-                    break;
-                }
-                Offered::Full(back) => {
-                    text = back;
-                    tokio::select! {
-                        () = taken => {}
-                        () = freed => {}
-                    }
-                }
-                Offered::Lagged(queue) => {
-                    if queue {
-                        shared.subscriptions.queue(Arc::clone(&lane));
-                    }
-                    shared.subscriptions.finished(&id);
-                    return;
-                }
-                Offered::Close => {
-                    shared.overflow(Overflowed {
-                        reason: format!(
-                            "subscription {id} fell behind its bound ({} items, {} bytes)",
-                            lane.bound_items, lane.bound_bytes
-                        ),
-                        method: None,
-                        id: None,
-                    });
-                    return;
-                }
-                Offered::Ended => return,
-            }
-        }
-    }
-    lane.finish();
-    shared.subscriptions.finished(&id);
 }

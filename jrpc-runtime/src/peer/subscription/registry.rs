@@ -1,29 +1,30 @@
 //! Keeps the subscriptions of one connection: their lanes by id, the cap, the lanes that wait for
-//! their subscribe call's answer, and the lanes that have notifications for the loop.
+//! their subscribe call's answer, and the lanes for the taker to visit (their producer woke, or
+//! notifications wait in them).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
-use tokio::task::AbortHandle;
 
-use super::lane::Lane;
+use super::lane::{Lane, Ready};
+use crate::peer::handle::{Overflowed, Shared};
 use crate::wire::Id;
 
-/// How many notifications the loop takes from one lane before the next lane's turn.
+/// How many notifications the taker moves from one lane (or polls from its producer) before the
+/// next lane's turn.
 const TURN: usize = 16;
 
 /// Holds the subscriptions of one connection (see the [module docs](self)).
 pub(crate) struct Subscriptions {
     live: Mutex<Live>,
-    /// The lanes with notifications for the loop, in turn.
-    ready: Mutex<VecDeque<Arc<Lane>>>,
-    /// Whether `ready` holds a lane: what the loop looks at, without the lock.
-    has_ready: AtomicBool,
-    /// Woken when a lane joins `ready`.
+    /// The lanes for the taker to visit, in turn.
+    pub(super) ready: Arc<Ready>,
+    /// Woken when a subscription ends: a loop that lives as long as its subscriptions looks again.
     pub(crate) wake: Notify,
     /// The bytes waiting in the lanes, which the watermark counts too.
     pub(super) waiting: Arc<AtomicUsize>,
@@ -47,7 +48,6 @@ struct Entry {
     lane: Arc<Lane>,
     /// The unsubscribe method that ends it: another one answers `false`.
     unsubscribe: Arc<str>,
-    producer: Option<AbortHandle>,
 }
 
 /// Says why a subscription could not be added.
@@ -60,13 +60,40 @@ pub(crate) enum Refused {
     Taken,
 }
 
+/// Says what the taker took from the lanes.
+#[derive(Default)]
+pub(crate) struct Taken {
+    /// The bytes moved out.
+    pub(crate) moved: usize,
+    /// Whether a producer may have more now: the taker comes back without a wake.
+    pub(crate) again: bool,
+    /// The subscription that must close the connection ([`WhenFull::CloseConnection`](super::WhenFull)),
+    /// and its bound.
+    pub(crate) close: Option<(Id, usize, usize)>,
+}
+
+impl Taken {
+    /// Closes the connection of `shared` when a subscription that closes it when it falls behind
+    /// ([`WhenFull::CloseConnection`](super::WhenFull)) did.
+    pub(crate) fn overflow(&self, shared: &Shared) {
+        if let Some((id, items, bytes)) = &self.close {
+            shared.overflow(Overflowed {
+                reason: format!(
+                    "subscription {id} fell behind its bound ({items} items, {bytes} bytes)"
+                ),
+                method: None,
+                id: None,
+            });
+        }
+    }
+}
+
 impl Subscriptions {
     /// Returns an empty registry for at most `max` subscriptions.
     pub(crate) fn new(max: usize) -> Self {
         Self {
             live: Mutex::default(),
-            ready: Mutex::default(),
-            has_ready: AtomicBool::new(false),
+            ready: Arc::default(),
             wake: Notify::new(),
             waiting: Arc::default(),
             awaiting: AtomicUsize::new(0),
@@ -78,10 +105,6 @@ impl Subscriptions {
     fn live(&self) -> MutexGuard<'_, Live> {
         // Every change is one step: a panic elsewhere leaves the maps whole.
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn ready_lanes(&self) -> MutexGuard<'_, VecDeque<Arc<Lane>>> {
-        self.ready.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Checks there is room for one more subscription.
@@ -97,7 +120,7 @@ impl Subscriptions {
     }
 
     /// Adds the subscription `id`, opened by the call `request`: its lane opens once that call's
-    /// answer is queued ([`answered`](Self::answered)).
+    /// answer is on its way ([`answered`](Self::answered)).
     pub(crate) fn add(
         &self,
         id: &Id,
@@ -120,7 +143,6 @@ impl Subscriptions {
             Entry {
                 lane: Arc::clone(lane),
                 unsubscribe,
-                producer: None,
             },
         );
         live.awaiting.push((request, Arc::clone(lane)));
@@ -129,17 +151,10 @@ impl Subscriptions {
         Ok(())
     }
 
-    /// Keeps the handle of subscription `id`'s producer, to drop it when the subscription ends.
-    pub(crate) fn set_producer(&self, id: &Id, producer: AbortHandle) {
-        match self.live().by_id.get_mut(id) {
-            Some(entry) => entry.producer = Some(producer),
-            // Ended already (unsubscribed, or the connection closed).
-            None => producer.abort(),
-        }
-    }
-
     /// Opens the lanes whose subscribe call `answer` (an answer's text, or a batch of them)
-    /// answers: their notifications may follow it now.
+    /// answers: their producers may be polled now, and their notifications follow it. Called with
+    /// every outgoing text, in order, where the taker's texts join it: a look at a counter while
+    /// no subscribe call waits.
     pub(crate) fn answered(&self, answer: &str) {
         if self.awaiting.load(Ordering::Acquire) == 0 {
             return;
@@ -175,22 +190,33 @@ impl Subscriptions {
         }
         self.awaiting.fetch_sub(opened.len(), Ordering::AcqRel);
         for lane in opened {
-            if lane.open() {
-                self.queue(lane);
-            }
+            lane.open();
+            // Never polled yet, its producer cannot wake it: its first visit is queued here.
+            self.ready.push(&lane, true);
         }
     }
 
-    /// Queues `lane`, which has notifications, for the loop.
-    pub(crate) fn queue(&self, lane: Arc<Lane>) {
-        self.ready_lanes().push_back(lane);
-        self.has_ready.store(true, Ordering::Release);
-        self.wake.notify_one();
+    /// Returns whether a lane is to be visited.
+    pub(crate) fn has_ready(&self) -> bool {
+        self.ready.has.load(Ordering::Acquire)
     }
 
-    /// Returns whether a lane has notifications for the loop.
-    pub(crate) fn has_ready(&self) -> bool {
-        self.has_ready.load(Ordering::Acquire)
+    /// Registers the taker's waker, woken when a producer wakes.
+    pub(crate) fn register_taker(&self, waker: &Waker) {
+        self.ready.taker.register(waker);
+    }
+
+    /// Resolves once a producer woke since the last call (at once if one did), `waker`
+    /// registered meanwhile: what a taker that waits for nothing else (the loop) waits on.
+    pub(crate) fn poll_woken(&self, cx: &TaskContext<'_>) -> Poll<()> {
+        if self.ready.woken.swap(false, Ordering::AcqRel) {
+            return Poll::Ready(());
+        }
+        self.ready.taker.register(cx.waker());
+        if self.ready.woken.swap(false, Ordering::AcqRel) {
+            return Poll::Ready(());
+        }
+        Poll::Pending
     }
 
     /// Returns the bytes waiting in the lanes.
@@ -198,22 +224,39 @@ impl Subscriptions {
         self.waiting.load(Ordering::Acquire)
     }
 
-    /// Moves notifications from the lanes to `out`, a few of each in turn, until `room` bytes
-    /// moved (at least one notification) or none waits.
-    pub(crate) fn take(&self, room: usize, mut out: impl FnMut(String)) {
-        let mut moved = 0;
-        while moved < room.max(1) {
-            let Some(lane) = self.ready_lanes().pop_front() else {
+    /// Visits each lane to be visited once, in turn: moves their notifications to `out` while
+    /// fewer than `room` bytes moved (at least one notification, when `room` is not 0), and polls
+    /// their producers. With no room, producers are still polled, into their lanes: each lane's
+    /// bound and policy apply.
+    pub(crate) fn take(&self, room: usize, mut out: impl FnMut(String)) -> Taken {
+        let mut taken = Taken::default();
+        // The lanes queued now: one pushed back during the visits waits for the next call.
+        let mut visits = self.ready.lanes().len();
+        while visits > 0 {
+            visits -= 1;
+            let Some(lane) = self.ready.pop() else {
                 break;
             };
-            let (bytes, more) = lane.take(TURN, &mut out);
-            moved += bytes;
-            if more {
-                self.ready_lanes().push_back(lane);
+            // Before its producer is polled: a wake from now on queues it again.
+            lane.queued.store(false, Ordering::Release);
+            let visit = lane.visit(room.saturating_sub(taken.moved), TURN, &mut out);
+            taken.moved += visit.moved;
+            if visit.done {
+                self.finished(&lane);
+            }
+            if visit.close {
+                taken.close = Some((lane.id.clone(), lane.bound_items, lane.bound_bytes));
+            }
+            if visit.requeue {
+                self.ready.push(&lane, false);
+                taken.again |= visit.again;
             }
         }
-        let empty = self.ready_lanes().is_empty();
-        self.has_ready.store(!empty, Ordering::Release);
+        if taken.again {
+            // Polled again without a wake: a taker waiting on `poll_woken` comes back at once.
+            self.ready.woken.store(true, Ordering::Release);
+        }
+        taken
     }
 
     /// Ends subscription `id` when `unsubscribe` is the method that ends it: its producer is
@@ -229,13 +272,24 @@ impl Subscriptions {
         let Some(entry) = entry else {
             return false;
         };
-        end(entry);
+        entry.lane.end();
         true
     }
 
-    /// Forgets subscription `id`, whose producer finished: what waits in its lane still goes.
-    pub(crate) fn finished(&self, id: &Id) {
-        self.live().by_id.remove(id);
+    /// Forgets the subscription of `lane`, which is over (its producer finished or failed, or it
+    /// lagged): what waits in its lane still goes.
+    fn finished(&self, lane: &Arc<Lane>) {
+        {
+            let mut live = self.live();
+            // Unless the id went to another subscription since this one was unsubscribed.
+            if live
+                .by_id
+                .get(&lane.id)
+                .is_some_and(|entry| Arc::ptr_eq(&entry.lane, lane))
+            {
+                live.by_id.remove(&lane.id);
+            }
+        }
         // A loop that lives as long as its subscriptions looks again.
         self.wake.notify_one();
     }
@@ -243,23 +297,32 @@ impl Subscriptions {
     /// Ends every subscription (the connection closed): producers dropped at once, what waits
     /// dropped with them; none can be added any more.
     pub(crate) fn close(&self) {
-        let entries: Vec<Entry> = {
+        let (entries, awaiting): (Vec<Entry>, Vec<(Id, Arc<Lane>)>) = {
             let mut live = self.live();
             live.closed = true;
-            let awaiting = std::mem::take(&mut live.awaiting).len();
-            self.awaiting.fetch_sub(awaiting, Ordering::AcqRel);
-            live.by_id.drain().map(|(_, entry)| entry).collect()
+            let awaiting = std::mem::take(&mut live.awaiting);
+            self.awaiting.fetch_sub(awaiting.len(), Ordering::AcqRel);
+            (
+                live.by_id.drain().map(|(_, entry)| entry).collect(),
+                awaiting,
+            )
         };
         for entry in entries {
-            end(entry);
+            entry.lane.end();
         }
-        self.ready_lanes().clear();
-        self.has_ready.store(false, Ordering::Release);
+        drop(awaiting);
+        let lanes = {
+            let mut lanes = self.ready.lanes();
+            self.ready.has.store(false, Ordering::Release);
+            std::mem::take(&mut *lanes)
+        };
+        for lane in lanes {
+            // Ended with the rest, unless it was over already with notifications waiting.
+            lane.end();
+        }
         self.wake.notify_one();
     }
-}
 
-impl Subscriptions {
     /// Returns whether a subscription is live, or notifications wait in a lane.
     pub(crate) fn any(&self) -> bool {
         self.has_ready() || !self.live().by_id.is_empty()
@@ -273,12 +336,4 @@ impl Subscriptions {
     pub(crate) fn ever_opened(&self) -> bool {
         self.opened.load(Ordering::Acquire)
     }
-}
-
-/// Ends a subscription taken out of the registry.
-fn end(entry: Entry) {
-    if let Some(producer) = entry.producer {
-        producer.abort();
-    }
-    entry.lane.end();
 }

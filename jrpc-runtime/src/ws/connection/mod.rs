@@ -85,7 +85,7 @@ pub(crate) use self::meter::{Meter, Metered};
 use self::outbox::Outbox;
 use self::pump::Pump;
 use crate::dispatch::{Context, Methods};
-use crate::peer::{Feed, Peer, PeerConfig};
+use crate::peer::{Feed, Notifications, Peer, PeerConfig};
 
 /// Names a signal future: shutdown begun, or the drain budget spent.
 pub(crate) type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -155,6 +155,7 @@ where
         out: out_rx,
         outbox: Outbox::default(),
         budget: Arc::clone(&peer.shared.budget),
+        notifications: Notifications::new(&peer),
         ping_interval: settings.ping_interval,
         idle_timeout: settings.idle_timeout,
         close_timeout: settings.close_timeout,

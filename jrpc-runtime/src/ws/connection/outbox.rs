@@ -1,7 +1,14 @@
-//! Runs the pump's writing side: the peer's texts, the pump's own answers and pings, to the socket.
+//! Runs the pump's writing side: the peer's texts, the pump's own answers and pings, and the
+//! subscriptions' notifications, to the socket.
+//!
+//! The notifications are taken here rather than by the peer's loop ([`Notifications`]): a
+//! published item wakes this task alone, which polls the producers that woke and writes their
+//! notifications in one flush. They are taken once the loop has handed over nothing more (each
+//! text it hands over may be a subscribe call's answer, which opens its lane), and while the
+//! socket waits, so that a client that reads slowly meets each subscription's bound and policy.
 
 use std::collections::VecDeque;
-use std::task::{Context as TaskContext, Poll, ready};
+use std::task::{Context as TaskContext, Poll};
 
 use futures_util::SinkExt as _;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -11,6 +18,7 @@ use tokio_tungstenite::tungstenite::{Bytes, Message};
 
 use super::link::Taking;
 use crate::limits::Watermark;
+use crate::peer::Notifications;
 
 /// Holds what waits to be written: the peer's next text, a ping, whether a flush is owed.
 #[derive(Default)]
@@ -19,6 +27,8 @@ pub(super) struct Outbox {
     run: std::vec::IntoIter<String>,
     /// Answers the pump made itself, to write after the run.
     answers: VecDeque<String>,
+    /// Subscriptions' notifications taken, to write after those.
+    notes: VecDeque<String>,
     next: Option<Message>,
     pub(super) ping: bool,
     unflushed: bool,
@@ -42,6 +52,7 @@ impl Outbox {
             && !self.ping
             && self.run.as_slice().is_empty()
             && self.answers.is_empty()
+            && self.notes.is_empty()
     }
 
     /// Returns the most bytes written between two flushes since tungstenite was made (see
@@ -58,12 +69,16 @@ impl Outbox {
     /// Returns where the pump's own answers go, while nothing waits to be written or flushed;
     /// `None` while something does, so that they wait for the socket as the peer's loop's do.
     pub(super) fn answers(&mut self) -> Option<&mut VecDeque<String>> {
-        let idle = self.next.is_none() && !self.unflushed && self.run.as_slice().is_empty();
+        let idle = self.next.is_none()
+            && !self.unflushed
+            && self.run.as_slice().is_empty()
+            && self.notes.is_empty();
         (idle && self.answers.is_empty()).then_some(&mut self.answers)
     }
 
-    /// Moves texts from the peer to the socket, a ping first when one is due; flushes when no
-    /// more is waiting. Ready (`Ok`) once the peer's loop has ended and all is flushed.
+    /// Moves texts from the peer, and notifications, to the socket, a ping first when one is
+    /// due; flushes when no more is waiting. Ready (`Ok`) once the peer's loop has ended and all
+    /// is flushed.
     ///
     /// All state lives in `self`, so the future built on this may be dropped at any await.
     pub(super) fn poll<S>(
@@ -71,6 +86,7 @@ impl Outbox {
         ws: &mut WebSocketStream<S>,
         out: &Taking<String>,
         budget: &Watermark,
+        notifications: &Notifications,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), WsError>>
     where
@@ -89,16 +105,31 @@ impl Outbox {
                     self.taken += text.len();
                     self.flush = true;
                     self.next = Some(Message::Text(text.into()));
+                } else if let Some(text) = self.notes.pop_front() {
+                    self.taken += text.len();
+                    self.next = Some(Message::Text(text.into()));
                 } else if !self.ended {
                     match out.lane().poll_take(cx) {
                         Poll::Ready(Some(run)) => {
+                            // A subscription's lane opens as its subscribe call's answer comes.
+                            for text in &run {
+                                notifications.answered(text);
+                            }
                             // Take what else waits first: it goes out in the same write.
                             self.run = run.into_iter();
                             self.flush = true;
                             continue;
                         }
                         Poll::Ready(None) => self.ended = true,
-                        Poll::Pending => {}
+                        Poll::Pending => {
+                            // The loop has nothing more: the notifications ready go out, in
+                            // the same write.
+                            self.take_notes(notifications, cx);
+                            if !self.notes.is_empty() {
+                                self.flush = true;
+                                continue;
+                            }
+                        }
                     }
                 }
             }
@@ -112,22 +143,47 @@ impl Outbox {
                     Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
                     Poll::Pending => {
                         self.next = Some(message);
+                        // While the socket waits, producers are still polled: into their lanes
+                        // once what is on its way is enough.
+                        self.take_notes(notifications, cx);
                         return Poll::Pending;
                     }
                 }
             }
             if self.unflushed && (self.flush || self.ended) {
-                ready!(ws.poll_flush_unpin(cx))?;
+                match ws.poll_flush_unpin(cx) {
+                    Poll::Ready(flushed) => flushed?,
+                    Poll::Pending => {
+                        self.take_notes(notifications, cx);
+                        return Poll::Pending;
+                    }
+                }
                 self.unflushed = false;
                 self.flush = false;
                 self.most = self.most.max(self.taken);
                 budget.give_back(std::mem::take(&mut self.taken));
+                // The room given back may be what notifications waiting in their lanes wait
+                // for: nothing else wakes this task for them.
+                self.take_notes(notifications, cx);
+                if !self.notes.is_empty() {
+                    self.flush = true;
+                    continue;
+                }
             }
             return if self.ended {
                 Poll::Ready(Ok(()))
             } else {
                 Poll::Pending
             };
+        }
+    }
+
+    /// Takes the subscriptions' notifications ready (while the loop is running: once it has
+    /// ended, its subscriptions have too).
+    fn take_notes(&mut self, notifications: &Notifications, cx: &mut TaskContext<'_>) {
+        if !self.ended && notifications.take(cx, &mut self.notes) {
+            // A producer may have more: come back after the others' turn.
+            cx.waker().wake_by_ref();
         }
     }
 }

@@ -19,7 +19,7 @@ use super::link::Taking;
 use super::outbox::Outbox;
 use super::{End, Signal};
 use crate::limits::Watermark;
-use crate::peer::Driver;
+use crate::peer::{Driver, Notifications};
 use crate::woken::Woken;
 
 /// Sets how much may be written at once before tungstenite is made anew. Its buffers keep the size
@@ -54,6 +54,8 @@ pub(super) struct Pump {
     pub(super) outbox: Outbox,
     /// The peer's byte budget: the room of what the socket took is given back here.
     pub(super) budget: Arc<Watermark>,
+    /// The subscriptions' notifications, which the pump takes itself.
+    pub(super) notifications: Notifications,
     pub(super) ping_interval: Option<Duration>,
     pub(super) idle_timeout: Option<Duration>,
     pub(super) close_timeout: Duration,
@@ -108,7 +110,7 @@ impl Pump {
                     }
                     // One branch polls both ways, writing first: they share the socket.
                     io = poll_fn(|cx| {
-                        let written = self.outbox.poll(&mut ws, &self.out, &self.budget, cx);
+                        let written = self.outbox.poll(&mut ws, &self.out, &self.budget, &self.notifications, cx);
                         if let Poll::Ready(written) = written {
                             return Poll::Ready(SocketEvent::Written(written));
                         }

@@ -1,0 +1,62 @@
+//! Provides the seam a transport that writes in a task of its own (a WebSocket's pump) takes its
+//! connection's subscription notifications through, instead of the connection's loop: one
+//! wake-up of the task that writes the socket per item published, rather than one of the loop and
+//! another of the writer.
+//!
+//! The loop's rules hold:
+//! - The subscribe call's answer goes first. A lane opens as the writer takes the answer
+//!   ([`Notifications::answered`], called with every text the loop hands it, in order), so its
+//!   notifications, taken after, go behind it.
+//! - A subscription's notifications keep their order: the writer is their only taker (the loop
+//!   leaves them alone, [`PeerConfig`](crate::peer::PeerConfig)'s `notifications_by_sink`).
+//! - A slow reader: they go out while what is on its way to the other side is under a quarter of
+//!   the watermark, as the loop lets them, and wait in their lanes past that.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::task::Context as TaskContext;
+
+use crate::peer::handle::{Peer, Shared};
+
+/// Takes a connection's subscription notifications for a writer in a task of its own (see the
+/// module docs).
+pub(crate) struct Notifications {
+    shared: Arc<Shared>,
+}
+
+#[allow(
+    dead_code,
+    reason = "a transport that writes in a task of its own takes the notifications"
+)]
+impl Notifications {
+    /// Returns the notifications of `peer`'s connection, whose loop must leave them to the sink.
+    pub(crate) fn new(peer: &Peer) -> Self {
+        Self {
+            shared: Arc::clone(&peer.shared),
+        }
+    }
+
+    /// Opens the lanes of the subscriptions whose subscribe call `text`, a text the writer takes
+    /// from the loop, answers. A look at a counter while no subscribe call waits for its answer.
+    pub(crate) fn answered(&self, text: &str) {
+        self.shared.subscriptions.answered(text);
+    }
+
+    /// Moves the notifications ready now to `out` while little is on its way to the other side,
+    /// polling the producers that woke (into their lanes when there is no room); `cx`'s task is
+    /// woken when a producer has more. Returns whether to come back without a wake: a producer
+    /// may have more now.
+    pub(crate) fn take(&self, cx: &TaskContext<'_>, out: &mut VecDeque<String>) -> bool {
+        let subscriptions = &self.shared.subscriptions;
+        subscriptions.register_taker(cx.waker());
+        if !subscriptions.has_ready() {
+            return false;
+        }
+        let budget = &self.shared.budget;
+        let on_the_way = budget.held().saturating_sub(subscriptions.waiting());
+        let room = (budget.limit() / 4).saturating_sub(on_the_way);
+        let taken = subscriptions.take(room, |text| out.push_back(text));
+        taken.overflow(&self.shared);
+        taken.again
+    }
+}
