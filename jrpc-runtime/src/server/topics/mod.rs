@@ -15,14 +15,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::caller::Caller as _;
 use crate::dispatch::Context;
 use crate::error::ClientError;
 use crate::peer::{Items, Peer};
 
-/// Holds what a topic feeds a subscription while it waits ([`Topics::items`]).
+/// Holds what a topic feeds its subscriptions while one waits ([`Topics::items`]): the items
+/// published last, shared by them all.
 const FEED_CAPACITY: usize = 64;
 
 #[cfg(feature = "redis")]
@@ -89,15 +90,19 @@ struct State {
     /// entry stays until its connection closes, so that a connection that leaves and joins again
     /// does not pile up close hooks.
     connections: HashMap<u64, HashSet<String>>,
+    /// The feed of each topic with subscriptions fed from it ([`Topics::items`]), and how many
+    /// are: one send reaches them all, the item encoded once and shared.
+    feeds: HashMap<String, (broadcast::Sender<Arc<RawValue>>, usize)>,
 }
 
-/// Receives a topic's notifications: a connection, a [`TopicWatch`]'s queue, or a subscription's
-/// feed ([`Topics::items`]), which takes the params alone, shared.
+/// Receives a topic's notifications: a connection, a [`TopicWatch`]'s queue, or a subscription
+/// fed from the topic's feed ([`Topics::items`]), which takes the params alone, shared.
 #[derive(Clone)]
 enum Subscriber {
     Peer(Peer),
     Watch(mpsc::Sender<Published>),
-    Feed(mpsc::Sender<Arc<RawValue>>),
+    /// Reads the topic's feed (`State::feeds`); here for the count and the topic's interest.
+    Feed,
 }
 
 impl Registry {
@@ -121,15 +126,23 @@ impl Registry {
             let Some(subscribers) = state.topics.get_mut(topic) else {
                 return false;
             };
-            if subscribers.remove(&connection).is_none() {
+            let Some(removed) = subscribers.remove(&connection) else {
                 return false;
-            }
+            };
             let emptied = subscribers.is_empty();
             if emptied {
                 state.topics.remove(topic);
             }
             if let Some(joined) = state.connections.get_mut(&connection) {
                 joined.remove(topic);
+            }
+            if matches!(removed, Subscriber::Feed)
+                && let Some((_, fed)) = state.feeds.get_mut(topic)
+            {
+                *fed -= 1;
+                if *fed == 0 {
+                    state.feeds.remove(topic);
+                }
             }
             emptied
         };
@@ -163,17 +176,28 @@ impl Registry {
 
     /// Queues the notification for every local subscriber of `topic`; returns how many took it.
     fn deliver(&self, topic: &str, method: &str, params: Option<&RawValue>) -> usize {
-        let subscribers: Vec<(u64, Subscriber)> = match self.lock().topics.get(topic) {
-            Some(subscribers) => subscribers
+        // The connections and watches, and the feed, taken under the lock and served outside it.
+        let (subscribers, feed): (Vec<(u64, Subscriber)>, _) = {
+            let state = self.lock();
+            let Some(subscribers) = state.topics.get(topic) else {
+                return 0;
+            };
+            let others = subscribers
                 .iter()
+                .filter(|(_, subscriber)| !matches!(subscriber, Subscriber::Feed))
                 .map(|(id, subscriber)| (*id, subscriber.clone()))
-                .collect(),
-            None => return 0,
+                .collect();
+            (others, state.feeds.get(topic).map(|(feed, _)| feed.clone()))
         };
         let mut reached = 0;
-        // A subscription's feed takes the params as they are, encoded once, whatever the
-        // number of subscriptions: made at the first that wants them.
-        let mut shared: Option<Arc<RawValue>> = None;
+        // The subscriptions fed from the topic take the params as they are, encoded once and
+        // shared, whatever their number: one send wakes them all.
+        if let Some(feed) = feed {
+            reached += match params {
+                Some(params) => feed.send(Arc::from(params.to_owned())).unwrap_or(0),
+                None => feed.receiver_count(),
+            };
+        }
         for (id, subscriber) in subscribers {
             // A WebSocket (`Overflow::Close`) never waits for room; a peer that would wait, or a
             // full watch, is skipped, so that one slow subscriber holds up no one.
@@ -192,17 +216,7 @@ impl Registry {
                     Err(mpsc::error::TrySendError::Full(_)) => None,
                     Err(mpsc::error::TrySendError::Closed(_)) => Some(false),
                 },
-                Subscriber::Feed(tx) => match params {
-                    None => Some(true),
-                    Some(params) => {
-                        let item = shared.get_or_insert_with(|| Arc::from(params.to_owned()));
-                        match tx.try_send(Arc::clone(item)) {
-                            Ok(()) => Some(true),
-                            Err(mpsc::error::TrySendError::Full(_)) => None,
-                            Err(mpsc::error::TrySendError::Closed(_)) => Some(false),
-                        }
-                    }
-                },
+                Subscriber::Feed => continue,
             };
             match sent {
                 Some(true) => reached += 1,
@@ -411,17 +425,54 @@ impl Topics {
     ///
     /// A publisher cannot wait for a subscriber: past the subscription's bound its policy
     /// applies, and under [`WhenFull::Wait`](crate::WhenFull::Wait) what is published while it
-    /// waits is held in a queue of 64 items, past which it is skipped (logged at WARN).
+    /// waits is held in the topic's feed, which keeps the last 64 items for all its
+    /// subscriptions; one that falls further behind skips its oldest (logged at WARN).
     pub fn items<T>(&self, topic: &str) -> Items<T> {
-        let (tx, rx) = mpsc::channel(FEED_CAPACITY);
-        let member = self.join([topic], Subscriber::Feed(tx));
+        let (member, rx) = self.join_feed(topic);
         Items::shared(futures_util::stream::unfold(
             (rx, member),
             |(mut rx, member)| async move {
-                let item = rx.recv().await?;
-                Some((item, (rx, member)))
+                loop {
+                    match rx.recv().await {
+                        Ok(item) => return Some((item, (rx, member))),
+                        Err(broadcast::error::RecvError::Lagged(skipped)) => tracing::warn!(
+                            topic = member.topics.first().map(String::as_str),
+                            skipped,
+                            "a subscription fell behind its topic's feed: its oldest items skipped"
+                        ),
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
             },
         ))
+    }
+
+    /// Adds a subscription to `topic`'s feed, under a number of its own, until the returned
+    /// membership drops; returns it with the feed's receiver.
+    fn join_feed(&self, topic: &str) -> (Membership, broadcast::Receiver<Arc<RawValue>>) {
+        let (id, first, rx) = {
+            let mut state = self.inner.lock();
+            let (feed, fed) = state
+                .feeds
+                .entry(topic.to_owned())
+                .or_insert_with(|| (broadcast::channel(FEED_CAPACITY).0, 0));
+            *fed += 1;
+            let rx = feed.subscribe();
+            let subscribers = state.topics.entry(topic.to_owned()).or_default();
+            let id = next_member();
+            let first = subscribers.is_empty();
+            subscribers.insert(id, Subscriber::Feed);
+            (id, first, rx)
+        };
+        if first {
+            self.inner.topics_changed();
+        }
+        let member = Membership {
+            id,
+            topics: vec![topic.to_owned()],
+            registry: Arc::downgrade(&self.inner),
+        };
+        (member, rx)
     }
 
     /// Adds `subscriber` to `topics`, under a number of its own, until the returned membership
@@ -431,9 +482,7 @@ impl Topics {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        // Apart from connections' numbers, which count up from 1.
-        static MEMBERS: AtomicU64 = AtomicU64::new(1 << 63);
-        let id = MEMBERS.fetch_add(1, Ordering::Relaxed);
+        let id = next_member();
         let topics: Vec<String> = topics.into_iter().map(Into::into).collect();
         let mut first = false;
         {
@@ -486,6 +535,13 @@ impl Topics {
             rx,
         }
     }
+}
+
+/// Returns the number of a new watch or feed: apart from connections' numbers, which count up
+/// from 1.
+fn next_member() -> u64 {
+    static MEMBERS: AtomicU64 = AtomicU64::new(1 << 63);
+    MEMBERS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Holds a notification published to a topic, as a [`TopicWatch`] receives it.
