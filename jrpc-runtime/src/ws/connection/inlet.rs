@@ -131,6 +131,10 @@ impl Inlet {
             if run.len() + answered == RUN {
                 break None;
             }
+            // Nothing to read: not asked, which would cost tungstenite's zeroing of its buffer.
+            if self.meter.as_ref().is_some_and(|meter| meter.quiet()) {
+                break None;
+            }
             // While the server's budget is spent, the socket's meter does not read it.
             let Poll::Ready(message) = ws.poll_next_unpin(cx) else {
                 break None;

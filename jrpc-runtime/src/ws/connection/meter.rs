@@ -31,6 +31,11 @@
 //! Over a raw socket the stream begins with the opening handshake, which is passed over (up to
 //! the blank line that ends its head): frames, and the following of their headers, begin after
 //! it, however the handshake's reads fall.
+//!
+//! The meter also knows when the socket has nothing to read ([`Meter::quiet`]): from a read that
+//! found nothing until the socket is woken for reading. tungstenite zeroes its whole read buffer
+//! before each attempt, so the pump, woken mostly to write (answers, subscriptions'
+//! notifications), skips the attempts that could find nothing.
 
 use std::io;
 use std::pin::Pin;
@@ -38,6 +43,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll, ready};
 
+use futures_util::task::{ArcWake, AtomicWaker, waker_ref};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::limits::ServerBudget;
@@ -65,6 +71,10 @@ pub(crate) struct Meter {
     /// each final data frame), and those the pump took: equal when tungstenite holds none.
     made: AtomicU64,
     taken: AtomicU64,
+    /// Whether the socket's last read found nothing, and it has not been woken for reading since.
+    quiet: AtomicBool,
+    /// Who waits to read: the waker the socket's last read was given, woken through the meter.
+    reader: AtomicWaker,
 }
 
 impl Meter {
@@ -81,6 +91,8 @@ impl Meter {
             between: AtomicBool::new(true),
             made: AtomicU64::new(0),
             taken: AtomicU64::new(0),
+            quiet: AtomicBool::new(false),
+            reader: AtomicWaker::new(),
         })
     }
 
@@ -115,6 +127,13 @@ impl Meter {
             .give_back(self.buffer.swap(0, Ordering::Relaxed));
     }
 
+    /// Returns whether the socket has nothing to read: its last read found nothing, and it has
+    /// not been woken for reading since. tungstenite then holds no whole frame either (it reads
+    /// the socket only for more), so a read would find nothing but cost the zeroing of its buffer.
+    pub(crate) fn quiet(&self) -> bool {
+        self.quiet.load(Ordering::Acquire)
+    }
+
     /// Returns whether the socket waits for room in the server's budget.
     pub(crate) fn waits(&self) -> bool {
         self.waiting.load(Ordering::Relaxed)
@@ -137,6 +156,14 @@ impl Meter {
     fn count(&self, (growth, message): (usize, usize)) {
         self.buffer.fetch_add(growth, Ordering::Relaxed);
         self.message.fetch_add(message, Ordering::Relaxed);
+    }
+}
+
+impl ArcWake for Meter {
+    /// Notes that the socket may have something to read, and wakes its reader.
+    fn wake_by_ref(meter: &Arc<Self>) {
+        meter.quiet.store(false, Ordering::Release);
+        meter.reader.wake();
     }
 }
 
@@ -205,10 +232,18 @@ impl<S: AsyncRead + Unpin> AsyncRead for Metered<S> {
         let this = self.get_mut();
         ready!(this.poll_room(cx));
         let before = buf.filled().len();
-        ready!(Pin::new(&mut this.io).poll_read(cx, buf))?;
-        if let Some(meter) = &this.meter {
-            this.frames.advance(&buf.filled()[before..], meter);
-        }
+        let Some(meter) = &this.meter else {
+            return Pin::new(&mut this.io).poll_read(cx, buf);
+        };
+        // Read with the meter as the waker, which notes the socket woken before it wakes the
+        // reader; quiet from before the read, so that a wake in between is not lost.
+        meter.reader.register(cx.waker());
+        meter.quiet.store(true, Ordering::Release);
+        let waker = waker_ref(meter);
+        let read = Pin::new(&mut this.io).poll_read(&mut TaskContext::from_waker(&waker), buf);
+        ready!(read)?;
+        meter.quiet.store(false, Ordering::Release);
+        this.frames.advance(&buf.filled()[before..], meter);
         Poll::Ready(Ok(()))
     }
 }
