@@ -8,7 +8,11 @@
 //!   HTTP/1.1 connection (run natively, not under callgrind), each answer checked, a pause of
 //!   PAUSE µs before each; with `--token`, with the bearer token `jrpc-auth` asks for;
 //! - `h2client PORT N [PAUSE]`: the same over one HTTP/2 connection with prior knowledge (h2c),
-//!   one stream at a time.
+//!   one stream at a time;
+//! - `fanclient PORT CONTROL N CONNECTIONS SUBSCRIPTIONS PAUSE_US`: opens CONNECTIONS WebSockets
+//!   with SUBSCRIPTIONS `eth_subscribe("newHeads")` each, then N times: a pause, one byte on the
+//!   control connection (one header published), and every notification it makes read and
+//!   checked, so that the server has parked again before the next.
 
 use std::hint::black_box;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -41,8 +45,14 @@ fn main() -> Result<()> {
             client(port.parse()?, n.parse()?, pause.parse()?, true)
         }
         ["h2client", port, n, pause] => h2client(port.parse()?, n.parse()?, pause.parse()?),
+        ["fanclient", port, control, n, connections, subscriptions, pause] => fanclient(
+            (port.parse()?, control.parse()?),
+            n.parse()?,
+            (connections.parse()?, subscriptions.parse()?),
+            pause.parse()?,
+        ),
         _ => Err(
-            "usage: jrpc-gate count N CASE jrpc|floor | client PORT N [PAUSE_US [--token]] | h2client PORT N PAUSE_US"
+            "usage: jrpc-gate count N CASE jrpc|floor | client PORT N [PAUSE_US [--token]] | h2client PORT N PAUSE_US | fanclient PORT CONTROL N CONNECTIONS SUBSCRIPTIONS PAUSE_US"
                 .into(),
         ),
     }
@@ -166,4 +176,55 @@ fn h2client(port: u16, n: usize, pause_us: u64) -> Result<()> {
         }
         Ok(())
     })
+}
+
+/// Opens `connections` WebSockets with `subscriptions` subscriptions each, then publishes `n`
+/// headers one at a time through the control port, reading and checking every notification of
+/// each before the next.
+fn fanclient(
+    (port, control): (u16, u16),
+    n: u64,
+    (connections, subscriptions): (usize, usize),
+    pause_us: u64,
+) -> Result<()> {
+    use tungstenite::Message;
+    let mut sockets = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        let (mut ws, _) = tungstenite::client::client(format!("ws://127.0.0.1:{port}/ws"), stream)
+            .map_err(|err| format!("WebSocket handshake: {err}"))?;
+        for id in 0..subscriptions {
+            ws.send(Message::text(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"eth_subscribe","params":["newHeads"]}}"#
+            )))?;
+        }
+        for _ in 0..subscriptions {
+            let answer = ws.read()?;
+            if !answer.to_text()?.contains(r#""result":"0x"#) {
+                return Err(format!("eth_subscribe answered {answer}").into());
+            }
+        }
+        sockets.push(ws);
+    }
+    let mut control = TcpStream::connect(("127.0.0.1", control))?;
+    control.set_nodelay(true)?;
+    for number in 1..=n {
+        if pause_us > 0 {
+            std::thread::sleep(Duration::from_micros(pause_us));
+        }
+        control.write_all(b"p")?;
+        let expected = format!(r#""number":"0x{number:x}""#);
+        for ws in &mut sockets {
+            for _ in 0..subscriptions {
+                let message = ws.read()?;
+                let text = message.to_text()?;
+                if !text.contains(r#""method":"eth_subscription""#) || !text.contains(&expected) {
+                    return Err(format!("expected head {number}, read {text}").into());
+                }
+            }
+        }
+    }
+    Ok(())
 }

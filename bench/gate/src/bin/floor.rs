@@ -4,18 +4,33 @@
 //!
 //! `floor serve`: hyper 1 and typed serde_json (`bench/src/floor/`), HTTP/1.1 or HTTP/2 by the
 //! connection's first bytes, served as `jrpc-gate serve` serves jrpc's.
+//!
+//! `floor serve fanout`: the fan-out benchmark's floor (`bench/src/fanout/floor.rs`):
+//! tokio-tungstenite writing each subscription's notification around the header encoded once,
+//! a header published for each byte on the control connection.
 
 #[path = "../../../src/floor/answer.rs"]
 mod answer;
+#[path = "../../../src/fanout/floor.rs"]
+mod fanout_floor;
 #[path = "../../../src/floor/http.rs"]
 mod floor_http;
+#[path = "../../../src/fanout/header.rs"]
+#[allow(
+    dead_code,
+    reason = "the header's fields are the benchmark's client's to read"
+)]
+mod header;
 #[path = "../serving.rs"]
 mod serving;
 
 fn main() -> serving::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args != ["serve"] {
-        return Err("usage: floor serve".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args[..] {
+        ["serve"] => {}
+        ["serve", "fanout"] => return fanout(),
+        _ => return Err("usage: floor serve [fanout]".into()),
     }
     serving::serve_until_stdin_closes(|listener| {
         tokio::spawn(async move {
@@ -30,5 +45,18 @@ fn main() -> serving::Result<()> {
             }
         });
         Ok(())
+    })
+}
+
+/// Serves the fan-out floor, publishing a header for each byte on the control connection.
+fn fanout() -> serving::Result<()> {
+    serving::serve_publishing_until_stdin_closes(|listener| {
+        let heads = fanout_floor::Heads::default();
+        tokio::spawn(fanout_floor::serve(listener, heads.clone()));
+        let mut number = 0;
+        Ok(Some(Box::new(move || {
+            number += 1;
+            heads.publish(&header::Header::new(number, 0));
+        })))
     })
 }
