@@ -92,7 +92,7 @@ struct Ring(Vec<(StateKey, u64)>);
 impl std::fmt::Debug for StateKeyRing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateKeyRing")
-            .field("keys", &self.read().0.len())
+            .field("keys", &self.key_count())
             .finish_non_exhaustive()
     }
 }
@@ -137,6 +137,12 @@ impl StateKeyRing {
         Ok(())
     }
 
+    /// Returns how many keys the ring holds: one signs, every one checks. A ring a store keeps
+    /// holds two from a rotation until the older is dropped.
+    pub fn key_count(&self) -> usize {
+        self.read().0.len()
+    }
+
     /// Returns a handle that does not keep the keys alive (a store's refresher holds one).
     #[cfg_attr(
         not(feature = "redis"),
@@ -157,8 +163,8 @@ impl StateKeyRing {
         self.0.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The key that signs at `now` (milliseconds since the Unix epoch): the newest in effect, or
-    /// the oldest when none is yet.
+    /// Returns the key that signs at `now` (milliseconds since the Unix epoch): the newest in
+    /// effect, or the oldest when none is yet.
     fn signing(&self, now: u64) -> Option<StateKey> {
         let ring = self.read();
         ring.0
@@ -168,7 +174,7 @@ impl StateKeyRing {
             .map(|(key, _)| key.clone())
     }
 
-    /// Whether one of the keys made `tag` over `json`.
+    /// Returns whether one of the keys made `tag` over `json`.
     fn verifies(&self, json: &[u8], tag: &[u8]) -> bool {
         self.read().0.iter().any(|(key, _)| {
             let mut mac = key.mac();
