@@ -102,6 +102,25 @@ pub fn monotonic_ns() -> u64 {
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
+/// Resident set of process `pid` (or `"self"`), in KiB.
+///
+/// # Errors
+///
+/// When `/proc/PID/status` cannot be read or has no `VmRSS` line.
+pub fn rss_kib(pid: &str) -> Result<u64, BoxError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .ok_or("no VmRSS")?;
+    Ok(line
+        .trim_start_matches("VmRSS:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()?)
+}
+
 /// Raises the soft limit on open files to `wanted` (within the hard limit), for thousands of
 /// sockets.
 pub fn raise_nofile(wanted: u64) {

@@ -298,16 +298,7 @@ impl ServerProcess {
 
     /// Its resident set, in KiB.
     fn rss_kib(&self) -> Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?))?;
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .ok_or("no VmRSS")?;
-        Ok(line
-            .trim_start_matches("VmRSS:")
-            .trim_end_matches("kB")
-            .trim()
-            .parse()?)
+        jrpc_bench::rss_kib(&self.pid()?)
     }
 
     async fn rate(&mut self, per_second: u64) -> Result<()> {

@@ -146,60 +146,51 @@ fn methods(
     heads: broadcast::Sender<Arc<RawValue>>,
     live: watch::Sender<usize>,
     policy: WhenFull,
-) -> Methods {
+) -> Result<Methods> {
     let mut methods = Methods::new();
     let count = live.clone();
     let watched = live.clone();
-    methods
-        .register_subscription(
-            "subscribe",
-            &[],
-            "heads",
-            "unsubscribe",
-            move |(): (), _ctx: Context| {
-                let rx = heads.subscribe();
-                let guard = Live::new(&count);
-                async move {
-                    let items = stream::unfold((rx, guard), |(mut rx, guard)| async move {
-                        loop {
-                            match rx.recv().await {
-                                Ok(item) => return Some((item, (rx, guard))),
-                                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                                Err(broadcast::error::RecvError::Closed) => return None,
-                            }
+    methods.register_subscription(
+        "subscribe",
+        &[],
+        "heads",
+        "unsubscribe",
+        move |(): (), _ctx: Context| {
+            let rx = heads.subscribe();
+            let guard = Live::new(&count);
+            async move {
+                let items = stream::unfold((rx, guard), |(mut rx, guard)| async move {
+                    loop {
+                        match rx.recv().await {
+                            Ok(item) => return Some((item, (rx, guard))),
+                            Err(broadcast::error::RecvError::Lagged(_)) => {}
+                            Err(broadcast::error::RecvError::Closed) => return None,
                         }
-                    });
-                    Ok::<_, RpcError>(Items::<Box<RawValue>>::shared(items).when_full(policy))
-                }
-            },
-        )
-        .map_err(|err| err.to_string())
-        .ok();
-    methods
-        .register(
-            "live_at_most",
-            &["count"],
-            move |(at_most,): (usize,), _| {
-                let mut live = watched.subscribe();
-                async move {
-                    let now = live
-                        .wait_for(|n| *n <= at_most)
-                        .await
-                        .map_err(|_| RpcError::internal())?;
-                    Ok::<_, RpcError>(*now)
-                }
-            },
-        )
-        .map_err(|err| err.to_string())
-        .ok();
-    methods
-        .register("live", &[], move |(): (), _| {
-            let now = *live.borrow();
-            async move { Ok::<_, RpcError>(now) }
-        })
-        .map_err(|err| err.to_string())
-        .ok();
-    methods
+                    }
+                });
+                Ok::<_, RpcError>(Items::<Box<RawValue>>::shared(items).when_full(policy))
+            }
+        },
+    )?;
+    methods.register(
+        "live_at_most",
+        &["count"],
+        move |(at_most,): (usize,), _| {
+            let mut live = watched.subscribe();
+            async move {
+                let now = live
+                    .wait_for(|n| *n <= at_most)
+                    .await
+                    .map_err(|_| RpcError::internal())?;
+                Ok::<_, RpcError>(*now)
+            }
+        },
+    )?;
+    methods.register("live", &[], move |(): (), _| {
+        let now = *live.borrow();
+        async move { Ok::<_, RpcError>(now) }
+    })?;
+    Ok(methods)
 }
 
 fn serve(options: &Options) -> Result<()> {
@@ -213,7 +204,7 @@ fn serve(options: &Options) -> Result<()> {
     runtime.block_on(async move {
         let (heads, _) = broadcast::channel(16);
         let (live, _) = watch::channel(0usize);
-        let server = jrpc_runtime::http::HttpServer::builder(methods(heads.clone(), live, policy))
+        let server = jrpc_runtime::http::HttpServer::builder(methods(heads.clone(), live, policy)?)
             .max_connections(20_000)
             .build()?;
         let listener = tokio::net::TcpListener::bind(listen).await?;
@@ -281,17 +272,7 @@ impl Server {
 
     fn rss_kib(&self) -> Result<u64> {
         let pid = self.child.id().ok_or("the server exited")?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .ok_or("no VmRSS")?;
-        Ok(line
-            .trim_start_matches("VmRSS:")
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()?)
+        jrpc_bench::rss_kib(&pid.to_string())
     }
 }
 
