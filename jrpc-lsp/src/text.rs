@@ -408,8 +408,9 @@ mod tests {
             }
         }
 
-        /// A position's UTF-16 `character` is the UTF-16 length of its line up to the offset,
-        /// as an editor counts it (checked against `encode_utf16`, not the code under test).
+        /// Checks that a position's UTF-16 `character` is the UTF-16 length of its line up to the
+        /// offset, as an editor counts it (checked against `encode_utf16`, not the code under
+        /// test).
         #[test]
         fn utf16_characters_are_what_an_editor_counts(text in text(), pick in any::<prop::sample::Index>()) {
             let offset = pick.index(text.len() + 1);

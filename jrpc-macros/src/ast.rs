@@ -122,7 +122,7 @@ pub(crate) enum WireName {
 }
 
 impl WireName {
-    /// The name, when the macro knows it.
+    /// Returns the name, when the macro knows it.
     pub(crate) fn known(&self) -> Option<&str> {
         match self {
             Self::Known(name) => Some(name),
@@ -130,7 +130,7 @@ impl WireName {
         }
     }
 
-    /// The method in a sentence of generated docs, with `noun` ("method", "notification"):
+    /// Returns the method in a sentence of generated docs, with `noun` ("method", "notification"):
     /// "the `calc.add` method", or "the method named by `EXPR`" (with a namespace, "the method
     /// named `calc.` and the name in `EXPR`").
     pub(crate) fn in_docs(&self, noun: &str) -> String {
@@ -223,7 +223,7 @@ pub(crate) enum Output {
 }
 
 impl Output {
-    /// The type a successful call gives to the client, as written.
+    /// Returns the type a successful call gives to the client, as written.
     pub(crate) fn ok_type(&self) -> Option<&Type> {
         match self {
             Self::Unit => None,
@@ -333,13 +333,13 @@ impl Service {
         }
     }
 
-    /// The name of the module holding the stub struct.
+    /// Returns the name of the module holding the stub struct.
     pub(crate) fn stub_module(client: &Ident) -> Ident {
         format_ident!("__jrpc_{}", client.unraw(), span = client.span())
     }
 }
 
-/// The service item's own attributes: helpers and `#[async_trait]` taken out.
+/// Takes helpers and `#[async_trait]` out of the service item's own attributes.
 fn take_item_attrs(attrs: &mut Vec<Attribute>, what: &'static str, stray: &mut Stray) {
     take_stray(attrs, what, stray);
     if let Some(i) = attrs.iter().position(|a| last_segment_is(a, "async_trait")) {
@@ -375,7 +375,7 @@ fn note_async_trait(generics: &Generics, stray: &mut Stray) {
     });
 }
 
-/// Whether `attr`'s path ends in `name` (`#[name]`, `#[a::name]`).
+/// Returns whether `attr`'s path ends in `name` (`#[name]`, `#[a::name]`).
 pub(crate) fn last_segment_is(attr: &Attribute, name: &str) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == name)
 }
@@ -406,7 +406,7 @@ fn strip_impl(item: &mut ItemImpl) {
 }
 
 impl Param {
-    /// A typed parameter of a method, its `#[rpc(...)]` attributes taken off.
+    /// Returns a typed parameter of a method, its `#[rpc(...)]` attributes taken off.
     fn read(arg: &mut syn::PatType, cx: &mut Ctxt) -> Self {
         let attrs = ParamAttrs::take(&mut arg.attrs, cx);
         let kind = if is_context_ref(&arg.ty) {
@@ -540,7 +540,7 @@ impl Method {
         }
     }
 
-    /// Whether the method is a `#[notification]` (and not a subscription, which a
+    /// Returns whether the method is a `#[notification]` (and not a subscription, which a
     /// `#[notification]` cannot be: an error).
     pub(crate) fn is_notification(&self) -> bool {
         self.attrs.notification.is_some() && self.subscription.is_none()
@@ -554,7 +554,7 @@ impl Method {
         }
     }
 
-    /// The span to blame for the wire name: the `name = ...` value when
+    /// Returns the span to blame for the wire name: the `name = ...` value when
     /// there is one, else the method's name.
     pub(crate) fn wire_name_span(&self) -> Span {
         match self.attrs.name_attr() {
@@ -563,19 +563,19 @@ impl Method {
         }
     }
 
-    /// The parameters read from `params`, in order.
+    /// Returns the parameters read from `params`, in order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(|p| p.kind == ParamKind::Value)
     }
 }
 
 impl Param {
-    /// The parameter's name, when its pattern is a plain name.
+    /// Returns the parameter's name, when its pattern is a plain name.
     pub(crate) fn ident(&self) -> Option<&Ident> {
         param_ident(&self.pat)
     }
 
-    /// The span to blame for the wire name.
+    /// Returns the span to blame for the wire name.
     pub(crate) fn wire_name_span(&self) -> Span {
         match &self.attrs.name {
             Some(lit) => lit.span(),
@@ -640,8 +640,8 @@ fn items_item(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// The lines of `#[doc = "..."]` attributes given as string literals, joined by newlines (a doc
-/// given by a macro, such as `include_str!`, cannot be read here and is left out).
+/// Returns the lines of `#[doc = "..."]` attributes given as string literals, joined by newlines (a
+/// doc given by a macro, such as `include_str!`, cannot be read here and is left out).
 fn doc_text(attrs: &[Attribute]) -> String {
     let lines: Vec<String> = attrs
         .iter()
@@ -661,7 +661,7 @@ fn doc_text(attrs: &[Attribute]) -> String {
     lines.join("\n")
 }
 
-/// The name bound by a parameter pattern, if it is a plain (maybe `mut`)
+/// Returns the name bound by a parameter pattern, if it is a plain (maybe `mut`)
 /// name.
 fn param_ident(pat: &Pat) -> Option<&Ident> {
     match pat {
@@ -682,7 +682,7 @@ pub(crate) fn is_context_ref(ty: &Type) -> bool {
     }
 }
 
-/// A path whose last segment is a bare `Context`.
+/// Returns whether `ty` is a path whose last segment is a bare `Context`.
 pub(crate) fn is_context(ty: &Type) -> bool {
     match ty {
         Type::Path(path) if path.qself.is_none() => path

@@ -273,8 +273,8 @@ impl SubscriptionAttr {
 }
 
 impl MethodAttrs {
-    /// The wire name given in an attribute: `#[subscription(name = ...)]` on a subscription (an
-    /// `#[rpc]` there is an error and is not read), else `#[rpc(name = ...)]`.
+    /// Returns the wire name given in an attribute: `#[subscription(name = ...)]` on a subscription
+    /// (an `#[rpc]` there is an error and is not read), else `#[rpc(name = ...)]`.
     pub(crate) fn name_attr(&self) -> Option<&MethodName> {
         match &self.subscription {
             Some(sub) => sub.name.as_ref(),
@@ -294,7 +294,7 @@ pub(crate) enum MethodName {
 }
 
 impl MethodName {
-    /// The span to blame for the name: the literal, or the expression's first token.
+    /// Returns the span to blame for the name: the literal, or the expression's first token.
     pub(crate) fn span(&self) -> Span {
         match self {
             Self::Literal(lit) => lit.span(),
@@ -358,7 +358,7 @@ pub(crate) fn drop_helpers(attrs: &mut Vec<Attribute>) {
     attrs.retain(|attr| !is_helper(attr));
 }
 
-/// Whether `attr` is `#[rpc]`, `#[notification]` or `#[subscription]`.
+/// Returns whether `attr` is `#[rpc]`, `#[notification]` or `#[subscription]`.
 pub(crate) fn is_helper(attr: &Attribute) -> bool {
     is_helper_path(attr.path())
 }
@@ -464,7 +464,7 @@ pub(crate) fn cfg_predicate(cfgs: &[Attribute]) -> TokenStream {
     quote!(all(#(#predicates),*))
 }
 
-/// The comma-separated keys of `#[rpc(...)]`.
+/// Returns the comma-separated keys of `#[rpc(...)]`.
 fn rpc_metas(attr: &Attribute, keys: &[&str], cx: &mut Ctxt) -> Vec<Meta> {
     match &attr.meta {
         Meta::List(list) => parse_metas(list.tokens.clone(), cx),
@@ -488,7 +488,7 @@ fn parse_metas(tokens: TokenStream, cx: &mut Ctxt) -> Vec<Meta> {
     }
 }
 
-/// The key of one `key = value` entry, if it is one of `keys`.
+/// Returns the key of one `key = value` entry, if it is one of `keys`.
 fn key_of(meta: &Meta, keys: &[&str], attr: &str, cx: &mut Ctxt) -> Option<String> {
     let path = meta.path();
     let key = path
@@ -513,7 +513,7 @@ fn key_of(meta: &Meta, keys: &[&str], attr: &str, cx: &mut Ctxt) -> Option<Strin
 struct Seen(Vec<String>);
 
 impl Seen {
-    /// Whether this is the first `key`; a repeat is an error at the repeat.
+    /// Returns whether this is the first `key`; a repeat is an error at the repeat.
     fn first(&mut self, meta: &Meta, key: &str, cx: &mut Ctxt) -> bool {
         if self.0.iter().any(|k| k == key) {
             cx.error_spanned(
@@ -528,7 +528,7 @@ impl Seen {
     }
 }
 
-/// A key that takes no value: `key`.
+/// Reads a key that takes no value: `key`.
 fn flag(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<Span> {
     match meta {
         Meta::Path(path) => Some(path.span()),
@@ -539,7 +539,7 @@ fn flag(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<Span> {
     }
 }
 
-/// The value of `key = "..."`.
+/// Returns the value of `key = "..."`.
 fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
     if let Meta::NameValue(nv) = meta {
         if let Expr::Lit(ExprLit {
@@ -558,9 +558,9 @@ fn string_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<LitStr> {
     None
 }
 
-/// The value of a method's `name = "..."` or `name = EXPR`. A string literal is kept as one, also
-/// when a `macro_rules!` macro passed it through (in a group without delimiters); another kind
-/// of literal is an error here, and anything else is an expression rustc checks.
+/// Returns the value of a method's `name = "..."` or `name = EXPR`. A string literal is kept as
+/// one, also when a `macro_rules!` macro passed it through (in a group without delimiters); another
+/// kind of literal is an error here, and anything else is an expression rustc checks.
 fn method_name(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<MethodName> {
     let expected = format!(
         "expected a string literal or a constant: `{key} = \"...\"` or `{key} = path::TO_NAME`"
@@ -585,7 +585,7 @@ fn method_name(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<MethodName> {
     }
 }
 
-/// The value of `key = Type` (a path), or of `key = "Type"`.
+/// Returns the value of `key = Type` (a path), or of `key = "Type"`.
 fn type_value(meta: &Meta, key: &str, cx: &mut Ctxt) -> Option<syn::Type> {
     let expected = format!("expected a type: `{key} = MyError`");
     let Meta::NameValue(nv) = meta else {

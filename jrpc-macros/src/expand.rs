@@ -14,8 +14,8 @@ use crate::ast::{Kind, Service, WireName};
 use crate::attr::{ServiceArgs, respan};
 use crate::valid::INTO_METHODS;
 
-/// The generated items for a valid service. `item` is the user's item with
-/// the helper attributes taken out.
+/// Returns the generated items for a valid service. `item` is the user's item
+/// with the helper attributes taken out.
 pub(crate) fn expand(item: Item, service: &Service, args: &ServiceArgs) -> TokenStream {
     match (item, &service.kind) {
         (Item::Trait(mut item), Kind::Trait { ident, vis, .. }) => {
@@ -49,7 +49,7 @@ pub(crate) fn expand(item: Item, service: &Service, args: &ServiceArgs) -> Token
     }
 }
 
-/// The output when there are errors: the user's item (helper attributes
+/// Returns the output when there are errors: the user's item (helper attributes
 /// taken out, futures made `Send` as in a good build) and stand-ins for the
 /// generated items, so code using them does not add errors of its own.
 pub(crate) fn fallback(item: Item, service: Option<&Service>, args: &ServiceArgs) -> TokenStream {
@@ -150,7 +150,7 @@ fn make_futures_send(item: &mut ItemTrait) {
     }
 }
 
-/// The wire name as an expression of type `&'static str`: the string
+/// Returns the wire name as an expression of type `&'static str`: the string
 /// literal, or a block that evaluates `name = EXPR` in constants (the
 /// namespace joined in front, at compile time). With `key` (the attribute's
 /// key that gave the name: `name`, `notification`, `unsubscribe`), the block
@@ -219,25 +219,26 @@ fn wire_name(name: &WireName, args: &ServiceArgs, key: &str) -> TokenStream {
     }
 }
 
-/// The runtime path with every token at `span`, for code spanned at a
+/// Returns the runtime path with every token at `span`, for code spanned at a
 /// user's type.
 fn krate_at(args: &ServiceArgs, span: Span) -> TokenStream {
     respan(args.krate.to_token_stream(), span)
 }
 
-/// A span with the call site's hygiene at the location of `span` (a user's
-/// token): rustc reports errors there, while lints still see generated code.
+/// Returns a span with the call site's hygiene at the location of `span` (a
+/// user's token): rustc reports errors there, while lints still see generated
+/// code.
 fn at(span: Span) -> Span {
     Span::call_site().located_at(span)
 }
 
-/// A local variable of the generated code: def-site hygiene for locals,
+/// Returns a local variable of the generated code: def-site hygiene for locals,
 /// so it can neither shadow nor be shadowed by the user's names.
 fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
-/// A local variable (as [`local`]) whose errors point at `span`.
+/// Returns a local variable (as [`local`]) whose errors point at `span`.
 fn local_at(name: &str, span: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(span))
 }

@@ -81,7 +81,7 @@ fn restore_in(tokens: TokenStream, bodies: &[Group]) -> (TokenStream, bool) {
     (out, changed)
 }
 
-/// The index of the body a `{ __jrpc_body_N }` group stands for.
+/// Returns the index of the body a `{ __jrpc_body_N }` group stands for.
 fn placeholder_of(group: &Group) -> Option<usize> {
     if group.delimiter() != Delimiter::Brace {
         return None;

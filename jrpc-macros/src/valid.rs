@@ -396,7 +396,7 @@ fn check_output(method: &Method, service: &Service, cx: &mut Ctxt) {
     }
 }
 
-/// What to take instead of a borrow of `elem`.
+/// Returns what to take instead of a borrow of `elem`.
 fn owned_hint(elem: &Type) -> String {
     match elem {
         Type::Path(p) if p.path.is_ident("str") => "use `String` instead of `&str`".to_owned(),
@@ -671,7 +671,7 @@ impl<'a> Named<'a> {
         }
     }
 
-    /// The span to blame for the name: its value in the attribute, or the method's name.
+    /// Returns the span to blame for the name: its value in the attribute, or the method's name.
     fn span(&self) -> proc_macro2::Span {
         match (self.unsubscribe, self.method.attrs.subscription.as_ref()) {
             (true, Some(attr)) => attr
@@ -682,7 +682,7 @@ impl<'a> Named<'a> {
         }
     }
 
-    /// The name's owner in a sentence.
+    /// Returns the name's owner in a sentence.
     fn describe(&self) -> String {
         let ident = self.method.sig.ident.unraw();
         if self.unsubscribe {
@@ -692,7 +692,7 @@ impl<'a> Named<'a> {
         }
     }
 
-    /// Where to give this name another value.
+    /// Returns where to give this name another value.
     fn hint(&self) -> &'static str {
         match (self.unsubscribe, self.method.subscription.is_some()) {
             (true, _) => "`unsubscribe = \"...\"`",

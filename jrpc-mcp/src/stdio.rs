@@ -54,7 +54,7 @@ impl Mcp {
         ))
     }
 
-    /// A connection's settings: lines, MCP's cancellation, and a legacy state of its own.
+    /// Returns a connection's settings: lines, MCP's cancellation, and a legacy state of its own.
     fn connection_config(&self, transport: Transport) -> Result<PeerConfig, ConfigError> {
         let ctx = Context::new(transport).with_extension(LegacyState::new(None));
         PeerConfig::builder()

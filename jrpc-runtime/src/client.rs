@@ -171,7 +171,7 @@ impl ClientBuilder {
     }
 }
 
-/// A URL whose transport this build left out.
+/// Returns the error for a URL whose transport this build left out.
 #[cfg(not(all(feature = "http", feature = "ws")))]
 fn unsupported(url: &str, feature: &str) -> ClientError {
     ClientError::Transport(format!("`{url}` needs the `{feature}` feature").into())

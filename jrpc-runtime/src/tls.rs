@@ -54,7 +54,7 @@ enum Ca {
 }
 
 impl Default for ClientTls {
-    /// The system's roots, nothing added.
+    /// Returns the system's roots, nothing added.
     fn default() -> Self {
         Self {
             system_roots: true,
@@ -186,7 +186,7 @@ pub(crate) fn unused_config() -> Result<Arc<ClientConfig>, ConfigError> {
     Ok(Arc::new(config))
 }
 
-/// The system's roots, read once per process; certificates that do not parse are skipped.
+/// Returns the system's roots, read once per process; certificates that do not parse are skipped.
 fn system_roots() -> &'static RootCertStore {
     static ROOTS: OnceLock<RootCertStore> = OnceLock::new();
     ROOTS.get_or_init(|| {

@@ -24,7 +24,8 @@ use crate::ty::{Scan, range};
 use crate::valid::CLIENT_METHODS;
 use subscription::subscription_method;
 
-/// The stub struct, its constructors and one method per service method.
+/// Generates the stub struct, its constructors and one method per service
+/// method.
 pub(super) fn client(
     service: &Service,
     args: &ServiceArgs,
@@ -75,14 +76,14 @@ pub(super) fn client(
     out
 }
 
-/// The name of the stub's typed batch: `{Stub}Batch`, spanned in the
+/// Returns the name of the stub's typed batch: `{Stub}Batch`, spanned in the
 /// expansion (its module-qualified uses are then none of the user's lints).
 fn batch_ident(client: &Ident) -> Ident {
     Ident::new(&format!("{}Batch", client.unraw()), Span::call_site())
 }
 
-/// The stub's struct, its constructors, and the check that its name is its
-/// own: everything that does not depend on the methods.
+/// Generates the stub's struct, its constructors, and the check that its name
+/// is its own: everything that does not depend on the methods.
 fn shell(
     service: &Service,
     args: &ServiceArgs,
@@ -98,8 +99,8 @@ fn shell(
     out
 }
 
-/// The stub's struct and its batch's, each in a module of its own, and the
-/// glob imports that bring them into the service's module.
+/// Generates the stub's struct and its batch's, each in a module of its own,
+/// and the glob imports that bring them into the service's module.
 fn structs(
     service: &Service,
     args: &ServiceArgs,
@@ -164,8 +165,8 @@ fn structs(
     }
 }
 
-/// The stub's own methods (`new`, `with_encoding`, `caller`, `into_caller`,
-/// `batch`) and the batch's `IntoFuture`.
+/// Generates the stub's own methods (`new`, `with_encoding`, `caller`,
+/// `into_caller`, `batch`) and the batch's `IntoFuture`.
 fn constructors(
     service: &Service,
     args: &ServiceArgs,
@@ -198,7 +199,7 @@ fn constructors(
                 self
             }
 
-            /// The caller this client sends requests through.
+            /// Returns the caller this client sends requests through.
             #[must_use]
             pub fn caller(&self) -> &#caller {
                 &self.caller
@@ -236,7 +237,8 @@ fn constructors(
     }
 }
 
-/// The runtime path as seen from inside the stub's module, one level down.
+/// Returns the runtime path as seen from inside the stub's module, one level
+/// down.
 fn inner_path(krate: &Path) -> TokenStream {
     match krate.segments.first() {
         Some(first) if krate.leading_colon.is_none() && first.ident == "super" => {
@@ -349,7 +351,7 @@ fn stub_method(
     (stub, batch)
 }
 
-/// A stub method's parameters, each with its `#[cfg]`s and lints.
+/// Returns a stub method's parameters, each with its `#[cfg]`s and lints.
 fn stub_inputs(values: &[&Param]) -> Vec<TokenStream> {
     values
         .iter()
@@ -363,7 +365,7 @@ fn stub_inputs(values: &[&Param]) -> Vec<TokenStream> {
         .collect()
 }
 
-/// A stub method's arguments, each under its parameter's `#[cfg]`s.
+/// Returns a stub method's arguments, each under its parameter's `#[cfg]`s.
 fn stub_idents(values: &[&Param]) -> Vec<TokenStream> {
     values
         .iter()
@@ -375,8 +377,8 @@ fn stub_idents(values: &[&Param]) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The statements of a stub's encoding function that set `params`: none,
-/// the one value as a whole, or one entry per value. Each value is given
+/// Returns the statements of a stub's encoding function that set `params`:
+/// none, the one value as a whole, or one entry per value. Each value is given
 /// with its type, where "`Foo` is not `Serialize`" then lands.
 fn build_params(
     method: &Method,
@@ -526,7 +528,7 @@ fn send(method: &Method, args: &ServiceArgs, params: &Ident) -> Send {
     }
 }
 
-/// The check a stub makes first at its success type as written, that it
+/// Returns the check a stub makes first at its success type as written, that it
 /// decodes: `StubResult`'s own method, spanned as the argument of
 /// `decode_answer` whose bound is the same, so that rustc reports it with no
 /// note into the runtime and leaves the helper's bound out.
@@ -549,8 +551,8 @@ fn decodes_check(
     quote!(#check;)
 }
 
-/// The stub method's error type and body: with `client_error = E`, the body
-/// runs as written (failing with `ClientError`) and its failure is
+/// Returns the stub method's error type and body: with `client_error = E`, the
+/// body runs as written (failing with `ClientError`) and its failure is
 /// converted once, at the end.
 fn error_wrap(
     args: &ServiceArgs,
@@ -597,8 +599,8 @@ fn error_wrap(
     )
 }
 
-/// The user's doc comment (or a line naming the method), and an `# Errors`
-/// section.
+/// Returns the user's doc comment (or a line naming the method), and an
+/// `# Errors` section.
 fn docs(method: &Method) -> Vec<TokenStream> {
     let mut docs: Vec<TokenStream> = method.docs.iter().map(ToTokens::to_token_stream).collect();
     if docs.is_empty() {
@@ -624,8 +626,8 @@ fn docs(method: &Method) -> Vec<TokenStream> {
     docs
 }
 
-/// The stand-in client of a service with errors: the struct and, when the
-/// trait is not generic, a method per service method (bodies
+/// Generates the stand-in client of a service with errors: the struct and, when
+/// the trait is not generic, a method per service method (bodies
 /// `unimplemented!()`), so code using the client does not add errors. A
 /// type the stand-in cannot repeat (`impl Trait`, a method's lifetime or
 /// type parameter, `Self`) becomes `impl Sized` in a parameter and `()` in
@@ -750,7 +752,7 @@ pub(super) fn stand_in(
     out
 }
 
-/// The stub's type parameter: `C`, unless a method's signature names a
+/// Returns the stub's type parameter: `C`, unless a method's signature names a
 /// type `C` of the user's.
 fn caller_param(service: &Service) -> Ident {
     let uses_c = service.methods.iter().any(|method| {

@@ -16,8 +16,8 @@ use crate::ast::{
 use crate::attr::{ServiceArgs, cfg_predicate};
 use crate::ty::range;
 
-/// The `into_methods` function: in the trait as a provided method, or in
-/// an inherent `impl` of the type.
+/// Generates the `into_methods` function: in the trait as a provided method, or
+/// in an inherent `impl` of the type.
 pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream {
     let krate = &args.krate;
     let names: Vec<String> = service
@@ -153,7 +153,7 @@ pub(super) fn into_methods(service: &Service, args: &ServiceArgs) -> TokenStream
     }
 }
 
-/// The registrations of one method: one, or, when parameters carry
+/// Returns the registrations of one method: one, or, when parameters carry
 /// `#[cfg]`s, one per combination of their predicates, each under the
 /// `#[cfg]` that selects it and with the parameters that combination keeps
 /// (the macro cannot evaluate `cfg`; the compiler keeps exactly one).
@@ -201,7 +201,7 @@ fn registrations(method: &Method, args: &ServiceArgs) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The runtime helper for a method's shape.
+/// Returns the runtime helper for a method's shape.
 fn helper(method: &Method, values: usize, span: Span) -> proc_macro2::Ident {
     let kind = if method.subscription.is_some() {
         "subscribe"
@@ -414,7 +414,7 @@ fn param_witnesses(values: &[&Param], args: &ServiceArgs) -> (Vec<TokenStream>, 
     (checks, witnesses)
 }
 
-/// The call of the method, arguments in the user's order, the context
+/// Returns the call of the method, arguments in the user's order, the context
 /// injected (as the type the parameter names, which must be the runtime's
 /// `Context`), awaited when the method gives a future.
 fn method_call(
@@ -452,9 +452,9 @@ fn method_call(
     }
 }
 
-/// The probe's kind as the success and as the error witness, each spanned
-/// at its type as written (the whole return type for an error type that is
-/// not written out), and the checks made first at the same places (as a
+/// Returns the probe's kind as the success and as the error witness, each
+/// spanned at its type as written (the whole return type for an error type that
+/// is not written out), and the checks made first at the same places (as a
 /// parameter's, so that rustc reports each with no note into the runtime).
 fn result_witnesses(
     method: &Method,
@@ -522,9 +522,9 @@ fn result_witnesses(
     (ok, witness(err_range, "at", TokenStream::new()), checks)
 }
 
-/// A subscription's item witness, made at `T` of `Items<T>` as written (`<T as RpcItem>::witness()`,
-/// then `RpcSchema::item` with `schema`), as a parameter's is: the statements that make it, and
-/// the argument that passes it to the helper.
+/// Returns a subscription's item witness, made at `T` of `Items<T>` as written
+/// (`<T as RpcItem>::witness()`, then `RpcSchema::item` with `schema`), as a parameter's is: the
+/// statements that make it, and the argument that passes it to the helper.
 fn item_witness(
     item: Option<&syn::Type>,
     args: &ServiceArgs,

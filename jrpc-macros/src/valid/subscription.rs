@@ -4,8 +4,8 @@ use crate::ast::Method;
 use crate::attr::MethodName;
 use crate::ctxt::Ctxt;
 
-/// What makes a method a subscription: `#[subscription]` alone among the helpers, a future, and
-/// an item type the signature names.
+/// Checks what makes a method a subscription: `#[subscription]` alone among the helpers, a future,
+/// and an item type the signature names.
 pub(super) fn check_subscription(method: &Method, cx: &mut Ctxt) {
     let Some(sub) = &method.subscription else {
         return;
@@ -45,8 +45,8 @@ pub(super) fn check_subscription(method: &Method, cx: &mut Ctxt) {
     }
 }
 
-/// The notification's and the unsubscribe method's names, where the macro knows them: not empty,
-/// not `rpc.`, and the subscribe and unsubscribe methods not one.
+/// Checks the notification's and the unsubscribe method's names, where the macro knows them: not
+/// empty, not `rpc.`, and the subscribe and unsubscribe methods not one.
 pub(super) fn check_subscription_names(method: &Method, namespace_reserved: bool, cx: &mut Ctxt) {
     let (Some(attr), Some(sub)) = (&method.attrs.subscription, &method.subscription) else {
         return;

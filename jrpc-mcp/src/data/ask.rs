@@ -151,7 +151,7 @@ pub enum Elicited {
 }
 
 impl Elicited {
-    /// An `ElicitResult`; `None` when `answer` is none.
+    /// Reads an `ElicitResult`; `None` when `answer` is none.
     fn read(answer: &Value) -> Option<Self> {
         let content = match answer.get("content") {
             None | Some(Value::Null) => Map::new(),
@@ -249,7 +249,7 @@ impl Question {
         }
     }
 
-    /// The capability the client must have declared, when it did not: `{"sampling": {}}`...
+    /// Returns the capability the client must have declared, when it did not: `{"sampling": {}}`...
     fn missing(&self, declared: &Value) -> Option<Value> {
         let (name, inner) = match self {
             Self::Elicit(Form {
@@ -272,7 +272,7 @@ impl Question {
         })
     }
 
-    /// The answer `value` read as this question's, when it is one.
+    /// Reads the answer `value` as this question's, when it is one.
     fn read(&self, value: &Value) -> Option<Answer> {
         match self {
             Self::Elicit(_) => Elicited::read(value).map(Answer::Elicited),
@@ -359,7 +359,7 @@ impl Ask<'_> {
         }
     }
 
-    /// The legacy era: each question a request on the call's stream, together.
+    /// Asks in the legacy era: each question a request on the call's stream, together.
     async fn ask_now(self, req: &McpRequest) -> Result<Answers, McpError> {
         let peer = self.ctx.peer().ok_or(McpError::NoStream)?;
         let asked = self
@@ -379,7 +379,7 @@ impl Ask<'_> {
     }
 }
 
-/// A task's questions: asked through the task, the client answering with `tasks/update`.
+/// Asks a task's questions through the task, the client answering with `tasks/update`.
 async fn ask_task(
     task: &super::tasks::TaskLink,
     questions: Vec<(String, Question)>,
@@ -404,7 +404,7 @@ async fn ask_task(
     Ok(Answers(answers))
 }
 
-/// The modern era: the answers the retry brought, or the questions left for the client.
+/// Returns, in the modern era, the answers the retry brought, or the questions left for the client.
 fn answered(req: &McpRequest, questions: Vec<(String, Question)>) -> Result<Answers, McpError> {
     let mut asks = lock(&req.inner.asks);
     if !asks.open {

@@ -247,7 +247,7 @@ struct ListenParams {
 const MAX_FOLLOWED: usize = 1024;
 
 impl Filter {
-    /// What of `self` the server serves, and the topics that carry it.
+    /// Returns what of `self` the server serves, and the topics that carry it.
     fn honored(self, core: &Core) -> (Filter, Vec<String>) {
         let lists = core.lists();
         let serves = |list| lists.contains(&list);

@@ -616,8 +616,8 @@ impl McpBuilder {
     }
 }
 
-/// What the server declares: logging always (the legacy `logging/setLevel` is served), the rest
-/// where there is something to serve; every list may change, and resources be followed.
+/// Returns what the server declares: logging always (the legacy `logging/setLevel` is served), the
+/// rest where there is something to serve; every list may change, and resources be followed.
 fn capabilities(
     tools: &ToolSet,
     prompts: &PromptSet,
@@ -640,7 +640,7 @@ fn capabilities(
     capabilities
 }
 
-/// The protocol table of `core`.
+/// Builds the protocol table of `core`.
 fn table(core: &Arc<Core>) -> Result<Methods, RegisterError> {
     let mut methods = Methods::new();
     // MCP has had no batches since 2025-06-18; a client of 2025-03-26 sends one call a POST.

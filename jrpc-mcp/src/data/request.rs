@@ -621,7 +621,7 @@ struct LogMessage<'a, T> {
     data: T,
 }
 
-/// A number as JSON, written as an integer when it is one (`3`, not `3.0`).
+/// Returns a number as JSON, written as an integer when it is one (`3`, not `3.0`).
 fn number(x: f64) -> Value {
     const EXACT: f64 = 9_007_199_254_740_992.0;
     if x.fract() == 0.0 && x.abs() < EXACT {

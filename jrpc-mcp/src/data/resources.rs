@@ -64,7 +64,7 @@ impl std::fmt::Debug for Resource {
     }
 }
 
-/// The members every listing has, in a resource and a template.
+/// Returns the members every listing has, in a resource and a template.
 fn listing(key: &str, uri: String, name: String) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert(key.to_owned(), uri.into());
@@ -262,7 +262,7 @@ impl ResourceTemplate {
         self
     }
 
-    /// The variables of `uri`, when this template matches it.
+    /// Returns the variables of `uri`, when this template matches it.
     fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut vars = BTreeMap::new();
         let mut rest = uri;
@@ -288,7 +288,7 @@ impl ResourceTemplate {
     }
 }
 
-/// The literal and `{variable}` pieces of a URI template.
+/// Returns the literal and `{variable}` pieces of a URI template.
 fn parse_template(template: &str) -> Vec<Part> {
     let mut parts = Vec::new();
     let mut rest = template;
@@ -398,7 +398,7 @@ impl ResourceSet {
         self.fixed.is_empty() && self.templates.is_empty()
     }
 
-    /// The reader of `uri`, and what it is to be told.
+    /// Finds the reader of `uri`, and what it is to be told.
     fn find(&self, uri: &str) -> Option<(&Reader, ResourceRequest)> {
         let request = |vars| ResourceRequest {
             uri: uri.to_owned(),

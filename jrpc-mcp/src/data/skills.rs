@@ -155,7 +155,7 @@ impl Skill {
     }
 }
 
-/// Whether `name` follows the Agent Skills naming rules.
+/// Returns whether `name` follows the Agent Skills naming rules.
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name

@@ -212,7 +212,7 @@ fn control(core: &Core, record: &TaskRecord, method: &str) {
     }
 }
 
-/// A random number, never zero, for this process's tasks.
+/// Returns a random number, never zero, for this process's tasks.
 fn replica_tag() -> u64 {
     let mut bytes = [0u8; 8];
     let _ = getrandom::fill(&mut bytes);
@@ -580,7 +580,7 @@ async fn finished(
     }
 }
 
-/// Whether a handler's error is the protocol's (the task fails) rather than the tool's (the
+/// Returns whether a handler's error is the protocol's (the task fails) rather than the tool's (the
 /// task completes with `isError`): an internal error (a panic, a timeout), or a capability the
 /// client lacks.
 fn is_protocol_error(err: &RpcError) -> bool {

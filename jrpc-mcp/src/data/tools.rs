@@ -196,7 +196,7 @@ impl ToolSet {
     }
 }
 
-/// The properties of an input schema marked `x-mcp-header` (primitive ones at its top).
+/// Returns the properties of an input schema marked `x-mcp-header` (primitive ones at its top).
 fn param_headers(schema: &Value) -> Vec<ParamHeader> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();
@@ -213,7 +213,7 @@ fn param_headers(schema: &Value) -> Vec<ParamHeader> {
         .collect()
 }
 
-/// A tool's listing: `tool`, with `outputSchema` when given.
+/// Builds a tool's listing: `tool`, with `outputSchema` when given.
 fn listing(
     tool: &Map<String, Value>,
     output: Option<&Value>,
@@ -417,7 +417,7 @@ impl Serialize for Blocks {
     }
 }
 
-/// The tool's result for its method's result `raw`.
+/// Returns the tool's result for its method's result `raw`.
 fn answer(raw: Box<RawValue>, output: Output, era: Era) -> Result<ToolAnswer, RpcError> {
     let built = |content, structured| {
         Ok(ToolAnswer::Built(CallToolResult {
@@ -442,7 +442,7 @@ fn answer(raw: Box<RawValue>, output: Output, era: Era) -> Result<ToolAnswer, Rp
     }
 }
 
-/// A result with `isError`, saying why: the error's message, and its data when a string.
+/// Returns a result with `isError`, saying why: the error's message, and its data when a string.
 fn failure(err: &RpcError) -> CallToolResult {
     let detail = err
         .data()

@@ -557,7 +557,7 @@ impl NoSession {
     }
 }
 
-/// The session id a request carries.
+/// Returns the session id a request carries.
 fn session_of(headers: &HeaderMap) -> Result<&str, NoSession> {
     let value = headers.get(session_header()).ok_or(NoSession::Missing)?;
     value.to_str().map_err(|_| NoSession::NotText)
@@ -688,7 +688,7 @@ fn check_version(headers: &HeaderMap, known: &[String]) -> Option<Response<Respo
     ))
 }
 
-/// Whether `text` is an `initialize` request (alone: a session starts with it).
+/// Returns whether `text` is an `initialize` request (alone: a session starts with it).
 fn is_initialize(text: &str) -> bool {
     incoming::parse_request(text).is_ok_and(|req| req.method == "initialize" && req.id.is_some())
 }
@@ -702,7 +702,7 @@ fn messages(text: &str) -> Option<Vec<&RawValue>> {
     }
 }
 
-/// Whether every message of `text` is a notification or an answer (and there is one).
+/// Returns whether every message of `text` is a notification or an answer (and there is one).
 fn only_notifications_and_answers(text: &str) -> bool {
     messages(text).is_some_and(|all| {
         !all.is_empty()

@@ -51,7 +51,8 @@ pub(super) fn is_modern(headers: &HeaderMap, text: &str) -> bool {
     header(headers, &version_header()).is_some_and(|v| !version::is_legacy_http(v))
 }
 
-/// A header's value, trimmed of the spaces and tabs around it; `None` when absent or not text.
+/// Returns a header's value, trimmed of the spaces and tabs around it; `None` when absent or not
+/// text.
 fn header<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     let value = headers.get(name)?.to_str().ok()?;
     Some(value.trim_matches([' ', '\t']))
@@ -128,7 +129,7 @@ enum Checked {
     Refused(Response<ResponseBody>),
 }
 
-/// The checks a modern POST passes before it runs, in order.
+/// Makes the checks a modern POST passes before it runs, in order.
 fn check(headers: &HeaderMap, text: &str, mcp: &Mcp) -> Checked {
     let req = match incoming::parse_request(text) {
         Ok(req) => req,
@@ -305,7 +306,7 @@ fn refused(body: Bytes) -> Response<ResponseBody> {
     json(StatusCode::BAD_REQUEST, body)
 }
 
-/// The status of a JSON answer: `404` for a method not found, `400` for a missing capability,
+/// Gives a JSON answer its status: `404` for a method not found, `400` for a missing capability,
 /// `200` for anything else.
 fn answered(body: Bytes) -> Response<ResponseBody> {
     #[derive(Deserialize)]

@@ -142,8 +142,8 @@ impl Session {
         *lock(&self.last_used)
     }
 
-    /// Whether the session is in use here without requests touching it: its GET stream read, a
-    /// request running.
+    /// Returns whether the session is in use here without requests touching it: its GET stream
+    /// read, a request running.
     pub(crate) fn in_use(&self) -> bool {
         self.listening.load(Ordering::Acquire) || self.running.load(Ordering::Acquire) > 0
     }
@@ -314,7 +314,7 @@ impl Sessions {
         }
     }
 
-    /// Whether other replicas share the store.
+    /// Returns whether other replicas share the store.
     pub(crate) fn shared(&self) -> bool {
         self.tag != 0
     }

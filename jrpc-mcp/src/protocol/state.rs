@@ -202,7 +202,7 @@ impl WeakRing {
     }
 }
 
-/// The keys of `keys`, each signing at once, checked.
+/// Returns the keys of `keys`, each signing at once, checked.
 fn checked<I, K>(keys: I) -> Result<Vec<(StateKey, u64)>, ConfigError>
 where
     I: IntoIterator<Item = K>,

@@ -184,7 +184,7 @@ impl MemorySessions {
     }
 }
 
-/// Whether an entry used at `last_used` is idle past `idle` at `now`.
+/// Returns whether an entry used at `last_used` is idle past `idle` at `now`.
 fn idle_past(last_used: Instant, now: Instant, idle: Duration) -> bool {
     now.saturating_duration_since(last_used) >= idle
 }

@@ -247,7 +247,7 @@ impl MemoryTasks {
 }
 
 impl Default for MemoryTasks {
-    /// A store of at most 10 000 tasks.
+    /// Returns a store of at most 10 000 tasks.
     fn default() -> Self {
         Self::new(10_000)
     }

@@ -156,7 +156,7 @@ impl Methods {
         }
     }
 
-    /// The answer to a batch run all at once, those that waited joined under the deadline.
+    /// Returns the answer to a batch run all at once, those that waited joined under the deadline.
     async fn join(
         &self,
         run: BatchRun<'_>,
@@ -224,13 +224,13 @@ struct BatchRun<'a> {
 }
 
 impl<'a> BatchRun<'a> {
-    /// An element whose handler waits, its answer's place kept.
+    /// Records an element whose handler waits, its answer's place kept.
     fn wait(&mut self, started: Started<'a>, span: Option<tracing::Span>) {
         self.waiting.push((self.rest.len(), started, span));
         self.rest.push(None);
     }
 
-    /// An element that is not a valid request, answered with its rejection.
+    /// Records an element that is not a valid request, answered with its rejection.
     #[inline]
     fn rejected(&mut self, answer: Vec<u8>) {
         if !self.waiting.is_empty() {

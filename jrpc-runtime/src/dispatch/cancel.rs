@@ -69,7 +69,8 @@ impl Slot {
         Self(OnceLock::new())
     }
 
-    /// The request's token, made now if it was not; `None` for a context that is no request's.
+    /// Returns the request's token, made now if it was not; `None` for a context that is no
+    /// request's.
     pub(super) fn token(&self, request: bool) -> Option<&CancellationToken> {
         request.then(|| &self.0.get_or_init(|| Armed(CancellationToken::new())).0)
     }

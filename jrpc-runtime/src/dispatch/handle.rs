@@ -212,7 +212,7 @@ impl Methods {
         self.inner.handler_timeout.map(crate::time::after)
     }
 
-    /// Whether the request's DEBUG line is on, and when it began if anyone is to be told.
+    /// Returns whether the request's DEBUG line is on, and when it began if anyone is to be told.
     #[inline]
     fn clock(&self) -> (bool, Option<std::time::Instant>) {
         // The per-request line is at DEBUG; while that is off, it costs one cached check.
@@ -625,7 +625,7 @@ pub(crate) struct Started<'a> {
 }
 
 impl<'a> Started<'a> {
-    /// The request's span (disabled, and all but free, without a subscriber that wants it).
+    /// Returns the request's span (disabled, and all but free, without a subscriber that wants it).
     fn span(&self, ctx: &Context) -> tracing::Span {
         let span = tracing::debug_span!(
             "rpc",
@@ -768,12 +768,12 @@ impl Running<'_> {
     }
 }
 
-/// An error answer for a call; nothing for a notification.
+/// Returns an error answer for a call; nothing for a notification.
 fn answer(raw_id: Option<&(impl WriteId + ?Sized)>, err: &RpcError) -> Option<Vec<u8>> {
     raw_id.map(|id| write::error_bytes(err, id))
 }
 
-/// A request whose params did not decode, answered why.
+/// Answers a request whose params did not decode, saying why.
 fn refused(
     methods: &Methods,
     method: &str,

@@ -350,7 +350,7 @@ impl Methods {
         })
     }
 
-    /// The handler's call for `method`, started (its params decoded), or why there is none.
+    /// Returns the handler's call for `method`, started (its params decoded), or why there is none.
     fn begin(
         &self,
         method: &str,
@@ -375,7 +375,7 @@ impl Methods {
     }
 }
 
-/// The innermost service's answer to a call: the handler run under the deadline, panics
+/// Returns the innermost service's answer to a call: the handler run under the deadline, panics
 /// contained, failures answered as without layers.
 async fn answer(call: Call) -> Result<Answer, BoxError> {
     let Call {

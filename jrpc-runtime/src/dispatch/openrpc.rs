@@ -186,7 +186,7 @@ fn method_object(name: &str, doc: &MethodDoc, renderer: &mut Renderer) -> Value 
     Value::Object(method)
 }
 
-/// A subscribe method's `x-subscription` member.
+/// Returns a subscribe method's `x-subscription` member.
 fn subscription_object(subscription: &SubscriptionDoc, renderer: &mut Renderer) -> Value {
     let mut object = Map::new();
     object.insert(
@@ -202,7 +202,7 @@ fn subscription_object(subscription: &SubscriptionDoc, renderer: &mut Renderer) 
     Value::Object(object)
 }
 
-/// The declaration of `x-subscription`, as an OpenRPC Specification Extension (the form
+/// Returns the declaration of `x-subscription`, as an OpenRPC Specification Extension (the form
 /// `@open-rpc/specification-extension-spec` defines, which validators apply to the objects it
 /// names).
 fn subscription_extension() -> Value {
@@ -238,8 +238,8 @@ fn subscription_extension() -> Value {
     })
 }
 
-/// The parameters by name of a whole value whose schema is an object of known properties: each
-/// required when the object requires it and the value itself is required.
+/// Returns the parameters by name of a whole value whose schema is an object of known properties:
+/// each required when the object requires it and the value itself is required.
 fn by_name(schema: &Value, whole_required: bool) -> Option<Vec<Value>> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         return None;
@@ -267,7 +267,7 @@ fn by_name(schema: &Value, whole_required: bool) -> Option<Vec<Value>> {
     )
 }
 
-/// A content descriptor: a parameter or the result.
+/// Builds a content descriptor: a parameter or the result.
 fn descriptor(name: &str, required: bool, schema: Value) -> Value {
     let mut object = Map::new();
     object.insert("name".into(), name.into());

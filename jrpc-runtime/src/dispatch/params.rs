@@ -168,7 +168,7 @@ impl<T: DeserializeOwned + Send + 'static> FromParams for Whole<T> {
             .map_err(|err| whole_error(text, &err))
     }
 
-    /// The one parameter, required unless absent params decode.
+    /// Describes the one parameter, required unless absent params decode.
     fn describe(names: &'static [&'static str]) -> MethodDoc {
         let param = ParamDoc::new(name_at(names, 0), SchemaDoc::any());
         MethodDoc::whole(match Self::from_params(None, names) {
@@ -244,12 +244,12 @@ fn decode_any<'de, V: Visitor<'de>>(
     (&mut de).deserialize_any(visitor)
 }
 
-/// The `-32602` for a failed decode: the parameter-specific reason when one was recorded.
+/// Returns the `-32602` for a failed decode: the parameter-specific reason when one was recorded.
 fn params_error(err: &serde_json::Error, reason: Option<String>) -> RpcError {
     RpcError::invalid_params(reason.unwrap_or_else(|| strip_position(&err.to_string()).to_owned()))
 }
 
-/// The reason for a part of the params that did not read and belongs to no parameter.
+/// Returns the reason for a part of the params that did not read and belongs to no parameter.
 fn unreadable(what: &str, err: &impl fmt::Display) -> String {
     format!(
         "{what} could not be read: {}",
@@ -257,8 +257,8 @@ fn unreadable(what: &str, err: &impl fmt::Display) -> String {
     )
 }
 
-/// The `-32602` of params decoded whole: `data` is the path to where `err` was found in `text`
-/// and serde's reason (``params.textDocument: missing field `uri` ``).
+/// Returns the `-32602` of params decoded whole: `data` is the path to where `err` was found in
+/// `text` and serde's reason (``params.textDocument: missing field `uri` ``).
 #[cold]
 fn whole_error(text: &str, err: &serde_json::Error) -> RpcError {
     RpcError::invalid_params(format!(
@@ -291,8 +291,8 @@ fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// A parameter that was not given: `Option<T>` (and anything else that accepts a missing value)
-/// takes its empty value, everything else is an error.
+/// Returns a parameter that was not given: `Option<T>` (and anything else that accepts a missing
+/// value) takes its empty value, everything else is an error.
 fn missing<T: DeserializeOwned>(name: &str) -> Result<T, String> {
     T::deserialize(Missing)
         .map_err(|_: de::value::Error| format!("parameter \"{name}\" is missing"))
@@ -485,7 +485,7 @@ macro_rules! tuple_params {
         }
 
         impl<$($T: DeserializeOwned),+> TupleVisitor<'_, ($($T,)+)> {
-            /// The parameters, each one not given taking its missing value (or failing).
+            /// Returns the parameters, each one not given taking its missing value (or failing).
             fn complete(slots: ($(Option<$T>,)+), names: &'static [&'static str]) -> Result<($($T,)+), String> {
                 Ok(($(
                     match slots.$idx {
@@ -609,8 +609,8 @@ mod tests {
         assert_eq!(err, r#""parameter \"a\" is missing""#);
     }
 
-    /// A lone surrogate escape passes JSON's syntax (and so the request's reading) but no Rust
-    /// string holds it: where it is not a parameter's value, the reason says where it is.
+    /// Checks that a lone surrogate escape passes JSON's syntax (and so the request's reading) but
+    /// no Rust string holds it: where it is not a parameter's value, the reason says where it is.
     #[test]
     fn what_reads_as_no_parameter_is_named_too() {
         let names = &["a", "b"];

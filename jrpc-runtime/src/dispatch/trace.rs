@@ -269,7 +269,7 @@ pub(super) fn parent(span: &tracing::Span, trace: &TraceContext) {
     super::otel::set_parent(span, trace);
 }
 
-/// A span id for an outgoing call: random enough to be told apart within a trace (a
+/// Returns a span id for an outgoing call: random enough to be told apart within a trace (a
 /// xorshift on a per-thread seed from the standard library's random hasher keys), never zero.
 fn new_span_id() -> SpanId {
     thread_local! {
@@ -290,7 +290,7 @@ fn new_span_id() -> SpanId {
     })
 }
 
-/// The value of a field of lowercase hex digits; `None` for any other byte.
+/// Reads the value of a field of lowercase hex digits; `None` for any other byte.
 fn hex_field(field: &[u8]) -> Option<u128> {
     field.iter().try_fold(0u128, |value, &byte| {
         let digit = match byte {

@@ -128,7 +128,7 @@ impl ContentLength {
 }
 
 impl Default for ContentLength {
-    /// A codec with the [`DEFAULT_MAX_LEN`] body cap (10 MiB).
+    /// Returns a codec with the [`DEFAULT_MAX_LEN`] body cap (10 MiB).
     fn default() -> Self {
         Self::new(DEFAULT_MAX_LEN)
     }
@@ -291,7 +291,8 @@ fn is_token_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-/// A short, escaped rendering of peer-supplied bytes for an error message.
+/// Returns a short, escaped rendering of peer-supplied bytes for an error
+/// message.
 fn quote(bytes: &[u8]) -> String {
     const SHOWN: usize = 40;
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(SHOWN)]);

@@ -89,8 +89,8 @@ impl Lines {
         self.max_len
     }
 
-    /// The item for one complete line, already without its line end; `None`
-    /// for a blank line.
+    /// Returns the item for one complete line, already without its line end;
+    /// `None` for a blank line.
     fn line_frame(&self, line: &[u8]) -> Option<Frame> {
         // Length first: whether a line is too long must not depend on
         // whether it was seen whole or dropped piecemeal while discarding.
@@ -111,7 +111,7 @@ impl Lines {
 }
 
 impl Default for Lines {
-    /// A codec with the [`DEFAULT_MAX_LEN`] cap (10 MiB).
+    /// Returns a codec with the [`DEFAULT_MAX_LEN`] cap (10 MiB).
     fn default() -> Self {
         Self::new(DEFAULT_MAX_LEN)
     }
@@ -383,7 +383,7 @@ mod tests {
         );
     }
 
-    /// A message the codec carries unchanged: no `\n`, not blank, no
+    /// Generates a message the codec carries unchanged: no `\n`, not blank, no
     /// trailing `\r`.
     fn line_message() -> impl Strategy<Value = String> {
         "[^\n]{0,40}".prop_filter("blank or trailing CR", |s| {

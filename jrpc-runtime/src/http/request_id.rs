@@ -149,8 +149,8 @@ mod tests {
         );
     }
 
-    /// The first of several values is the one taken, as a lookup takes it; a header of another
-    /// name is not taken for it.
+    /// Checks that the first of several values is the one taken, as a lookup takes it; a header of
+    /// another name is not taken for it.
     #[test]
     fn takes_the_first_value() {
         let tags = Tags::default();

@@ -705,8 +705,8 @@ mod tests {
         );
     }
 
-    /// A server's own HTTP/2 replies carry the tag as a value HPACK never indexes; HTTP/1.1
-    /// replies, and a mounted service's, carry it plainly.
+    /// Checks that a server's own HTTP/2 replies carry the tag as a value HPACK never indexes;
+    /// HTTP/1.1 replies, and a mounted service's, carry it plainly.
     #[tokio::test]
     async fn marks_the_tag_sensitive_on_its_own_http2_connections() {
         let body = br#"{"jsonrpc":"2.0","method":"echo_tag","id":1}"#;

@@ -72,7 +72,7 @@ impl Keyer {
         }
     }
 
-    /// The call's key, hashed.
+    /// Returns the call's key, hashed.
     fn of(&self, call: &Call) -> u64 {
         let mut hasher = self.hasher.build_hasher();
         (self.key)(call, &mut hasher);

@@ -33,8 +33,8 @@ impl<W: AsyncWrite> WriteDeadline<W> {
         }
     }
 
-    /// What a poll of the inner writer means for the clock: progress stops it, waiting starts it
-    /// (or finds it run out).
+    /// Tells what a poll of the inner writer means for the clock: progress stops it, waiting starts
+    /// it (or finds it run out).
     fn watch<T>(
         &mut self,
         cx: &mut TaskContext<'_>,

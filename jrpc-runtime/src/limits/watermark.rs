@@ -130,8 +130,8 @@ impl Watermark {
 }
 
 impl Drop for Watermark {
-    /// What the connection still held when it ended (texts never written) leaves the server's
-    /// budget with it.
+    /// Gives back to the server's budget what the connection still held when it ended (texts
+    /// never written).
     fn drop(&mut self) {
         if let Some(server) = &self.server {
             server.give_back(*self.held.get_mut());

@@ -163,8 +163,8 @@ impl Table {
     }
 }
 
-/// Whether a method name starts with `rpc.`, which JSON-RPC 2.0 reserves: the check of a name
-/// given by an expression, made in a constant.
+/// Returns whether a method name starts with `rpc.`, which JSON-RPC 2.0 reserves: the check of a
+/// name given by an expression, made in a constant.
 #[must_use]
 pub const fn is_reserved(name: &str) -> bool {
     let (name, prefix) = (name.as_bytes(), b"rpc.");
@@ -181,8 +181,8 @@ pub const fn is_reserved(name: &str) -> bool {
     true
 }
 
-/// The bytes of `prefix` followed by `name`, `N` long (the sum of their lengths): a namespaced
-/// name given by an expression, joined in a constant.
+/// Returns the bytes of `prefix` followed by `name`, `N` long (the sum of their lengths): a
+/// namespaced name given by an expression, joined in a constant.
 #[must_use]
 pub const fn join_name<const N: usize>(prefix: &str, name: &str) -> [u8; N] {
     let (prefix, name) = (prefix.as_bytes(), name.as_bytes());
@@ -200,7 +200,7 @@ pub const fn join_name<const N: usize>(prefix: &str, name: &str) -> [u8; N] {
     out
 }
 
-/// The text of a name joined by [`join_name`] (two strings joined are a string).
+/// Returns the text of a name joined by [`join_name`] (two strings joined are a string).
 #[must_use]
 pub const fn joined_name(bytes: &'static [u8]) -> &'static str {
     match std::str::from_utf8(bytes) {

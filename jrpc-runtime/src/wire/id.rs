@@ -217,7 +217,7 @@ impl From<String> for Id {
 }
 
 impl fmt::Display for Id {
-    /// The id's JSON text.
+    /// Writes the id's JSON text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Repr::Null => f.write_str("null"),

@@ -11,9 +11,9 @@ use crate::ast::Method;
 use crate::attr::ServiceArgs;
 use crate::ty::range;
 
-/// The stub's method of a subscription: it encodes the params as a call's are, subscribes, and
-/// returns the typed `Subscription` of the items, with the hidden function that encodes its
-/// params.
+/// Generates the stub's method of a subscription: it encodes the params as a call's are,
+/// subscribes, and returns the typed `Subscription` of the items, with the hidden function that
+/// encodes its params.
 pub(super) fn subscription_method(method: &Method, args: &ServiceArgs) -> TokenStream {
     let krate = &args.krate;
     let ident = &method.sig.ident;
@@ -90,8 +90,8 @@ pub(super) fn subscription_method(method: &Method, args: &ServiceArgs) -> TokenS
     }
 }
 
-/// A subscription's stub method's docs: the user's doc comment (or a line naming the methods),
-/// what dropping the subscription does, and an `# Errors` section.
+/// Returns a subscription's stub method's docs: the user's doc comment (or a line naming the
+/// methods), what dropping the subscription does, and an `# Errors` section.
 fn subscription_docs(method: &Method) -> Vec<TokenStream> {
     let mut docs: Vec<TokenStream> = method.docs.iter().map(ToTokens::to_token_stream).collect();
     let Some(sub) = &method.subscription else {

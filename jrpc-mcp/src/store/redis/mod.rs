@@ -137,8 +137,8 @@ return 1";
         Ok(())
     }
 
-    /// The keys in Redis (made if there are none), newest first, each signing from its time on
-    /// this replica's clock.
+    /// Loads the keys in Redis (made if there are none), newest first, each signing from its time
+    /// on this replica's clock.
     async fn load_state_keys(&self) -> Result<Vec<(StateKey, u64)>, StoreError> {
         const LOAD: &str = r"
 if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], ARGV[1] .. ':0') end
@@ -286,7 +286,7 @@ impl Link {
         self.settle(result).await
     }
 
-    /// What a command's `result` gives; a failure to reach Redis drops the connection.
+    /// Returns what a command's `result` gives; a failure to reach Redis drops the connection.
     async fn settle<T>(
         &self,
         result: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>,

@@ -27,8 +27,8 @@ fn table() -> Methods {
     methods
 }
 
-/// A batch's elements that finish in their first poll, panics included, are answered where
-/// they stand, in order with those that wait.
+/// Checks that a batch's elements that finish in their first poll, panics included, are answered
+/// where they stand, in order with those that wait.
 #[tokio::test]
 async fn a_batch_answers_what_finishes_at_once_in_order_with_what_waits() {
     let mut methods = table();
@@ -73,8 +73,8 @@ async fn a_batch_answers_what_finishes_at_once_in_order_with_what_waits() {
     }
 }
 
-/// A result half written when it fails (it cannot be encoded, or its `Serialize` panics) is
-/// taken back whole: in a batch, whose answers are written into one buffer, the elements
+/// Checks that a result half written when it fails (it cannot be encoded, or its `Serialize`
+/// panics) is taken back whole: in a batch, whose answers are written into one buffer, the elements
 /// around it are answered as they would be alone.
 #[tokio::test]
 async fn a_result_that_fails_half_written_leaves_nothing_of_itself() {
@@ -124,8 +124,8 @@ async fn a_result_that_fails_half_written_leaves_nothing_of_itself() {
     }
 }
 
-/// A handler's future that panics as it is dropped, once finished, is answered as one that
-/// panics in its poll: `-32603`, alone and in a batch, and the table keeps serving.
+/// Checks that a handler's future that panics as it is dropped, once finished, is answered as one
+/// that panics in its poll: `-32603`, alone and in a batch, and the table keeps serving.
 #[tokio::test]
 async fn a_future_that_panics_in_its_drop_is_answered_internal_error() {
     /// Finishes at once, and panics when it is dropped.
@@ -167,7 +167,7 @@ async fn a_future_that_panics_in_its_drop_is_answered_internal_error() {
     }
 }
 
-/// The answer as a request read the usual way gets it, never in one pass.
+/// Returns the answer as a request read the usual way gets it, never in one pass.
 async fn read_as_usual(methods: &Methods, body: &str) -> Option<String> {
     let ctx = &methods.inner.in_process;
     let answer = match incoming::parse_request(body) {
@@ -377,7 +377,7 @@ mod compact_or_not {
     }
 }
 
-/// The answer as a batch read the usual way gets it, never in one pass.
+/// Returns the answer as a batch read the usual way gets it, never in one pass.
 async fn batch_as_usual(methods: &Methods, body: &str) -> Option<String> {
     let Some(elements) = incoming::parse_batch(body) else {
         return Some(write::text(Rejection::Unparsable.answer()));

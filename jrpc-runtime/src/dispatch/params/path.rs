@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-/// The path from `params` to where serde_json found `err` in `text` (valid JSON): `.member` or
-/// `[index]` for each object member and array element open there.
+/// Returns the path from `params` to where serde_json found `err` in `text` (valid JSON): `.member`
+/// or `[index]` for each object member and array element open there.
 ///
 /// serde_json gives the line and the column (in bytes) of the failure: a value of the wrong type
 /// ends there (an object or an array starts there), and a struct missing a field ends there, so
@@ -50,7 +50,7 @@ enum Open {
     Member(Option<std::ops::Range<usize>>),
 }
 
-/// The arrays and objects open at the end of `prefix`, outermost first.
+/// Returns the arrays and objects open at the end of `prefix`, outermost first.
 fn open_at(prefix: &str) -> Vec<Open> {
     // Per object: the key last read and whether its colon was read.
     let mut stack: Vec<(Open, bool)> = Vec::new();
@@ -126,7 +126,7 @@ mod tests {
     use super::*;
     use crate::dispatch::{FromParams, Whole};
 
-    /// The `data` of params decoded whole into `T`, as the string it is.
+    /// Returns the `data` of params decoded whole into `T`, as the string it is.
     fn data<T: DeserializeOwned + Send + fmt::Debug + 'static>(json: &str) -> Option<String> {
         let raw = serde_json::from_str::<&RawValue>(json).unwrap();
         let err = Whole::<T>::from_params(Some(raw), &["params"]).err()?;
@@ -156,7 +156,7 @@ mod tests {
         position: Position,
     }
 
-    /// The `data` of params decoded whole into `T` that do not decode.
+    /// Returns the `data` of params decoded whole into `T` that do not decode.
     fn whole_reason<T: DeserializeOwned + Send + fmt::Debug + 'static>(json: &str) -> String {
         data::<T>(json).expect("a failure")
     }
@@ -257,7 +257,7 @@ mod tests {
     }
 
     impl Part {
-        /// The part a member (`Some(key)`) or an element (`index`) of this one is.
+        /// Returns the part a member (`Some(key)`) or an element (`index`) of this one is.
         fn child(self, key: Option<&str>, index: usize) -> Self {
             match (self, key, index) {
                 (Self::Hover, Some("textDocument"), _) | (Self::Hover, None, 0) => Self::Document,
@@ -273,7 +273,7 @@ mod tests {
             }
         }
 
-        /// Whether `value` fails to decode as this part.
+        /// Returns whether `value` fails to decode as this part.
         fn fails(self, value: &serde_json::Value) -> bool {
             use serde_json::from_value as decode;
             let value = value.clone();
@@ -356,7 +356,7 @@ mod tests {
         })
     }
 
-    /// The path of a failure, without `: reason`.
+    /// Returns the path of a failure, without `: reason`.
     fn failure_path<T: DeserializeOwned + Send + fmt::Debug + 'static>(
         text: &str,
     ) -> Option<String> {

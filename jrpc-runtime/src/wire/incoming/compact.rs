@@ -74,14 +74,14 @@ pub(super) fn request<'a, S: DeserializeSeed<'a>>(
     }
 }
 
-/// The length of `start` when `bytes` starts with it (its length known, so that the comparison
-/// is a few instructions, not a call).
+/// Returns the length of `start` when `bytes` starts with it (its length known, so that the
+/// comparison is a few instructions, not a call).
 #[inline(always)]
 fn prefix<const N: usize>(bytes: &[u8], start: &[u8; N]) -> Option<usize> {
     (bytes.first_chunk::<N>() == Some(start)).then_some(N)
 }
 
-/// The id starting at `at`, and the index past it; `None` when it is not a valid id.
+/// Returns the id starting at `at`, and the index past it; `None` when it is not a valid id.
 #[inline]
 fn read_id(text: &str, at: usize) -> Option<(RawId<'_>, usize)> {
     let end = skip_scalar(text.as_bytes(), at)?;
@@ -96,9 +96,9 @@ fn read_id(text: &str, at: usize) -> Option<(RawId<'_>, usize)> {
     Some((RawId::Borrowed(written), end))
 }
 
-/// The index past the value starting at `at`, found by its brackets and quotes (serde_json then
-/// reads it, as the full reader reads params: on their own, under its limit on nesting); `None`
-/// when it does not end.
+/// Returns the index past the value starting at `at`, found by its brackets and quotes (serde_json
+/// then reads it, as the full reader reads params: on their own, under its limit on nesting);
+/// `None` when it does not end.
 #[inline]
 fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
     if !matches!(bytes.get(at)?, b'[' | b'{') {
@@ -122,7 +122,7 @@ fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// The index of the quote that closes the string whose contents start at `at`.
+/// Returns the index of the quote that closes the string whose contents start at `at`.
 #[inline]
 fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
     // Most strings in params (member names, short values) end within a few bytes, found by a
@@ -156,7 +156,7 @@ mod tests {
         Some((params, id, end))
     }
 
-    /// The forms writers use are read here, with their params and id as written.
+    /// Checks that the forms writers use are read here, with their params and id as written.
     #[test]
     fn reads_what_writers_write() {
         let params = || Some("[1,2]".to_owned());
@@ -179,8 +179,8 @@ mod tests {
         assert_eq!(read(body), Some((None, None, body.len() - 1)));
     }
 
-    /// A string's end is found whatever its length and wherever its escapes fall, within the
-    /// first bytes or past them.
+    /// Checks that a string's end is found whatever its length and wherever its escapes fall,
+    /// within the first bytes or past them.
     #[test]
     fn finds_strings_ends_at_any_length() {
         for len in 0..40 {

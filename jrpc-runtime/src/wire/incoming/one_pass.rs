@@ -77,7 +77,7 @@ where
         .ok()
 }
 
-/// A batch all of whose elements are requests naming `method` written compactly (see
+/// Reads a batch all of whose elements are requests naming `method` written compactly (see
 /// [`compact`]), between brackets and commas with no white space but around the batch.
 fn compact_batch<'a, S>(text: &'a str, method: &str, seed: S) -> Option<Vec<Element<'a, S::Value>>>
 where
@@ -122,7 +122,7 @@ enum ParamsRead<'a, T> {
 }
 
 impl<'a, T> ReadWith<'a, T> {
-    /// The batch element read (by [`WithParams`] with `after` set to `method`), if it is a
+    /// Returns the batch element read (by [`WithParams`] with `after` set to `method`), if it is a
     /// valid request: [`Element::Decoded`] when it names `method` and its params (if any) were
     /// decoded, which they are only after a `method` naming it.
     #[inline]

@@ -50,7 +50,7 @@ pub(crate) fn peek_method(text: &str) -> Option<&str> {
     }
 }
 
-/// The index of the first byte at or after `at` that is not JSON white space.
+/// Returns the index of the first byte at or after `at` that is not JSON white space.
 #[inline]
 fn skip_blank(bytes: &[u8], mut at: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
@@ -59,8 +59,8 @@ fn skip_blank(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// The contents of the string starting at `at` and the index past it, when it holds no escape
-/// and no control character.
+/// Returns the contents of the string starting at `at` and the index past it, when it holds no
+/// escape and no control character.
 #[inline]
 fn plain_string(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
     if bytes.get(at) != Some(&b'"') {
