@@ -4,6 +4,7 @@
 mod backpressure;
 mod cancel;
 mod client;
+mod feeds;
 mod http;
 mod layers;
 mod memory;

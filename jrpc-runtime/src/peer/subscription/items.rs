@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures_util::{Stream, StreamExt as _};
 use serde::Serialize;
 use serde_json::value::RawValue;
+use tokio::sync::broadcast;
 
 use crate::wire::RpcError;
 
@@ -57,6 +58,28 @@ pub(crate) enum Produced {
 /// A boxed stream of encoded items: what a subscription's pump polls.
 pub(crate) type Producer = Pin<Box<dyn Stream<Item = Produced> + Send>>;
 
+/// Holds a topic's feed as one subscription reads it. The first subscription of a connection to
+/// a feed reads it alone, through `producer`; the next ones read it together through the
+/// connection's hub, which takes each item once for them all, and `rx` (made with `producer`'s
+/// receiver, at the same place in the feed) tells a joining one what the hub read before it.
+pub(crate) struct TopicFeed {
+    /// Which feed: unique to the channel, so that a feed made again is another.
+    pub(crate) id: u64,
+    /// The feed's items, read alone (or by the hub this subscription makes).
+    pub(crate) producer: Producer,
+    pub(crate) rx: broadcast::Receiver<Arc<RawValue>>,
+    /// Held as long as the subscription lives: what counts it among the topic's subscribers.
+    pub(crate) guard: Box<dyn Send + Sync>,
+}
+
+/// Says where a subscription's items come from.
+pub(crate) enum Source {
+    /// A stream of its own.
+    Producer(Producer),
+    /// A topic's feed, which the connection's subscriptions of it may read together.
+    Feed(TopicFeed),
+}
+
 /// Holds the items of one subscription, as its subscribe handler returns them: a stream, encoded
 /// item by item as the connection takes them, with the subscription's bound and what a full
 /// bound does.
@@ -80,7 +103,7 @@ pub(crate) type Producer = Pin<Box<dyn Stream<Item = Produced> + Send>>;
 /// ```
 #[must_use = "a subscription's items do nothing until a subscribe handler returns them"]
 pub struct Items<T> {
-    pub(crate) producer: Producer,
+    pub(crate) source: Source,
     pub(crate) bound_items: usize,
     pub(crate) bound_bytes: usize,
     pub(crate) when_full: WhenFull,
@@ -122,9 +145,30 @@ impl<T> Items<T> {
         Self::from_producer(Box::pin(stream.map(Produced::Shared)))
     }
 
+    /// Returns the items of the topic feed `id` (what
+    /// [`Topics::items`](crate::server::Topics::items) returns): `items` read from one receiver,
+    /// `rx` another made at the same place; `guard` held while the subscription lives.
+    pub(crate) fn feed(
+        id: u64,
+        items: impl Stream<Item = Arc<RawValue>> + Send + 'static,
+        rx: broadcast::Receiver<Arc<RawValue>>,
+        guard: Box<dyn Send + Sync>,
+    ) -> Self {
+        Self::from_source(Source::Feed(TopicFeed {
+            id,
+            producer: Box::pin(items.map(Produced::Shared)),
+            rx,
+            guard,
+        }))
+    }
+
     fn from_producer(producer: Producer) -> Self {
+        Self::from_source(Source::Producer(producer))
+    }
+
+    fn from_source(source: Source) -> Self {
         Self {
-            producer,
+            source,
             bound_items: BOUND_ITEMS,
             bound_bytes: BOUND_BYTES,
             when_full: WhenFull::default(),

@@ -27,6 +27,9 @@ use std::task::{Context as TaskContext, Poll};
 
 use futures_util::task::{ArcWake, AtomicWaker, waker_ref};
 
+use serde_json::value::RawValue;
+
+use super::hub::Hub;
 use super::items::{Produced, Producer, WhenFull};
 use crate::limits::Watermark;
 use crate::wire::{ErrorCode, Id, RpcError};
@@ -54,8 +57,12 @@ pub(crate) struct Lane {
 struct State {
     texts: VecDeque<String>,
     bytes: usize,
-    /// `None` once the subscription is over, and while the taker polls it.
+    /// `None` once the subscription is over, and while the taker polls it; always for a lane its
+    /// connection's hub feeds.
     producer: Option<Producer>,
+    /// What a lane its hub feeds holds while the subscription lives (its place among the topic's
+    /// subscribers).
+    guard: Option<Box<dyn Send + Sync>>,
     /// An item polled that found no room ([`WhenFull::Wait`]): it goes first once there is.
     held_back: Option<String>,
     /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
@@ -92,6 +99,20 @@ enum Offered {
     Ended,
 }
 
+/// Says what became of an item a hub fed a lane.
+pub(super) enum Fed {
+    /// Its notification went out, this many bytes.
+    Out(usize),
+    /// It waits in the lane.
+    Queued,
+    /// The subscription is over: the hub forgets the lane.
+    Ended,
+    /// The subscription lagged: its error notification waits in the lane.
+    Lagged,
+    /// The connection must close ([`WhenFull::CloseConnection`]).
+    Close,
+}
+
 /// Says how a producer's polling ended.
 enum Polled {
     /// It waits: the lane wakes when it has more.
@@ -118,7 +139,7 @@ impl Lane {
     pub(super) fn new(
         id: Id,
         head: String,
-        producer: Producer,
+        (producer, guard): (Option<Producer>, Option<Box<dyn Send + Sync>>),
         (bound_items, bound_bytes, when_full): (usize, usize, WhenFull),
         ready: Weak<Ready>,
         budget: Arc<Watermark>,
@@ -128,7 +149,8 @@ impl Lane {
             state: Mutex::new(State {
                 texts: VecDeque::new(),
                 bytes: 0,
-                producer: Some(producer),
+                producer,
+                guard,
                 held_back: None,
                 open: false,
                 ended: false,
@@ -172,9 +194,11 @@ impl Lane {
         text
     }
 
-    /// Returns the producer of a lane that was never added to its registry (its id was taken).
-    pub(super) fn take_producer(&self) -> Option<Producer> {
-        self.lock().producer.take()
+    /// Returns the producer and guard of a lane that was never added to its registry (its id was
+    /// taken).
+    pub(super) fn take_parts(&self) -> (Option<Producer>, Option<Box<dyn Send + Sync>>) {
+        let mut state = self.lock();
+        (state.producer.take(), state.guard.take())
     }
 
     /// Opens the lane: its subscribe call's answer is on its way. Its producer may be polled now.
@@ -189,8 +213,63 @@ impl Lane {
         state.ended = true;
         self.clear(&mut state);
         let producer = state.producer.take();
+        let guard = state.guard.take();
         drop(state);
-        drop(producer);
+        drop((producer, guard));
+    }
+
+    /// Returns the lane's producer, for its connection's hub to read, or to drop as the hub reads
+    /// for it.
+    pub(super) fn take_producer(&self) -> Option<Producer> {
+        self.lock().producer.take()
+    }
+
+    /// Ends the subscription as a producer that finished does: what waits in the lane still goes.
+    pub(super) fn finish(&self) {
+        let mut state = self.lock();
+        state.ended = true;
+        let guard = state.guard.take();
+        drop(state);
+        drop(guard);
+    }
+
+    /// Returns whether the subscription is over.
+    pub(super) fn is_ended(&self) -> bool {
+        self.lock().ended
+    }
+
+    /// Takes `item`, which its hub read: its notification goes straight to `out` while the lane
+    /// is open, nothing waits in it and `room` is left (`out` is then told its length), else it
+    /// joins the lane, within its bound and by its policy. Only the taker feeds a lane.
+    pub(super) fn feed(&self, item: &RawValue, room: bool, out: &mut dyn FnMut(String)) -> Fed {
+        let mut state = self.lock();
+        if state.ended {
+            return Fed::Ended;
+        }
+        let text = self.notification(item.get());
+        if room && state.open && state.texts.is_empty() && state.held_back.is_none() {
+            let len = text.len();
+            // It takes its room as what waited does, until the socket has it.
+            self.budget.force(len);
+            out(text);
+            return Fed::Out(len);
+        }
+        match self.offer(&mut state, text) {
+            Offered::Joined => Fed::Queued,
+            // A hub feeds no `Wait` lane; were it one, the item would wait first in line.
+            Offered::Full(back) => {
+                state.held_back = Some(back);
+                Fed::Queued
+            }
+            Offered::Lagged => {
+                let guard = state.guard.take();
+                drop(state);
+                drop(guard);
+                Fed::Lagged
+            }
+            Offered::Close => Fed::Close,
+            Offered::Ended => Fed::Ended,
+        }
     }
 
     /// Moves what waits (up to `turn` notifications, while fewer than `room` bytes moved) to
@@ -204,6 +283,10 @@ impl Lane {
     ) -> Visit {
         let mut visit = Visit::default();
         let mut state = self.lock();
+        if !state.open {
+            // What its hub fed it before its subscribe call's answer waits for that answer.
+            return visit;
+        }
         let mut items = 0;
         let mut from_lane = 0;
         while items < turn && visit.moved < room {
@@ -311,7 +394,7 @@ impl Lane {
             state.producer = Some(producer);
             None
         } else {
-            Some(producer)
+            Some((producer, state.guard.take()))
         };
         drop(state);
         // Dropped without the lock, as it was polled.
@@ -417,11 +500,17 @@ impl ArcWake for Lane {
     }
 }
 
-/// Holds the lanes for the taker to visit, and the taker's waker.
+/// Names what the taker visits: a lane, or a hub that feeds lanes.
+pub(super) enum Visitor {
+    Lane(Arc<Lane>),
+    Hub(Arc<Hub>),
+}
+
+/// Holds the lanes and hubs for the taker to visit, and the taker's waker.
 #[derive(Default)]
 pub(crate) struct Ready {
-    lanes: Mutex<VecDeque<Arc<Lane>>>,
-    /// Whether `lanes` holds one: what the taker looks at, without the lock.
+    visitors: Mutex<VecDeque<Visitor>>,
+    /// Whether `visitors` holds one: what the taker looks at, without the lock.
     pub(super) has: AtomicBool,
     /// Whether a producer woke since the taker last looked.
     pub(super) woken: AtomicBool,
@@ -429,17 +518,26 @@ pub(crate) struct Ready {
 }
 
 impl Ready {
-    pub(super) fn lanes(&self) -> MutexGuard<'_, VecDeque<Arc<Lane>>> {
-        self.lanes.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(super) fn visitors(&self) -> MutexGuard<'_, VecDeque<Visitor>> {
+        self.visitors.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Queues `lane` for a visit, unless it is queued already; with `wake`, wakes the taker (a
     /// producer woke: the taker may be waiting for nothing else).
     pub(super) fn push(&self, lane: &Arc<Lane>, wake: bool) {
-        if !lane.queued.swap(true, Ordering::AcqRel) {
-            let mut lanes = self.lanes();
-            lanes.push_back(Arc::clone(lane));
-            // Under the lock, as `pop` clears it: never left false with a lane queued.
+        self.queue(&lane.queued, || Visitor::Lane(Arc::clone(lane)), wake);
+    }
+
+    /// Queues `hub` for a visit, as [`push`](Self::push) does a lane.
+    pub(super) fn push_hub(&self, hub: &Arc<Hub>, wake: bool) {
+        self.queue(&hub.queued, || Visitor::Hub(Arc::clone(hub)), wake);
+    }
+
+    fn queue(&self, queued: &AtomicBool, visitor: impl FnOnce() -> Visitor, wake: bool) {
+        if !queued.swap(true, Ordering::AcqRel) {
+            let mut visitors = self.visitors();
+            visitors.push_back(visitor());
+            // Under the lock, as `pop` clears it: never left false with a visitor queued.
             self.has.store(true, Ordering::Release);
         }
         if wake {
@@ -448,12 +546,12 @@ impl Ready {
         }
     }
 
-    pub(super) fn pop(&self) -> Option<Arc<Lane>> {
-        let mut lanes = self.lanes();
-        let lane = lanes.pop_front();
-        if lanes.is_empty() {
+    pub(super) fn pop(&self) -> Option<Visitor> {
+        let mut visitors = self.visitors();
+        let visitor = visitors.pop_front();
+        if visitors.is_empty() {
             self.has.store(false, Ordering::Release);
         }
-        lane
+        visitor
     }
 }

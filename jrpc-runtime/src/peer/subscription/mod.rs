@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | `items` | [`Items`]: what a subscribe handler returns (a stream, its bound, [`WhenFull`]) |
 //! | `register` | [`Methods::register_subscription`](crate::Methods::register_subscription): the subscribe and unsubscribe methods, the ids, the pump that polls a producer |
+//! | `hub` | a topic feed read once for a connection's second and later subscriptions of it, each fed in its lane |
 //! | `lane` | one subscription's producer, polled by the connection's taker, and its notifications waiting within its bound; the queue of lanes for the taker to visit |
 //! | `registry` | one connection's subscriptions: by id, the cap, the lanes for the taker to visit |
 //! | `taker` | [`Notifications`]: the seam a transport that writes in a task of its own takes the notifications through |
@@ -18,6 +19,7 @@
 //! polled, only once the writer has that answer.
 
 mod client;
+mod hub;
 mod items;
 mod lane;
 mod register;

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-use super::items::Items;
+use super::hub::Reader;
+use super::items::{Items, Source, TopicFeed, WhenFull};
 use super::lane::Lane;
 use super::registry::Refused;
 use crate::dispatch::{
@@ -252,12 +253,25 @@ fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id,
     let shared = &peer.shared;
     let provider = spec.table.ids();
     let Items {
-        mut producer,
+        source,
         bound_items,
         bound_bytes,
         when_full,
         ..
     } = items;
+    // A lane that waits for room reads its feed alone: a connection's hub cannot wait for one.
+    let (mut parts, mut reader) = match source {
+        Source::Producer(producer) => ((Some(producer), None), None),
+        Source::Feed(TopicFeed {
+            id,
+            producer,
+            rx,
+            guard,
+        }) => {
+            let reader = (when_full != WhenFull::Wait).then_some(Reader { feed: id, rx });
+            ((Some(producer), Some(guard)), reader)
+        }
+    };
     let mut tries = 0;
     let id = loop {
         let id = provider.as_ref().map_or_else(random_id, |ids| ids());
@@ -267,23 +281,24 @@ fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id,
                 r#"{{"jsonrpc":"2.0","method":{},"params":{{"subscription":{id},"#,
                 spec.notification
             ),
-            producer,
+            parts,
             (bound_items, bound_bytes, when_full),
             Arc::downgrade(&shared.subscriptions.ready),
             Arc::clone(&shared.budget),
             Arc::clone(&shared.subscriptions.waiting),
         ));
-        match shared
-            .subscriptions
-            .add(&id, request.clone(), &lane, Arc::clone(&spec.unsubscribe))
-        {
+        match shared.subscriptions.add(
+            &id,
+            request.clone(),
+            &lane,
+            Arc::clone(&spec.unsubscribe),
+            &mut reader,
+        ) {
             Ok(()) => break id,
             Err(Refused::Taken) if tries < 3 => {
                 tries += 1;
-                // Never added: its producer goes to the next try.
-                producer = lane
-                    .take_producer()
-                    .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
+                // Never added: its producer (or its feed's guard) goes to the next try.
+                parts = lane.take_parts();
             }
             Err(why) => return Err(refused(why)),
         }

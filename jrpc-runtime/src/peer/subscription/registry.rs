@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
-use super::lane::{Lane, Ready};
+use super::hub::{Hub, Reader};
+use super::lane::{Lane, Ready, Visitor};
 use crate::peer::handle::{Overflowed, Shared};
 use crate::wire::Id;
 
@@ -41,6 +42,10 @@ struct Live {
     by_id: HashMap<Id, Entry>,
     /// Lanes whose subscribe call is not answered yet, by the call's id.
     awaiting: Vec<(Id, Arc<Lane>)>,
+    /// The first lane of each feed, which reads it alone, by the feed's number.
+    alone: Vec<(u64, Arc<Lane>)>,
+    /// The hubs that read topic feeds for the lanes after the first, one a feed.
+    hubs: Vec<Arc<Hub>>,
     closed: bool,
 }
 
@@ -120,13 +125,17 @@ impl Subscriptions {
     }
 
     /// Adds the subscription `id`, opened by the call `request`: its lane opens once that call's
-    /// answer is on its way ([`answered`](Self::answered)).
+    /// answer is on its way ([`answered`](Self::answered)). A lane fed from a topic's feed comes
+    /// with its `reader`, taken when it is added: the first of the connection reads it alone (the
+    /// common case: one subscription a connection, no hub between), the next ones together
+    /// through the connection's hub of that feed.
     pub(crate) fn add(
         &self,
         id: &Id,
         request: Id,
         lane: &Arc<Lane>,
         unsubscribe: Arc<str>,
+        reader: &mut Option<Reader>,
     ) -> Result<(), Refused> {
         let mut live = self.live();
         if live.closed {
@@ -148,6 +157,39 @@ impl Subscriptions {
         live.awaiting.push((request, Arc::clone(lane)));
         self.awaiting.fetch_add(1, Ordering::AcqRel);
         self.opened.store(true, Ordering::Release);
+        if let Some(reader) = reader.take() {
+            live.alone.retain(|(_, lane)| !lane.is_ended());
+            if !live.alone.iter().any(|(feed, _)| *feed == reader.feed) {
+                live.alone.push((reader.feed, Arc::clone(lane)));
+                return Ok(());
+            }
+            let hub = match live.hubs.iter().find(|hub| hub.feed == reader.feed) {
+                Some(hub) => {
+                    // The hub reads for it: its own reading is dropped.
+                    drop(lane.take_producer());
+                    hub.join(Arc::clone(lane), reader.rx);
+                    Arc::clone(hub)
+                }
+                None => {
+                    // The hub reads through this subscription's own reading, which begins where
+                    // the subscription does: nothing to catch up.
+                    let items = lane
+                        .take_producer()
+                        .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
+                    let hub = Arc::new(Hub::new(
+                        reader.feed,
+                        items,
+                        Arc::clone(lane),
+                        Arc::downgrade(&self.ready),
+                    ));
+                    live.hubs.push(Arc::clone(&hub));
+                    hub
+                }
+            };
+            drop(live);
+            // Read at once: the feed's receiver is polled, and a lane that joined is caught up.
+            self.ready.push_hub(&hub, true);
+        }
         Ok(())
     }
 
@@ -230,26 +272,14 @@ impl Subscriptions {
     /// bound and policy apply.
     pub(crate) fn take(&self, room: usize, mut out: impl FnMut(String)) -> Taken {
         let mut taken = Taken::default();
-        // The lanes queued now: one pushed back during the visits waits for the next call.
-        let mut visits = self.ready.lanes().len();
+        // The lanes and hubs queued now: one pushed back during the visits waits for the next call.
+        let mut visits = self.ready.visitors().len();
         while visits > 0 {
             visits -= 1;
-            let Some(lane) = self.ready.pop() else {
-                break;
-            };
-            // Before its producer is polled: a wake from now on queues it again.
-            lane.queued.store(false, Ordering::Release);
-            let visit = lane.visit(room.saturating_sub(taken.moved), TURN, &mut out);
-            taken.moved += visit.moved;
-            if visit.done {
-                self.finished(&lane);
-            }
-            if visit.close {
-                taken.close = Some((lane.id.clone(), lane.bound_items, lane.bound_bytes));
-            }
-            if visit.requeue {
-                self.ready.push(&lane, false);
-                taken.again |= visit.again;
+            match self.ready.pop() {
+                None => break,
+                Some(Visitor::Lane(lane)) => self.visit_lane(&lane, room, &mut taken, &mut out),
+                Some(Visitor::Hub(hub)) => self.visit_hub(&hub, room, &mut taken, &mut out),
             }
         }
         if taken.again {
@@ -257,6 +287,54 @@ impl Subscriptions {
             self.ready.woken.store(true, Ordering::Release);
         }
         taken
+    }
+
+    fn visit_lane(
+        &self,
+        lane: &Arc<Lane>,
+        room: usize,
+        taken: &mut Taken,
+        out: &mut dyn FnMut(String),
+    ) {
+        // Before its producer is polled: a wake from now on queues it again.
+        lane.queued.store(false, Ordering::Release);
+        let visit = lane.visit(room.saturating_sub(taken.moved), TURN, out);
+        taken.moved += visit.moved;
+        if visit.done {
+            self.finished(lane);
+        }
+        if visit.close {
+            taken.close = Some((lane.id.clone(), lane.bound_items, lane.bound_bytes));
+        }
+        if visit.requeue {
+            self.ready.push(lane, false);
+            taken.again |= visit.again;
+        }
+    }
+
+    fn visit_hub(
+        &self,
+        hub: &Arc<Hub>,
+        room: usize,
+        taken: &mut Taken,
+        out: &mut dyn FnMut(String),
+    ) {
+        // Before its feed is read: a wake from now on queues it again.
+        hub.queued.store(false, Ordering::Release);
+        let visit = hub.visit(room.saturating_sub(taken.moved), TURN, out);
+        taken.moved += visit.moved;
+        for lane in &visit.finished {
+            self.finished(lane);
+        }
+        if let Some(lane) = visit.close {
+            taken.close = Some((lane.id.clone(), lane.bound_items, lane.bound_bytes));
+        }
+        if visit.done {
+            self.live().hubs.retain(|live| !Arc::ptr_eq(live, hub));
+        } else if visit.again {
+            self.ready.push_hub(hub, false);
+            taken.again = true;
+        }
     }
 
     /// Ends subscription `id` when `unsubscribe` is the method that ends it: its producer is
@@ -273,6 +351,14 @@ impl Subscriptions {
             return false;
         };
         entry.lane.end();
+        // A hub left without lanes drops its receiver now, not at the feed's next item.
+        let hubs = self.live().hubs.clone();
+        let over: Vec<Arc<Hub>> = hubs.into_iter().filter(|hub| hub.prune()).collect();
+        if !over.is_empty() {
+            self.live()
+                .hubs
+                .retain(|live| !over.iter().any(|hub| Arc::ptr_eq(live, hub)));
+        }
         true
     }
 
@@ -297,28 +383,33 @@ impl Subscriptions {
     /// Ends every subscription (the connection closed): producers dropped at once, what waits
     /// dropped with them; none can be added any more.
     pub(crate) fn close(&self) {
-        let (entries, awaiting): (Vec<Entry>, Vec<(Id, Arc<Lane>)>) = {
+        let (entries, awaiting, hubs) = {
             let mut live = self.live();
             live.closed = true;
             let awaiting = std::mem::take(&mut live.awaiting);
             self.awaiting.fetch_sub(awaiting.len(), Ordering::AcqRel);
-            (
-                live.by_id.drain().map(|(_, entry)| entry).collect(),
-                awaiting,
-            )
+            let entries: Vec<Entry> = live.by_id.drain().map(|(_, entry)| entry).collect();
+            live.alone.clear();
+            (entries, awaiting, std::mem::take(&mut live.hubs))
         };
         for entry in entries {
             entry.lane.end();
         }
         drop(awaiting);
-        let lanes = {
-            let mut lanes = self.ready.lanes();
+        for hub in hubs {
+            hub.end();
+        }
+        let visitors = {
+            let mut visitors = self.ready.visitors();
             self.ready.has.store(false, Ordering::Release);
-            std::mem::take(&mut *lanes)
+            std::mem::take(&mut *visitors)
         };
-        for lane in lanes {
+        for visitor in visitors {
             // Ended with the rest, unless it was over already with notifications waiting.
-            lane.end();
+            match visitor {
+                Visitor::Lane(lane) => lane.end(),
+                Visitor::Hub(hub) => hub.end(),
+            }
         }
         self.wake.notify_one();
     }

@@ -90,9 +90,23 @@ struct State {
     /// entry stays until its connection closes, so that a connection that leaves and joins again
     /// does not pile up close hooks.
     connections: HashMap<u64, HashSet<String>>,
-    /// The feed of each topic with subscriptions fed from it ([`Topics::items`]), and how many
-    /// are: one send reaches them all, the item encoded once and shared.
-    feeds: HashMap<String, (broadcast::Sender<Arc<RawValue>>, usize)>,
+    /// The feed of each topic with subscriptions fed from it ([`Topics::items`]): one send
+    /// reaches them all, the item encoded once and shared.
+    feeds: HashMap<String, Fed>,
+}
+
+/// A receiver of a topic's feed.
+type FeedRx = broadcast::Receiver<Arc<RawValue>>;
+
+/// Holds a topic's feed.
+struct Fed {
+    tx: broadcast::Sender<Arc<RawValue>>,
+    /// How many subscriptions it feeds (a connection's share one receiver, so the receivers do
+    /// not count them).
+    count: usize,
+    /// Its number, unique to the channel: a feed made again after its last subscription left is
+    /// another.
+    id: u64,
 }
 
 /// Receives a topic's notifications: a connection, a [`TopicWatch`]'s queue, or a subscription
@@ -137,10 +151,10 @@ impl Registry {
                 joined.remove(topic);
             }
             if matches!(removed, Subscriber::Feed)
-                && let Some((_, fed)) = state.feeds.get_mut(topic)
+                && let Some(fed) = state.feeds.get_mut(topic)
             {
-                *fed -= 1;
-                if *fed == 0 {
+                fed.count -= 1;
+                if fed.count == 0 {
                     state.feeds.remove(topic);
                 }
             }
@@ -187,15 +201,19 @@ impl Registry {
                 .filter(|(_, subscriber)| !matches!(subscriber, Subscriber::Feed))
                 .map(|(id, subscriber)| (*id, subscriber.clone()))
                 .collect();
-            (others, state.feeds.get(topic).map(|(feed, _)| feed.clone()))
+            let feed = state
+                .feeds
+                .get(topic)
+                .map(|fed| (fed.tx.clone(), fed.count));
+            (others, feed)
         };
         let mut reached = 0;
         // The subscriptions fed from the topic take the params as they are, encoded once and
         // shared, whatever their number: one send wakes them all.
-        if let Some(feed) = feed {
+        if let Some((feed, count)) = feed {
             reached += match params {
-                Some(params) => feed.send(Arc::from(params.to_owned())).unwrap_or(0),
-                None => feed.receiver_count(),
+                Some(params) => feed.send(Arc::from(params.to_owned())).map_or(0, |_| count),
+                None => count,
             };
         }
         for (id, subscriber) in subscribers {
@@ -427,42 +445,48 @@ impl Topics {
     /// applies, and under [`WhenFull::Wait`](crate::WhenFull::Wait) what is published while it
     /// waits is held in the topic's feed, which keeps the last 64 items for all its
     /// subscriptions; one that falls further behind skips its oldest (logged at WARN).
+    ///
+    /// Several subscriptions of one connection to the same topic read its feed together, once a
+    /// published item (except under `Wait`); each still gets every item published after this call,
+    /// under its own id, within its own bound.
     pub fn items<T>(&self, topic: &str) -> Items<T> {
-        let (member, rx) = self.join_feed(topic);
-        Items::shared(futures_util::stream::unfold(
-            (rx, member),
-            |(mut rx, member)| async move {
-                loop {
-                    match rx.recv().await {
-                        Ok(item) => return Some((item, (rx, member))),
-                        Err(broadcast::error::RecvError::Lagged(skipped)) => tracing::warn!(
-                            topic = member.topics.first().map(String::as_str),
-                            skipped,
-                            "a subscription fell behind its topic's feed: its oldest items skipped"
-                        ),
-                        Err(broadcast::error::RecvError::Closed) => return None,
-                    }
+        let (member, feed, rx, catch_up) = self.join_feed(topic);
+        let topic: Arc<str> = Arc::from(topic);
+        // Built here, in the service's own code, where the compiler sees through it.
+        let items = futures_util::stream::unfold((rx, topic), |(mut rx, topic)| async move {
+            loop {
+                match rx.recv().await {
+                    Ok(item) => return Some((item, (rx, topic))),
+                    Err(broadcast::error::RecvError::Lagged(skipped)) => tracing::warn!(
+                        topic = &*topic,
+                        skipped,
+                        "a subscription fell behind its topic's feed: its oldest items skipped"
+                    ),
+                    Err(broadcast::error::RecvError::Closed) => return None,
                 }
-            },
-        ))
+            }
+        });
+        Items::feed(feed, items, catch_up, Box::new(member))
     }
 
     /// Adds a subscription to `topic`'s feed, under a number of its own, until the returned
-    /// membership drops; returns it with the feed's receiver.
-    fn join_feed(&self, topic: &str) -> (Membership, broadcast::Receiver<Arc<RawValue>>) {
-        let (id, first, rx) = {
+    /// membership drops; returns it with the feed's number and two receivers of it, made at the
+    /// same place.
+    fn join_feed(&self, topic: &str) -> (Membership, u64, FeedRx, FeedRx) {
+        let (id, first, feed, rx, catch_up) = {
             let mut state = self.inner.lock();
-            let (feed, fed) = state
-                .feeds
-                .entry(topic.to_owned())
-                .or_insert_with(|| (broadcast::channel(FEED_CAPACITY).0, 0));
-            *fed += 1;
-            let rx = feed.subscribe();
+            let feed = state.feeds.entry(topic.to_owned()).or_insert_with(|| Fed {
+                tx: broadcast::channel(FEED_CAPACITY).0,
+                count: 0,
+                id: next_member(),
+            });
+            feed.count += 1;
+            let (rx, catch_up, feed) = (feed.tx.subscribe(), feed.tx.subscribe(), feed.id);
             let subscribers = state.topics.entry(topic.to_owned()).or_default();
             let id = next_member();
             let first = subscribers.is_empty();
             subscribers.insert(id, Subscriber::Feed);
-            (id, first, rx)
+            (id, first, feed, rx, catch_up)
         };
         if first {
             self.inner.topics_changed();
@@ -472,7 +496,7 @@ impl Topics {
             topics: vec![topic.to_owned()],
             registry: Arc::downgrade(&self.inner),
         };
-        (member, rx)
+        (member, feed, rx, catch_up)
     }
 
     /// Adds `subscriber` to `topics`, under a number of its own, until the returned membership
