@@ -416,7 +416,9 @@ impl RpcService {
     ///
     /// Not an `async fn`: the request is checked and taken apart first, so that its future
     /// (moved whole for every request) holds its parts once (an `async fn` keeps its arguments
-    /// twice, and the request whole beside its parts).
+    /// twice, and the request whole beside its parts). Inlined into its one caller, which builds
+    /// the future in place rather than copying it out of a call.
+    #[inline]
     fn answer<B>(
         self,
         mut req: Request<B>,

@@ -289,6 +289,7 @@ impl Subscriptions {
         taken
     }
 
+    #[inline]
     fn visit_lane(
         &self,
         lane: &Arc<Lane>,

@@ -46,6 +46,7 @@ impl Notifications {
     /// polling the producers that woke (into their lanes when there is no room); `cx`'s task is
     /// woken when a producer has more. Returns whether to come back without a wake: a producer
     /// may have more now.
+    #[inline]
     pub(crate) fn take(&self, cx: &TaskContext<'_>, out: &mut VecDeque<String>) -> bool {
         let subscriptions = &self.shared.subscriptions;
         subscriptions.register_taker(cx.waker());
