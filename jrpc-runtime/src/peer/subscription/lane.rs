@@ -12,9 +12,13 @@
 //! lane's bound and policy apply to them. A lane is visited, a few items at a time, while it
 //! has notifications waiting or its producer woke.
 //!
+//! A lane that its connection's hub feeds (a topic's feed read once for several subscriptions,
+//! see `hub`) has no producer: the hub hands it each item (`Lane::feed`), and the same rules
+//! apply to it as to an item polled.
+//!
 //! | state | the taker's visit |
 //! | --- | --- |
-//! | not open (its subscribe call not answered yet) | nothing: the producer is not polled |
+//! | not open (its subscribe call not answered yet) | nothing: the producer is not polled, and what a hub fed it waits |
 //! | open, notifications waiting | moves them while there is room; then polls the producer |
 //! | open, producer polled | each item: straight out while nothing waits and there is room, else into the lane (its bound and policy) |
 //! | a `Wait` lane full, or an item held back for room | the producer is not polled until the client reads |
