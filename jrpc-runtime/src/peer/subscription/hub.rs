@@ -146,32 +146,26 @@ impl Hub {
                 visit.again = true;
                 break false;
             }
-            match items.poll_next_unpin(&mut cx) {
+            let item: Arc<RawValue> = match items.poll_next_unpin(&mut cx) {
                 Poll::Pending => break false,
                 // A feed does not fail; were it to, its subscriptions end as when it ends.
                 Poll::Ready(None | Some(Produced::Failed(_))) => break true,
-                Poll::Ready(Some(Produced::Item(item))) => {
-                    read += 1;
-                    let item: Arc<RawValue> = Arc::from(item);
-                    state
-                        .lanes
-                        .retain(|lane| feed(lane, &item, room, &mut visit, ready, out));
-                    state.last = Some(item);
-                }
-                Poll::Ready(Some(Produced::Shared(item))) => {
-                    read += 1;
-                    state
-                        .lanes
-                        .retain(|lane| feed(lane, &item, room, &mut visit, ready, out));
-                    state.last = Some(item);
-                }
-            }
+                Poll::Ready(Some(Produced::Item(item))) => Arc::from(item),
+                Poll::Ready(Some(Produced::Shared(item))) => item,
+            };
+            read += 1;
+            state
+                .lanes
+                .retain(|lane| feed(lane, &item, room, &mut visit, ready, out));
+            state.last = Some(item);
         };
         for (lane, mut rx) in std::mem::take(&mut state.joining) {
             let mut early = Vec::new();
             loop {
                 match rx.try_recv() {
                     Ok(item) => early.push(item),
+                    // Fallen behind the feed before it joined: its oldest are gone, as they
+                    // would be from a reading of its own.
                     Err(broadcast::error::TryRecvError::Lagged(_)) => {}
                     Err(_) => break,
                 }
