@@ -81,7 +81,7 @@ mod watch;
 #[doc = include_str!("../docs/lsp.md")]
 pub mod guide {}
 
-/// The package README's example, compiled as a doc test.
+/// Compiles the package README's example as a doc test.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;

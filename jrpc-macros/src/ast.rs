@@ -59,7 +59,7 @@ pub(crate) struct Stray {
     pub(crate) async_trait_expanded: Option<Span>,
 }
 
-/// What `#[rpc_service]` was put on, when it is not a service.
+/// Names what `#[rpc_service]` was put on, when it is not a service.
 pub(crate) enum Misplaced {
     /// `impl Trait for Type`: the trait is where the attribute belongs.
     TraitImpl,
@@ -99,7 +99,7 @@ pub(crate) struct Method {
     pub(crate) subscription: Option<Subscription>,
 }
 
-/// A subscription: the method answers an id, then its items go out as notifications.
+/// Describes a subscription: the method answers an id, then its items go out as notifications.
 pub(crate) struct Subscription {
     /// The notification's method, namespace included; `None` when it is missing (reported).
     pub(crate) notification: Option<WireName>,
@@ -109,7 +109,7 @@ pub(crate) struct Subscription {
     pub(crate) item: Option<Box<Type>>,
 }
 
-/// A method's name on the wire, namespace included.
+/// Names a method on the wire, namespace included.
 pub(crate) enum WireName {
     /// Known to the macro: the method's own name (after `rename_all`), or `name = "..."`.
     Known(String),

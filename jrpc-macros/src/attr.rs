@@ -15,7 +15,7 @@ use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitBool, LitStr, Meta, Path, Tok
 use crate::case::{RULES, RenameRule};
 use crate::ctxt::Ctxt;
 
-/// The keys `#[rpc_service(...)]` accepts.
+/// Lists the keys `#[rpc_service(...)]` accepts.
 const SERVICE_KEYS: &[&str] = &[
     "namespace",
     "separator",
@@ -25,14 +25,14 @@ const SERVICE_KEYS: &[&str] = &[
     "schema",
     "crate",
 ];
-/// The keys `#[rpc(...)]` accepts on a method.
+/// Lists the keys `#[rpc(...)]` accepts on a method.
 const METHOD_KEYS: &[&str] = &["name", "params"];
-/// The keys `#[rpc(...)]` accepts on a parameter.
+/// Lists the keys `#[rpc(...)]` accepts on a parameter.
 const PARAM_KEYS: &[&str] = &["name"];
-/// The keys `#[subscription(...)]` accepts.
+/// Lists the keys `#[subscription(...)]` accepts.
 const SUBSCRIPTION_KEYS: &[&str] = &["name", "notification", "unsubscribe", "params"];
 
-/// The options of `#[rpc_service(...)]`.
+/// Holds the options of `#[rpc_service(...)]`.
 pub(crate) struct ServiceArgs {
     /// The path of the runtime crate, spanned at the call site.
     pub(crate) krate: Path,
@@ -51,7 +51,7 @@ pub(crate) struct ServiceArgs {
     pub(crate) client_error: Option<syn::Type>,
 }
 
-/// What `client = ...` says about the stub.
+/// Says what `client = ...` asks of the stub.
 pub(crate) enum Client {
     /// No option: `{Trait}Client`.
     Default,
@@ -107,7 +107,7 @@ impl ServiceArgs {
     }
 }
 
-/// What the helper attributes on one method say.
+/// Holds what the helper attributes on one method say.
 #[derive(Default)]
 pub(crate) struct MethodAttrs {
     /// `#[rpc(name = ...)]`: the wire name, used as written.
@@ -122,7 +122,7 @@ pub(crate) struct MethodAttrs {
     pub(crate) rpc: Option<Attribute>,
 }
 
-/// What `#[subscription(...)]` says.
+/// Holds what `#[subscription(...)]` says.
 pub(crate) struct SubscriptionAttr {
     /// The attribute's path, `subscription`, kept for its span.
     pub(crate) path: Path,
@@ -283,7 +283,7 @@ impl MethodAttrs {
     }
 }
 
-/// The value of a method's `#[rpc(name = ...)]`.
+/// Holds the value of a method's `#[rpc(name = ...)]`.
 pub(crate) enum MethodName {
     /// `name = "get_data"`: known to the macro, which checks it.
     Literal(LitStr),
@@ -303,7 +303,7 @@ impl MethodName {
     }
 }
 
-/// What the helper attributes on one parameter say.
+/// Holds what the helper attributes on one parameter say.
 #[derive(Default)]
 pub(crate) struct ParamAttrs {
     /// `#[rpc(name = "...")]`: the parameter's wire name.

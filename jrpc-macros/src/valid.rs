@@ -27,7 +27,7 @@ pub(crate) const INTO_METHODS: &str = "into_methods";
 /// Names of the client stub's own methods.
 pub(crate) const CLIENT_METHODS: &[&str] =
     &["new", "with_encoding", "caller", "into_caller", "batch"];
-/// The most parameters a method may read from `params`: the runtime decodes
+/// Caps the parameters a method may read from `params`: the runtime decodes
 /// tuples of up to 16.
 pub(crate) const MAX_PARAMS: usize = 16;
 

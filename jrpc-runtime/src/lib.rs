@@ -174,7 +174,7 @@ pub mod guide {
     pub mod tracing {}
 }
 
-/// The package README's example, compiled as a doc test.
+/// Compiles the package README's example as a doc test.
 #[cfg(all(doctest, feature = "macros", feature = "http"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;

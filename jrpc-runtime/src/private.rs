@@ -42,7 +42,7 @@ pub use table::*;
     note = "parameters are decoded from the request: derive `serde::Deserialize` for `{Self}` and give it no borrowed fields"
 )]
 pub trait RpcParam: Sized {
-    /// What is decoded from the request: the type itself.
+    /// Names what is decoded from the request: the type itself.
     type Owned: DeserializeOwned + Send + 'static;
 
     /// Returns the parameter, from what was decoded.

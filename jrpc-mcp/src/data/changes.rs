@@ -125,7 +125,7 @@ pub(crate) fn follow_resource(core: &Core, push: &Peer, uri: &str, on: bool) {
     }
 }
 
-/// What a server tells its clients of its own changes: methods of [`Mcp`] (and of
+/// Tells a server's clients of its own changes: methods of [`Mcp`] (and of
 /// [`McpRequest`](super::McpRequest), for a handler). Each reaches the legacy sessions and stdio
 /// connections of every replica that share its topics, and the modern listen streams that asked;
 /// each gives how many connections of this process it reached.
@@ -172,7 +172,7 @@ impl Mcp {
     }
 }
 
-/// The same, from inside a handler (a tool that changes what the server serves).
+/// Tells them the same from inside a handler (a tool that changes what the server serves).
 impl McpRequest {
     /// Does what [`Mcp::notify_tools_changed`] does.
     ///
@@ -243,7 +243,7 @@ struct ListenParams {
     notifications: Filter,
 }
 
-/// The most resources one listen stream follows.
+/// Caps the resources one listen stream follows.
 const MAX_FOLLOWED: usize = 1024;
 
 impl Filter {

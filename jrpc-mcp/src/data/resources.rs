@@ -29,7 +29,7 @@ use jrpc_runtime::wire::{ErrorCode, RpcError};
 use jrpc_runtime::{ConfigError, RegisterError};
 use jrpc_runtime::{Context, Methods};
 
-/// What reads a resource: given the request, the contents (never none).
+/// Reads a resource: given the request, returns the contents (never none).
 type Reader = Arc<
     dyn Fn(ResourceRequest, Context) -> BoxFuture<'static, Result<Vec<ResourceContents>, RpcError>>
         + Send
@@ -208,7 +208,7 @@ impl std::fmt::Debug for ResourceTemplate {
     }
 }
 
-/// A piece of a URI template.
+/// Names a piece of a URI template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Part {
     Literal(String),
@@ -462,7 +462,7 @@ async fn list(
     Ok(req.stamp(listed, Some(core.hints.lists)))
 }
 
-/// The params that name a resource.
+/// Holds the params that name a resource.
 #[derive(Deserialize)]
 struct UriParams {
     uri: String,

@@ -32,11 +32,11 @@ use jrpc_runtime::{ConfigError, Context, Methods, RegisterError};
 
 /// Names the extension.
 pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/skills";
-/// The MIME type of a directory's listing.
+/// Names the MIME type of a directory's listing.
 const DIRECTORY: &str = "inode/directory";
-/// The most files a skill holds (its `SKILL.md` included), as SEP-2640 advises.
+/// Caps the files a skill holds (its `SKILL.md` included), as SEP-2640 advises.
 const MAX_FILES: usize = 512;
-/// The most bytes a skill's files hold, as SEP-2640 advises.
+/// Caps the bytes a skill's files hold, as SEP-2640 advises.
 const MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// Describes a skill (SEP-2640): its `SKILL.md` (front matter: a `name` and a `description`, and
@@ -333,7 +333,7 @@ async fn list(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
     Ok(req.stamp(listed, Some(core.hints.lists)))
 }
 
-/// The params that name a skill or a directory.
+/// Holds the params that name a skill or a directory.
 #[derive(Deserialize)]
 struct UriParams {
     uri: String,

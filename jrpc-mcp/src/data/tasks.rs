@@ -103,7 +103,7 @@ pub(crate) struct Tasks {
     started: AtomicBool,
 }
 
-/// What cancels a task's handler, and what wakes its questions.
+/// Holds what cancels a task's handler, and what wakes its questions.
 type Running = (CancellationToken, Arc<Notify>);
 
 impl Tasks {
@@ -233,7 +233,7 @@ pub(crate) fn register(methods: &mut Methods, core: &Arc<Core>) -> Result<(), Re
     route(methods, core, "tasks/cancel", cancel)
 }
 
-/// The params of the tasks methods.
+/// Holds the params of the tasks methods.
 #[derive(Deserialize)]
 struct TaskParams {
     #[serde(rename = "taskId")]

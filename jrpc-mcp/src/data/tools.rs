@@ -338,7 +338,7 @@ async fn call(core: Arc<Core>, params: Params, ctx: Context) -> Result<impl Seri
     .map(CallAnswer::Now)
 }
 
-/// A `tools/call`'s answer: the tool's result (or the questions left), or its task.
+/// Says how a `tools/call` is answered: the tool's result (or the questions left), or its task.
 enum CallAnswer {
     Now(Turn<ToolAnswer>),
     Task(Stamped<Map<String, Value>>),
@@ -353,7 +353,7 @@ impl Serialize for CallAnswer {
     }
 }
 
-/// A tool's result as it is written.
+/// Holds a tool's result as it is written.
 enum ToolAnswer {
     Built(CallToolResult),
     Whole(Map<String, Value>),
@@ -378,7 +378,7 @@ struct CallToolResult {
     is_error: bool,
 }
 
-/// A result's `content`.
+/// Holds a result's `content`.
 enum Blocks {
     /// One text block: a JSON string, raw.
     RawText(Box<RawValue>),

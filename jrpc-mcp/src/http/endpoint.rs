@@ -77,7 +77,7 @@ pub(super) struct McpShared {
     pub(super) closing: tokio_util::sync::CancellationToken,
 }
 
-/// What a POST's body holds.
+/// Says what a POST's body holds.
 enum Posted {
     /// A request with an id (alone or in a batch): it is answered.
     Calls,

@@ -12,7 +12,7 @@ use hyper::body::{Body, Bytes, Frame, SizeHint};
 use jrpc_runtime::http::reply::ResponseBody;
 use tokio::time::{Instant, Sleep};
 
-/// The comment sent when a stream has been quiet for the interval.
+/// Holds the comment sent when a stream has been quiet for the interval.
 pub(crate) const COMMENT: &[u8] = b": keep-alive\n\n";
 
 /// Returns `body` sending a comment after each `every` without a frame; `body` itself when
@@ -28,7 +28,7 @@ pub(crate) fn keep_alive(body: ResponseBody, every: Option<Duration>) -> Respons
     }
 }
 
-/// A body that sends [`COMMENT`] whenever its inner body was quiet for `every`.
+/// Sends [`COMMENT`] in a body whenever its inner body was quiet for `every`.
 struct KeepAlive {
     inner: ResponseBody,
     every: Duration,
@@ -103,7 +103,7 @@ mod tests {
         assert_eq!(next(&mut body).await, None, "it ends with its stream");
     }
 
-    /// A stream of frames as a body, for the test.
+    /// Serves a stream of frames as a body, for the test.
     struct StreamBody(
         Pin<Box<dyn futures_util::Stream<Item = Result<Frame<Bytes>, Infallible>> + Send>>,
     );

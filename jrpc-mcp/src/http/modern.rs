@@ -119,7 +119,7 @@ fn no_buffering(mut res: Response<ResponseBody>) -> Response<ResponseBody> {
     res
 }
 
-/// What the checks found.
+/// Says what the checks found.
 enum Checked {
     /// A request that passed: run it.
     Request,
@@ -237,7 +237,7 @@ fn check_params(
     Ok(())
 }
 
-/// The body's member `Mcp-Name` must match, for the methods that have one.
+/// Reads the body's member that `Mcp-Name` must match, for the methods that have one.
 #[derive(Deserialize)]
 struct Named<'a> {
     #[serde(borrow, default)]

@@ -48,7 +48,7 @@ use crate::store::SessionChange;
 /// that replica is taken as gone, and its stream's events with it.
 const REPLAY_WAIT: Duration = Duration::from_secs(3);
 
-/// The one method every message of a session's topic goes as.
+/// Names the one method every message of a session's topic goes as.
 const METHOD: &str = "mcp/session";
 
 /// Says what goes between replicas for a session (see the module docs).
@@ -118,7 +118,7 @@ pub(crate) enum Replayed {
     Unknown,
 }
 
-/// The replays a replica waits for, by number.
+/// Holds the replays a replica waits for, by number.
 type Waiting = Arc<Mutex<HashMap<u64, mpsc::Sender<Part>>>>;
 
 /// Holds what a replica's part of a session needs to reach the other replicas.
@@ -652,7 +652,7 @@ fn relay(
     (input, peer)
 }
 
-/// A stream of frames as a response body.
+/// Serves a stream of frames as a response body.
 struct StreamBody(Pin<Box<dyn Stream<Item = Result<BodyFrame<Bytes>, Infallible>> + Send>>);
 
 impl Body for StreamBody {

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::base64;
 
-/// What the signature covers besides the payload: a version, so that another format never
+/// Prefixes what the signature covers besides the payload: a version, so that another format never
 /// verifies as this one.
 const DOMAIN: &[u8] = b"jrpc-mcp-state/1\n";
 
@@ -86,7 +86,7 @@ impl StateKey {
 #[derive(Clone)]
 pub struct StateKeyRing(Arc<RwLock<Ring>>);
 
-/// The keys, newest first, each with when it may start signing.
+/// Holds the keys, newest first, each with when it may start signing.
 struct Ring(Vec<(StateKey, u64)>);
 
 impl std::fmt::Debug for StateKeyRing {
@@ -242,7 +242,7 @@ pub(crate) struct Bound {
     pub(crate) digest: String,
 }
 
-/// A state's payload.
+/// Holds a state's payload.
 #[derive(Serialize, Deserialize)]
 struct Payload {
     v: u8,

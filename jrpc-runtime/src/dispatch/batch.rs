@@ -210,7 +210,7 @@ impl Methods {
     }
 }
 
-/// A batch run all at once: its answer so far, and the requests that wait.
+/// Runs a batch all at once: its answer so far, and the requests that wait.
 #[derive(Default)]
 struct BatchRun<'a> {
     /// The answers, each written straight into it as it comes, until one waits.

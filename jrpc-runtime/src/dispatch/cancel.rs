@@ -50,8 +50,8 @@ pub(super) fn dropping(drop: impl FnOnce()) {
 /// Dropping a context finds the cell empty in the common case, and has nothing else to do.
 pub(super) struct Slot(OnceLock<Armed>);
 
-/// A request's token as its contexts hold it: dropped while the dispatcher drops the request's
-/// future unfinished, it cancels the token.
+/// Holds a request's token as its contexts hold it: dropped while the dispatcher drops the
+/// request's future unfinished, it cancels the token.
 struct Armed(CancellationToken);
 
 impl Drop for Armed {

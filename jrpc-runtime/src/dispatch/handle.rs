@@ -743,8 +743,8 @@ impl Future for Running<'_> {
     }
 }
 
-/// A request whose call did not finish (or did not start: its stage is still `Running`) ends
-/// here; one that ended has its stage `Done`, its call gone.
+/// Ends here a request whose call did not finish (or did not start: its stage is still
+/// `Running`); one that ended has its stage `Done`, its call gone.
 impl Drop for Running<'_> {
     #[inline]
     fn drop(&mut self) {

@@ -30,7 +30,7 @@ use crate::wire::{ErrorCode, Id, RpcError, incoming, write};
 /// how each is answered.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// What the layered stack's futures are.
+/// Names the layered stack's futures.
 type CallFuture = BoxFuture<'static, Result<Answer, BoxError>>;
 
 /// Holds one call as a layer sees it: a request, or one element of a batch, before its params are
@@ -210,7 +210,7 @@ impl Service<Call> for CallService {
     }
 }
 
-/// A layered service, its type erased.
+/// Serves a layered service, its type erased.
 trait Erased: Send + Sync {
     fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), BoxError>>;
     fn call(&mut self, call: Call) -> CallFuture;
@@ -402,7 +402,7 @@ async fn answer(call: Call) -> Result<Answer, BoxError> {
     })
 }
 
-/// A request's call on a table with layers: the stack, ready, then called.
+/// Calls a request on a table with layers: the stack, ready, then called.
 struct Layered {
     service: Stack,
     state: State,

@@ -238,7 +238,7 @@ pub(super) enum NotStarted {
     Refused(RpcError),
 }
 
-/// A handler registered with [`Methods::register`]: params of type `P` for `run`, which makes
+/// Holds a handler registered with [`Methods::register`]: params of type `P` for `run`, which makes
 /// the future.
 struct Registered<P, F> {
     names: &'static [&'static str],

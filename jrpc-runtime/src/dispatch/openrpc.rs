@@ -16,13 +16,13 @@ use super::schema::Renderer;
 use crate::dispatch::params::FromParams as _;
 use crate::wire::RpcError;
 
-/// The version of OpenRPC the documents follow.
+/// Names the version of OpenRPC the documents follow.
 const OPENRPC: &str = "1.3.2";
 
-/// The method that answers the document: the one `rpc.` name a table serves.
+/// Names the method that answers the document: the one `rpc.` name a table serves.
 const DISCOVER: &str = "rpc.discover";
 
-/// The extension member that describes a subscription, on its subscribe method.
+/// Names the extension member that describes a subscription, on its subscribe method.
 const SUBSCRIPTION: &str = "x-subscription";
 
 impl Methods {

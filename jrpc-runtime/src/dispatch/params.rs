@@ -61,7 +61,7 @@ pub trait FromParams: Sized + Send + 'static {
         MethodDoc::whole(ParamDoc::new("params", SchemaDoc::any()).optional())
     }
 
-    /// Whether [`deserialize_params`](Self::deserialize_params) decodes these params, so that
+    /// Says whether [`deserialize_params`](Self::deserialize_params) decodes these params, so that
     /// they are decoded while the request is read, in one pass (tuples do). `false` by default.
     #[doc(hidden)]
     const ONE_PASS: bool = false;
@@ -352,7 +352,7 @@ impl<'de, P: FromParams> DeserializeSeed<'de> for ParamsSeed<P> {
     }
 }
 
-/// A member name of by-name params, read as the index of the parameter it names (`None` for an
+/// Reads a member name of by-name params as the index of the parameter it names (`None` for an
 /// unknown member) without copying it.
 struct KeyIndex(&'static [&'static str]);
 
@@ -405,7 +405,7 @@ impl<'de, T: DeserializeOwned> DeserializeSeed<'de> for ParamSeed<'_, T> {
     }
 }
 
-/// The visitor of a tuple of parameters: each slot filled from an array by position or from an
+/// Visits a tuple of parameters: each slot filled from an array by position or from an
 /// object by name; a failure records the reason, naming the parameter.
 struct TupleVisitor<'r, T> {
     names: &'static [&'static str],

@@ -33,12 +33,12 @@ use std::future::Future;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-/// The most characters of `tracestate` kept, as the recommendation asks every vendor to
+/// Caps the characters of `tracestate` kept, as the recommendation asks every vendor to
 /// propagate at least.
 const MAX_STATE_LEN: usize = 512;
-/// The most members of `tracestate`.
+/// Caps the members of `tracestate`.
 const MAX_STATE_MEMBERS: usize = 32;
-/// The length of a version-00 `traceparent`.
+/// Gives the length of a version-00 `traceparent`.
 const TRACEPARENT_LEN: usize = 55;
 
 /// Identifies a trace: 16 bytes, written as 32 lowercase hex digits.
@@ -161,7 +161,7 @@ impl TraceContext {
 }
 
 tokio::task_local! {
-    /// The trace of the request whose handler runs, for the calls it makes.
+    /// Holds the trace of the request whose handler runs, for the calls it makes.
     static SERVING: TraceContext;
 }
 
@@ -326,7 +326,7 @@ fn valid_state(state: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
-    /// The recommendation's own example.
+    /// Holds the recommendation's own example.
     const EXAMPLE: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
     #[test]

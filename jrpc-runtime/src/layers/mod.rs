@@ -41,7 +41,7 @@ use crate::dispatch::Call;
 /// Feeds a call's key to a hasher.
 type KeyFn = dyn Fn(&Call, &mut dyn Hasher) + Send + Sync;
 
-/// The key a limit counts a call by, and the name its refusals give it (`per`).
+/// Makes the key a limit counts a call by, and the name its refusals give it (`per`).
 #[derive(Clone)]
 struct Keyer {
     name: &'static str,

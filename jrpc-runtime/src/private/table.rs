@@ -4,7 +4,7 @@
 use crate::dispatch::Methods;
 use crate::error::RegisterError;
 
-/// The method table `into_methods` builds, with the Rust method each wire name was registered
+/// Holds the method table `into_methods` builds, with the Rust method each wire name was registered
 /// for: a clash the macro could not see (a name given by an expression) then names both methods.
 pub struct Table {
     methods: Methods,

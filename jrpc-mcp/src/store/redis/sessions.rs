@@ -67,7 +67,7 @@ for i = 3, #ARGV do
 end
 return 1";
 
-/// The members of the `base` field.
+/// Holds the members of the `base` field.
 #[derive(Default, Serialize, Deserialize)]
 struct Base {
     #[serde(default, skip_serializing_if = "Option::is_none")]

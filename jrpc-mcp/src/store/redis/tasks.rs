@@ -15,7 +15,7 @@ use super::RedisStore;
 use crate::store::StoreError;
 use crate::store::task::{TaskChange, TaskRecord, TaskStatus, TaskStore, lost_error, ms};
 
-/// What every script starts with: Redis's time, and the check of a task's lease.
+/// Begins every script: Redis's time, and the check of a task's lease.
 const PRELUDE: &str = r"
 local function now()
   local t = redis.call('TIME')

@@ -43,7 +43,7 @@ pub(super) fn path_at(text: &str, err: &serde_json::Error) -> String {
     path
 }
 
-/// What is open at the end of a prefix of JSON text: an array's element (its index), or an
+/// Says what is open at the end of a prefix of JSON text: an array's element (its index), or an
 /// object's member (the span of its key, quotes included, once the colon after it is read).
 enum Open {
     Element(usize),
@@ -238,7 +238,7 @@ mod tests {
         );
     }
 
-    /// What a part of the params decodes into: the types of the property below, `Extra` for an
+    /// Says what a part of the params decodes into: the types of the property below, `Extra` for an
     /// element past a struct's fields (serde_json's "trailing characters"), and `Any` for a part
     /// they ignore.
     #[derive(Clone, Copy, Debug)]

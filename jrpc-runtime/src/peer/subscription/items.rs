@@ -55,7 +55,7 @@ pub(crate) enum Produced {
     Failed(RpcError),
 }
 
-/// A boxed stream of encoded items: what a subscription's pump polls.
+/// Names a boxed stream of encoded items: what a subscription's pump polls.
 pub(crate) type Producer = Pin<Box<dyn Stream<Item = Produced> + Send>>;
 
 /// Holds a topic's feed as one subscription reads it. The first subscription of a connection to

@@ -95,7 +95,7 @@ struct State {
     feeds: HashMap<String, Fed>,
 }
 
-/// A receiver of a topic's feed.
+/// Names a receiver of a topic's feed.
 type FeedRx = broadcast::Receiver<Arc<RawValue>>;
 
 /// Holds a topic's feed.

@@ -108,7 +108,7 @@ pub(crate) enum Element<'a, T> {
     Request(Request<'a>),
 }
 
-/// What [`WithParams`] reads: the members a request has, its params decoded or raw.
+/// Holds what [`WithParams`] reads: the members a request has, its params decoded or raw.
 struct ReadWith<'a, T> {
     jsonrpc: Option<&'a str>,
     method: Option<&'a str>,
@@ -212,7 +212,7 @@ impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for WithParams<'_, S> {
     }
 }
 
-/// The visitor of [`parse_batch_with`]: each element read by [`WithParams`] with a copy of
+/// Visits [`parse_batch_with`]'s elements: each read by [`WithParams`] with a copy of
 /// the seed.
 struct Elements<'m, S> {
     seed: S,
