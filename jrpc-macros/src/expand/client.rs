@@ -288,16 +288,13 @@ fn stub_method(
     let lints = &method.lints;
     let docs = docs(method);
 
-    let values: Vec<_> = method.values().collect();
-    let inputs = stub_inputs(&values);
-    let idents = stub_idents(&values);
-    let encode = Ident::new(
-        &format!("__jrpc_params_{}", ident.unraw()),
-        Span::mixed_site(),
-    );
-    let params = local("__jrpc_params");
-    let encoding = local("__jrpc_encoding");
-    let build = build_params(method, args, &values, &params, &encoding);
+    let Encoding {
+        inputs,
+        idents,
+        encode,
+        params,
+        function,
+    } = encoding(method, args);
     let Send { ok, send, batched } = send(method, args, &params);
     let (err, body) = error_wrap(
         args,
@@ -329,15 +326,7 @@ fn stub_method(
             #body
         }
 
-        #(#cfgs)*
-        #(#lints)*
-        fn #encode(
-            #encoding: #krate::ParamEncoding,
-            #(#inputs),*
-        ) -> #krate::__private::StubParams {
-            #build
-            ::core::result::Result::Ok(#params)
-        }
+        #function
     };
     let batch = quote! {
         #(#cfgs)*
@@ -349,6 +338,53 @@ fn stub_method(
         }
     };
     (stub, batch)
+}
+
+/// Holds what a stub method shares with the hidden function that encodes its params: the
+/// method's inputs and their names, the function's name, the local the params are built in, and
+/// the function itself.
+pub(super) struct Encoding {
+    pub(super) inputs: Vec<TokenStream>,
+    pub(super) idents: Vec<TokenStream>,
+    pub(super) encode: Ident,
+    pub(super) params: Ident,
+    pub(super) function: TokenStream,
+}
+
+/// Returns the inputs of `method`'s stub method and the hidden function that encodes its params,
+/// as a call's or a subscription's stub method sends them.
+pub(super) fn encoding(method: &Method, args: &ServiceArgs) -> Encoding {
+    let krate = &args.krate;
+    let cfgs = &method.cfgs;
+    let lints = &method.lints;
+    let values: Vec<_> = method.values().collect();
+    let inputs = stub_inputs(&values);
+    let idents = stub_idents(&values);
+    let encode = Ident::new(
+        &format!("__jrpc_params_{}", method.sig.ident.unraw()),
+        Span::mixed_site(),
+    );
+    let params = local("__jrpc_params");
+    let encoding = local("__jrpc_encoding");
+    let build = build_params(method, args, &values, &params, &encoding);
+    let function = quote! {
+        #(#cfgs)*
+        #(#lints)*
+        fn #encode(
+            #encoding: #krate::ParamEncoding,
+            #(#inputs),*
+        ) -> #krate::__private::StubParams {
+            #build
+            ::core::result::Result::Ok(#params)
+        }
+    };
+    Encoding {
+        inputs,
+        idents,
+        encode,
+        params,
+        function,
+    }
 }
 
 /// Returns a stub method's parameters, each with its `#[cfg]`s and lints.

@@ -1,12 +1,11 @@
 //! The stub's method of each subscription: in an `impl` of its own, bounded `C: Subscriber`, it
 //! encodes the params as a call's are and returns the typed `Subscription` of the items.
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
-use syn::ext::IdentExt;
 
-use super::super::{call_as_written, krate_at, local, wire_name};
-use super::{build_params, error_wrap, stub_idents, stub_inputs};
+use super::super::{call_as_written, krate_at, wire_name};
+use super::{Encoding, encoding, error_wrap};
 use crate::ast::Method;
 use crate::attr::ServiceArgs;
 use crate::ty::range;
@@ -19,16 +18,13 @@ pub(super) fn subscription_method(method: &Method, args: &ServiceArgs) -> TokenS
     let ident = &method.sig.ident;
     let cfgs = &method.cfgs;
     let lints = &method.lints;
-    let values: Vec<_> = method.values().collect();
-    let inputs = stub_inputs(&values);
-    let idents = stub_idents(&values);
-    let encode = Ident::new(
-        &format!("__jrpc_params_{}", ident.unraw()),
-        Span::mixed_site(),
-    );
-    let params = local("__jrpc_params");
-    let encoding = local("__jrpc_encoding");
-    let build = build_params(method, args, &values, &params, &encoding);
+    let Encoding {
+        inputs,
+        idents,
+        encode,
+        params,
+        function,
+    } = encoding(method, args);
     let Some(sub) = &method.subscription else {
         return TokenStream::new();
     };
@@ -78,15 +74,7 @@ pub(super) fn subscription_method(method: &Method, args: &ServiceArgs) -> TokenS
             #body
         }
 
-        #(#cfgs)*
-        #(#lints)*
-        fn #encode(
-            #encoding: #krate::ParamEncoding,
-            #(#inputs),*
-        ) -> #krate::__private::StubParams {
-            #build
-            ::core::result::Result::Ok(#params)
-        }
+        #function
     }
 }
 
