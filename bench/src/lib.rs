@@ -1,11 +1,14 @@
-//! What the benchmark binaries share: a server child's lifetime, WebSocket connects, CPU time
-//! from `/proc`, the descriptor limit, the system-wide clock, and the fan-out benchmark's
-//! servers ([`fanout`]).
+//! What the benchmark binaries share: a server child ([`ServerChild`]) and its lifetime,
+//! WebSocket connects, CPU time from `/proc`, the descriptor limit, the system-wide clock, and the
+//! fan-out benchmark's servers ([`fanout`]).
 
+use std::ffi::OsStr;
+use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt as _;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
 use tokio::net::TcpStream;
+use tokio::process::{Child, ChildStdin, Command};
 
 pub mod fanout;
 
@@ -30,6 +33,86 @@ pub async fn until_stdin_closes(max: Duration, name: &str) {
     tokio::select! {
         () = closed => {}
         () = tokio::time::sleep(max) => eprintln!("{name}: --max-seconds reached, exiting"),
+    }
+}
+
+/// Holds a server child: this binary run again with the arguments of its serving side, which
+/// prints `listening ...` once it serves and serves until its standard input closes
+/// ([`until_stdin_closes`]).
+pub struct ServerChild {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl ServerChild {
+    /// Starts this binary again with `args`; returns the child, and what its first line says after
+    /// `listening ` (its address, and whatever else it tells).
+    ///
+    /// # Errors
+    ///
+    /// When it cannot start, or does not say it listens within `limit`.
+    pub async fn start<I, S>(args: I, limit: Duration) -> Result<(Self, String), BoxError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut line = String::new();
+        tokio::time::timeout(limit, BufReader::new(stdout).read_line(&mut line))
+            .await
+            .map_err(|_| format!("a server child did not start within {limit:?}"))??;
+        let rest = line
+            .trim()
+            .strip_prefix("listening ")
+            .ok_or_else(|| format!("a server child's unexpected first line {line:?}"))?
+            .to_owned();
+        Ok((Self { child, stdin }, rest))
+    }
+
+    /// Returns its process id, as `/proc` names it.
+    ///
+    /// # Errors
+    ///
+    /// When it has exited.
+    pub fn pid(&self) -> Result<String, BoxError> {
+        Ok(self
+            .child
+            .id()
+            .ok_or("the server child exited")?
+            .to_string())
+    }
+
+    /// Returns its resident set, in KiB.
+    ///
+    /// # Errors
+    ///
+    /// When it has exited.
+    pub fn rss_kib(&self) -> Result<u64, BoxError> {
+        rss_kib(&self.pid()?)
+    }
+
+    /// Returns its standard input, for a child that takes commands there.
+    pub fn stdin(&mut self) -> Option<&mut ChildStdin> {
+        self.stdin.as_mut()
+    }
+
+    /// Stops it: closes its standard input, and kills it if it has not exited 3 s later.
+    pub async fn stop(mut self) {
+        drop(self.stdin.take());
+        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
     }
 }
 

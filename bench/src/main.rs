@@ -13,9 +13,9 @@
 //! `add(a, b)` with positional params.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -24,12 +24,10 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::net::TcpStream;
-use tokio::process::{Child, ChildStdin, Command};
 use tokio_tungstenite::tungstenite::Message;
 
-use jrpc_bench::{BoxError, Ws, cpu_seconds, raise_nofile};
+use jrpc_bench::{BoxError, ServerChild, Ws, cpu_seconds, raise_nofile};
 
 mod floor;
 
@@ -254,8 +252,7 @@ struct ServerProcess {
     addr: SocketAddr,
     /// Where it serves HTTPS (not jsonrpsee: its server does not terminate TLS).
     tls_addr: Option<SocketAddr>,
-    child: Child,
-    stdin: Option<ChildStdin>,
+    child: ServerChild,
 }
 
 impl ServerProcess {
@@ -265,37 +262,24 @@ impl ServerProcess {
         tls: Option<&Certs>,
         jrpc: &JrpcOptions,
     ) -> Result<Self> {
-        let exe = std::env::current_exe()?;
-        let mut command = Command::new(exe);
-        command
-            .args(["--serve", server.name(), "--listen", "127.0.0.1:0"])
-            .args(["--max-seconds", &max.as_secs().to_string()]);
+        let mut args: Vec<OsString> = ["--serve", server.name(), "--listen", "127.0.0.1:0"]
+            .into_iter()
+            .map(OsString::from)
+            .collect();
+        args.extend(["--max-seconds".into(), max.as_secs().to_string().into()]);
         if server == Server::Jrpc {
-            command.args(jrpc.args());
+            args.extend(jrpc.args().into_iter().map(OsString::from));
         }
         if let Some(certs) = tls.filter(|_| server.serves_tls()) {
-            command.arg("--tls-cert").arg(&certs.cert_file);
-            command.arg("--tls-key").arg(&certs.key_file);
+            args.extend([
+                "--tls-cert".into(),
+                certs.cert_file.clone().into_os_string(),
+            ]);
+            args.extend(["--tls-key".into(), certs.key_file.clone().into_os_string()]);
         }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let mut line = String::new();
-        tokio::time::timeout(
-            Duration::from_secs(10),
-            BufReader::new(stdout).read_line(&mut line),
-        )
-        .await
-        .map_err(|_| format!("{} did not start in 10 s", server.name()))??;
-        let addrs = line
-            .trim()
-            .strip_prefix("listening ")
-            .ok_or_else(|| format!("{}: unexpected first line {line:?}", server.name()))?;
+        let (child, addrs) = ServerChild::start(args, Duration::from_secs(10))
+            .await
+            .map_err(|err| format!("{}: {err}", server.name()))?;
         let (addr, tls_addr) = match addrs.split_once(" tls ") {
             Some((plain, tls)) => (plain.parse()?, Some(tls.parse()?)),
             None => (addrs.parse()?, None),
@@ -305,37 +289,26 @@ impl ServerProcess {
             addr,
             tls_addr,
             child,
-            stdin,
         })
-    }
-
-    fn pid(&self) -> Result<u32> {
-        Ok(self.child.id().ok_or("child gone")?)
     }
 
     /// Its resident set, in KiB.
     fn rss_kib(&self) -> Result<u64> {
-        jrpc_bench::rss_kib(&self.pid()?.to_string())
+        self.child.rss_kib()
     }
 
     /// CPU time the server and this process use within `window`, in seconds (returns when the
     /// window closes).
     async fn cpu_during(&self, window: Window) -> Result<(f64, f64)> {
-        let pid = self.pid()?.to_string();
+        let pid = self.child.pid()?;
         tokio::time::sleep_until(window.from.into()).await;
         let (server, client) = (cpu_seconds(&pid)?, cpu_seconds("self")?);
         tokio::time::sleep_until(window.to.into()).await;
         Ok((cpu_seconds(&pid)? - server, cpu_seconds("self")? - client))
     }
 
-    async fn stop(mut self) {
-        drop(self.stdin.take());
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+    async fn stop(self) {
+        self.child.stop().await;
     }
 }
 

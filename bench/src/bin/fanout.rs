@@ -22,20 +22,18 @@
 
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{broadcast, watch};
 use tokio_tungstenite::tungstenite::Message;
 
 use jrpc_bench::fanout::header::{Header, NEW_HEADS};
 use jrpc_bench::fanout::{floor, jrpc};
-use jrpc_bench::{BoxError, Ws, cpu_ns, monotonic_ns, raise_nofile};
+use jrpc_bench::{BoxError, ServerChild, Ws, cpu_ns, monotonic_ns, raise_nofile};
 
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
@@ -264,59 +262,48 @@ async fn publisher(mut rate: watch::Receiver<u64>, publish: Box<dyn Fn(Header) +
 /// A server child process.
 struct ServerProcess {
     addr: SocketAddr,
-    child: Child,
-    stdin: ChildStdin,
+    child: ServerChild,
 }
 
 impl ServerProcess {
     async fn start(server: Server, max: Duration) -> Result<Self> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args(["--serve", server.name(), "--listen", "127.0.0.1:0"])
-            .args(["--max-seconds", &max.as_secs().to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let mut line = String::new();
-        tokio::time::timeout(STEP_TIMEOUT, BufReader::new(stdout).read_line(&mut line))
+        let max = max.as_secs().to_string();
+        let args = [
+            "--serve",
+            server.name(),
+            "--listen",
+            "127.0.0.1:0",
+            "--max-seconds",
+            &max,
+        ];
+        let (child, addr) = ServerChild::start(args, STEP_TIMEOUT)
             .await
-            .map_err(|_| format!("{} did not start", server.name()))??;
-        let addr = line
-            .trim()
-            .strip_prefix("listening ")
-            .ok_or_else(|| format!("{}: unexpected first line {line:?}", server.name()))?
-            .parse()?;
-        Ok(Self { addr, child, stdin })
+            .map_err(|err| format!("{}: {err}", server.name()))?;
+        Ok(Self {
+            addr: addr.parse()?,
+            child,
+        })
     }
 
     fn pid(&self) -> Result<String> {
-        Ok(self.child.id().ok_or("child gone")?.to_string())
+        self.child.pid()
     }
 
     /// Its resident set, in KiB.
     fn rss_kib(&self) -> Result<u64> {
-        jrpc_bench::rss_kib(&self.pid()?)
+        self.child.rss_kib()
     }
 
     async fn rate(&mut self, per_second: u64) -> Result<()> {
-        self.stdin
+        let stdin = self.child.stdin().ok_or("no stdin")?;
+        stdin
             .write_all(format!("rate {per_second}\n").as_bytes())
             .await?;
-        Ok(self.stdin.flush().await?)
+        Ok(stdin.flush().await?)
     }
 
-    async fn stop(mut self) {
-        let _ = self.stdin.shutdown().await;
-        drop(self.stdin);
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+    async fn stop(self) {
+        self.child.stop().await;
     }
 }
 

@@ -13,17 +13,14 @@
 //! read whole (JSON or an event stream) and its text checked.
 
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
-use jrpc_bench::{BoxError, cpu_seconds, until_stdin_closes};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
+use jrpc_bench::{BoxError, ServerChild, cpu_seconds, until_stdin_closes};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::process::{Child, ChildStdin, Command};
 
 type Result<T> = std::result::Result<T, BoxError>;
 
@@ -173,44 +170,24 @@ async fn serve(name: &str, listen: &str) -> Result<()> {
 /// A server child.
 struct ServerProcess {
     addr: SocketAddr,
-    child: Child,
-    stdin: Option<ChildStdin>,
+    child: ServerChild,
 }
 
 impl ServerProcess {
     async fn start(server: Server) -> Result<Self> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args(["--serve", server.name(), "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let mut line = String::new();
-        tokio::time::timeout(
+        let (child, addr) = ServerChild::start(
+            ["--serve", server.name(), "--listen", "127.0.0.1:0"],
             Duration::from_secs(10),
-            BufReader::new(stdout).read_line(&mut line),
         )
-        .await
-        .map_err(|_| "the server did not start in 10 s")??;
-        let addr = line
-            .trim()
-            .strip_prefix("listening ")
-            .ok_or_else(|| format!("unexpected first line {line:?}"))?
-            .parse()?;
-        Ok(Self { addr, child, stdin })
+        .await?;
+        Ok(Self {
+            addr: addr.parse()?,
+            child,
+        })
     }
 
-    async fn stop(mut self) {
-        drop(self.stdin.take());
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+    async fn stop(self) {
+        self.child.stop().await;
     }
 }
 
@@ -399,7 +376,7 @@ async fn round(
             })
         })
         .collect();
-    let pid = server.child.id().ok_or("child gone")?.to_string();
+    let pid = server.child.pid()?;
     tokio::time::sleep_until(from.into()).await;
     let before = cpu_seconds(&pid)?;
     tokio::time::sleep_until(to.into()).await;

@@ -30,11 +30,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
-use jrpc_bench::{BoxError, cpu_seconds, until_stdin_closes};
+use jrpc_bench::{BoxError, ServerChild, cpu_seconds, until_stdin_closes};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, Command};
 
 type Result<T> = std::result::Result<T, BoxError>;
 
@@ -129,51 +128,31 @@ async fn serve(store: &str, redis: Option<String>, listen: &str) -> Result<()> {
 /// A server child.
 struct ServerProcess {
     addr: SocketAddr,
-    child: Child,
-    stdin: Option<ChildStdin>,
+    child: ServerChild,
 }
 
 impl ServerProcess {
     async fn start(store: Store, redis: &str) -> Result<Self> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args([
+        let (child, addr) = ServerChild::start(
+            [
                 "--serve",
                 store.name(),
                 "--redis",
                 redis,
                 "--listen",
                 "127.0.0.1:0",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let mut line = String::new();
-        tokio::time::timeout(
+            ],
             Duration::from_secs(10),
-            BufReader::new(stdout).read_line(&mut line),
         )
-        .await
-        .map_err(|_| "the server did not start in 10 s")??;
-        let addr = line
-            .trim()
-            .strip_prefix("listening ")
-            .ok_or_else(|| format!("unexpected first line {line:?}"))?
-            .parse()?;
-        Ok(Self { addr, child, stdin })
+        .await?;
+        Ok(Self {
+            addr: addr.parse()?,
+            child,
+        })
     }
 
-    async fn stop(mut self) {
-        drop(self.stdin.take());
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+    async fn stop(self) {
+        self.child.stop().await;
     }
 }
 
@@ -441,7 +420,7 @@ async fn round(
             })
         })
         .collect();
-    let pid = server.child.id().ok_or("child gone")?.to_string();
+    let pid = server.child.pid()?;
     let redis_pid = redis.0.id().ok_or("redis gone")?.to_string();
     tokio::time::sleep_until(from.into()).await;
     let before = (

@@ -20,20 +20,17 @@
 
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _, stream};
 use jrpc_runtime::{Context, Items, Methods, RpcError, WhenFull};
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::net::TcpSocket;
-use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{broadcast, watch};
 use tokio_tungstenite::tungstenite::Message;
 
-use jrpc_bench::{BoxError, Ws, raise_nofile};
+use jrpc_bench::{BoxError, ServerChild, Ws, raise_nofile};
 
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
@@ -236,43 +233,37 @@ fn serve(options: &Options) -> Result<()> {
 struct Server {
     addr: SocketAddr,
     budget: u64,
-    child: Child,
-    _stdin: Option<ChildStdin>,
+    child: ServerChild,
 }
 
 impl Server {
     async fn start(options: &Options) -> Result<Self> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args(["--serve", "--listen", "127.0.0.1:0"])
-            .args(["--block-ms", &options.block_ms.to_string()])
-            .args(["--when-full", &options.when_full])
-            .args(["--max-seconds", &options.max_seconds.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let mut line = String::new();
-        tokio::time::timeout(STEP_TIMEOUT, BufReader::new(stdout).read_line(&mut line))
-            .await
-            .map_err(|_| "the server did not start")??;
-        let rest = line
-            .trim()
-            .strip_prefix("listening ")
-            .ok_or_else(|| format!("unexpected first line {line:?}"))?;
+        let (block_ms, max) = (
+            options.block_ms.to_string(),
+            options.max_seconds.to_string(),
+        );
+        let args = [
+            "--serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--block-ms",
+            &block_ms,
+            "--when-full",
+            &options.when_full,
+            "--max-seconds",
+            &max,
+        ];
+        let (child, rest) = ServerChild::start(args, STEP_TIMEOUT).await?;
         let (addr, budget) = rest.split_once(" budget ").ok_or("no budget")?;
         Ok(Self {
             addr: addr.parse()?,
             budget: budget.parse()?,
             child,
-            _stdin: stdin,
         })
     }
 
     fn rss_kib(&self) -> Result<u64> {
-        let pid = self.child.id().ok_or("the server exited")?;
-        jrpc_bench::rss_kib(&pid.to_string())
+        self.child.rss_kib()
     }
 }
 

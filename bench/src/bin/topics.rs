@@ -27,12 +27,11 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt as _, StreamExt as _};
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Context, Methods, RpcError};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, Command};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
 
-use jrpc_bench::{BoxError, Ws, cpu_seconds, raise_nofile};
+use jrpc_bench::{BoxError, ServerChild, Ws, cpu_seconds, raise_nofile};
 
 type Result<T, E = BoxError> = std::result::Result<T, E>;
 
@@ -152,33 +151,24 @@ async fn start_redis() -> Result<(Child, String)> {
 
 struct Replica {
     addr: SocketAddr,
-    child: Child,
-    _stdin: Option<ChildStdin>,
+    child: ServerChild,
 }
 
 async fn start_replica(redis: &str, max: Duration) -> Result<Replica> {
-    let mut child = Command::new(std::env::current_exe()?)
-        .args(["--serve", "--redis", redis, "--listen", "127.0.0.1:0"])
-        .args(["--max-seconds", &max.as_secs().to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut line = String::new();
-    tokio::time::timeout(STEP_TIMEOUT, BufReader::new(stdout).read_line(&mut line))
-        .await
-        .map_err(|_| "a replica did not start")??;
-    let addr = line
-        .trim()
-        .strip_prefix("listening ")
-        .ok_or_else(|| format!("unexpected first line {line:?}"))?
-        .parse()?;
+    let max = max.as_secs().to_string();
+    let args = [
+        "--serve",
+        "--redis",
+        redis,
+        "--listen",
+        "127.0.0.1:0",
+        "--max-seconds",
+        &max,
+    ];
+    let (child, addr) = ServerChild::start(args, STEP_TIMEOUT).await?;
     Ok(Replica {
-        addr,
+        addr: addr.parse()?,
         child,
-        _stdin: stdin,
     })
 }
 
@@ -373,8 +363,8 @@ async fn run(options: Options) -> Result<()> {
             .ok_or("a child is gone")
     };
     let pids = [
-        pid(&replicas[0].child)?,
-        pid(&replicas[1].child)?,
+        replicas[0].child.pid()?,
+        replicas[1].child.pid()?,
         pid(&redis)?,
         "self".to_owned(),
     ];
