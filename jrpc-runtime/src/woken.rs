@@ -1,9 +1,11 @@
-//! Wraps futures a loop waits on in every turn, polling them again only once they have woken.
+//! Wraps what a loop waits on in every turn (futures, or a part's poll), polling it again only
+//! once it has woken.
 //!
 //! A connection's loop selects over many sources, and every turn polls each one that is not
 //! ready. Some are dear to poll even when nothing happened: a `Notify` or a cancellation token
 //! takes a lock per poll. [`Woken`] gives the wrapped future a waker of its own and, in a turn
-//! where that waker was not called, answers `Pending` at the cost of two atomic operations.
+//! where that waker was not called, answers `Pending` at the cost of two atomic operations;
+//! [`Wakes`] does the same for a part of the loop polled through a function of its own.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,9 +15,9 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
 
-/// Polls a future only in the turns after its own waker was called (and in the first).
-pub(crate) struct Woken<F> {
-    inner: Pin<Box<F>>,
+/// Gives one part of a task's work (a future, or a poll function) a waker of its own: the task
+/// polls that part only in the turns after its waker was called, and in the first.
+pub(crate) struct Wakes {
     flag: Arc<Flag>,
     waker: Waker,
     /// The outer waker last registered, while no wake has taken it since: a turn of the same
@@ -24,7 +26,7 @@ pub(crate) struct Woken<F> {
     registered: Option<Waker>,
 }
 
-/// Whether the inner future has woken since it was last polled, and whom to wake then.
+/// Whether the part has woken since it was last polled, and whom to wake then.
 struct Flag {
     woken: AtomicBool,
     outer: AtomicWaker,
@@ -41,27 +43,73 @@ impl Wake for Flag {
     }
 }
 
-impl<F: Future> Woken<F> {
-    pub(crate) fn new(inner: F) -> Self {
+impl Wakes {
+    pub(crate) fn new() -> Self {
         let flag = Arc::new(Flag {
             woken: AtomicBool::new(true),
             outer: AtomicWaker::new(),
         });
         Self {
-            inner: Box::pin(inner),
             waker: Waker::from(Arc::clone(&flag)),
             flag,
             registered: None,
         }
     }
+
+    /// Runs `part` with the part's own waker when it has woken since it last ran; `Pending`
+    /// otherwise, at the cost of two atomic operations.
+    #[inline]
+    pub(crate) fn poll<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        part: impl FnOnce(&mut Context<'_>) -> Poll<T>,
+    ) -> Poll<T> {
+        // Registered before the flag is read: a wake in between is not lost.
+        if !self
+            .registered
+            .as_ref()
+            .is_some_and(|registered| registered.will_wake(cx.waker()))
+        {
+            self.flag.outer.register(cx.waker());
+            self.registered = Some(cx.waker().clone());
+        }
+        if !self.flag.woken.swap(false, Ordering::AcqRel) {
+            return Poll::Pending;
+        }
+        // The wake took the registration (or one may take it while the part runs): registered
+        // again first, so that a wake from here on finds it.
+        self.flag.outer.register(cx.waker());
+        part(&mut Context::from_waker(&self.waker))
+    }
+
+    /// Has the part run in the next turn, woken or not: the task changed what it waits on.
+    #[cfg(any(feature = "http", feature = "ws"))]
+    pub(crate) fn rearm(&self) {
+        self.flag.woken.store(true, Ordering::Release);
+    }
 }
 
-#[cfg(feature = "http")]
+/// Polls a future only in the turns after its own waker was called (and in the first).
+pub(crate) struct Woken<F> {
+    inner: Pin<Box<F>>,
+    wakes: Wakes,
+}
+
+impl<F: Future> Woken<F> {
+    pub(crate) fn new(inner: F) -> Self {
+        Self {
+            inner: Box::pin(inner),
+            wakes: Wakes::new(),
+        }
+    }
+}
+
+#[cfg(any(feature = "http", feature = "ws"))]
 impl<F> Woken<F> {
     /// Returns the inner future, to change (a sleep reset, say); it is polled again in the next
     /// turn.
     pub(crate) fn inner_mut(&mut self) -> Pin<&mut F> {
-        self.flag.woken.store(true, Ordering::Release);
+        self.wakes.rearm();
         self.inner.as_mut()
     }
 }
@@ -72,24 +120,8 @@ impl<F: Future> Future for Woken<F> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
-        // Registered before the flag is read: a wake in between is not lost.
-        if !this
-            .registered
-            .as_ref()
-            .is_some_and(|registered| registered.will_wake(cx.waker()))
-        {
-            this.flag.outer.register(cx.waker());
-            this.registered = Some(cx.waker().clone());
-        }
-        if !this.flag.woken.swap(false, Ordering::AcqRel) {
-            return Poll::Pending;
-        }
-        // The wake took the registration (or one may take it while the inner future is
-        // polled): registered again first, so that a wake from here on finds it.
-        this.flag.outer.register(cx.waker());
-        this.inner
-            .as_mut()
-            .poll(&mut Context::from_waker(&this.waker))
+        let inner = &mut this.inner;
+        this.wakes.poll(cx, |cx| inner.as_mut().poll(cx))
     }
 }
 
@@ -107,9 +139,9 @@ mod tests {
         assert!(woken.as_mut().poll(&mut cx).is_pending());
         // Not woken: the inner future is not polled again, and stays pending.
         assert!(woken.as_mut().poll(&mut cx).is_pending());
-        assert!(!woken.flag.woken.load(Ordering::Acquire));
+        assert!(!woken.wakes.flag.woken.load(Ordering::Acquire));
         notify.notify_one();
-        assert!(woken.flag.woken.load(Ordering::Acquire));
+        assert!(woken.wakes.flag.woken.load(Ordering::Acquire));
         assert!(woken.as_mut().poll(&mut cx).is_ready());
     }
 
@@ -157,7 +189,7 @@ mod tests {
                 .poll(&mut Context::from_waker(&other_waker))
                 .is_pending()
         );
-        woken.flag.wake_by_ref();
+        woken.wakes.flag.wake_by_ref();
         assert_eq!(other.0.load(Ordering::SeqCst), 1);
     }
 

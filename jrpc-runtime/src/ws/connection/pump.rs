@@ -20,7 +20,7 @@ use super::outbox::Outbox;
 use super::{End, Signal};
 use crate::limits::Watermark;
 use crate::peer::{Driver, Notifications};
-use crate::woken::Woken;
+use crate::woken::{Wakes, Woken};
 
 /// Sets how much may be written at once before tungstenite is made anew. Its buffers keep the size
 /// of the largest frame read, and of the most written between two flushes, for as long as they
@@ -81,16 +81,22 @@ impl Pump {
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         async move {
-            let mut driver = tokio::spawn(driver);
+            // Each source polled only once it woke: a wake-up for a subscription's item (most
+            // of them, on a connection that subscribed) then runs the outbox alone.
+            let mut driver = Woken::new(tokio::spawn(driver));
             let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
+            let mut inlet_wakes = Wakes::new();
             let mut draining = false;
             let mut peer_done = false;
-            let mut ping = self.ping_interval.map(ping_ticks);
-            let idle = tokio::time::sleep(self.idle_timeout.unwrap_or(Duration::ZERO));
-            tokio::pin!(idle);
+            let mut ping = self.ping_interval.map(Pings::new);
+            let mut idle = Woken::new(tokio::time::sleep(
+                self.idle_timeout.unwrap_or(Duration::ZERO),
+            ));
             let end = loop {
                 if self.renewal_due(draining) {
                     ws = self.renew(ws).await;
+                    // Its waker is registered with the new tungstenite at the next read.
+                    inlet_wakes.rearm();
                 }
                 tokio::select! {
                     biased;
@@ -115,7 +121,10 @@ impl Pump {
                             return Poll::Ready(SocketEvent::Written(written));
                         }
                         let answers = self.outbox.answers();
-                        if self.inlet.is_open() && let Poll::Ready(read) = self.inlet.poll(&mut ws, answers, cx) {
+                        if self.inlet.is_open() && let Poll::Ready(read) = inlet_wakes.poll(cx, |cx| self.inlet.poll(&mut ws, answers, cx)) {
+                            // It read a run, and may have more (the socket does not wake it
+                            // again for what it has already).
+                            inlet_wakes.rearm();
                             return Poll::Ready(SocketEvent::Read(read));
                         }
                         // All is written and read: go round, to give tungstenite fresh buffers.
@@ -129,11 +138,13 @@ impl Pump {
                         Some(end) => break end,
                         None => {
                             if let Some(idle_timeout) = self.idle_timeout {
-                                idle.as_mut().reset(crate::time::after(idle_timeout));
+                                idle.inner_mut().reset(crate::time::after(idle_timeout));
                             }
                         }
                     },
-                    () = tick(ping.as_mut()) => self.outbox.ping = true,
+                    () = poll_fn(|cx| ping.as_mut().map_or(Poll::Pending, |ping| ping.poll_due(cx))) => {
+                        self.outbox.ping = true;
+                    }
                     () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => {
                         // Unless the socket began to wait for the server's budget meanwhile: its
                         // clock stands until the wait ends.
@@ -146,7 +157,7 @@ impl Pump {
             self.inlet.close();
             let farewell = self.farewell(end, draining);
             // What was queued goes at once; at most the close frame is left to send.
-            driver.abort();
+            driver.inner_mut().abort();
             match farewell {
                 Farewell::Drop => {}
                 Farewell::Answer => {
@@ -289,19 +300,32 @@ where
     .await;
 }
 
-/// Returns the pings' clock: every `period`, the first one `period` from now; a tick missed (the
-/// loop was busy) is not made up for.
-fn ping_ticks(period: Duration) -> Interval {
-    let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
-    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    ticks
+/// Holds the pings' clock, polled only once it woke.
+struct Pings {
+    ticks: Interval,
+    wakes: Wakes,
 }
 
-async fn tick(ping: Option<&mut Interval>) {
-    match ping {
-        Some(ticks) => {
-            ticks.tick().await;
+impl Pings {
+    /// Returns the pings' clock: every `period`, the first one `period` from now; a tick missed
+    /// (the loop was busy) is not made up for.
+    fn new(period: Duration) -> Self {
+        let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        Self {
+            ticks,
+            wakes: Wakes::new(),
         }
-        None => std::future::pending().await,
+    }
+
+    /// Returns `Ready` when a ping is due.
+    fn poll_due(&mut self, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let ticks = &mut self.ticks;
+        let due = self.wakes.poll(cx, |cx| ticks.poll_tick(cx).map(drop));
+        if due.is_ready() {
+            // The next tick's wait begins at its first poll.
+            self.wakes.rearm();
+        }
+        due
     }
 }
