@@ -26,7 +26,7 @@ pub(crate) struct Wakes {
     registered: Option<Waker>,
 }
 
-/// Whether the part has woken since it was last polled, and whom to wake then.
+/// Holds whether the part has woken since it was last polled, and whom to wake then.
 struct Flag {
     woken: AtomicBool,
     outer: AtomicWaker,
