@@ -50,7 +50,7 @@ impl ServerChild {
     ///
     /// # Errors
     ///
-    /// When it cannot start, or does not say it listens within `limit`.
+    /// Fails when it cannot start, or does not say it listens within `limit`.
     pub async fn start<I, S>(args: I, limit: Duration) -> Result<(Self, String), BoxError>
     where
         I: IntoIterator<Item = S>,
@@ -81,7 +81,7 @@ impl ServerChild {
     ///
     /// # Errors
     ///
-    /// When it has exited.
+    /// Fails when it has exited.
     pub fn pid(&self) -> Result<String, BoxError> {
         Ok(self
             .child
@@ -94,7 +94,7 @@ impl ServerChild {
     ///
     /// # Errors
     ///
-    /// When it has exited.
+    /// Fails when it has exited.
     pub fn rss_kib(&self) -> Result<u64, BoxError> {
         rss_kib(&self.pid()?)
     }
