@@ -6,11 +6,16 @@
 //! takes a lock per poll. [`Woken`] gives the wrapped future a waker of its own and, in a turn
 //! where that waker was not called, answers `Pending` at the cost of two atomic operations;
 //! [`Wakes`] does the same for a part of the loop polled through a function of its own.
+//!
+//! A loop with several such parts that runs in every open connection (a WebSocket's pump) keeps
+//! their flags in one word instead ([`WakeSet`]): a turn then reads one cache line to learn which
+//! parts woke, where each [`Wakes`] is an allocation of its own. With a thousand connections
+//! woken in turn, those lines are not in the cache, and each costs a miss.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
@@ -122,6 +127,112 @@ impl<F: Future> Future for Woken<F> {
         let this = &mut *self;
         let inner = &mut this.inner;
         this.wakes.poll(cx, |cx| inner.as_mut().poll(cx))
+    }
+}
+
+/// Gives each of up to 32 parts of a task's work a waker of its own, their flags bits of one word:
+/// the task runs a part only in the turns after its waker was called (and in the first, or after
+/// [`rearm`](Self::rearm)).
+///
+/// Each turn begins with [`turn`](Self::turn), which takes the wakes since the last; a part's bit
+/// stays set in the set itself until that part runs, so a turn that ends before reaching a part
+/// (a part before it was ready) loses none of its wakes.
+pub(crate) struct WakeSet {
+    flags: Arc<SetFlags>,
+    /// The waker of each part, by its index.
+    wakers: Box<[Waker]>,
+    /// The outer waker last registered, while no wake has taken it since (see [`Wakes`]).
+    registered: Option<Waker>,
+    /// The parts woken (or rearmed) that have not run since.
+    pending: u32,
+}
+
+/// Holds which parts of a [`WakeSet`] have woken since the task last looked, and whom to wake.
+struct SetFlags {
+    woken: AtomicU32,
+    outer: AtomicWaker,
+}
+
+/// Wakes one part of a [`WakeSet`]: sets its bit, and wakes the task.
+struct Part {
+    bit: u32,
+    flags: Arc<SetFlags>,
+}
+
+impl Wake for Part {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.flags.woken.fetch_or(self.bit, Ordering::Release);
+        self.flags.outer.wake();
+    }
+}
+
+impl WakeSet {
+    /// Returns a set of `parts` parts (at most 32), each to run in the first turn.
+    pub(crate) fn new(parts: usize) -> Self {
+        assert!(parts <= 32, "a wake set holds at most 32 parts");
+        let flags = Arc::new(SetFlags {
+            woken: AtomicU32::new(0),
+            outer: AtomicWaker::new(),
+        });
+        let wakers = (0..parts)
+            .map(|index| {
+                Waker::from(Arc::new(Part {
+                    bit: 1 << index,
+                    flags: Arc::clone(&flags),
+                }))
+            })
+            .collect();
+        Self {
+            flags,
+            wakers,
+            registered: None,
+            pending: u32::MAX >> (32 - parts.max(1)),
+        }
+    }
+
+    /// Takes the wakes since the last turn, and leaves `cx`'s task to be woken by the next.
+    #[inline]
+    pub(crate) fn turn(&mut self, cx: &Context<'_>) {
+        // Registered before the flags are read: a wake in between is not lost.
+        if !self
+            .registered
+            .as_ref()
+            .is_some_and(|registered| registered.will_wake(cx.waker()))
+        {
+            self.flags.outer.register(cx.waker());
+            self.registered = Some(cx.waker().clone());
+        }
+        // A load first: most turns find no part woken, and a load leaves the line shared.
+        if self.flags.woken.load(Ordering::Acquire) != 0 {
+            self.pending |= self.flags.woken.swap(0, Ordering::AcqRel);
+            // The wake took the registration: registered again, so that the next finds it.
+            self.flags.outer.register(cx.waker());
+        }
+    }
+
+    /// Runs part `index` with its own waker when it has woken since it last ran; `Pending`
+    /// otherwise, without a look at anything shared.
+    #[inline]
+    pub(crate) fn poll<T>(
+        &mut self,
+        index: usize,
+        part: impl FnOnce(&mut Context<'_>) -> Poll<T>,
+    ) -> Poll<T> {
+        let bit = 1 << index;
+        if self.pending & bit == 0 {
+            return Poll::Pending;
+        }
+        self.pending &= !bit;
+        part(&mut Context::from_waker(&self.wakers[index]))
+    }
+
+    /// Has part `index` run in the next turn, woken or not: the task changed what it waits on.
+    pub(crate) fn rearm(&mut self, index: usize) {
+        self.pending |= 1 << index;
     }
 }
 

@@ -29,6 +29,9 @@ pub(crate) struct Watermark {
     held: AtomicUsize,
     /// Woken when room is given back: handles waiting for room.
     room: Notify,
+    /// How many handles wait for room: only then does giving back wake `room` (a lock, which
+    /// every write would otherwise take).
+    waiting: AtomicUsize,
     /// Woken (with a stored permit) when room is given back: the loop, to resume reading.
     resume: Notify,
     /// The budget of the server the connection belongs to, which counts its bytes too.
@@ -42,6 +45,7 @@ impl Watermark {
             limit,
             held: AtomicUsize::new(0),
             room: Notify::new(),
+            waiting: AtomicUsize::new(0),
             resume: Notify::new(),
             server,
         }
@@ -86,9 +90,14 @@ impl Watermark {
     /// Waits for room for `bytes` (for a message larger than all the room, until nothing else
     /// is held); always `true` once it has it.
     pub(crate) async fn take(&self, bytes: usize) -> bool {
+        let mut counted = None;
         loop {
             let freed = self.room.notified();
             tokio::pin!(freed);
+            // Counted after the first wait is made and before the first look (sequentially
+            // consistent with `give_back`): room given back after the look finds a waiter to
+            // wake, and room given back before it is seen.
+            counted.get_or_insert_with(|| Waiting::count(&self.waiting));
             // Registered before looking, so that room given back in between is not missed.
             freed.as_mut().enable();
             if self.try_take(bytes) {
@@ -108,11 +117,13 @@ impl Watermark {
         if bytes == 0 {
             return;
         }
-        self.held.fetch_sub(bytes, Ordering::AcqRel);
+        self.held.fetch_sub(bytes, Ordering::SeqCst);
         if let Some(server) = &self.server {
             server.give_back(bytes);
         }
-        self.room.notify_waiters();
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.room.notify_waiters();
+        }
         self.resume.notify_one();
     }
 
@@ -166,6 +177,22 @@ impl Room {
 impl Drop for Room {
     fn drop(&mut self) {
         self.budget.give_back(self.bytes);
+    }
+}
+
+/// Counts a handle waiting for room in a [`Watermark`], for as long as it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn count(waiting: &'a AtomicUsize) -> Self {
+        waiting.fetch_add(1, Ordering::SeqCst);
+        Self(waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -196,15 +196,22 @@ impl Registry {
             let Some(subscribers) = state.topics.get(topic) else {
                 return 0;
             };
-            let others = subscribers
-                .iter()
-                .filter(|(_, subscriber)| !matches!(subscriber, Subscriber::Feed))
-                .map(|(id, subscriber)| (*id, subscriber.clone()))
-                .collect();
             let feed = state
                 .feeds
                 .get(topic)
                 .map(|fed| (fed.tx.clone(), fed.count));
+            // A topic whose subscribers all read its feed (a WebSocket's, most often) has no
+            // other to look for: its map is not walked.
+            let fed = feed.as_ref().map_or(0, |(_, count)| *count);
+            let others = if subscribers.len() > fed {
+                subscribers
+                    .iter()
+                    .filter(|(_, subscriber)| !matches!(subscriber, Subscriber::Feed))
+                    .map(|(id, subscriber)| (*id, subscriber.clone()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             (others, feed)
         };
         let mut reached = 0;

@@ -16,7 +16,6 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
 
-use super::link::Taking;
 use crate::limits::Watermark;
 use crate::peer::Notifications;
 
@@ -76,15 +75,16 @@ impl Outbox {
         (idle && self.answers.is_empty()).then_some(&mut self.answers)
     }
 
-    /// Moves texts from the peer, and notifications, to the socket, a ping first when one is
-    /// due; flushes when no more is waiting. Ready (`Ok`) once the peer's loop has ended and all
+    /// Moves texts from the peer (each run `take_run` takes from the peer's loop), and
+    /// notifications, to the socket, a ping first when one is due; flushes when no more is
+    /// waiting. Ready (`Ok`) once the peer's loop has ended and all
     /// is flushed.
     ///
     /// All state lives in `self`, so the future built on this may be dropped at any await.
     pub(super) fn poll<S>(
         &mut self,
         ws: &mut WebSocketStream<S>,
-        out: &Taking<String>,
+        mut take_run: impl FnMut() -> Poll<Option<Vec<String>>>,
         budget: &Watermark,
         notifications: &Notifications,
         cx: &mut TaskContext<'_>,
@@ -109,7 +109,7 @@ impl Outbox {
                     self.taken += text.len();
                     self.next = Some(Message::Text(text.into()));
                 } else if !self.ended {
-                    match out.lane().poll_take(cx) {
+                    match take_run() {
                         Poll::Ready(Some(run)) => {
                             // A subscription's lane opens as its subscribe call's answer comes.
                             for text in &run {

@@ -20,13 +20,39 @@ use super::outbox::Outbox;
 use super::{End, Signal};
 use crate::limits::Watermark;
 use crate::peer::{Driver, Notifications};
-use crate::woken::{Wakes, Woken};
+use crate::woken::WakeSet;
 
 /// Sets how much may be written at once before tungstenite is made anew. Its buffers keep the size
 /// of the largest frame read, and of the most written between two flushes, for as long as they
 /// live: they are made anew once it holds nothing after its read buffer grew (that growth counts in
 /// the server's budget), or after more than this was written at once.
 const RENEW_WRITTEN: usize = 64 * 1024;
+
+/// Numbers the sources of the pump's loop, each a part of its [`WakeSet`].
+const STOP: usize = 0;
+const DRIVER: usize = 1;
+const CLOSING: usize = 2;
+const INLET: usize = 3;
+const PING: usize = 4;
+const IDLE: usize = 5;
+const LINK: usize = 6;
+const PARTS: usize = 7;
+
+/// Says which source of the pump's loop was ready, in its order of priority.
+enum Event {
+    /// The drain budget is spent.
+    Stopped,
+    /// The peer's loop ended (or failed).
+    PeerEnded(Result<std::io::Result<()>, tokio::task::JoinError>),
+    /// A shutdown has begun.
+    Closing,
+    /// The socket's branch did something.
+    Socket(SocketEvent),
+    /// A ping is due.
+    Ping,
+    /// The idle deadline passed.
+    Idle,
+}
 
 /// Says what the socket's branch of the pump's loop did.
 enum SocketEvent {
@@ -83,71 +109,111 @@ impl Pump {
         async move {
             // Each source polled only once it woke: a wake-up for a subscription's item (most
             // of them, on a connection that subscribed) then runs the outbox alone.
-            let mut driver = Woken::new(tokio::spawn(driver));
-            let (mut closing, mut stop) = (Woken::new(closing), Woken::new(stop));
-            let mut inlet_wakes = Wakes::new();
+            let mut wakes = WakeSet::new(PARTS);
+            let mut driver = tokio::spawn(driver);
+            let (mut closing, mut stop) = (closing, stop);
             let mut draining = false;
             let mut peer_done = false;
-            let mut ping = self.ping_interval.map(Pings::new);
-            let mut idle = Woken::new(tokio::time::sleep(
+            let mut ping = self.ping_interval.map(pings);
+            // Boxed: a timer entry is some hundred bytes, and most turns do not look at it.
+            let mut idle = Box::pin(tokio::time::sleep(
                 self.idle_timeout.unwrap_or(Duration::ZERO),
             ));
             let end = loop {
                 if self.renewal_due(draining) {
                     ws = self.renew(ws).await;
                     // Its waker is registered with the new tungstenite at the next read.
-                    inlet_wakes.rearm();
+                    wakes.rearm(INLET);
                 }
-                tokio::select! {
-                    biased;
-                    () = &mut stop => break End::Stopped,
-                    ended = &mut driver, if !peer_done => match ended {
+                let event = poll_fn(|cx| {
+                    wakes.turn(cx);
+                    if wakes.poll(STOP, |cx| stop.poll_unpin(cx)).is_ready() {
+                        return Poll::Ready(Event::Stopped);
+                    }
+                    if !peer_done
+                        && let Poll::Ready(ended) = wakes.poll(DRIVER, |cx| driver.poll_unpin(cx))
+                    {
+                        return Poll::Ready(Event::PeerEnded(ended));
+                    }
+                    if !draining && wakes.poll(CLOSING, |cx| closing.poll_unpin(cx)).is_ready() {
+                        return Poll::Ready(Event::Closing);
+                    }
+                    // Both ways in one step, writing first: they share the socket.
+                    let out = &self.out;
+                    // The peer's loop's texts, looked for only once it sent some.
+                    let take_run = || {
+                        let run = wakes.poll(LINK, |cx| out.lane().poll_take(cx));
+                        if matches!(run, Poll::Ready(Some(_))) {
+                            wakes.rearm(LINK);
+                        }
+                        run
+                    };
+                    let written =
+                        self.outbox
+                            .poll(&mut ws, take_run, &self.budget, &self.notifications, cx);
+                    if let Poll::Ready(written) = written {
+                        return Poll::Ready(Event::Socket(SocketEvent::Written(written)));
+                    }
+                    let answers = self.outbox.answers();
+                    if self.inlet.is_open()
+                        && let Poll::Ready(read) =
+                            wakes.poll(INLET, |cx| self.inlet.poll(&mut ws, answers, cx))
+                    {
+                        // It read a run, and may have more (the socket does not wake it again
+                        // for what it has already).
+                        wakes.rearm(INLET);
+                        return Poll::Ready(Event::Socket(SocketEvent::Read(read)));
+                    }
+                    // All is written and read: go round, to give tungstenite fresh buffers.
+                    if self.renewal_due(draining)
+                        && matches!(ws.poll_flush_unpin(cx), Poll::Ready(Ok(())))
+                    {
+                        return Poll::Ready(Event::Socket(SocketEvent::Read(Ok(()))));
+                    }
+                    if let Some(ticks) = ping.as_mut()
+                        && wakes.poll(PING, |cx| ticks.poll_tick(cx)).is_ready()
+                    {
+                        // The next tick's wait begins at its first poll.
+                        wakes.rearm(PING);
+                        return Poll::Ready(Event::Ping);
+                    }
+                    if self.idle_timeout.is_some()
+                        && self.inlet.reads()
+                        && wakes.poll(IDLE, |cx| idle.as_mut().poll(cx)).is_ready()
+                    {
+                        return Poll::Ready(Event::Idle);
+                    }
+                    Poll::Pending
+                })
+                .await;
+                match event {
+                    Event::Stopped => break End::Stopped,
+                    Event::PeerEnded(ended) => match ended {
                         // What waits for the client passed the budget or the queue.
                         Ok(Err(err)) if err.kind() == std::io::ErrorKind::QuotaExceeded => {
-                            break End::Overflowed(err.to_string())
+                            break End::Overflowed(err.to_string());
                         }
                         // The outbox reports the end once all that was written is flushed.
                         _ => peer_done = true,
                     },
-                    () = &mut closing, if !draining => {
+                    Event::Closing => {
                         // Ending the peer's input lets running calls finish and be answered.
                         draining = true;
                         self.inlet.close();
                     }
-                    // One branch polls both ways, writing first: they share the socket.
-                    io = poll_fn(|cx| {
-                        let written = self.outbox.poll(&mut ws, &self.out, &self.budget, &self.notifications, cx);
-                        if let Poll::Ready(written) = written {
-                            return Poll::Ready(SocketEvent::Written(written));
-                        }
-                        let answers = self.outbox.answers();
-                        if self.inlet.is_open() && let Poll::Ready(read) = inlet_wakes.poll(cx, |cx| self.inlet.poll(&mut ws, answers, cx)) {
-                            // It read a run, and may have more (the socket does not wake it
-                            // again for what it has already).
-                            inlet_wakes.rearm();
-                            return Poll::Ready(SocketEvent::Read(read));
-                        }
-                        // All is written and read: go round, to give tungstenite fresh buffers.
-                        if self.renewal_due(draining)
-                            && matches!(ws.poll_flush_unpin(cx), Poll::Ready(Ok(())))
-                        {
-                            return Poll::Ready(SocketEvent::Read(Ok(())));
-                        }
-                        Poll::Pending
-                    }) => match io.ended() {
+                    Event::Socket(io) => match io.ended() {
                         Some(end) => break end,
                         None => {
                             if let Some(idle_timeout) = self.idle_timeout {
-                                idle.inner_mut().reset(crate::time::after(idle_timeout));
+                                idle.as_mut().reset(crate::time::after(idle_timeout));
+                                wakes.rearm(IDLE);
                             }
                         }
                     },
-                    () = poll_fn(|cx| ping.as_mut().map_or(Poll::Pending, |ping| ping.poll_due(cx))) => {
-                        self.outbox.ping = true;
-                    }
-                    () = &mut idle, if self.idle_timeout.is_some() && self.inlet.reads() => {
-                        // Unless the socket began to wait for the server's budget meanwhile: its
-                        // clock stands until the wait ends.
+                    Event::Ping => self.outbox.ping = true,
+                    // Unless the socket began to wait for the server's budget meanwhile: its
+                    // clock stands until the wait ends.
+                    Event::Idle => {
                         if self.inlet.reads() {
                             break End::Idle;
                         }
@@ -157,7 +223,7 @@ impl Pump {
             self.inlet.close();
             let farewell = self.farewell(end, draining);
             // What was queued goes at once; at most the close frame is left to send.
-            driver.inner_mut().abort();
+            driver.abort();
             match farewell {
                 Farewell::Drop => {}
                 Farewell::Answer => {
@@ -300,32 +366,10 @@ where
     .await;
 }
 
-/// Holds the pings' clock, polled only once it woke.
-struct Pings {
-    ticks: Interval,
-    wakes: Wakes,
-}
-
-impl Pings {
-    /// Returns the pings' clock: every `period`, the first one `period` from now; a tick missed
-    /// (the loop was busy) is not made up for.
-    fn new(period: Duration) -> Self {
-        let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
-        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        Self {
-            ticks,
-            wakes: Wakes::new(),
-        }
-    }
-
-    /// Returns `Ready` when a ping is due.
-    fn poll_due(&mut self, cx: &mut std::task::Context<'_>) -> Poll<()> {
-        let ticks = &mut self.ticks;
-        let due = self.wakes.poll(cx, |cx| ticks.poll_tick(cx).map(drop));
-        if due.is_ready() {
-            // The next tick's wait begins at its first poll.
-            self.wakes.rearm();
-        }
-        due
-    }
+/// Returns the pings' clock: every `period`, the first one `period` from now; a tick missed (the
+/// loop was busy) is not made up for.
+fn pings(period: Duration) -> Interval {
+    let mut ticks = tokio::time::interval_at(crate::time::after(period), period);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    ticks
 }
