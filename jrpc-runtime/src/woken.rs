@@ -313,4 +313,44 @@ mod tests {
         notify.notify_one();
         assert!(task.await.is_ok());
     }
+
+    /// A part runs in the first turn, then only after its own waker was called; a turn that stops
+    /// before a woken part keeps its wake for the next; each wake wakes the task.
+    #[test]
+    fn a_set_runs_each_part_after_its_own_wake() {
+        let count = Arc::new(Count(0.into()));
+        let waker = Waker::from(Arc::clone(&count));
+        let cx = Context::from_waker(&waker);
+        let mut set = WakeSet::new(3);
+        let mut wakers: Vec<Option<Waker>> = vec![None, None, None];
+        let mut runs = [0; 3];
+        // One turn of the task, looking at the parts before `upto`.
+        let mut turn = |set: &mut WakeSet, upto: usize| {
+            set.turn(&cx);
+            for (index, slot) in wakers.iter_mut().enumerate().take(upto) {
+                let _ = set.poll(index, |cx| {
+                    runs[index] += 1;
+                    *slot = Some(cx.waker().clone());
+                    Poll::<()>::Pending
+                });
+            }
+            (runs, wakers.clone())
+        };
+        let (runs, wakers) = turn(&mut set, 3);
+        assert_eq!(runs, [1, 1, 1]);
+        // Nothing woke: nothing runs.
+        assert_eq!(turn(&mut set, 3).0, [1, 1, 1]);
+        // Part 2 wakes, and the task with it; a turn that stops after part 0 keeps its wake.
+        wakers[2].as_ref().unwrap().wake_by_ref();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(turn(&mut set, 1).0, [1, 1, 1]);
+        assert_eq!(turn(&mut set, 3).0, [1, 1, 2]);
+        // A wake after a turn took the last still finds the task; a rearmed part runs unwoken.
+        wakers[0].as_ref().unwrap().wake_by_ref();
+        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+        set.rearm(1);
+        assert_eq!(turn(&mut set, 3).0, [2, 2, 2]);
+        wakers[1].as_ref().unwrap().wake_by_ref();
+        assert_eq!(count.0.load(Ordering::SeqCst), 3);
+    }
 }

@@ -100,3 +100,38 @@ async fn subscriptions_of_one_connection_read_a_topic_together_each_its_own() {
     drop(b);
     eventually(|| topics.subscribers("news") == 0).await;
 }
+
+/// Past the 64 subscriptions whose wakes a connection rings by slot, the others are queued as they
+/// wake; a slot freed by one that left goes to one that comes. Each gets every item.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_with_more_subscriptions_than_slots_feeds_them_all() {
+    let topics = Topics::new();
+    let server = WsServer::builder(methods(&topics))
+        .topics(topics.clone())
+        .build()
+        .unwrap();
+    let (addr, _) = serve_ws(server).await;
+    let a = client(addr).await;
+    // Each waits for room, so each reads the feed alone: a lane and a producer each.
+    let mut subscriptions = Vec::new();
+    for _ in 0..70 {
+        subscriptions.push(subscribe(&a, None, true).await);
+    }
+    assert_eq!(topics.publish("news", "news", "one").unwrap(), 70);
+    for subscription in &mut subscriptions {
+        assert_eq!(next(subscription).await, "one");
+    }
+    // Ten of the first leave, and ten come in their slots.
+    for subscription in subscriptions.drain(..10) {
+        assert!(bounded(subscription.unsubscribe()).await.unwrap());
+    }
+    for _ in 0..10 {
+        subscriptions.push(subscribe(&a, None, true).await);
+    }
+    for item in ["two", "three"] {
+        assert_eq!(topics.publish("news", "news", item).unwrap(), 70);
+        for subscription in &mut subscriptions {
+            assert_eq!(next(subscription).await, item);
+        }
+    }
+}

@@ -15,7 +15,7 @@
 //! item it read last is the newest it could: nothing published after the subscription's handler
 //! asked for the feed is missed, nothing published before is sent.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll};
 
@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use super::items::{Produced, Producer};
-use super::lane::{Fed, Lane, Ready};
+use super::lane::{Bell, Fed, Lane, NO_SLOT, Ready};
 
 /// Holds what a subscription brings to its connection's hub of a feed: which feed, and a receiver
 /// of it made where the subscription's own reading of it begins.
@@ -40,8 +40,12 @@ pub(crate) struct Hub {
     state: Mutex<State>,
     /// Whether the hub is in its connection's queue to visit.
     pub(super) queued: AtomicBool,
-    /// Where a wake of the feed puts the hub, for the taker to visit.
+    /// Where a wake of the feed puts the hub, for the taker to visit, when it has no slot in
+    /// `bell`.
     ready: Weak<Ready>,
+    /// What a wake of the feed rings, with the hub's slot.
+    bell: Arc<Bell>,
+    pub(super) slot: AtomicU8,
     /// The feed's number.
     pub(super) feed: u64,
 }
@@ -74,8 +78,8 @@ pub(super) struct Visit {
 
 impl Hub {
     /// Returns a hub that reads the feed numbered `feed` through `items` for `lane`, and lanes
-    /// that join later; woken, it joins `ready`.
-    pub(super) fn new(feed: u64, items: Producer, lane: Arc<Lane>, ready: Weak<Ready>) -> Self {
+    /// that join later; woken, it joins `ready` (or rings its bell, once it has a slot).
+    pub(super) fn new(feed: u64, items: Producer, lane: Arc<Lane>, ready: &Arc<Ready>) -> Self {
         Self {
             state: Mutex::new(State {
                 items: Some(items),
@@ -84,7 +88,9 @@ impl Hub {
                 last: None,
             }),
             queued: AtomicBool::new(false),
-            ready,
+            ready: Arc::downgrade(ready),
+            bell: Arc::clone(&ready.bell),
+            slot: AtomicU8::new(NO_SLOT),
             feed,
         }
     }
@@ -241,9 +247,13 @@ fn feed(
 }
 
 impl ArcWake for Hub {
-    /// Puts the hub in its connection's queue, for the taker to read its feed.
+    /// Rings the hub's slot, or puts the hub in its connection's queue, for the taker to read its
+    /// feed.
     fn wake_by_ref(hub: &Arc<Self>) {
-        if let Some(ready) = hub.ready.upgrade() {
+        let slot = hub.slot.load(Ordering::Relaxed);
+        if slot != NO_SLOT {
+            hub.bell.ring(slot);
+        } else if let Some(ready) = hub.ready.upgrade() {
             ready.push_hub(hub, true);
         }
     }

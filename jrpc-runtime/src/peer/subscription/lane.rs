@@ -25,7 +25,7 @@
 //! | ended (unsubscribed, lagged, failed, finished) | what waits still goes (not when unsubscribed or closed); the producer is dropped |
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll};
 
@@ -43,8 +43,12 @@ pub(crate) struct Lane {
     state: Mutex<State>,
     /// Whether the lane is in its connection's queue of lanes to visit.
     pub(super) queued: AtomicBool,
-    /// Where a wake of the producer puts the lane, for the taker to visit.
+    /// Where a wake of the producer puts the lane, for the taker to visit, when it has no slot
+    /// in `bell`.
     ready: Weak<Ready>,
+    /// What a wake of the producer rings, with the lane's slot (see [`Bell`]).
+    bell: Arc<Bell>,
+    slot: AtomicU8,
     /// The subscription's id.
     pub(super) id: Id,
     /// `{"jsonrpc":"2.0","method":NOTIFICATION,"params":{"subscription":ID,` : what every
@@ -135,7 +139,7 @@ enum Polled {
 
 impl Lane {
     /// Returns a closed lane for `producer`'s notifications, which begin with `head`; woken, it
-    /// joins `ready`.
+    /// joins `ready` (or rings its bell, once [`Ready::slot_lane`] gave it a slot).
     #[allow(
         clippy::too_many_arguments,
         reason = "a lane is made in one place, from a subscription's parts"
@@ -145,7 +149,7 @@ impl Lane {
         head: String,
         (producer, guard): (Option<Producer>, Option<Box<dyn Send + Sync>>),
         (bound_items, bound_bytes, when_full): (usize, usize, WhenFull),
-        ready: Weak<Ready>,
+        ready: &Arc<Ready>,
         budget: Arc<Watermark>,
         waiting: Arc<AtomicUsize>,
     ) -> Self {
@@ -160,7 +164,9 @@ impl Lane {
                 ended: false,
             }),
             queued: AtomicBool::new(false),
-            ready,
+            ready: Arc::downgrade(ready),
+            bell: Arc::clone(&ready.bell),
+            slot: AtomicU8::new(NO_SLOT),
             id,
             head: head.into_boxed_str(),
             bound_items,
@@ -496,10 +502,75 @@ impl Lane {
 }
 
 impl ArcWake for Lane {
-    /// Puts the lane in its connection's queue, for the taker to poll its producer.
+    /// Rings the lane's slot, or puts the lane in its connection's queue, for the taker to poll
+    /// its producer.
     fn wake_by_ref(lane: &Arc<Self>) {
-        if let Some(ready) = lane.ready.upgrade() {
+        let slot = lane.slot.load(Ordering::Relaxed);
+        if slot != NO_SLOT {
+            lane.bell.ring(slot);
+        } else if let Some(ready) = lane.ready.upgrade() {
             ready.push(lane, true);
+        }
+    }
+}
+
+/// Marks a lane or hub without a slot in its connection's [`Bell`]: its wakes queue it.
+pub(super) const NO_SLOT: u8 = u8::MAX;
+
+/// Holds what a producer's wake changes: which lanes and hubs woke (by their slot, for the first
+/// 64 of a connection), and the taker to wake. A line of its own, which the wake (often in the
+/// publisher's thread) writes and the taker reads: a wake moves this one line to the taker's
+/// thread, where a push to the queue of visitors moves several (the queue's lock and buffer, the
+/// lane's flag and count, the taker's waker), each a wait of the taker's.
+#[repr(align(64))]
+#[derive(Default)]
+pub(crate) struct Bell {
+    /// The slots woken since the taker last looked, a bit each.
+    rung: AtomicU64,
+    /// Whether a producer woke since the taker last looked.
+    pub(super) woken: AtomicBool,
+    pub(super) taker: AtomicWaker,
+}
+
+impl Bell {
+    /// Rings for the lane or hub in `slot`, and wakes the taker.
+    pub(super) fn ring(&self, slot: u8) {
+        self.rung.fetch_or(1 << slot, Ordering::AcqRel);
+        self.wake();
+    }
+
+    /// Wakes the taker: a producer woke.
+    pub(super) fn wake(&self) {
+        self.woken.store(true, Ordering::Release);
+        self.taker.wake();
+    }
+
+    /// Returns the slots rung since the last call.
+    pub(super) fn take_rung(&self) -> u64 {
+        // A load first: a turn that finds nothing rung leaves the line shared.
+        if self.rung.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
+        self.rung.swap(0, Ordering::AcqRel)
+    }
+
+    /// Returns whether a slot was rung since the taker last looked.
+    pub(super) fn is_rung(&self) -> bool {
+        self.rung.load(Ordering::Acquire) != 0
+    }
+}
+
+/// Names a lane or hub by its slot in its connection's [`Bell`].
+enum Slotted {
+    Lane(Weak<Lane>),
+    Hub(Weak<Hub>),
+}
+
+impl Slotted {
+    fn is_gone(&self) -> bool {
+        match self {
+            Self::Lane(lane) => lane.strong_count() == 0,
+            Self::Hub(hub) => hub.strong_count() == 0,
         }
     }
 }
@@ -513,15 +584,56 @@ pub(super) enum Visitor {
 /// Holds the lanes and hubs for the taker to visit, and the taker's waker.
 #[derive(Default)]
 pub(crate) struct Ready {
+    /// What a wake of a lane or hub with a slot rings; the taker's waker.
+    pub(super) bell: Arc<Bell>,
     visitors: Mutex<VecDeque<Visitor>>,
     /// Whether `visitors` holds one: what the taker looks at, without the lock.
     pub(super) has: AtomicBool,
-    /// Whether a producer woke since the taker last looked.
-    pub(super) woken: AtomicBool,
-    pub(super) taker: AtomicWaker,
+    /// The lanes and hubs with a slot in `bell`, by slot (at most 64).
+    slots: Mutex<Vec<Slotted>>,
 }
 
 impl Ready {
+    /// Gives `lane` a slot in the bell, if one is free: its wakes ring it from now on.
+    pub(super) fn slot_lane(&self, lane: &Arc<Lane>) {
+        if let Some(slot) = self.claim(Slotted::Lane(Arc::downgrade(lane))) {
+            lane.slot.store(slot, Ordering::Relaxed);
+        }
+    }
+
+    /// Gives `hub` a slot in the bell, as [`slot_lane`](Self::slot_lane) does a lane.
+    pub(super) fn slot_hub(&self, hub: &Arc<Hub>) {
+        if let Some(slot) = self.claim(Slotted::Hub(Arc::downgrade(hub))) {
+            hub.slot.store(slot, Ordering::Relaxed);
+        }
+    }
+
+    /// Returns a free slot, now `slotted`'s: one whose lane or hub is gone, or a new one while
+    /// there are fewer than 64. A ring left from the one before visits the new one once, for
+    /// nothing.
+    fn claim(&self, slotted: Slotted) -> Option<u8> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = match slots.iter().position(Slotted::is_gone) {
+            Some(slot) => slot,
+            None if slots.len() < 64 => {
+                slots.push(Slotted::Lane(Weak::new()));
+                slots.len() - 1
+            }
+            None => return None,
+        };
+        slots[slot] = slotted;
+        u8::try_from(slot).ok()
+    }
+
+    /// Returns the lane or hub in `slot`, while it lives.
+    pub(super) fn slotted(&self, slot: u32) -> Option<Visitor> {
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        match slots.get(slot as usize)? {
+            Slotted::Lane(lane) => lane.upgrade().map(Visitor::Lane),
+            Slotted::Hub(hub) => hub.upgrade().map(Visitor::Hub),
+        }
+    }
+
     pub(super) fn visitors(&self) -> MutexGuard<'_, VecDeque<Visitor>> {
         self.visitors.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -545,8 +657,7 @@ impl Ready {
             self.has.store(true, Ordering::Release);
         }
         if wake {
-            self.woken.store(true, Ordering::Release);
-            self.taker.wake();
+            self.bell.wake();
         }
     }
 

@@ -283,10 +283,11 @@ fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id,
             ),
             parts,
             (bound_items, bound_bytes, when_full),
-            Arc::downgrade(&shared.subscriptions.ready),
+            &shared.subscriptions.ready,
             Arc::clone(&shared.budget),
             Arc::clone(&shared.subscriptions.waiting),
         ));
+        shared.subscriptions.ready.slot_lane(&lane);
         match shared.subscriptions.add(
             &id,
             request.clone(),

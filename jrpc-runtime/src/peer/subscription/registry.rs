@@ -176,12 +176,8 @@ impl Subscriptions {
                     let items = lane
                         .take_producer()
                         .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
-                    let hub = Arc::new(Hub::new(
-                        reader.feed,
-                        items,
-                        Arc::clone(lane),
-                        Arc::downgrade(&self.ready),
-                    ));
+                    let hub = Arc::new(Hub::new(reader.feed, items, Arc::clone(lane), &self.ready));
+                    self.ready.slot_hub(&hub);
                     live.hubs.push(Arc::clone(&hub));
                     hub
                 }
@@ -240,22 +236,23 @@ impl Subscriptions {
 
     /// Returns whether a lane is to be visited.
     pub(crate) fn has_ready(&self) -> bool {
-        self.ready.has.load(Ordering::Acquire)
+        self.ready.bell.is_rung() || self.ready.has.load(Ordering::Acquire)
     }
 
     /// Registers the taker's waker, woken when a producer wakes.
     pub(crate) fn register_taker(&self, waker: &Waker) {
-        self.ready.taker.register(waker);
+        self.ready.bell.taker.register(waker);
     }
 
     /// Resolves once a producer woke since the last call (at once if one did), `waker`
     /// registered meanwhile: what a taker that waits for nothing else (the loop) waits on.
     pub(crate) fn poll_woken(&self, cx: &TaskContext<'_>) -> Poll<()> {
-        if self.ready.woken.swap(false, Ordering::AcqRel) {
+        let bell = &self.ready.bell;
+        if bell.woken.swap(false, Ordering::AcqRel) {
             return Poll::Ready(());
         }
-        self.ready.taker.register(cx.waker());
-        if self.ready.woken.swap(false, Ordering::AcqRel) {
+        bell.taker.register(cx.waker());
+        if bell.woken.swap(false, Ordering::AcqRel) {
             return Poll::Ready(());
         }
         Poll::Pending
@@ -272,19 +269,38 @@ impl Subscriptions {
     /// bound and policy apply.
     pub(crate) fn take(&self, room: usize, mut out: impl FnMut(String)) -> Taken {
         let mut taken = Taken::default();
-        // The lanes and hubs queued now: one pushed back during the visits waits for the next call.
-        let mut visits = self.ready.visitors().len();
+        // The lanes and hubs rung for, then those queued now: one rung again or pushed back
+        // during the visits waits for the next call.
+        let mut rung = self.ready.bell.take_rung();
+        while rung != 0 {
+            let slot = rung.trailing_zeros();
+            rung &= rung - 1;
+            match self.ready.slotted(slot) {
+                None => {}
+                Some(Visitor::Lane(lane)) => {
+                    self.visit_lane(&lane, room, &mut taken, &mut out, false);
+                }
+                Some(Visitor::Hub(hub)) => self.visit_hub(&hub, room, &mut taken, &mut out, false),
+            }
+        }
+        let mut visits = if self.ready.has.load(Ordering::Acquire) {
+            self.ready.visitors().len()
+        } else {
+            0
+        };
         while visits > 0 {
             visits -= 1;
             match self.ready.pop() {
                 None => break,
-                Some(Visitor::Lane(lane)) => self.visit_lane(&lane, room, &mut taken, &mut out),
-                Some(Visitor::Hub(hub)) => self.visit_hub(&hub, room, &mut taken, &mut out),
+                Some(Visitor::Lane(lane)) => {
+                    self.visit_lane(&lane, room, &mut taken, &mut out, true);
+                }
+                Some(Visitor::Hub(hub)) => self.visit_hub(&hub, room, &mut taken, &mut out, true),
             }
         }
         if taken.again {
             // Polled again without a wake: a taker waiting on `poll_woken` comes back at once.
-            self.ready.woken.store(true, Ordering::Release);
+            self.ready.bell.woken.store(true, Ordering::Release);
         }
         taken
     }
@@ -296,9 +312,12 @@ impl Subscriptions {
         room: usize,
         taken: &mut Taken,
         out: &mut dyn FnMut(String),
+        queued: bool,
     ) {
         // Before its producer is polled: a wake from now on queues it again.
-        lane.queued.store(false, Ordering::Release);
+        if queued {
+            lane.queued.store(false, Ordering::Release);
+        }
         let visit = lane.visit(room.saturating_sub(taken.moved), TURN, out);
         taken.moved += visit.moved;
         if visit.done {
@@ -319,9 +338,12 @@ impl Subscriptions {
         room: usize,
         taken: &mut Taken,
         out: &mut dyn FnMut(String),
+        queued: bool,
     ) {
         // Before its feed is read: a wake from now on queues it again.
-        hub.queued.store(false, Ordering::Release);
+        if queued {
+            hub.queued.store(false, Ordering::Release);
+        }
         let visit = hub.visit(room.saturating_sub(taken.moved), TURN, out);
         taken.moved += visit.moved;
         for lane in &visit.finished {
@@ -405,6 +427,8 @@ impl Subscriptions {
             self.ready.has.store(false, Ordering::Release);
             std::mem::take(&mut *visitors)
         };
+        // Their rings too: every lane and hub has ended.
+        self.ready.bell.take_rung();
         for visitor in visitors {
             // Ended with the rest, unless it was over already with notifications waiting.
             match visitor {
