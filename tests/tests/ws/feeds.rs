@@ -101,7 +101,7 @@ async fn subscriptions_of_one_connection_read_a_topic_together_each_its_own() {
     eventually(|| topics.subscribers("news") == 0).await;
 }
 
-/// Past the 64 subscriptions whose wakes a connection rings by slot, the others are queued as they
+/// Past the 16 subscriptions whose wakes a connection rings by slot, the others are queued as they
 /// wake; a slot freed by one that left goes to one that comes. Each gets every item.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_with_more_subscriptions_than_slots_feeds_them_all() {
@@ -121,7 +121,7 @@ async fn a_connection_with_more_subscriptions_than_slots_feeds_them_all() {
     for subscription in &mut subscriptions {
         assert_eq!(next(subscription).await, "one");
     }
-    // Ten of the first leave, and ten come in their slots.
+    // Ten of the first leave (slots among them), and ten come.
     for subscription in subscriptions.drain(..10) {
         assert!(bounded(subscription.unsubscribe()).await.unwrap());
     }

@@ -518,7 +518,7 @@ impl ArcWake for Lane {
 pub(super) const NO_SLOT: u8 = u8::MAX;
 
 /// Holds what a producer's wake changes: which lanes and hubs woke (by their slot, for the first
-/// 64 of a connection), and the taker to wake. A line of its own, which the wake (often in the
+/// [`SLOTS`] of a connection), and the taker to wake. A line of its own, which the wake (often in the
 /// publisher's thread) writes and the taker reads: a wake moves this one line to the taker's
 /// thread, where a push to the queue of visitors moves several (the queue's lock and buffer, the
 /// lane's flag and count, the taker's waker), each a wait of the taker's.
@@ -566,6 +566,13 @@ enum Slotted {
     Hub(Weak<Hub>),
 }
 
+impl Default for Slotted {
+    /// Returns a free slot: a lane that is gone.
+    fn default() -> Self {
+        Self::Lane(Weak::new())
+    }
+}
+
 impl Slotted {
     fn is_gone(&self) -> bool {
         match self {
@@ -581,16 +588,25 @@ pub(super) enum Visitor {
     Hub(Arc<Hub>),
 }
 
+/// How many lanes and hubs of a connection have a slot in its [`Bell`]: those after are queued
+/// as they wake (a connection has few subscriptions, most often one).
+const SLOTS: usize = 16;
+
 /// Holds the lanes and hubs for the taker to visit, and the taker's waker.
+///
+/// Laid out so that what every visit reads (the bell, the flag, the slots' lock and first slot)
+/// shares one cache line: a connection's lines are out of the cache by the time a publish to a
+/// thousand others comes back to it.
+#[repr(C, align(64))]
 #[derive(Default)]
 pub(crate) struct Ready {
     /// What a wake of a lane or hub with a slot rings; the taker's waker.
     pub(super) bell: Arc<Bell>,
-    visitors: Mutex<VecDeque<Visitor>>,
     /// Whether `visitors` holds one: what the taker looks at, without the lock.
     pub(super) has: AtomicBool,
-    /// The lanes and hubs with a slot in `bell`, by slot (at most 64).
-    slots: Mutex<Vec<Slotted>>,
+    /// The lanes and hubs with a slot in `bell`, by slot.
+    slots: Mutex<[Slotted; SLOTS]>,
+    visitors: Mutex<VecDeque<Visitor>>,
 }
 
 impl Ready {
@@ -608,19 +624,11 @@ impl Ready {
         }
     }
 
-    /// Returns a free slot, now `slotted`'s: one whose lane or hub is gone, or a new one while
-    /// there are fewer than 64. A ring left from the one before visits the new one once, for
-    /// nothing.
+    /// Returns a free slot (one whose lane or hub is gone), now `slotted`'s. A ring left from the
+    /// one before visits the new one once, for nothing.
     fn claim(&self, slotted: Slotted) -> Option<u8> {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = match slots.iter().position(Slotted::is_gone) {
-            Some(slot) => slot,
-            None if slots.len() < 64 => {
-                slots.push(Slotted::Lane(Weak::new()));
-                slots.len() - 1
-            }
-            None => return None,
-        };
+        let slot = slots.iter().position(Slotted::is_gone)?;
         slots[slot] = slotted;
         u8::try_from(slot).ok()
     }

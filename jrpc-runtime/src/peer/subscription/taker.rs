@@ -16,12 +16,16 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Context as TaskContext;
 
+use crate::limits::Watermark;
 use crate::peer::handle::{Peer, Shared};
 
 /// Takes a connection's subscription notifications for a writer in a task of its own (see the
 /// module docs).
 pub(crate) struct Notifications {
     shared: Arc<Shared>,
+    /// The connection's watermark (`Shared::budget`), held here: every take reads it, and a
+    /// pointer here is one cache line fewer to fetch than one in `Shared`.
+    budget: Arc<Watermark>,
 }
 
 #[allow(
@@ -33,6 +37,7 @@ impl Notifications {
     pub(crate) fn new(peer: &Peer) -> Self {
         Self {
             shared: Arc::clone(&peer.shared),
+            budget: Arc::clone(&peer.shared.budget),
         }
     }
 
@@ -53,7 +58,7 @@ impl Notifications {
         if !subscriptions.has_ready() {
             return false;
         }
-        let budget = &self.shared.budget;
+        let budget = &self.budget;
         let on_the_way = budget.held().saturating_sub(subscriptions.waiting());
         let room = (budget.limit() / 4).saturating_sub(on_the_way);
         let taken = subscriptions.take(room, |text| out.push_back(text));
