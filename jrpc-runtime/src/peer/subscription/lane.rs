@@ -58,8 +58,6 @@ pub(crate) struct Lane {
     pub(super) bound_bytes: usize,
     pub(super) when_full: WhenFull,
     budget: Arc<Watermark>,
-    /// The bytes waiting in all the lanes of the connection.
-    waiting: Arc<AtomicUsize>,
 }
 
 struct State {
@@ -151,7 +149,6 @@ impl Lane {
         (bound_items, bound_bytes, when_full): (usize, usize, WhenFull),
         ready: &Arc<Ready>,
         budget: Arc<Watermark>,
-        waiting: Arc<AtomicUsize>,
     ) -> Self {
         Self {
             state: Mutex::new(State {
@@ -173,7 +170,6 @@ impl Lane {
             bound_bytes,
             when_full,
             budget,
-            waiting,
         }
     }
 
@@ -310,7 +306,7 @@ impl Lane {
             out(text);
         }
         if from_lane > 0 {
-            self.waiting.fetch_sub(from_lane, Ordering::AcqRel);
+            self.bell.waiting.fetch_sub(from_lane, Ordering::AcqRel);
         }
         // An item held back for room is offered again before the producer is polled.
         if let Some(text) = state.held_back.take()
@@ -435,7 +431,7 @@ impl Lane {
                 WhenFull::DropOldest => match state.texts.pop_front() {
                     Some(oldest) => {
                         state.bytes -= oldest.len();
-                        self.waiting.fetch_sub(oldest.len(), Ordering::AcqRel);
+                        self.bell.waiting.fetch_sub(oldest.len(), Ordering::AcqRel);
                         self.budget.give_back(oldest.len());
                         tracing::debug!("a subscription's oldest notification dropped for room");
                     }
@@ -482,13 +478,13 @@ impl Lane {
         let on_the_way = self
             .budget
             .held()
-            .saturating_sub(self.waiting.load(Ordering::Acquire));
+            .saturating_sub(self.bell.waiting.load(Ordering::Acquire));
         on_the_way >= self.budget.limit() / 4
     }
 
     fn join(&self, state: &mut State, text: String) {
         state.bytes += text.len();
-        self.waiting.fetch_add(text.len(), Ordering::AcqRel);
+        self.bell.waiting.fetch_add(text.len(), Ordering::AcqRel);
         state.texts.push_back(text);
     }
 
@@ -496,7 +492,7 @@ impl Lane {
         let bytes = std::mem::take(&mut state.bytes);
         state.texts.clear();
         state.held_back = None;
-        self.waiting.fetch_sub(bytes, Ordering::AcqRel);
+        self.bell.waiting.fetch_sub(bytes, Ordering::AcqRel);
         self.budget.give_back(bytes);
     }
 }
@@ -518,7 +514,7 @@ impl ArcWake for Lane {
 pub(super) const NO_SLOT: u8 = u8::MAX;
 
 /// Holds what a producer's wake changes: which lanes and hubs woke (by their slot, for the first
-/// [`SLOTS`] of a connection), and the taker to wake. A line of its own, which the wake (often in the
+/// [`SLOTS`] of a connection), and the taker to wake; and the bytes its lanes hold. A line of its own, which the wake (often in the
 /// publisher's thread) writes and the taker reads: a wake moves this one line to the taker's
 /// thread, where a push to the queue of visitors moves several (the queue's lock and buffer, the
 /// lane's flag and count, the taker's waker), each a wait of the taker's.
@@ -530,6 +526,9 @@ pub(crate) struct Bell {
     /// Whether a producer woke since the taker last looked.
     pub(super) woken: AtomicBool,
     pub(super) taker: AtomicWaker,
+    /// The bytes waiting in all the lanes of the connection, which the watermark counts too:
+    /// here, as every take reads it with the rest.
+    pub(super) waiting: AtomicUsize,
 }
 
 impl Bell {

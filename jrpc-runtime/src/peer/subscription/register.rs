@@ -285,7 +285,6 @@ fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id,
             (bound_items, bound_bytes, when_full),
             &shared.subscriptions.ready,
             Arc::clone(&shared.budget),
-            Arc::clone(&shared.subscriptions.waiting),
         ));
         shared.subscriptions.ready.slot_lane(&lane);
         match shared.subscriptions.add(

@@ -27,8 +27,6 @@ pub(crate) struct Subscriptions {
     pub(super) ready: Arc<Ready>,
     /// Woken when a subscription ends: a loop that lives as long as its subscriptions looks again.
     pub(crate) wake: Notify,
-    /// The bytes waiting in the lanes, which the watermark counts too.
-    pub(super) waiting: Arc<AtomicUsize>,
     /// How many lanes wait for their subscribe call's answer: while none does, answers are not
     /// looked at.
     awaiting: AtomicUsize,
@@ -100,7 +98,6 @@ impl Subscriptions {
             live: Mutex::default(),
             ready: Arc::default(),
             wake: Notify::new(),
-            waiting: Arc::default(),
             awaiting: AtomicUsize::new(0),
             opened: AtomicBool::new(false),
             max,
@@ -260,7 +257,7 @@ impl Subscriptions {
 
     /// Returns the bytes waiting in the lanes.
     pub(crate) fn waiting(&self) -> usize {
-        self.waiting.load(Ordering::Acquire)
+        self.ready.bell.waiting.load(Ordering::Acquire)
     }
 
     /// Visits each lane to be visited once, in turn: moves their notifications to `out` while
