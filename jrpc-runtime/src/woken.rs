@@ -230,6 +230,11 @@ impl WakeSet {
         part(&mut Context::from_waker(&self.wakers[index]))
     }
 
+    /// Returns whether part `index` would run in this turn.
+    pub(crate) fn is_pending(&self, index: usize) -> bool {
+        self.pending & (1 << index) != 0
+    }
+
     /// Has part `index` run in the next turn, woken or not: the task changed what it waits on.
     pub(crate) fn rearm(&mut self, index: usize) {
         self.pending |= 1 << index;

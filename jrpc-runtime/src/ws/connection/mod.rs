@@ -148,6 +148,7 @@ where
             inline: Some(inline),
             link,
             meter,
+            grown: false,
             room: settings.peer.max_message_size(),
             max_message_size: settings.ws.max_message_size,
             binary: settings.binary,

@@ -156,8 +156,11 @@ impl Pump {
                     }
                     let answers = self.outbox.answers();
                     if self.inlet.is_open()
-                        && let Poll::Ready(read) =
-                            wakes.poll(INLET, |cx| self.inlet.poll(&mut ws, answers, cx))
+                        && let Poll::Ready(read) = wakes.poll(INLET, |cx| {
+                            let read = self.inlet.poll(&mut ws, answers, cx);
+                            self.inlet.note_growth();
+                            read
+                        })
                     {
                         // It read a run, and may have more (the socket does not wake it again
                         // for what it has already).
@@ -177,7 +180,9 @@ impl Pump {
                         wakes.rearm(PING);
                         return Poll::Ready(Event::Ping);
                     }
+                    // The flag first: whether the socket is read asks the meter, a line apart.
                     if self.idle_timeout.is_some()
+                        && wakes.is_pending(IDLE)
                         && self.inlet.reads()
                         && wakes.poll(IDLE, |cx| idle.as_mut().poll(cx)).is_ready()
                     {
@@ -253,11 +258,12 @@ impl Pump {
         let Some(meter) = &self.inlet.meter else {
             return false;
         };
+        // What the pump holds first: the meter is a cache line apart.
         !draining
             && self.inlet.is_open()
-            && (meter.buffer() > 0 || self.outbox.most() > RENEW_WRITTEN)
-            && meter.idle()
+            && (self.inlet.grown || self.outbox.most() > RENEW_WRITTEN)
             && self.outbox.settled()
+            && meter.idle()
     }
 
     /// Returns `ws` made anew over the same socket, with fresh (small) buffers, once what it queued
@@ -275,6 +281,7 @@ impl Pump {
         if let Some(meter) = &self.inlet.meter {
             meter.renewed();
         }
+        self.inlet.grown = false;
         self.outbox.renewed();
         ws
     }
