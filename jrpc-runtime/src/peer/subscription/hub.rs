@@ -36,18 +36,21 @@ pub(crate) struct Reader {
 }
 
 /// Reads one feed for the lanes of one connection (see the module docs).
+///
+/// Laid out as a [`Lane`] is: what a wake reads first, apart from what the taker writes.
+#[repr(C, align(64))]
 pub(crate) struct Hub {
-    state: Mutex<State>,
-    /// Whether the hub is in its connection's queue to visit.
-    pub(super) queued: AtomicBool,
+    /// What a wake of the feed rings, with the hub's slot.
+    bell: Arc<Bell>,
     /// Where a wake of the feed puts the hub, for the taker to visit, when it has no slot in
     /// `bell`.
     ready: Weak<Ready>,
-    /// What a wake of the feed rings, with the hub's slot.
-    bell: Arc<Bell>,
     pub(super) slot: AtomicU8,
     /// The feed's number.
     pub(super) feed: u64,
+    /// Whether the hub is in its connection's queue to visit.
+    pub(super) queued: AtomicBool,
+    state: Mutex<State>,
 }
 
 struct State {

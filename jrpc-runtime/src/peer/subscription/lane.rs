@@ -39,25 +39,31 @@ use crate::limits::Watermark;
 use crate::wire::{ErrorCode, Id, RpcError};
 
 /// Holds one subscription's producer, and its notifications on their way to the socket.
+///
+/// Laid out in order: the fields a producer's wake reads come first, in the first cache line with
+/// the counts, none of them changed once the lane is made; the taker writes the lines after it
+/// (the flag, the state's lock), so a wake (often in the publisher's thread, for a thousand lanes
+/// in turn) finds its line still in its cache.
+#[repr(C, align(64))]
 pub(crate) struct Lane {
-    state: Mutex<State>,
-    /// Whether the lane is in its connection's queue of lanes to visit.
-    pub(super) queued: AtomicBool,
+    /// What a wake of the producer rings, with the lane's slot (see [`Bell`]).
+    bell: Arc<Bell>,
     /// Where a wake of the producer puts the lane, for the taker to visit, when it has no slot
     /// in `bell`.
     ready: Weak<Ready>,
-    /// What a wake of the producer rings, with the lane's slot (see [`Bell`]).
-    bell: Arc<Bell>,
-    slot: AtomicU8,
-    /// The subscription's id.
-    pub(super) id: Id,
     /// `{"jsonrpc":"2.0","method":NOTIFICATION,"params":{"subscription":ID,` : what every
     /// notification of the subscription begins with.
     head: Box<str>,
+    budget: Arc<Watermark>,
+    slot: AtomicU8,
+    pub(super) when_full: WhenFull,
     pub(super) bound_items: usize,
     pub(super) bound_bytes: usize,
-    pub(super) when_full: WhenFull,
-    budget: Arc<Watermark>,
+    /// The subscription's id.
+    pub(super) id: Id,
+    /// Whether the lane is in its connection's queue of lanes to visit.
+    pub(super) queued: AtomicBool,
+    state: Mutex<State>,
 }
 
 struct State {
