@@ -12,6 +12,10 @@
 //! lane's bound and policy apply to them. A lane is visited, a few items at a time, while it
 //! has notifications waiting or its producer woke.
 //!
+//! A wake of the producer rings the lane's slot in its connection's [`Bell`] (one cache line
+//! with the taker's waker, for the first 16 lanes and hubs of a connection), which costs the
+//! publisher's thread a write to that line and no other; the lanes past those are queued.
+//!
 //! A lane that its connection's hub feeds (a topic's feed read once for several subscriptions,
 //! see `hub`) has no producer: the hub hands it each item (`Lane::feed`), and the same rules
 //! apply to it as to an item polled.
