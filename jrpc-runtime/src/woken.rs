@@ -70,14 +70,7 @@ impl Wakes {
         part: impl FnOnce(&mut Context<'_>) -> Poll<T>,
     ) -> Poll<T> {
         // Registered before the flag is read: a wake in between is not lost.
-        if !self
-            .registered
-            .as_ref()
-            .is_some_and(|registered| registered.will_wake(cx.waker()))
-        {
-            self.flag.outer.register(cx.waker());
-            self.registered = Some(cx.waker().clone());
-        }
+        register_once(&mut self.registered, &self.flag.outer, cx);
         if !self.flag.woken.swap(false, Ordering::AcqRel) {
             return Poll::Pending;
         }
@@ -91,6 +84,19 @@ impl Wakes {
     #[cfg(any(feature = "http", feature = "ws"))]
     pub(crate) fn rearm(&self) {
         self.flag.woken.store(true, Ordering::Release);
+    }
+}
+
+/// Registers `cx`'s waker in `outer` unless it is the one `registered` says is there, which no
+/// wake has taken since (a registration is two compare-and-swaps and a waker compared).
+#[inline]
+fn register_once(registered: &mut Option<Waker>, outer: &AtomicWaker, cx: &Context<'_>) {
+    if !registered
+        .as_ref()
+        .is_some_and(|registered| registered.will_wake(cx.waker()))
+    {
+        outer.register(cx.waker());
+        *registered = Some(cx.waker().clone());
     }
 }
 
@@ -198,14 +204,7 @@ impl WakeSet {
     #[inline]
     pub(crate) fn turn(&mut self, cx: &Context<'_>) {
         // Registered before the flags are read: a wake in between is not lost.
-        if !self
-            .registered
-            .as_ref()
-            .is_some_and(|registered| registered.will_wake(cx.waker()))
-        {
-            self.flags.outer.register(cx.waker());
-            self.registered = Some(cx.waker().clone());
-        }
+        register_once(&mut self.registered, &self.flags.outer, cx);
         // A load first: most turns find no part woken, and a load leaves the line shared.
         if self.flags.woken.load(Ordering::Acquire) != 0 {
             self.pending |= self.flags.woken.swap(0, Ordering::AcqRel);

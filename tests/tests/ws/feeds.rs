@@ -38,6 +38,15 @@ fn methods(topics: &Topics) -> Methods {
     methods
 }
 
+/// Serves the methods fed from `topics` on a WebSocket; returns its address.
+async fn serve(topics: &Topics) -> std::net::SocketAddr {
+    let server = WsServer::builder(methods(topics))
+        .topics(topics.clone())
+        .build()
+        .unwrap();
+    serve_ws(server).await.0
+}
+
 async fn client(addr: std::net::SocketAddr) -> WsClient {
     bounded(WsClient::connect(&format!("ws://{addr}/"), Methods::new()))
         .await
@@ -57,11 +66,7 @@ async fn next(subscription: &mut Subscription<String>) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_of_one_connection_read_a_topic_together_each_its_own() {
     let topics = Topics::new();
-    let server = WsServer::builder(methods(&topics))
-        .topics(topics.clone())
-        .build()
-        .unwrap();
-    let (addr, _) = serve_ws(server).await;
+    let addr = serve(&topics).await;
     let (a, b) = (client(addr).await, client(addr).await);
 
     let mut one = subscribe(&a, Some("first"), false).await;
@@ -106,11 +111,7 @@ async fn subscriptions_of_one_connection_read_a_topic_together_each_its_own() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_with_more_subscriptions_than_slots_feeds_them_all() {
     let topics = Topics::new();
-    let server = WsServer::builder(methods(&topics))
-        .topics(topics.clone())
-        .build()
-        .unwrap();
-    let (addr, _) = serve_ws(server).await;
+    let addr = serve(&topics).await;
     let a = client(addr).await;
     // Each waits for room, so each reads the feed alone: a lane and a producer each.
     let mut subscriptions = Vec::new();
