@@ -399,7 +399,15 @@ impl Connection {
                     () = poll_fn(|cx| shared.subscriptions.poll_woken(cx)), if takes_notifications => {}
                     // A subscription ended: one that outlives the input may be the last.
                     () = shared.subscriptions.wake.notified(), if !reading => {}
-                    () = sleep_until(drain_until), if drain_until.is_some() => break Err(self.drain_ran_out()),
+                    () = sleep_until(drain_until), if drain_until.is_some() => {
+                        // The drain time is the calls': with none running, what they wrote is on
+                        // its way (a flush waiting for the writer, within `write_timeout`), and
+                        // goes out.
+                        if !self.running.is_empty() || notification.is_some() {
+                            break Err(self.drain_ran_out());
+                        }
+                        drain_until = None;
+                    }
                 }
             };
             self.stop(&mut commands, keepalive, notification);

@@ -9,7 +9,8 @@ use tokio::io::AsyncWriteExt as _;
 use tokio::sync::Semaphore;
 
 use crate::duplex::{
-    DropGuard, SHORT, bounded, events, hold, holding, lines_peer, pair, spawn_call,
+    DropGuard, SHORT, bounded, events, hold, holding, lines_peer, narrow_lines_peer, pair,
+    spawn_call,
 };
 
 #[tokio::test(start_paused = true)]
@@ -92,6 +93,38 @@ async fn past_the_drain_budget_running_calls_are_cancelled() {
         let err = a.driver.await.unwrap().unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
         assert!(err.to_string().contains("1 calls unanswered"), "{err}");
+    })
+    .await;
+}
+
+/// The drain time is for calls running: an answer made before the input ended, still on its way
+/// (the other side not reading yet) when no drain time is left, goes out, and the loop ends well.
+#[tokio::test(start_paused = true)]
+async fn an_answer_on_its_way_when_the_drain_time_runs_out_still_goes() {
+    bounded(async {
+        let mut methods = Methods::new();
+        methods
+            .register("name", &[], |(): (), _ctx| async {
+                Ok::<_, jrpc_runtime::RpcError>("calculator")
+            })
+            .unwrap();
+        let config = PeerConfig::builder()
+            .drain_timeout(std::time::Duration::ZERO)
+            .build()
+            .unwrap();
+        // A pipe of 8 bytes: the answer waits for the other side to read.
+        let (a, mut raw) = narrow_lines_peer(methods, config, 8);
+        raw.send_json(json!({"jsonrpc": "2.0", "method": "name", "id": 1}))
+            .await;
+        raw.writer.shutdown().await.unwrap();
+        // The end of input, and the drain time's end, pass before anything is read.
+        tokio::time::sleep(SHORT).await;
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "result": "calculator", "id": 1})
+        );
+        assert_eq!(raw.next().await, None);
+        a.driver.await.unwrap().unwrap();
     })
     .await;
 }

@@ -152,7 +152,16 @@ impl RawLsp {
 
 /// A peer serving `methods`, and the raw lines end that talks to it.
 pub(crate) fn lines_peer(methods: Methods, config: PeerConfig) -> (Side, RawLines) {
-    let (x, y) = tokio::io::duplex(64 * 1024);
+    narrow_lines_peer(methods, config, 64 * 1024)
+}
+
+/// Does what [`lines_peer`] does over a pipe that holds `capacity` bytes each way.
+pub(crate) fn narrow_lines_peer(
+    methods: Methods,
+    config: PeerConfig,
+    capacity: usize,
+) -> (Side, RawLines) {
+    let (x, y) = tokio::io::duplex(capacity);
     let (read, writer) = tokio::io::split(y);
     let raw = RawLines {
         reader: BufReader::new(read),
