@@ -15,7 +15,9 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+#[cfg(feature = "ws")]
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
@@ -81,7 +83,7 @@ impl Wakes {
     }
 
     /// Has the part run in the next turn, woken or not: the task changed what it waits on.
-    #[cfg(any(feature = "http", feature = "ws"))]
+    #[cfg(feature = "http")]
     pub(crate) fn rearm(&self) {
         self.flag.woken.store(true, Ordering::Release);
     }
@@ -115,7 +117,7 @@ impl<F: Future> Woken<F> {
     }
 }
 
-#[cfg(any(feature = "http", feature = "ws"))]
+#[cfg(feature = "http")]
 impl<F> Woken<F> {
     /// Returns the inner future, to change (a sleep reset, say); it is polled again in the next
     /// turn.
@@ -143,6 +145,7 @@ impl<F: Future> Future for Woken<F> {
 /// Each turn begins with [`turn`](Self::turn), which takes the wakes since the last; a part's bit
 /// stays set in the set itself until that part runs, so a turn that ends before reaching a part
 /// (a part before it was ready) loses none of its wakes.
+#[cfg(feature = "ws")]
 pub(crate) struct WakeSet {
     flags: Arc<SetFlags>,
     /// The waker of each part, by its index.
@@ -154,17 +157,20 @@ pub(crate) struct WakeSet {
 }
 
 /// Holds which parts of a [`WakeSet`] have woken since the task last looked, and whom to wake.
+#[cfg(feature = "ws")]
 struct SetFlags {
     woken: AtomicU32,
     outer: AtomicWaker,
 }
 
 /// Wakes one part of a [`WakeSet`]: sets its bit, and wakes the task.
+#[cfg(feature = "ws")]
 struct Part {
     bit: u32,
     flags: Arc<SetFlags>,
 }
 
+#[cfg(feature = "ws")]
 impl Wake for Part {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
@@ -176,6 +182,7 @@ impl Wake for Part {
     }
 }
 
+#[cfg(feature = "ws")]
 impl WakeSet {
     /// Returns a set of `parts` parts (at most 32), each to run in the first turn.
     pub(crate) fn new(parts: usize) -> Self {
@@ -320,6 +327,7 @@ mod tests {
 
     /// A part runs in the first turn, then only after its own waker was called; a turn that stops
     /// before a woken part keeps its wake for the next; each wake wakes the task.
+    #[cfg(feature = "ws")]
     #[test]
     fn a_set_runs_each_part_after_its_own_wake() {
         let count = Arc::new(Count(0.into()));
