@@ -597,8 +597,8 @@ pub(super) enum Visitor {
     Hub(Arc<Hub>),
 }
 
-/// How many lanes and hubs of a connection have a slot in its [`Bell`]: those after are queued
-/// as they wake (a connection has few subscriptions, most often one).
+/// Bounds the lanes and hubs of a connection that have a slot in its [`Bell`]: those after are
+/// queued as they wake (a connection has few subscriptions, most often one).
 const SLOTS: usize = 16;
 
 /// Holds the lanes and hubs for the taker to visit, and the taker's waker.
