@@ -325,8 +325,8 @@ mod tests {
         assert!(task.await.is_ok());
     }
 
-    /// A part runs in the first turn, then only after its own waker was called; a turn that stops
-    /// before a woken part keeps its wake for the next; each wake wakes the task.
+    /// Runs a part in the first turn, then only after its own waker was called; keeps a wake for
+    /// the next turn when a turn stops before the part; wakes the task at each wake.
     #[cfg(feature = "ws")]
     #[test]
     fn a_set_runs_each_part_after_its_own_wake() {

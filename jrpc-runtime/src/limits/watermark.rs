@@ -90,14 +90,12 @@ impl Watermark {
     /// Waits for room for `bytes` (for a message larger than all the room, until nothing else
     /// is held); always `true` once it has it.
     pub(crate) async fn take(&self, bytes: usize) -> bool {
-        let mut counted = None;
+        // Counted before the first look (sequentially consistent with `give_back`): room given
+        // back after a look finds a waiter to wake, and room given back before it is seen.
+        let _counted = Waiting::count(&self.waiting);
         loop {
             let freed = self.room.notified();
             tokio::pin!(freed);
-            // Counted after the first wait is made and before the first look (sequentially
-            // consistent with `give_back`): room given back after the look finds a waiter to
-            // wake, and room given back before it is seen.
-            counted.get_or_insert_with(|| Waiting::count(&self.waiting));
             // Registered before looking, so that room given back in between is not missed.
             freed.as_mut().enable();
             if self.try_take(bytes) {

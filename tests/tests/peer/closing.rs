@@ -97,8 +97,9 @@ async fn past_the_drain_budget_running_calls_are_cancelled() {
     .await;
 }
 
-/// The drain time is for calls running: an answer made before the input ended, still on its way
-/// (the other side not reading yet) when no drain time is left, goes out, and the loop ends well.
+/// Sends an answer made before the input ended that is still on its way (the other side not
+/// reading yet) when no drain time is left, and ends the loop well: the drain time is for calls
+/// running. The sleep is in paused time: it passes once the loop has nothing left to do.
 #[tokio::test(start_paused = true)]
 async fn an_answer_on_its_way_when_the_drain_time_runs_out_still_goes() {
     bounded(async {
