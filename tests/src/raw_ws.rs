@@ -69,6 +69,17 @@ pub struct RawWs {
 impl RawWs {
     /// Opens `path` on `addr` with the given extra headers; panics unless the answer is `101`.
     pub async fn connect(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> RawWs {
+        Self::connect_sending(addr, path, headers, &[]).await
+    }
+
+    /// Does what [`connect`](Self::connect) does, sending `texts` (text frames) in the same write
+    /// as the upgrade request, as a client that does not wait for the `101` may.
+    pub async fn connect_sending(
+        addr: SocketAddr,
+        path: &str,
+        headers: &[(&str, &str)],
+        texts: &[&str],
+    ) -> RawWs {
         let mut stream = TcpStream::connect(addr).await.unwrap();
         let mut request = format!(
             "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
@@ -78,7 +89,9 @@ impl RawWs {
             request.push_str(&format!("{name}: {value}\r\n"));
         }
         request.push_str("\r\n");
-        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut bytes = request.into_bytes();
+        bytes.extend(texts.iter().flat_map(|text| masked(TEXT, text.as_bytes())));
+        stream.write_all(&bytes).await.unwrap();
         // Read the answer's head byte by byte: the first frame may follow it at once.
         let mut head = Vec::new();
         while !head.ends_with(b"\r\n\r\n") {

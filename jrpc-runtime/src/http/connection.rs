@@ -395,13 +395,41 @@ impl<I: Io> AsyncRead for ServerIo<I> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.start.is_empty() {
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
-        }
-        let n = this.start.len().min(buf.remaining());
-        buf.put_slice(&this.start.split_to(n));
-        Poll::Ready(Ok(()))
+        poll_read_after(&mut this.start, &mut this.inner, cx, buf)
     }
+}
+
+/// Reads what `start` holds first (taking it), then from `inner`.
+pub(crate) fn poll_read_after<R: AsyncRead + Unpin>(
+    start: &mut Bytes,
+    inner: &mut R,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    if start.is_empty() {
+        return Pin::new(inner).poll_read(cx, buf);
+    }
+    let n = start.len().min(buf.remaining());
+    buf.put_slice(&start.split_to(n));
+    Poll::Ready(Ok(()))
+}
+
+/// Returns the TCP stream under a connection served here that hyper has upgraded, with what was
+/// read of it and not yet taken (to be read first); or the upgraded connection as it is, when it
+/// runs on another stream. The upgraded connection reaches its stream through hyper's box, this
+/// module's wrapper and its write deadline; a WebSocket served on it writes to it directly.
+#[cfg(feature = "ws")]
+pub(crate) fn tcp_under(
+    upgraded: hyper::upgrade::Upgraded,
+) -> Result<(tokio::net::TcpStream, Bytes), hyper::upgrade::Upgraded> {
+    let parts = upgraded.downcast::<TokioIo<ServerIo<tokio::net::TcpStream>>>()?;
+    let ServerIo { inner, start, .. } = parts.io.into_inner();
+    let unread = match (start.is_empty(), parts.read_buf.is_empty()) {
+        (_, true) => start,
+        (true, false) => parts.read_buf,
+        (false, false) => [start, parts.read_buf].concat().into(),
+    };
+    Ok((inner.into_inner(), unread))
 }
 
 impl<I: Io> AsyncWrite for ServerIo<I> {

@@ -183,6 +183,8 @@ pub use crate::caller::BatchCall;
 pub use auth::BearerAuth;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::{HttpServerBuilder, check_path};
+#[cfg(feature = "ws")]
+pub(crate) use connection::{poll_read_after, tcp_under};
 pub use endpoint::{Endpoint, EndpointRequest, EndpointService, Post, RequestBody};
 pub use layer::Routes;
 pub use server::HttpServer;

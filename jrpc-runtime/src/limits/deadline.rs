@@ -46,6 +46,11 @@ impl<W: AsyncWrite> WriteDeadline<W> {
             },
         }
     }
+
+    /// Returns the writer it wraps.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
 }
 
 impl Clock {

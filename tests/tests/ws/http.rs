@@ -118,6 +118,39 @@ async fn websocket_settings_reach_the_connections() {
     .await;
 }
 
+/// A client may send its first frames right behind the upgrade request: hyper reads them with
+/// the request, and they are the socket's first bytes, read before the stream's (the socket runs
+/// on the TCP stream itself, not on hyper's upgraded connection).
+#[tokio::test]
+async fn frames_sent_with_the_upgrade_request_are_read_first() {
+    bounded(async {
+        let (addr, _server) = serve(HttpServer::builder(plain_methods())).await;
+        let mut ws = RawWs::connect_sending(
+            addr,
+            "/ws",
+            &[],
+            &[
+                r#"{"jsonrpc":"2.0","method":"echo","params":["first"],"id":1}"#,
+                r#"{"jsonrpc":"2.0","method":"echo","params":["second"],"id":2}"#,
+            ],
+        )
+        .await;
+        assert_eq!(
+            ws.next_json().await,
+            json!({"jsonrpc": "2.0", "result": "first", "id": 1})
+        );
+        assert_eq!(
+            ws.next_json().await,
+            json!({"jsonrpc": "2.0", "result": "second", "id": 2})
+        );
+        // And what comes after, from the stream.
+        ws.send_text(r#"{"jsonrpc":"2.0","method":"echo","params":["third"],"id":3}"#)
+            .await;
+        assert_eq!(ws.next_json().await["result"], "third");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_bad_websocket_setting_is_named_at_build() {
     // Not longer than the default ping interval (30 s).
