@@ -45,9 +45,11 @@ use crate::wire::{ErrorCode, Id, RpcError};
 /// Holds one subscription's producer, and its notifications on their way to the socket.
 ///
 /// Laid out in order: the fields a producer's wake reads come first, in the first cache line with
-/// the counts, none of them changed once the lane is made; the taker writes the lines after it
-/// (the flag, the state's lock), so a wake (often in the publisher's thread, for a thousand lanes
-/// in turn) finds its line still in its cache.
+/// the counts and the notification's head, none of them changed once the lane is made (but the
+/// flag); the taker writes the lines after it (the state's lock), so a wake (often in the
+/// publisher's thread, for a thousand lanes in turn) finds its line still in its cache. What a
+/// hub's item fed to the lane reads of its state (its lock, whether it is open, whether anything
+/// waits in it) is the next line: a notification then costs two lines of its lane, and its head.
 #[repr(C, align(64))]
 pub(crate) struct Lane {
     /// What a wake of the producer rings, with the lane's slot (see [`Bell`]).
@@ -61,17 +63,27 @@ pub(crate) struct Lane {
     budget: Arc<Watermark>,
     slot: AtomicU8,
     pub(super) when_full: WhenFull,
-    pub(super) bound_items: usize,
-    pub(super) bound_bytes: usize,
-    /// The subscription's id.
-    pub(super) id: Id,
     /// Whether the lane is in its connection's queue of lanes to visit.
     pub(super) queued: AtomicBool,
+    pub(super) bound_items: usize,
+    pub(super) bound_bytes: usize,
     state: Mutex<State>,
+    /// The subscription's id.
+    pub(super) id: Id,
 }
 
+/// Holds what a lane's lock guards, what every notification reads first (its flags, its queue,
+/// what is held back), within the lock's cache line.
+#[repr(C)]
 struct State {
+    /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
+    open: bool,
+    /// Whether the subscription is over: no more notifications join.
+    ended: bool,
     texts: VecDeque<String>,
+    /// An item polled that found no room ([`WhenFull::Wait`]): it goes first once there is. Boxed
+    /// as it was made (to its length), two words rather than three: the line holds it then.
+    held_back: Option<Box<str>>,
     bytes: usize,
     /// `None` once the subscription is over, and while the taker polls it; always for a lane its
     /// connection's hub feeds.
@@ -79,12 +91,6 @@ struct State {
     /// What a lane its hub feeds holds while the subscription lives (its place among the topic's
     /// subscribers).
     guard: Option<Box<dyn Send + Sync>>,
-    /// An item polled that found no room ([`WhenFull::Wait`]): it goes first once there is.
-    held_back: Option<String>,
-    /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
-    open: bool,
-    /// Whether the subscription is over: no more notifications join.
-    ended: bool,
 }
 
 /// Says what a visit did, for the registry.
@@ -274,7 +280,7 @@ impl Lane {
             Offered::Joined => Fed::Queued,
             // A hub feeds no `Wait` lane; were it one, the item would wait first in line.
             Offered::Full(back) => {
-                state.held_back = Some(back);
+                state.held_back = Some(back.into_boxed_str());
                 Fed::Queued
             }
             Offered::Lagged => {
@@ -320,9 +326,9 @@ impl Lane {
         }
         // An item held back for room is offered again before the producer is polled.
         if let Some(text) = state.held_back.take()
-            && let Offered::Full(back) = self.offer(&mut state, text)
+            && let Offered::Full(back) = self.offer(&mut state, text.into_string())
         {
-            state.held_back = Some(back);
+            state.held_back = Some(back.into_boxed_str());
         }
         let full = self.when_full == WhenFull::Wait
             && (state.held_back.is_some() || state.texts.len() >= self.bound_items);
@@ -364,7 +370,7 @@ impl Lane {
             match self.offer(&mut state, text) {
                 Offered::Joined => {}
                 Offered::Full(back) => {
-                    state.held_back = Some(back);
+                    state.held_back = Some(back.into_boxed_str());
                     break Polled::Stopped;
                 }
                 Offered::Lagged => break Polled::Lagged,
