@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::stream;
+use jrpc_runtime::server::Topics;
 use jrpc_runtime::{Items, Methods, PeerConfig, RpcError, WhenFull};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt as _;
 
 use jrpc_tests::fixtures::Alive;
 
-use crate::duplex::{bounded, lines_peer};
+use crate::duplex::{bounded, lines_peer, narrow_lines_peer};
 
 /// `count(to)`: items 0 .. to; `forever`: an item each time the stream is polled, counting in
 /// `alive` while its producer lives.
@@ -430,6 +431,64 @@ async fn a_client_is_told_why_its_subscription_ended() {
             other.ended(),
             Some(Ended::Server(_) | Ended::Closed)
         ));
+    })
+    .await;
+}
+
+/// Subscriptions fed from a topic go straight out while nothing waits in their lanes; once the
+/// client stops reading, items wait (the oldest dropped), and none of those published after
+/// overtakes them: read again, each subscription's items come in order, up to the newest.
+#[tokio::test(start_paused = true)]
+async fn a_topic_subscription_that_falls_behind_keeps_its_order() {
+    bounded(async {
+        let topics = Topics::new();
+        let mut methods = Methods::new();
+        jrpc_tests::fixtures::add(&mut methods);
+        let feed = topics.clone();
+        methods
+            .register_subscription("watch", &[], "item", "unwatch", move |(): (), _ctx| {
+                let items = feed
+                    .items::<u64>("numbers")
+                    .bound(4, 64 * 1024)
+                    .when_full(WhenFull::DropOldest);
+                async move { Ok::<_, RpcError>(items) }
+            })
+            .unwrap();
+        let (_a, mut raw) = narrow_lines_peer(methods, small(), 512);
+        for id in [1, 2] {
+            raw.send_json(json!({"jsonrpc": "2.0", "method": "watch", "id": id}))
+                .await;
+            assert!(raw.recv().await["result"].is_string());
+        }
+        // Read as they come first, then not at all: the pipe, the watermark and the lanes fill.
+        for n in 0..3 {
+            assert_eq!(topics.publish("numbers", "item", n).unwrap(), 2);
+            for _ in 0..2 {
+                assert_eq!(raw.recv().await["params"]["result"], n);
+            }
+        }
+        const LAST: u64 = 2_000;
+        for n in 3..=LAST {
+            topics.publish("numbers", "item", n).unwrap();
+            tokio::task::yield_now().await;
+        }
+        // Read again: each subscription's items up to the last published.
+        let mut each: std::collections::HashMap<String, Vec<u64>> = Default::default();
+        while each.len() < 2 || each.values().any(|items| items.last() != Some(&LAST)) {
+            let message = raw.recv().await;
+            let params = &message["params"];
+            each.entry(params["subscription"].to_string())
+                .or_default()
+                .push(params["result"].as_u64().unwrap());
+        }
+        assert_eq!(each.len(), 2);
+        for items in each.values() {
+            assert!(
+                items.windows(2).all(|pair| pair[0] < pair[1]),
+                "in order: {items:?}"
+            );
+            assert!(items.len() < (LAST - 2) as usize, "some dropped");
+        }
     })
     .await;
 }

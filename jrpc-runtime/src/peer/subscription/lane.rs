@@ -29,6 +29,7 @@
 //! | ended (unsubscribed, lagged, failed, finished) | what waits still goes (not when unsubscribed or closed); the producer is dropped |
 
 use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll};
@@ -45,11 +46,12 @@ use crate::wire::{ErrorCode, Id, RpcError};
 /// Holds one subscription's producer, and its notifications on their way to the socket.
 ///
 /// Laid out in order: the fields a producer's wake reads come first, in the first cache line with
-/// the counts and the notification's head, none of them changed once the lane is made (but the
-/// flag); the taker writes the lines after it (the state's lock), so a wake (often in the
-/// publisher's thread, for a thousand lanes in turn) finds its line still in its cache. What a
-/// hub's item fed to the lane reads of its state (its lock, whether it is open, whether anything
-/// waits in it) is the next line: a notification then costs two lines of its lane, and its head.
+/// the counts, the notification's head and whether a notification may go straight out, none of
+/// them changed once the lane is made (but the flags, seldom); the taker writes the lines after
+/// it (the state's lock), so a wake (often in the publisher's thread, for a thousand lanes in
+/// turn) finds its line still in its cache. An item a hub feeds to the lane reads that line alone
+/// (and the head's text) while nothing waits in it; else the state's lock, the flags, the queue
+/// and what is held back, on the next line.
 #[repr(C, align(64))]
 pub(crate) struct Lane {
     /// What a wake of the producer rings, with the lane's slot (see [`Bell`]).
@@ -65,6 +67,9 @@ pub(crate) struct Lane {
     pub(super) when_full: WhenFull,
     /// Whether the lane is in its connection's queue of lanes to visit.
     pub(super) queued: AtomicBool,
+    /// Whether a notification may go straight out, as the state said when its lock was last let
+    /// go: the lane is open and not ended, and nothing waits in it (see [`Locked`]).
+    direct: AtomicBool,
     pub(super) bound_items: usize,
     pub(super) bound_bytes: usize,
     state: Mutex<State>,
@@ -91,6 +96,38 @@ struct State {
     /// What a lane its hub feeds holds while the subscription lives (its place among the topic's
     /// subscribers).
     guard: Option<Box<dyn Send + Sync>>,
+}
+
+/// Holds a lane's lock; as it lets go, sets the lane's `direct` flag from the state it leaves.
+struct Locked<'a> {
+    state: MutexGuard<'a, State>,
+    direct: &'a AtomicBool,
+}
+
+impl Deref for Locked<'_> {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let state = &*self.state;
+        let direct =
+            state.open && !state.ended && state.texts.is_empty() && state.held_back.is_none();
+        // Written only when it changes: it shares its line with what a wake reads.
+        if self.direct.load(Ordering::Relaxed) != direct {
+            self.direct.store(direct, Ordering::Release);
+        }
+    }
 }
 
 /// Says what a visit did, for the registry.
@@ -177,6 +214,7 @@ impl Lane {
                 ended: false,
             }),
             queued: AtomicBool::new(false),
+            direct: AtomicBool::new(false),
             ready: Arc::downgrade(ready),
             bell: Arc::clone(&ready.bell),
             slot: AtomicU8::new(NO_SLOT),
@@ -189,9 +227,12 @@ impl Lane {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Every change leaves the state whole: a panic elsewhere cannot break it.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> Locked<'_> {
+        Locked {
+            // Every change leaves the state whole: a panic elsewhere cannot break it.
+            state: self.state.lock().unwrap_or_else(PoisonError::into_inner),
+            direct: &self.direct,
+        }
     }
 
     /// Returns the notification of `result` (raw JSON): the one copy of the item the socket's
@@ -264,6 +305,18 @@ impl Lane {
     /// is open, nothing waits in it and `room` is left (`out` is then told its length), else it
     /// joins the lane, within its bound and by its policy. Only the taker feeds a lane.
     pub(super) fn feed(&self, item: &RawValue, room: bool, out: &mut dyn FnMut(String)) -> Fed {
+        // Without the lock while nothing waits (most items): the flag is only read, so a hub
+        // feeding many lanes in turn does not wait for each lane's line in a locked operation.
+        // Only the taker makes something wait; another task may end the lane meanwhile, and the
+        // item then goes out as if fed just before.
+        if room && self.direct.load(Ordering::Acquire) {
+            let text = self.notification(item.get());
+            let len = text.len();
+            // It takes its room as what waited does, until the socket has it.
+            self.budget.force(len);
+            out(text);
+            return Fed::Out(len);
+        }
         let mut state = self.lock();
         if state.ended {
             return Fed::Ended;
@@ -691,5 +744,53 @@ impl Ready {
             self.has.store(false, Ordering::Release);
         }
         visitor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lane(ready: &Arc<Ready>) -> Lane {
+        let head = r#"{"jsonrpc":"2.0","method":"n","params":{"subscription":1,"#.to_owned();
+        let budget = Arc::new(Watermark::new(1 << 20, None));
+        let bounds = (16, 1 << 16, WhenFull::DropOldest);
+        Lane::new(Id::from(1), head, (None, None), bounds, ready, budget)
+    }
+
+    fn item(n: u32) -> Box<RawValue> {
+        RawValue::from_string(n.to_string()).expect("a number")
+    }
+
+    /// Feeds item `n` as a hub does, with `room`: the text when it went straight out, and whether
+    /// the lane was found ended.
+    fn feed(lane: &Lane, n: u32, room: bool) -> (Option<String>, bool) {
+        let mut out = None;
+        let fed = lane.feed(&item(n), room, &mut |text| out = Some(text));
+        (out, matches!(fed, Fed::Ended))
+    }
+
+    #[test]
+    fn an_item_goes_straight_out_only_while_nothing_waits_before_it() {
+        let ready = Arc::new(Ready::default());
+        let lane = lane(&ready);
+        // Not open yet: it waits for the subscribe call's answer.
+        assert_eq!(feed(&lane, 0, true), (None, false));
+        lane.open();
+        let first = lane.lock().texts.pop_front();
+        assert!(first.is_some_and(|text| text.ends_with(r#""result":0}}"#)));
+        let (out, _) = feed(&lane, 1, true);
+        assert!(out.is_some_and(|text| text.ends_with(r#""result":1}}"#)));
+        // No room: it waits, and so does the next, room or not, behind it.
+        assert_eq!(feed(&lane, 2, false), (None, false));
+        assert_eq!(feed(&lane, 3, true), (None, false));
+        assert_eq!(lane.lock().texts.len(), 2);
+        // Once what waited has gone, straight out again.
+        lane.lock().texts.clear();
+        let (out, _) = feed(&lane, 4, true);
+        assert!(out.is_some());
+        // Ended (by another task, say): nothing more.
+        lane.end();
+        assert_eq!(feed(&lane, 5, true), (None, true));
     }
 }
