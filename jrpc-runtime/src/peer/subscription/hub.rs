@@ -163,6 +163,11 @@ impl Hub {
                 Poll::Ready(Some(Produced::Shared(item))) => item,
             };
             read += 1;
+            if read == 1 {
+                // What feeding reads of each lane, asked for all of them before the first is fed:
+                // the lines come together, where one lane after another each would be waited for.
+                std::hint::black_box(state.lanes.iter().filter(|lane| lane.warm()).count());
+            }
             state
                 .lanes
                 .retain(|lane| feed(lane, &item, room, &mut visit, ready, out));
