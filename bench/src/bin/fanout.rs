@@ -49,7 +49,7 @@ const USAGE: &str = "usage: fanout [--seconds S] [--rounds R] [--rates LIST] [--
   --rounds R       rounds, each taking every server in turn (default 5)
   --rates LIST     publishes a second, comma-separated (default 10,100)
   --only LIST      scenarios, comma-separated: CONNECTIONSxSUBSCRIPTIONS (default 1000x1,100x10)
-  --servers LIST   servers, comma-separated: jrpc, floor, jsonrpsee (default all; the tables need all)
+  --servers LIST   servers, comma-separated: jrpc, floor, jsonrpsee (default all; the tables need jrpc)
   --max-seconds M  a server child exits after M seconds whatever happens (default 900)";
 
 // ---------------------------------------------------------------------------------------------
@@ -575,9 +575,32 @@ fn load_average() -> String {
         .unwrap_or_default()
 }
 
-/// Prints the tables: medians over the rounds, with their spread (least to greatest); ratios
-/// are taken in each round (the servers ran back to back) before their median.
+/// Prints the tables for the servers measured, jrpc among them: medians over the rounds, with
+/// their spread (least to greatest); jrpc's ratios to each other server are taken in each round
+/// (the servers ran back to back) before their median.
 fn report(results: &[Measured], options: &Options) {
+    let servers: Vec<Server> = Server::ALL
+        .into_iter()
+        .filter(|server| options.servers.contains(server))
+        .collect();
+    let others: Vec<Server> = servers
+        .iter()
+        .copied()
+        .filter(|&server| server != Server::Jrpc)
+        .collect();
+    let names = servers
+        .iter()
+        .map(|server| server.name())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    // A column per other server, headed `prefix jrpc ÷ NAME`.
+    let against = |prefix: &str| -> String {
+        others
+            .iter()
+            .map(|other| format!(" {prefix}jrpc ÷ {} |", other.name()))
+            .collect()
+    };
+    let aligned = |columns: usize| "| --- ".to_owned() + &"| ---: ".repeat(columns - 1) + "|";
     let of = |server: Server, scenario: &str| -> Vec<&Measured> {
         results
             .iter()
@@ -588,9 +611,10 @@ fn report(results: &[Measured], options: &Options) {
         format!("{median:.digits$} ({low:.digits$}–{high:.digits$})")
     };
     println!(
-        "\n| scenario | publishes/s | notifications/s | server CPU µs per notification: jrpc / floor / jsonrpsee | jrpc ÷ floor | jrpc ÷ jsonrpsee | lost: jrpc / floor / jsonrpsee |"
+        "\n| scenario | publishes/s | notifications/s | server CPU µs per notification: {names} |{} lost: {names} |",
+        against("")
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("{}", aligned(5 + others.len()));
     let mut latency_rows = Vec::new();
     for scenario in &options.scenarios {
         let name = scenario.name();
@@ -603,16 +627,22 @@ fn report(results: &[Measured], options: &Options) {
             let per_round = |server: Server, value: &dyn Fn(&Measured) -> f64| -> Vec<f64> {
                 of(server, &name).into_iter().map(value).collect()
             };
-            let ratios = |value: &dyn Fn(&Measured) -> f64, against: Server| -> Vec<f64> {
-                let ours = per_round(Server::Jrpc, value);
-                let theirs = per_round(against, value);
-                ours.iter().zip(&theirs).map(|(a, b)| a / b).collect()
+            let ratios = |value: &dyn Fn(&Measured) -> f64| -> String {
+                others
+                    .iter()
+                    .map(|&other| {
+                        let ours = per_round(Server::Jrpc, value);
+                        let theirs = per_round(other, value);
+                        let ratios = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
+                        format!(" {} |", fmt(spread(ratios), 2))
+                    })
+                    .collect()
             };
-            let columns: Vec<String> = Server::ALL
+            let columns: Vec<String> = servers
                 .iter()
                 .map(|&server| fmt(spread(per_round(server, &cpu)), 2))
                 .collect();
-            let lost: Vec<String> = Server::ALL
+            let lost: Vec<String> = servers
                 .iter()
                 .map(|&server| {
                     per_round(server, &|m| window(m).lost as f64)
@@ -621,17 +651,16 @@ fn report(results: &[Measured], options: &Options) {
                         .to_string()
                 })
                 .collect();
-            let rate_seen = spread(per_round(Server::Floor, &|m| {
+            let rate_seen = spread(per_round(Server::Jrpc, &|m| {
                 window(m).notifications as f64 / options.seconds
             }))
             .0;
             println!(
-                "| {} connections x {} | {rate} | {rate_seen:.0} | {} | {} | {} | {} |",
+                "| {} connections x {} | {rate} | {rate_seen:.0} | {} |{} {} |",
                 scenario.connections,
                 scenario.subscriptions,
                 columns.join(" / "),
-                fmt(spread(ratios(&cpu, Server::Floor)), 2),
-                fmt(spread(ratios(&cpu, Server::Jsonrpsee)), 2),
+                ratios(&cpu),
                 lost.join(" / "),
             );
             let p50 = |m: &Measured| window(m).p50_us;
@@ -640,7 +669,7 @@ fn report(results: &[Measured], options: &Options) {
                 let w = window(m);
                 w.client_ns as f64 / 1e3 / w.notifications as f64
             };
-            let latency: Vec<String> = Server::ALL
+            let latency: Vec<String> = servers
                 .iter()
                 .map(|&server| {
                     format!(
@@ -650,36 +679,37 @@ fn report(results: &[Measured], options: &Options) {
                     )
                 })
                 .collect();
-            let clients: Vec<String> = Server::ALL
+            let clients: Vec<String> = servers
                 .iter()
                 .map(|&server| format!("{:.2}", spread(per_round(server, &client)).0))
                 .collect();
             latency_rows.push(format!(
-                "| {} connections x {} | {rate} | {} | {} | {} | {} |",
+                "| {} connections x {} | {rate} | {} |{} {} |",
                 scenario.connections,
                 scenario.subscriptions,
                 latency.join(" \\| "),
-                fmt(spread(ratios(&p99, Server::Floor)), 2),
-                fmt(spread(ratios(&p99, Server::Jsonrpsee)), 2),
+                ratios(&p99),
                 clients.join(" / "),
             ));
         }
     }
     println!(
-        "\n| scenario | publishes/s | p50 / p99 µs: jrpc \\| floor \\| jsonrpsee | p99 jrpc ÷ floor | p99 jrpc ÷ jsonrpsee | load-generator CPU µs per notification: jrpc / floor / jsonrpsee |"
+        "\n| scenario | publishes/s | p50 / p99 µs: {} |{} load-generator CPU µs per notification: {names} |",
+        names.replace(" / ", " \\| "),
+        against("p99 ")
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("{}", aligned(4 + others.len()));
     for row in latency_rows {
         println!("{row}");
     }
     println!(
-        "\n| scenario | RSS KiB per idle subscription, its connection's share included: jrpc / floor / jsonrpsee | the subscription alone: jrpc / floor / jsonrpsee |"
+        "\n| scenario | RSS KiB per idle subscription, its connection's share included: {names} | the subscription alone: {names} |"
     );
-    println!("| --- | ---: | ---: |");
+    println!("{}", aligned(3));
     for scenario in &options.scenarios {
         let name = scenario.name();
         let column = |value: &dyn Fn(&Measured) -> f64| -> String {
-            Server::ALL
+            servers
                 .iter()
                 .map(|&server| {
                     let values = of(server, &name).into_iter().map(value).collect();
@@ -728,7 +758,7 @@ async fn run(options: Options) -> Result<()> {
         }
     }
     println!("load average at the end: {}", load_average());
-    if options.servers.len() == Server::ALL.len() {
+    if options.servers.contains(&Server::Jrpc) {
         report(&results, &options);
     }
     Ok(())
