@@ -400,7 +400,7 @@ impl<I: Io> AsyncRead for ServerIo<I> {
 }
 
 /// Reads what `start` holds first (taking it), then from `inner`.
-pub(crate) fn poll_read_after<R: AsyncRead + Unpin>(
+fn poll_read_after<R: AsyncRead + Unpin>(
     start: &mut Bytes,
     inner: &mut R,
     cx: &mut Context<'_>,
@@ -414,22 +414,75 @@ pub(crate) fn poll_read_after<R: AsyncRead + Unpin>(
     Poll::Ready(Ok(()))
 }
 
+/// Wraps a stream of which some bytes were read already: those are read first.
+#[cfg(feature = "ws")]
+pub(crate) struct Rewound<I> {
+    start: Bytes,
+    inner: I,
+}
+
+#[cfg(feature = "ws")]
+impl<I: AsyncRead + Unpin> AsyncRead for Rewound<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        poll_read_after(&mut this.start, &mut this.inner, cx, buf)
+    }
+}
+
+#[cfg(feature = "ws")]
+impl<I: AsyncWrite + Unpin> AsyncWrite for Rewound<I> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
 /// Returns the TCP stream under a connection served here that hyper has upgraded, with what was
-/// read of it and not yet taken (to be read first); or the upgraded connection as it is, when it
-/// runs on another stream. The upgraded connection reaches its stream through hyper's box, this
-/// module's wrapper and its write deadline; a WebSocket served on it writes to it directly.
+/// read of it and not yet taken read first; or the upgraded connection as it is, when it runs on
+/// another stream. The upgraded connection reaches its stream through hyper's box, this module's
+/// wrapper and its write deadline; a WebSocket served on it writes to it directly.
 #[cfg(feature = "ws")]
 pub(crate) fn tcp_under(
     upgraded: hyper::upgrade::Upgraded,
-) -> Result<(tokio::net::TcpStream, Bytes), hyper::upgrade::Upgraded> {
+) -> Result<Rewound<tokio::net::TcpStream>, hyper::upgrade::Upgraded> {
     let parts = upgraded.downcast::<TokioIo<ServerIo<tokio::net::TcpStream>>>()?;
     let ServerIo { inner, start, .. } = parts.io.into_inner();
-    let unread = match (start.is_empty(), parts.read_buf.is_empty()) {
+    let start = match (start.is_empty(), parts.read_buf.is_empty()) {
         (_, true) => start,
         (true, false) => parts.read_buf,
         (false, false) => [start, parts.read_buf].concat().into(),
     };
-    Ok((inner.into_inner(), unread))
+    Ok(Rewound {
+        start,
+        inner: inner.into_inner(),
+    })
 }
 
 impl<I: Io> AsyncWrite for ServerIo<I> {

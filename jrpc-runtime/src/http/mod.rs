@@ -184,7 +184,7 @@ pub use auth::BearerAuth;
 pub use client::{HttpClient, HttpClientBuilder, StatusError};
 pub use config::{HttpServerBuilder, check_path};
 #[cfg(feature = "ws")]
-pub(crate) use connection::{poll_read_after, tcp_under};
+pub(crate) use connection::{Rewound, tcp_under};
 pub use endpoint::{Endpoint, EndpointRequest, EndpointService, Post, RequestBody};
 pub use layer::Routes;
 pub use server::HttpServer;

@@ -2,10 +2,7 @@
 //! upgraded socket on.
 
 use std::future::Future;
-use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ::http::header::{
@@ -13,18 +10,19 @@ use ::http::header::{
 };
 use ::http::request::Parts;
 use ::http::{HeaderValue, Request, Response, StatusCode};
-#[cfg(feature = "http")]
-use hyper::body::Bytes;
 use hyper::upgrade::{OnUpgrade, Upgraded};
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 #[cfg(feature = "http")]
 use tokio::net::TcpStream;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+#[cfg(feature = "http")]
+use tokio_util::either::Either;
 
 use super::connection::{Meter, Metered};
+#[cfg(feature = "http")]
+use crate::http::Rewound;
 use crate::limits::WriteDeadline;
 use crate::server::{ResponseBody as Body, refusal};
 
@@ -32,91 +30,25 @@ use crate::server::{ResponseBody as Body, refusal};
 /// messages counted in the server's budget.
 pub(super) type Socket = WebSocketStream<Metered<WriteDeadline<Stream>>>;
 
-/// Holds the stream an upgraded socket runs on: the TCP stream itself when this crate's HTTP
+/// Names the stream an upgraded socket runs on: the TCP stream itself when this crate's HTTP
 /// server upgraded it (a write then goes straight to it, not through hyper's box and the HTTP
 /// connection's wrappers: a connection that pushes to many subscribers makes many), hyper's
 /// upgraded connection otherwise (another server's, or one over TLS).
-pub(super) enum Stream {
-    /// A TCP stream, and what was read of it and not yet taken (read first).
+#[cfg(feature = "http")]
+pub(super) type Stream = Either<Rewound<TcpStream>, TokioIo<Upgraded>>;
+/// Names the stream an upgraded socket runs on: hyper's upgraded connection.
+#[cfg(not(feature = "http"))]
+pub(super) type Stream = TokioIo<Upgraded>;
+
+/// Returns the stream under `upgraded`.
+fn stream(upgraded: Upgraded) -> Stream {
     #[cfg(feature = "http")]
-    Tcp(TcpStream, Bytes),
-    Upgraded(TokioIo<Upgraded>),
-}
-
-impl Stream {
-    /// Returns the stream under `upgraded`.
-    fn new(upgraded: Upgraded) -> Self {
-        #[cfg(feature = "http")]
-        let upgraded = match crate::http::tcp_under(upgraded) {
-            Ok((tcp, unread)) => return Self::Tcp(tcp, unread),
-            Err(upgraded) => upgraded,
-        };
-        Self::Upgraded(TokioIo::new(upgraded))
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            #[cfg(feature = "http")]
-            Self::Tcp(tcp, unread) => crate::http::poll_read_after(unread, tcp, cx, buf),
-            Self::Upgraded(io) => Pin::new(io).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            #[cfg(feature = "http")]
-            Self::Tcp(tcp, _) => Pin::new(tcp).poll_write(cx, buf),
-            Self::Upgraded(io) => Pin::new(io).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            #[cfg(feature = "http")]
-            Self::Tcp(tcp, _) => Pin::new(tcp).poll_write_vectored(cx, bufs),
-            Self::Upgraded(io) => Pin::new(io).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            #[cfg(feature = "http")]
-            Self::Tcp(tcp, _) => tcp.is_write_vectored(),
-            Self::Upgraded(io) => io.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            #[cfg(feature = "http")]
-            Self::Tcp(tcp, _) => Pin::new(tcp).poll_flush(cx),
-            Self::Upgraded(io) => Pin::new(io).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            #[cfg(feature = "http")]
-            Self::Tcp(tcp, _) => Pin::new(tcp).poll_shutdown(cx),
-            Self::Upgraded(io) => Pin::new(io).poll_shutdown(cx),
-        }
-    }
+    return match crate::http::tcp_under(upgraded) {
+        Ok(tcp) => Either::Left(tcp),
+        Err(upgraded) => Either::Right(TokioIo::new(upgraded)),
+    };
+    #[cfg(not(feature = "http"))]
+    TokioIo::new(upgraded)
 }
 
 /// Says why an upgrade was refused: the status and what was wrong.
@@ -207,7 +139,7 @@ where
     };
     tokio::spawn(async move {
         let io = match on_upgrade.await {
-            Ok(io) => WriteDeadline::new(Stream::new(io), write_timeout),
+            Ok(io) => WriteDeadline::new(stream(io), write_timeout),
             Err(err) => return tracing::debug!(error = %err, "WebSocket upgrade failed"),
         };
         let io = Metered::new(io, meter, false);
