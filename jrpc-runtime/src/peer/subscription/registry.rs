@@ -42,7 +42,7 @@ struct Live {
     awaiting: Vec<(Id, Arc<Lane>)>,
     /// The first lane of each feed, which reads it alone, by the feed's number.
     alone: Vec<(u64, Arc<Lane>)>,
-    /// The hubs that read topic feeds for the lanes after the first, one a feed.
+    /// The hubs that read topic feeds for a connection's lanes once there are two, one a feed.
     hubs: Vec<Arc<Hub>>,
     closed: bool,
 }
@@ -156,28 +156,31 @@ impl Subscriptions {
         self.opened.store(true, Ordering::Release);
         if let Some(reader) = reader.take() {
             live.alone.retain(|(_, lane)| !lane.is_ended());
-            if !live.alone.iter().any(|(feed, _)| *feed == reader.feed) {
+            let hub = if let Some(hub) = live.hubs.iter().find(|hub| hub.feed == reader.feed) {
+                // The hub reads for it: its own reading is dropped.
+                drop(lane.take_producer());
+                hub.join(Arc::clone(lane), reader.rx);
+                Arc::clone(hub)
+            } else if let Some(at) = live.alone.iter().position(|(feed, _)| *feed == reader.feed) {
+                // The hub reads through this subscription's own reading, which begins where the
+                // subscription does (nothing to catch up), and takes in the one that read alone.
+                let (_, first) = live.alone.swap_remove(at);
+                let items = lane
+                    .take_producer()
+                    .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
+                let hub = Arc::new(Hub::new(
+                    reader.feed,
+                    items,
+                    Arc::clone(lane),
+                    first,
+                    &self.ready,
+                ));
+                self.ready.slot_hub(&hub);
+                live.hubs.push(Arc::clone(&hub));
+                hub
+            } else {
                 live.alone.push((reader.feed, Arc::clone(lane)));
                 return Ok(());
-            }
-            let hub = match live.hubs.iter().find(|hub| hub.feed == reader.feed) {
-                Some(hub) => {
-                    // The hub reads for it: its own reading is dropped.
-                    drop(lane.take_producer());
-                    hub.join(Arc::clone(lane), reader.rx);
-                    Arc::clone(hub)
-                }
-                None => {
-                    // The hub reads through this subscription's own reading, which begins where
-                    // the subscription does: nothing to catch up.
-                    let items = lane
-                        .take_producer()
-                        .unwrap_or_else(|| Box::pin(futures_util::stream::empty()));
-                    let hub = Arc::new(Hub::new(reader.feed, items, Arc::clone(lane), &self.ready));
-                    self.ready.slot_hub(&hub);
-                    live.hubs.push(Arc::clone(&hub));
-                    hub
-                }
             };
             drop(live);
             // Read at once: the feed's receiver is polled, and a lane that joined is caught up.
