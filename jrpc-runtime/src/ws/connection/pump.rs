@@ -121,7 +121,10 @@ impl Pump {
             ));
             let end = loop {
                 if self.renewal_due(draining) {
-                    ws = self.renew(ws).await;
+                    // Boxed: the new tungstenite's making holds a whole socket while it runs, and
+                    // would otherwise take that room (some 1.5 KB) in every open connection's
+                    // task, which a turn never reads.
+                    ws = Box::pin(self.renew(ws)).await;
                     // Its waker is registered with the new tungstenite at the next read.
                     wakes.rearm(INLET);
                 }
