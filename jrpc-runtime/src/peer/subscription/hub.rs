@@ -436,13 +436,30 @@ mod tests {
             .collect()
     }
 
+    /// Returns the hub the second lane makes, taking the first in.
+    fn hub_taking_in(first: &Arc<Lane>, second: Arc<Lane>, ready: &Arc<Ready>) -> Arc<Hub> {
+        let items = second.take_producer().expect("its reading");
+        Arc::new(Hub::new(7, items, second, Arc::clone(first), ready))
+    }
+
+    /// Returns what a visit of `hub` sent, in order of subscription, then item.
     fn visit_hub(hub: &Arc<Hub>) -> Vec<(u32, u32)> {
         let mut texts = Vec::new();
         let visit = hub.visit(usize::MAX, 64, &mut |text| texts.push(text));
         assert!(!visit.done);
-        sent(texts)
+        let mut sent = sent(texts);
+        sent.sort_unstable();
+        sent
     }
 
+    /// Checks that the first lane's own reading is gone, and that the hub reads for both.
+    fn reads_for_both(feed: &Feed, hub: &Arc<Hub>) {
+        assert_eq!(feed.receiver_count(), 1);
+        feed.send(item(4)).expect("open");
+        assert_eq!(visit_hub(hub), [(1, 4), (2, 4)]);
+    }
+
+    /// Returns what a visit of `lane` sent.
     fn visit_lane(lane: &Arc<Lane>) -> Vec<(u32, u32)> {
         let mut texts = Vec::new();
         lane.visit(usize::MAX, 64, &mut |text| texts.push(text));
@@ -458,25 +475,12 @@ mod tests {
         feed.send(item(1)).expect("open");
         let second = lane(2, reading(&feed, &Arc::default()), &ready);
         feed.send(item(2)).expect("open");
-        let hub = Arc::new(Hub::new(
-            7,
-            second.take_producer().expect("one"),
-            second,
-            Arc::clone(&first),
-            &ready,
-        ));
+        let hub = hub_taking_in(&first, second, &ready);
         // Published as the first lane's own reading is read out, after the hub's first reading:
         // the hub reads it again.
         racing.lock().expect("not poisoned").push(3);
-        let mut sent = visit_hub(&hub);
-        sent.sort_unstable();
-        assert_eq!(sent, [(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)]);
-        // The first lane's own reading is gone: the hub reads for both.
-        assert_eq!(feed.receiver_count(), 1);
-        feed.send(item(4)).expect("open");
-        let mut sent = visit_hub(&hub);
-        sent.sort_unstable();
-        assert_eq!(sent, [(1, 4), (2, 4)]);
+        assert_eq!(visit_hub(&hub), [(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)]);
+        reads_for_both(&feed, &hub);
     }
 
     #[test]
@@ -491,22 +495,9 @@ mod tests {
         feed.send(item(2)).expect("open");
         // Read alone past where the hub's reading begins.
         assert_eq!(visit_lane(&first), [(1, 2)]);
-        // As above, the first lane's own reading ahead of the hub's all along.
-        let hub = Arc::new(Hub::new(
-            7,
-            second.take_producer().expect("one"),
-            second,
-            Arc::clone(&first),
-            &ready,
-        ));
+        let hub = hub_taking_in(&first, second, &ready);
         racing.lock().expect("not poisoned").push(3);
-        let mut sent = visit_hub(&hub);
-        sent.sort_unstable();
-        assert_eq!(sent, [(1, 3), (2, 2), (2, 3)]);
-        assert_eq!(feed.receiver_count(), 1);
-        feed.send(item(4)).expect("open");
-        let mut sent = visit_hub(&hub);
-        sent.sort_unstable();
-        assert_eq!(sent, [(1, 4), (2, 4)]);
+        assert_eq!(visit_hub(&hub), [(1, 3), (2, 2), (2, 3)]);
+        reads_for_both(&feed, &hub);
     }
 }
