@@ -168,8 +168,10 @@ pub(crate) fn drive(
         let _counted = counted;
         let activity = Arc::new(Activity::new());
         let mut io = ServerIo {
-            inner: WriteDeadline::new(io, write_timeout),
-            start: Bytes::new(),
+            stream: Rewound {
+                start: Bytes::new(),
+                inner: WriteDeadline::new(io, write_timeout),
+            },
             activity: Arc::clone(&activity),
         };
         let mut watch = Watch::new(&protocols, activity, shutdown.closing());
@@ -218,7 +220,7 @@ pub(crate) fn drive(
                 }
             } else {
                 // Part of a request, read already: served at once.
-                io.start = read_buf;
+                io.stream.start = read_buf;
             }
         }
     }
@@ -382,9 +384,9 @@ impl Drop for Ends {
 /// Wraps a connection's stream as hyper is given it: what was read before hyper came is read first,
 /// and it is not shut down while the connection is parked.
 struct ServerIo<I> {
-    inner: WriteDeadline<I>,
-    /// Read before hyper's connection began (the first bytes, or what the last one held).
-    start: Bytes,
+    /// The stream, with what was read before hyper's connection began (the first bytes, or what
+    /// the last one held).
+    stream: Rewound<WriteDeadline<I>>,
     activity: Arc<Activity>,
 }
 
@@ -394,34 +396,16 @@ impl<I: Io> AsyncRead for ServerIo<I> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        poll_read_after(&mut this.start, &mut this.inner, cx, buf)
+        Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
     }
-}
-
-/// Reads what `start` holds first (taking it), then from `inner`.
-fn poll_read_after<R: AsyncRead + Unpin>(
-    start: &mut Bytes,
-    inner: &mut R,
-    cx: &mut Context<'_>,
-    buf: &mut ReadBuf<'_>,
-) -> Poll<io::Result<()>> {
-    if start.is_empty() {
-        return Pin::new(inner).poll_read(cx, buf);
-    }
-    let n = start.len().min(buf.remaining());
-    buf.put_slice(&start.split_to(n));
-    Poll::Ready(Ok(()))
 }
 
 /// Wraps a stream of which some bytes were read already: those are read first.
-#[cfg(feature = "ws")]
 pub(crate) struct Rewound<I> {
     start: Bytes,
     inner: I,
 }
 
-#[cfg(feature = "ws")]
 impl<I: AsyncRead + Unpin> AsyncRead for Rewound<I> {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -429,11 +413,15 @@ impl<I: AsyncRead + Unpin> AsyncRead for Rewound<I> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        poll_read_after(&mut this.start, &mut this.inner, cx, buf)
+        if this.start.is_empty() {
+            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        }
+        let n = this.start.len().min(buf.remaining());
+        buf.put_slice(&this.start.split_to(n));
+        Poll::Ready(Ok(()))
     }
 }
 
-#[cfg(feature = "ws")]
 impl<I: AsyncWrite + Unpin> AsyncWrite for Rewound<I> {
     fn poll_write(
         self: Pin<&mut Self>,
@@ -473,7 +461,7 @@ pub(crate) fn tcp_under(
     upgraded: hyper::upgrade::Upgraded,
 ) -> Result<Rewound<tokio::net::TcpStream>, hyper::upgrade::Upgraded> {
     let parts = upgraded.downcast::<TokioIo<ServerIo<tokio::net::TcpStream>>>()?;
-    let ServerIo { inner, start, .. } = parts.io.into_inner();
+    let Rewound { start, inner } = parts.io.into_inner().stream;
     let start = match (start.is_empty(), parts.read_buf.is_empty()) {
         (_, true) => start,
         (true, false) => parts.read_buf,
@@ -493,7 +481,7 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         this.activity.writing.store(true, Ordering::Relaxed);
-        Pin::new(&mut this.inner).poll_write(cx, buf)
+        Pin::new(&mut this.stream).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -503,18 +491,18 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         this.activity.writing.store(true, Ordering::Relaxed);
-        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
+        Pin::new(&mut this.stream).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        self.stream.is_write_vectored()
     }
 
     /// Flushes the stream: hyper flushes once all it buffered is written, and then nothing is on
     /// its way out.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        let flushed = Pin::new(&mut this.inner).poll_flush(cx);
+        let flushed = Pin::new(&mut this.stream).poll_flush(cx);
         if flushed.is_ready() {
             this.activity.writing.store(false, Ordering::Relaxed);
         }
@@ -524,9 +512,9 @@ impl<I: Io> AsyncWrite for ServerIo<I> {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         if this.activity.parking.load(Ordering::Relaxed) {
-            return Pin::new(&mut this.inner).poll_flush(cx);
+            return Pin::new(&mut this.stream).poll_flush(cx);
         }
-        Pin::new(&mut this.inner).poll_shutdown(cx)
+        Pin::new(&mut this.stream).poll_shutdown(cx)
     }
 }
 
@@ -612,7 +600,7 @@ impl Watch {
     /// failed, or a shutdown began.
     async fn wait_for_bytes<I: Io>(&mut self, io: &mut ServerIo<I>, fresh: bool) -> Option<bool> {
         self.set(self.active_at + self.header_read_timeout);
-        let read = read_start(&mut io.inner, fresh);
+        let read = read_start(&mut io.stream.inner, fresh);
         tokio::pin!(read);
         let waits = &mut self.waits;
         let start = poll_fn(|cx| {
@@ -634,7 +622,7 @@ impl Watch {
             }
         };
         let h2 = fresh && start.starts_with(PREFACE);
-        io.start = start;
+        io.stream.start = start;
         self.period = self.first_period;
         self.set(Instant::now() + self.period);
         Some(h2)
