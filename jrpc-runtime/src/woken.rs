@@ -241,6 +241,12 @@ impl WakeSet {
         self.pending & (1 << index) != 0
     }
 
+    /// Leaves part `index` out of the turns until its waker is called or it is rearmed: the task
+    /// has nothing there to poll.
+    pub(crate) fn leave_out(&mut self, index: usize) {
+        self.pending &= !(1 << index);
+    }
+
     /// Has part `index` run in the next turn, woken or not: the task changed what it waits on.
     pub(crate) fn rearm(&mut self, index: usize) {
         self.pending |= 1 << index;

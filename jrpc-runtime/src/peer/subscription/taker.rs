@@ -41,6 +41,12 @@ impl Notifications {
         }
     }
 
+    /// Returns the connection's watermark: what the writer takes holds its room there until the
+    /// socket has it.
+    pub(crate) fn budget(&self) -> &Watermark {
+        &self.budget
+    }
+
     /// Opens the lanes of the subscriptions whose subscribe call `text`, a text the writer takes
     /// from the loop, answers. A look at a counter while no subscribe call waits for its answer.
     pub(crate) fn answered(&self, text: &str) {

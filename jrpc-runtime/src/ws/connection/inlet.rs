@@ -43,9 +43,6 @@ pub(super) struct Inlet {
     pub(super) link: Arc<Link>,
     /// What the messages read hold in the server's budget, until they are answered or cross.
     pub(super) meter: Option<Arc<Meter>>,
-    /// Whether tungstenite's read buffer had grown when the socket was last read (the meter's
-    /// count, kept here: the pump asks every turn, and the meter is a cache line apart).
-    pub(super) grown: bool,
     /// The peer's room for a message being read: its `max_message_size`.
     pub(super) room: usize,
     pub(super) max_message_size: Option<usize>,
@@ -65,9 +62,9 @@ impl Inlet {
         self.frames.is_some() && self.pending.is_none() && !self.waits()
     }
 
-    /// Notes whether tungstenite's read buffer has grown, after the socket was read.
-    pub(super) fn note_growth(&mut self) {
-        self.grown = self.meter.as_ref().is_some_and(|meter| meter.buffer() > 0);
+    /// Returns whether tungstenite's read buffer has grown (asked once the socket was read).
+    pub(super) fn grown(&self) -> bool {
+        self.meter.as_ref().is_some_and(|meter| meter.buffer() > 0)
     }
 
     /// Returns whether the socket waits for room in the server's budget.
@@ -310,7 +307,6 @@ mod tests {
             inline: None,
             link,
             meter: None,
-            grown: false,
             room,
             max_message_size: None,
             binary: BinaryFrames::Accept,

@@ -82,7 +82,6 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use self::inlet::Inlet;
 use self::link::{Link, Reader, Writer, ends};
 pub(crate) use self::meter::{Meter, Metered};
-use self::outbox::Outbox;
 use self::pump::Pump;
 use crate::dispatch::{Context, Methods};
 use crate::peer::{Feed, Notifications, Peer, PeerConfig};
@@ -140,28 +139,18 @@ where
     let inline_methods = methods.clone();
     let (peer, driver, loop_ctx) = Peer::start_inputs(reader, writer, methods, config);
     let inline = Feed::new(inline_methods, loop_ctx, &peer, in_flight, notice);
-    let pump = Pump {
-        inlet: Inlet {
-            frames: Some(frames_tx),
-            pending: None,
-            held: None,
-            inline: Some(inline),
-            link,
-            meter,
-            grown: false,
-            room: settings.peer.max_message_size(),
-            max_message_size: settings.ws.max_message_size,
-            binary: settings.binary,
-        },
-        out: out_rx,
-        outbox: Outbox::default(),
-        budget: Arc::clone(&peer.shared.budget),
-        notifications: Notifications::new(&peer),
-        ping_interval: settings.ping_interval,
-        idle_timeout: settings.idle_timeout,
-        close_timeout: settings.close_timeout,
+    let inlet = Inlet {
+        frames: Some(frames_tx),
+        pending: None,
+        held: None,
+        inline: Some(inline),
+        link,
+        meter,
+        room: settings.peer.max_message_size(),
         max_message_size: settings.ws.max_message_size,
+        binary: settings.binary,
     };
+    let pump = Pump::new(inlet, out_rx, Notifications::new(&peer), settings);
     (peer, pump.run(ws, driver, closing, stop))
 }
 

@@ -16,29 +16,30 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
 
-use crate::limits::Watermark;
 use crate::peer::Notifications;
 
-/// Holds what waits to be written: the peer's next text, a ping, whether a flush is owed.
+/// Holds what waits to be written: the texts in their order, a ping, whether a flush is owed.
+///
+/// 48 bytes, its fields in their order (`repr(C)`): a turn for a notification reads them all, in
+/// every open connection's task in turn.
+#[repr(C)]
 #[derive(Default)]
 pub(super) struct Outbox {
-    /// The run of texts being written.
-    run: std::vec::IntoIter<String>,
-    /// Answers the pump made itself, to write after the run.
-    answers: VecDeque<String>,
-    /// Subscriptions' notifications taken, to write after those.
-    notes: VecDeque<String>,
-    next: Option<Message>,
+    /// The texts to write, in order: the peer's run, then the pump's own answers (made only
+    /// while nothing waits), then the subscriptions' notifications taken. The first stays here
+    /// until the socket takes it.
+    queue: VecDeque<String>,
+    /// Bytes of the texts written since the last flush: their room in the budget is given back
+    /// once the flush has handed them to the socket.
+    taken: usize,
+    /// The most bytes written between two flushes since tungstenite was made (what its write
+    /// buffer keeps), up to `u32::MAX`: four bytes, so that the outbox and the link's ends share
+    /// a line.
+    most: u32,
     pub(super) ping: bool,
     unflushed: bool,
-    /// Bytes of the peer's texts taken since the last flush: their room in the budget is given
-    /// back once the flush has handed them to the socket.
-    taken: usize,
-    /// A run was taken (or a ping queued): flush once nothing more waits.
+    /// Texts (or a ping) were taken: flush once nothing more waits.
     flush: bool,
-    /// The most bytes written between two flushes since tungstenite was made: what its write
-    /// buffer keeps.
-    most: usize,
     /// The peer's loop has dropped its writer.
     ended: bool,
 }
@@ -46,18 +47,13 @@ pub(super) struct Outbox {
 impl Outbox {
     /// Returns whether nothing waits to be written or flushed.
     pub(super) fn settled(&self) -> bool {
-        self.next.is_none()
-            && !self.unflushed
-            && !self.ping
-            && self.run.as_slice().is_empty()
-            && self.answers.is_empty()
-            && self.notes.is_empty()
+        !self.unflushed && !self.ping && self.queue.is_empty()
     }
 
     /// Returns the most bytes written between two flushes since tungstenite was made (see
     /// [`renewed`](Self::renewed)).
     pub(super) fn most(&self) -> usize {
-        self.most
+        self.most as usize
     }
 
     /// Notes that tungstenite was made anew, its write buffer empty.
@@ -68,11 +64,7 @@ impl Outbox {
     /// Returns where the pump's own answers go, while nothing waits to be written or flushed;
     /// `None` while something does, so that they wait for the socket as the peer's loop's do.
     pub(super) fn answers(&mut self) -> Option<&mut VecDeque<String>> {
-        let idle = self.next.is_none()
-            && !self.unflushed
-            && self.run.as_slice().is_empty()
-            && self.notes.is_empty();
-        (idle && self.answers.is_empty()).then_some(&mut self.answers)
+        (!self.unflushed && self.queue.is_empty()).then_some(&mut self.queue)
     }
 
     /// Moves texts from the peer (each run `take_run` takes from the peer's loop), and
@@ -85,7 +77,6 @@ impl Outbox {
         &mut self,
         ws: &mut WebSocketStream<S>,
         mut take_run: impl FnMut() -> Poll<Option<Vec<String>>>,
-        budget: &Watermark,
         notifications: &Notifications,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Result<(), WsError>>
@@ -93,56 +84,50 @@ impl Outbox {
         S: AsyncRead + AsyncWrite + Unpin,
     {
         loop {
-            if self.next.is_none() {
-                if self.ping {
-                    self.ping = false;
-                    self.flush = true;
-                    self.next = Some(Message::Ping(Bytes::new()));
-                } else if let Some(text) = self.run.next() {
-                    self.taken += text.len();
-                    self.next = Some(Message::Text(text.into()));
-                } else if let Some(text) = self.answers.pop_front() {
-                    self.taken += text.len();
-                    self.flush = true;
-                    self.next = Some(Message::Text(text.into()));
-                } else if let Some(text) = self.notes.pop_front() {
-                    self.taken += text.len();
-                    self.next = Some(Message::Text(text.into()));
-                } else if !self.ended {
-                    match take_run() {
-                        Poll::Ready(Some(run)) => {
-                            // A subscription's lane opens as its subscribe call's answer comes.
-                            for text in &run {
-                                notifications.answered(text);
-                            }
-                            // Take what else waits first: it goes out in the same write.
-                            self.run = run.into_iter();
+            if !self.ping && self.queue.is_empty() && !self.ended {
+                match take_run() {
+                    Poll::Ready(Some(run)) => {
+                        // A subscription's lane opens as its subscribe call's answer comes.
+                        for text in &run {
+                            notifications.answered(text);
+                        }
+                        // Take what else waits first: it goes out in the same write.
+                        self.queue.extend(run);
+                        self.flush = true;
+                        continue;
+                    }
+                    Poll::Ready(None) => self.ended = true,
+                    Poll::Pending => {
+                        // The loop has nothing more: the notifications ready go out, in the
+                        // same write.
+                        self.take_notes(notifications, cx);
+                        if !self.queue.is_empty() {
                             self.flush = true;
                             continue;
-                        }
-                        Poll::Ready(None) => self.ended = true,
-                        Poll::Pending => {
-                            // The loop has nothing more: the notifications ready go out, in
-                            // the same write.
-                            self.take_notes(notifications, cx);
-                            if !self.notes.is_empty() {
-                                self.flush = true;
-                                continue;
-                            }
                         }
                     }
                 }
             }
-            if let Some(message) = self.next.take() {
+            if self.ping || !self.queue.is_empty() {
                 match ws.poll_ready_unpin(cx) {
                     Poll::Ready(Ok(())) => {
+                        let message = if std::mem::take(&mut self.ping) {
+                            self.flush = true;
+                            Message::Ping(Bytes::new())
+                        } else {
+                            let Some(text) = self.queue.pop_front() else {
+                                continue;
+                            };
+                            self.taken += text.len();
+                            self.flush = true;
+                            Message::Text(text.into())
+                        };
                         ws.start_send_unpin(message)?;
                         self.unflushed = true;
                         continue;
                     }
                     Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
                     Poll::Pending => {
-                        self.next = Some(message);
                         // While the socket waits, producers are still polled: into their lanes
                         // once what is on its way is enough.
                         self.take_notes(notifications, cx);
@@ -160,12 +145,14 @@ impl Outbox {
                 }
                 self.unflushed = false;
                 self.flush = false;
-                self.most = self.most.max(self.taken);
-                budget.give_back(std::mem::take(&mut self.taken));
+                self.most = self.most.max(u32::try_from(self.taken).unwrap_or(u32::MAX));
+                notifications
+                    .budget()
+                    .give_back(std::mem::take(&mut self.taken));
                 // The room given back may be what notifications waiting in their lanes wait
                 // for: nothing else wakes this task for them.
                 self.take_notes(notifications, cx);
-                if !self.notes.is_empty() {
+                if !self.queue.is_empty() {
                     self.flush = true;
                     continue;
                 }
@@ -181,7 +168,7 @@ impl Outbox {
     /// Takes the subscriptions' notifications ready (while the loop is running: once it has
     /// ended, its subscriptions have too).
     fn take_notes(&mut self, notifications: &Notifications, cx: &mut TaskContext<'_>) {
-        if !self.ended && notifications.take(cx, &mut self.notes) {
+        if !self.ended && notifications.take(cx, &mut self.queue) {
             // A producer may have more: come back after the others' turn.
             cx.waker().wake_by_ref();
         }

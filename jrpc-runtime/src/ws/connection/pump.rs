@@ -1,13 +1,13 @@
 //! Runs the pump's loop: what it waits on, in which order, and the close it ends with.
 
 use std::future::{Future, poll_fn};
-use std::sync::Arc;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::{Interval, MissedTickBehavior};
+use tokio::time::{Interval, MissedTickBehavior, Sleep};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::Message;
@@ -17,8 +17,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use super::inlet::Inlet;
 use super::link::Taking;
 use super::outbox::Outbox;
-use super::{End, Signal};
-use crate::limits::Watermark;
+use super::{End, Settings, Signal};
 use crate::peer::{Driver, Notifications};
 use crate::woken::WakeSet;
 
@@ -73,22 +72,71 @@ enum Farewell {
 }
 
 /// Moves messages between the socket and the peer's loop (see the module docs).
+///
+/// Laid out in order (`repr(C)`), what a turn reads first: a wake-up for a subscription's item (in
+/// every open connection's task in turn, whose lines are out of the cache by then) reads the flags,
+/// the wakes, the notifications, the outbox and the link's end, and nothing after them unless its
+/// source woke. Where tokio places a task's future (8 bytes before a line's end, after the task's
+/// header and its tag) the flags share the header's line, and the rest fills the next two.
+#[repr(C)]
 pub(super) struct Pump {
-    pub(super) inlet: Inlet,
-    /// Runs of texts from the peer's loop.
-    pub(super) out: Taking<String>,
-    pub(super) outbox: Outbox,
-    /// The peer's byte budget: the room of what the socket took is given back here.
-    pub(super) budget: Arc<Watermark>,
+    /// A shutdown has begun: the peer's input is closed, and its calls run to their answers.
+    draining: bool,
+    /// The peer's loop ended (or failed): the outbox reports the end once all is flushed.
+    peer_done: bool,
+    /// Whether tungstenite's read buffer had grown when the socket was last read (the meter's
+    /// count, kept here: every turn asks, and the meter is a cache line apart).
+    grown: bool,
+    /// Which sources of the loop woke, each polled only then.
+    wakes: WakeSet,
     /// The subscriptions' notifications, which the pump takes itself.
-    pub(super) notifications: Notifications,
-    pub(super) ping_interval: Option<Duration>,
-    pub(super) idle_timeout: Option<Duration>,
-    pub(super) close_timeout: Duration,
-    pub(super) max_message_size: Option<usize>,
+    notifications: Notifications,
+    outbox: Outbox,
+    /// Runs of texts from the peer's loop.
+    out: Taking<String>,
+    inlet: Inlet,
+    ping_interval: Option<Duration>,
+    idle_timeout: Option<Duration>,
+    close_timeout: Duration,
+    max_message_size: Option<usize>,
+}
+
+/// Holds the sources of the pump's loop polled only once they woke: the peer's loop, the
+/// shutdown's signals, the pings' and the idle clocks.
+struct Sources {
+    driver: tokio::task::JoinHandle<std::io::Result<()>>,
+    closing: Signal,
+    stop: Signal,
+    ping: Option<Interval>,
+    /// Boxed: a timer entry is some hundred bytes, and most turns do not look at it.
+    idle: Pin<Box<Sleep>>,
 }
 
 impl Pump {
+    /// Returns the pump of a connection: `inlet` reads its socket, `out` and `notifications` are
+    /// what its peer's loop writes.
+    pub(super) fn new(
+        inlet: Inlet,
+        out: Taking<String>,
+        notifications: Notifications,
+        settings: &Settings,
+    ) -> Self {
+        Self {
+            outbox: Outbox::default(),
+            draining: false,
+            peer_done: false,
+            grown: false,
+            wakes: WakeSet::new(PARTS),
+            notifications,
+            out,
+            inlet,
+            ping_interval: settings.ping_interval,
+            idle_timeout: settings.idle_timeout,
+            close_timeout: settings.close_timeout,
+            max_message_size: settings.ws.max_message_size,
+        }
+    }
+
     /// Runs the pump's loop, then the close it ends with. A block using its captures in place: an
     /// `async fn` would hold its arguments twice (as arguments, and as the locals they move
     /// into), and this future sits in every open connection.
@@ -107,93 +155,32 @@ impl Pump {
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         async move {
-            // Each source polled only once it woke: a wake-up for a subscription's item (most
-            // of them, on a connection that subscribed) then runs the outbox alone.
-            let mut wakes = WakeSet::new(PARTS);
-            let mut driver = tokio::spawn(driver);
-            let (mut closing, mut stop) = (closing, stop);
-            let mut draining = false;
-            let mut peer_done = false;
-            let mut ping = self.ping_interval.map(pings);
-            // Boxed: a timer entry is some hundred bytes, and most turns do not look at it.
-            let mut idle = Box::pin(tokio::time::sleep(
-                self.idle_timeout.unwrap_or(Duration::ZERO),
-            ));
+            let mut sources = Sources {
+                driver: tokio::spawn(driver),
+                closing,
+                stop,
+                ping: self.ping_interval.map(pings),
+                idle: Box::pin(tokio::time::sleep(
+                    self.idle_timeout.unwrap_or(Duration::ZERO),
+                )),
+            };
+            // What this connection does not have is never polled.
+            if sources.ping.is_none() {
+                self.wakes.leave_out(PING);
+            }
+            if self.idle_timeout.is_none() {
+                self.wakes.leave_out(IDLE);
+            }
             let end = loop {
-                if self.renewal_due(draining) {
+                if self.renewal_due() {
                     // Boxed: the new tungstenite's making holds a whole socket while it runs, and
                     // would otherwise take that room (some 1.5 KB) in every open connection's
                     // task, which a turn never reads.
                     ws = Box::pin(self.renew(ws)).await;
                     // Its waker is registered with the new tungstenite at the next read.
-                    wakes.rearm(INLET);
+                    self.wakes.rearm(INLET);
                 }
-                let event = poll_fn(|cx| {
-                    wakes.turn(cx);
-                    if wakes.poll(STOP, |cx| stop.poll_unpin(cx)).is_ready() {
-                        return Poll::Ready(Event::Stopped);
-                    }
-                    if !peer_done
-                        && let Poll::Ready(ended) = wakes.poll(DRIVER, |cx| driver.poll_unpin(cx))
-                    {
-                        return Poll::Ready(Event::PeerEnded(ended));
-                    }
-                    if !draining && wakes.poll(CLOSING, |cx| closing.poll_unpin(cx)).is_ready() {
-                        return Poll::Ready(Event::Closing);
-                    }
-                    // Both ways in one step, writing first: they share the socket.
-                    let out = &self.out;
-                    // The peer's loop's texts, looked for only once it sent some.
-                    let take_run = || {
-                        let run = wakes.poll(LINK, |cx| out.lane().poll_take(cx));
-                        if matches!(run, Poll::Ready(Some(_))) {
-                            wakes.rearm(LINK);
-                        }
-                        run
-                    };
-                    let written =
-                        self.outbox
-                            .poll(&mut ws, take_run, &self.budget, &self.notifications, cx);
-                    if let Poll::Ready(written) = written {
-                        return Poll::Ready(Event::Socket(SocketEvent::Written(written)));
-                    }
-                    let answers = self.outbox.answers();
-                    if self.inlet.is_open()
-                        && let Poll::Ready(read) = wakes.poll(INLET, |cx| {
-                            let read = self.inlet.poll(&mut ws, answers, cx);
-                            self.inlet.note_growth();
-                            read
-                        })
-                    {
-                        // It read a run, and may have more (the socket does not wake it again
-                        // for what it has already).
-                        wakes.rearm(INLET);
-                        return Poll::Ready(Event::Socket(SocketEvent::Read(read)));
-                    }
-                    // All is written and read: go round, to give tungstenite fresh buffers.
-                    if self.renewal_due(draining)
-                        && matches!(ws.poll_flush_unpin(cx), Poll::Ready(Ok(())))
-                    {
-                        return Poll::Ready(Event::Socket(SocketEvent::Read(Ok(()))));
-                    }
-                    if let Some(ticks) = ping.as_mut()
-                        && wakes.poll(PING, |cx| ticks.poll_tick(cx)).is_ready()
-                    {
-                        // The next tick's wait begins at its first poll.
-                        wakes.rearm(PING);
-                        return Poll::Ready(Event::Ping);
-                    }
-                    // The flag first: whether the socket is read asks the meter, a line apart.
-                    if self.idle_timeout.is_some()
-                        && wakes.is_pending(IDLE)
-                        && self.inlet.reads()
-                        && wakes.poll(IDLE, |cx| idle.as_mut().poll(cx)).is_ready()
-                    {
-                        return Poll::Ready(Event::Idle);
-                    }
-                    Poll::Pending
-                })
-                .await;
+                let event = poll_fn(|cx| self.turn(&mut ws, &mut sources, cx)).await;
                 match event {
                     Event::Stopped => break End::Stopped,
                     Event::PeerEnded(ended) => match ended {
@@ -202,19 +189,22 @@ impl Pump {
                             break End::Overflowed(err.to_string());
                         }
                         // The outbox reports the end once all that was written is flushed.
-                        _ => peer_done = true,
+                        _ => self.peer_done = true,
                     },
                     Event::Closing => {
                         // Ending the peer's input lets running calls finish and be answered.
-                        draining = true;
+                        self.draining = true;
                         self.inlet.close();
                     }
                     Event::Socket(io) => match io.ended() {
                         Some(end) => break end,
                         None => {
                             if let Some(idle_timeout) = self.idle_timeout {
-                                idle.as_mut().reset(crate::time::after(idle_timeout));
-                                wakes.rearm(IDLE);
+                                sources
+                                    .idle
+                                    .as_mut()
+                                    .reset(crate::time::after(idle_timeout));
+                                self.wakes.rearm(IDLE);
                             }
                         }
                     },
@@ -229,9 +219,9 @@ impl Pump {
                 }
             };
             self.inlet.close();
-            let farewell = self.farewell(end, draining);
+            let farewell = self.farewell(end);
             // What was queued goes at once; at most the close frame is left to send.
-            driver.abort();
+            sources.driver.abort();
             match farewell {
                 Farewell::Drop => {}
                 Farewell::Answer => {
@@ -254,19 +244,102 @@ impl Pump {
         }
     }
 
+    /// Returns the first source of the loop that is ready, in their order of priority. Each is
+    /// polled only once it woke (most turns, on a connection that subscribed, are for an item:
+    /// they run the outbox alone), and its bit is looked at before what it reads.
+    fn turn<S>(
+        &mut self,
+        ws: &mut WebSocketStream<S>,
+        sources: &mut Sources,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Event>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let wakes = &mut self.wakes;
+        wakes.turn(cx);
+        if wakes
+            .poll(STOP, |cx| sources.stop.poll_unpin(cx))
+            .is_ready()
+        {
+            return Poll::Ready(Event::Stopped);
+        }
+        if wakes.is_pending(DRIVER)
+            && !self.peer_done
+            && let Poll::Ready(ended) = wakes.poll(DRIVER, |cx| sources.driver.poll_unpin(cx))
+        {
+            return Poll::Ready(Event::PeerEnded(ended));
+        }
+        if wakes.is_pending(CLOSING)
+            && !self.draining
+            && wakes
+                .poll(CLOSING, |cx| sources.closing.poll_unpin(cx))
+                .is_ready()
+        {
+            return Poll::Ready(Event::Closing);
+        }
+        // Both ways in one step, writing first: they share the socket.
+        let out = &self.out;
+        // The peer's loop's texts, looked for only once it sent some.
+        let take_run = || {
+            let run = wakes.poll(LINK, |cx| out.lane().poll_take(cx));
+            if matches!(run, Poll::Ready(Some(_))) {
+                wakes.rearm(LINK);
+            }
+            run
+        };
+        let written = self.outbox.poll(ws, take_run, &self.notifications, cx);
+        if let Poll::Ready(written) = written {
+            return Poll::Ready(Event::Socket(SocketEvent::Written(written)));
+        }
+        if self.wakes.is_pending(INLET) && self.inlet.is_open() {
+            let answers = self.outbox.answers();
+            let inlet = &mut self.inlet;
+            let read = self.wakes.poll(INLET, |cx| inlet.poll(ws, answers, cx));
+            self.grown = self.inlet.grown();
+            if let Poll::Ready(read) = read {
+                // It read a run, and may have more (the socket does not wake it again for what
+                // it has already).
+                self.wakes.rearm(INLET);
+                return Poll::Ready(Event::Socket(SocketEvent::Read(read)));
+            }
+        }
+        // All is written and read: go round, to give tungstenite fresh buffers.
+        if self.renewal_due() && matches!(ws.poll_flush_unpin(cx), Poll::Ready(Ok(()))) {
+            return Poll::Ready(Event::Socket(SocketEvent::Read(Ok(()))));
+        }
+        if self.wakes.is_pending(PING)
+            && let Some(ticks) = sources.ping.as_mut()
+            && self.wakes.poll(PING, |cx| ticks.poll_tick(cx)).is_ready()
+        {
+            // The next tick's wait begins at its first poll.
+            self.wakes.rearm(PING);
+            return Poll::Ready(Event::Ping);
+        }
+        // Whether the socket is read asks the meter, a line apart: last.
+        if self.wakes.is_pending(IDLE)
+            && self.idle_timeout.is_some()
+            && self.inlet.reads()
+            && self
+                .wakes
+                .poll(IDLE, |cx| sources.idle.as_mut().poll(cx))
+                .is_ready()
+        {
+            return Poll::Ready(Event::Idle);
+        }
+        Poll::Pending
+    }
+
     /// Returns whether tungstenite's buffers are to be made anew: a large message came or went (its
     /// buffers keep the size of the largest, see [`RENEW_WRITTEN`]), and now it holds nothing,
     /// either way.
-    fn renewal_due(&self, draining: bool) -> bool {
-        let Some(meter) = &self.inlet.meter else {
-            return false;
-        };
-        // What the pump holds first: the meter is a cache line apart.
-        !draining
-            && self.inlet.is_open()
-            && (self.inlet.grown || self.outbox.most() > RENEW_WRITTEN)
+    fn renewal_due(&self) -> bool {
+        // What the pump's first line holds first: the inlet and the meter are lines apart.
+        !self.draining
+            && (self.grown || self.outbox.most() > RENEW_WRITTEN)
             && self.outbox.settled()
-            && meter.idle()
+            && self.inlet.is_open()
+            && self.inlet.meter.as_ref().is_some_and(|meter| meter.idle())
     }
 
     /// Returns `ws` made anew over the same socket, with fresh (small) buffers, once what it queued
@@ -284,14 +357,13 @@ impl Pump {
         if let Some(meter) = &self.inlet.meter {
             meter.renewed();
         }
-        self.inlet.grown = false;
+        self.grown = false;
         self.outbox.renewed();
         ws
     }
 
-    /// Returns what the connection's `end` leaves to send (logged where it concerns the operator);
-    /// `draining` when a shutdown has begun.
-    fn farewell(&self, end: End, draining: bool) -> Farewell {
+    /// Returns what the connection's `end` leaves to send (logged where it concerns the operator).
+    fn farewell(&self, end: End) -> Farewell {
         let (code, reason): (CloseCode, String) = match end {
             End::Stopped => {
                 tracing::debug!("WebSocket dropped: the drain budget is spent");
@@ -308,7 +380,9 @@ impl Pump {
                 tracing::warn!(reason = %why, "WebSocket dropped: the client does not read");
                 return Farewell::Drop;
             }
-            End::PeerEnded if draining => (CloseCode::Away, "the server is shutting down".into()),
+            End::PeerEnded if self.draining => {
+                (CloseCode::Away, "the server is shutting down".into())
+            }
             End::PeerEnded => (CloseCode::Normal, String::new()),
             End::Binary => (
                 CloseCode::Unsupported,
