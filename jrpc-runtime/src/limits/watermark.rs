@@ -23,19 +23,24 @@ use tokio::sync::Notify;
 use super::server::{ServerBudget, take_within};
 
 /// Counts the room a connection's outgoing texts take, in bytes, against `max_buffered`.
+///
+/// Laid out in order (`repr(C)`) on a line of its own: what every text written reads and writes
+/// (the count, the limit, the waiting handles, the server's budget, the loop's `resume`) on the
+/// first; the waiting handles' `room`, which only they read, after it.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Watermark {
     limit: usize,
     held: AtomicUsize,
-    /// Woken when room is given back: handles waiting for room.
-    room: Notify,
     /// How many handles wait for room: only then does giving back wake `room` (a lock, which
     /// every write would otherwise take).
     waiting: AtomicUsize,
-    /// Woken (with a stored permit) when room is given back: the loop, to resume reading.
-    resume: Notify,
     /// The budget of the server the connection belongs to, which counts its bytes too.
     server: Option<Arc<ServerBudget>>,
+    /// Woken (with a stored permit) when room is given back: the loop, to resume reading.
+    resume: Notify,
+    /// Woken when room is given back: handles waiting for room.
+    room: Notify,
 }
 
 impl Watermark {

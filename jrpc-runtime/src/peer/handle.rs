@@ -307,6 +307,10 @@ impl Peer {
     {
         static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = mpsc::channel(config.queue);
+        let budget = Arc::new(Watermark::new(
+            config.max_buffered,
+            config.server_budget.clone(),
+        ));
         let shared = Arc::new(Shared {
             next_id: config
                 .ids
@@ -317,16 +321,13 @@ impl Peer {
             meta_trace: config.cancellation == Cancellation::Mcp,
             overflowed: Notify::new(),
             overflow_reason: Mutex::new(None),
-            budget: Arc::new(Watermark::new(
-                config.max_buffered,
-                config.server_budget.clone(),
-            )),
+            budget: Arc::clone(&budget),
             max_message_size: config.max_message_size,
             handling: AtomicUsize::new(0),
             pushes: AtomicU64::new(0),
             notifying: AtomicBool::new(false),
             told: Arc::default(),
-            subscriptions: Subscriptions::new(config.max_subscriptions()),
+            subscriptions: Subscriptions::new(config.max_subscriptions(), budget),
             subscription_buffer: config.subscription_buffer,
             closed: CancellationToken::new(),
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),

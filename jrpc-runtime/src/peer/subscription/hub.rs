@@ -468,7 +468,7 @@ mod tests {
 
     #[test]
     fn the_first_lane_taken_in_behind_the_hub_misses_nothing_and_repeats_nothing() {
-        let ready = Arc::new(Ready::default());
+        let ready = Arc::new(Ready::new(Arc::new(Watermark::new(1 << 20, None))));
         let feed: Feed = broadcast::channel(16).0;
         let racing = Arc::new(Mutex::new(Vec::new()));
         let first = lane(1, reading(&feed, &racing), &ready);
@@ -485,7 +485,7 @@ mod tests {
 
     #[test]
     fn the_first_lane_taken_in_ahead_of_the_hub_misses_nothing_and_repeats_nothing() {
-        let ready = Arc::new(Ready::default());
+        let ready = Arc::new(Ready::new(Arc::new(Watermark::new(1 << 20, None))));
         let feed: Feed = broadcast::channel(16).0;
         let racing = Arc::new(Mutex::new(Vec::new()));
         let first = lane(1, reading(&feed, &racing), &ready);

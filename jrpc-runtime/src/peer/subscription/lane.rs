@@ -32,7 +32,7 @@ use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::task::{Context as TaskContext, Poll};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use futures_util::task::{ArcWake, AtomicWaker, waker_ref};
 
@@ -77,25 +77,58 @@ pub(crate) struct Lane {
     pub(super) id: Id,
 }
 
-/// Holds what a lane's lock guards, what every notification reads first (its flags, its queue,
-/// what is held back), within the lock's cache line.
+/// Holds what a lane's lock guards: what a visit reads (the producer, whether notifications
+/// wait, what is held back, the flags) within the lock's cache line, the guard after it.
 #[repr(C)]
 struct State {
-    /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
-    open: bool,
-    /// Whether the subscription is over: no more notifications join.
-    ended: bool,
-    texts: VecDeque<String>,
+    /// `None` once the subscription is over, and while the taker polls it; always for a lane its
+    /// connection's hub feeds.
+    producer: Option<Producer>,
+    texts: Texts,
     /// An item polled that found no room ([`WhenFull::Wait`]): it goes first once there is. Boxed
     /// as it was made (to its length), two words rather than three: the line holds it then.
     held_back: Option<Box<str>>,
     bytes: usize,
-    /// `None` once the subscription is over, and while the taker polls it; always for a lane its
-    /// connection's hub feeds.
-    producer: Option<Producer>,
+    /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
+    open: bool,
+    /// Whether the subscription is over: no more notifications join.
+    ended: bool,
     /// What a lane its hub feeds holds while the subscription lives (its place among the topic's
     /// subscribers).
     guard: Option<Box<dyn Send + Sync>>,
+}
+
+/// Holds the notifications that wait in a lane, in order: boxed, and made with the first (most
+/// lanes never hold one: a client that reads keeps up), one word in the lock's line.
+#[derive(Default)]
+#[allow(
+    clippy::box_collection,
+    reason = "one word in the lock's line, where a `VecDeque` is four"
+)]
+struct Texts(Option<Box<VecDeque<String>>>);
+
+impl Texts {
+    fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|texts| texts.is_empty())
+    }
+
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |texts| texts.len())
+    }
+
+    fn pop_front(&mut self) -> Option<String> {
+        self.0.as_mut()?.pop_front()
+    }
+
+    fn push_back(&mut self, text: String) {
+        self.0.get_or_insert_default().push_back(text);
+    }
+
+    fn clear(&mut self) {
+        if let Some(texts) = &mut self.0 {
+            texts.clear();
+        }
+    }
 }
 
 /// Holds a lane's lock; as it lets go, sets the lane's `direct` flag from the state it leaves.
@@ -205,7 +238,7 @@ impl Lane {
     ) -> Self {
         Self {
             state: Mutex::new(State {
-                texts: VecDeque::new(),
+                texts: Texts::default(),
                 bytes: 0,
                 producer,
                 guard,
@@ -671,14 +704,15 @@ const SLOTS: usize = 16;
 
 /// Holds the lanes and hubs for the taker to visit, and the taker's waker.
 ///
-/// Laid out so that what every visit reads (the bell, the flag, the slots' lock and first slot)
-/// shares one cache line: a connection's lines are out of the cache by the time a publish to a
-/// thousand others comes back to it.
+/// Laid out so that what every visit reads (the bell, the watermark, the flag, the slots' lock and
+/// first slot) shares one cache line: a connection's lines are out of the cache by the time a
+/// publish to a thousand others comes back to it.
 #[repr(C, align(64))]
-#[derive(Default)]
 pub(crate) struct Ready {
     /// What a wake of a lane or hub with a slot rings; the taker's waker.
     pub(super) bell: Arc<Bell>,
+    /// The connection's watermark, which what the lanes hold counts in.
+    pub(crate) budget: Arc<Watermark>,
     /// Whether `visitors` holds one: what the taker looks at, without the lock.
     pub(super) has: AtomicBool,
     /// The lanes and hubs with a slot in `bell`, by slot.
@@ -687,6 +721,32 @@ pub(crate) struct Ready {
 }
 
 impl Ready {
+    /// Returns the lanes' meeting place of a connection whose watermark is `budget`.
+    pub(crate) fn new(budget: Arc<Watermark>) -> Self {
+        Self {
+            bell: Arc::default(),
+            budget,
+            has: AtomicBool::new(false),
+            slots: Mutex::default(),
+            visitors: Mutex::default(),
+        }
+    }
+
+    /// Registers the taker's waker, woken when a producer wakes.
+    pub(crate) fn register_taker(&self, waker: &Waker) {
+        self.bell.taker.register(waker);
+    }
+
+    /// Returns whether a lane or hub is to be visited.
+    pub(crate) fn is_due(&self) -> bool {
+        self.bell.is_rung() || self.has.load(Ordering::Acquire)
+    }
+
+    /// Returns the bytes waiting in the lanes.
+    pub(crate) fn waiting(&self) -> usize {
+        self.bell.waiting.load(Ordering::Acquire)
+    }
+
     /// Gives `lane` a slot in the bell, if one is free: its wakes ring it from now on.
     pub(super) fn slot_lane(&self, lane: &Arc<Lane>) {
         if let Some(slot) = self.claim(Slotted::Lane(Arc::downgrade(lane))) {
@@ -781,7 +841,7 @@ mod tests {
 
     #[test]
     fn an_item_goes_straight_out_only_while_nothing_waits_before_it() {
-        let ready = Arc::new(Ready::default());
+        let ready = Arc::new(Ready::new(Arc::new(Watermark::new(1 << 20, None))));
         let lane = lane(&ready);
         // Not open yet: it waits for the subscribe call's answer.
         assert_eq!(feed(&lane, 0, true), (None, false));

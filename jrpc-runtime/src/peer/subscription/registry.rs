@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context as TaskContext, Poll, Waker};
+use std::task::{Context as TaskContext, Poll};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 
 use super::hub::{Hub, Reader};
 use super::lane::{Lane, Ready, Visitor};
+use crate::limits::Watermark;
 use crate::peer::handle::{Overflowed, Shared};
 use crate::wire::Id;
 
@@ -92,11 +93,11 @@ impl Taken {
 }
 
 impl Subscriptions {
-    /// Returns an empty registry for at most `max` subscriptions.
-    pub(crate) fn new(max: usize) -> Self {
+    /// Returns an empty registry for at most `max` subscriptions, whose lanes count in `budget`.
+    pub(crate) fn new(max: usize, budget: Arc<Watermark>) -> Self {
         Self {
             live: Mutex::default(),
-            ready: Arc::default(),
+            ready: Arc::new(Ready::new(budget)),
             wake: Notify::new(),
             awaiting: AtomicUsize::new(0),
             opened: AtomicBool::new(false),
@@ -234,14 +235,14 @@ impl Subscriptions {
         }
     }
 
-    /// Returns whether a lane is to be visited.
-    pub(crate) fn has_ready(&self) -> bool {
-        self.ready.bell.is_rung() || self.ready.has.load(Ordering::Acquire)
+    /// Returns where the lanes to visit meet, for a taker to hold.
+    pub(crate) fn ready(&self) -> &Arc<Ready> {
+        &self.ready
     }
 
-    /// Registers the taker's waker, woken when a producer wakes.
-    pub(crate) fn register_taker(&self, waker: &Waker) {
-        self.ready.bell.taker.register(waker);
+    /// Returns whether a lane is to be visited.
+    pub(crate) fn has_ready(&self) -> bool {
+        self.ready.is_due()
     }
 
     /// Resolves once a producer woke since the last call (at once if one did), `waker`
@@ -260,47 +261,62 @@ impl Subscriptions {
 
     /// Returns the bytes waiting in the lanes.
     pub(crate) fn waiting(&self) -> usize {
-        self.ready.bell.waiting.load(Ordering::Acquire)
+        self.ready.waiting()
     }
 
     /// Visits each lane to be visited once, in turn: moves their notifications to `out` while
     /// fewer than `room` bytes moved (at least one notification, when `room` is not 0), and polls
     /// their producers. With no room, producers are still polled, into their lanes: each lane's
     /// bound and policy apply.
-    pub(crate) fn take(&self, room: usize, mut out: impl FnMut(String)) -> Taken {
+    pub(crate) fn take(&self, room: usize, out: impl FnMut(String)) -> Taken {
+        self.take_from(&self.ready, room, out)
+    }
+
+    /// Does what [`take`](Self::take) does, through `ready` (this registry's, which a taker holds
+    /// itself: one cache line fewer to read than the registry's pointer to it).
+    pub(crate) fn take_from(
+        &self,
+        ready: &Ready,
+        room: usize,
+        mut out: impl FnMut(String),
+    ) -> Taken {
         let mut taken = Taken::default();
         // The lanes and hubs rung for, then those queued now: one rung again or pushed back
         // during the visits waits for the next call.
-        let mut rung = self.ready.bell.take_rung();
+        let mut rung = ready.bell.take_rung();
         while rung != 0 {
             let slot = rung.trailing_zeros();
             rung &= rung - 1;
-            match self.ready.slotted(slot) {
+            match ready.slotted(slot) {
                 None => {}
                 Some(Visitor::Lane(lane)) => {
-                    self.visit_lane(&lane, room, &mut taken, &mut out, false);
+                    self.visit_lane(ready, &lane, room, &mut taken, &mut out, false);
                 }
-                Some(Visitor::Hub(hub)) => self.visit_hub(&hub, room, &mut taken, &mut out, false),
+                Some(Visitor::Hub(hub)) => {
+                    self.visit_hub(ready, &hub, room, &mut taken, &mut out, false)
+                }
             }
         }
-        let mut visits = if self.ready.has.load(Ordering::Acquire) {
-            self.ready.visitors().len()
+        let mut visits = if ready.has.load(Ordering::Acquire) {
+            ready.visitors().len()
         } else {
             0
         };
         while visits > 0 {
             visits -= 1;
-            match self.ready.pop() {
+            match ready.pop() {
                 None => break,
                 Some(Visitor::Lane(lane)) => {
-                    self.visit_lane(&lane, room, &mut taken, &mut out, true);
+                    self.visit_lane(ready, &lane, room, &mut taken, &mut out, true);
                 }
-                Some(Visitor::Hub(hub)) => self.visit_hub(&hub, room, &mut taken, &mut out, true),
+                Some(Visitor::Hub(hub)) => {
+                    self.visit_hub(ready, &hub, room, &mut taken, &mut out, true)
+                }
             }
         }
         if taken.again {
             // Polled again without a wake: a taker waiting on `poll_woken` comes back at once.
-            self.ready.bell.woken.store(true, Ordering::Release);
+            ready.bell.woken.store(true, Ordering::Release);
         }
         taken
     }
@@ -308,6 +324,7 @@ impl Subscriptions {
     #[inline]
     fn visit_lane(
         &self,
+        ready: &Ready,
         lane: &Arc<Lane>,
         room: usize,
         taken: &mut Taken,
@@ -327,13 +344,14 @@ impl Subscriptions {
             taken.close = Some((lane.id.clone(), lane.bound_items, lane.bound_bytes));
         }
         if visit.requeue {
-            self.ready.push(lane, false);
+            ready.push(lane, false);
             taken.again |= visit.again;
         }
     }
 
     fn visit_hub(
         &self,
+        ready: &Ready,
         hub: &Arc<Hub>,
         room: usize,
         taken: &mut Taken,
@@ -355,7 +373,7 @@ impl Subscriptions {
         if visit.done {
             self.live().hubs.retain(|live| !Arc::ptr_eq(live, hub));
         } else if visit.again {
-            self.ready.push_hub(hub, false);
+            ready.push_hub(hub, false);
             taken.again = true;
         }
     }

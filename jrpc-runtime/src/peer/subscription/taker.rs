@@ -19,13 +19,16 @@ use std::task::Context as TaskContext;
 use crate::limits::Watermark;
 use crate::peer::handle::{Peer, Shared};
 
+use super::lane::Ready;
+
 /// Takes a connection's subscription notifications for a writer in a task of its own (see the
 /// module docs).
 pub(crate) struct Notifications {
     shared: Arc<Shared>,
-    /// The connection's watermark (`Shared::budget`), held here: every take reads it, and a
-    /// pointer here is one cache line fewer to fetch than one in `Shared`.
-    budget: Arc<Watermark>,
+    /// Where the connection's lanes to visit meet, and its watermark (`Shared::budget`), held
+    /// here: every take reads them, and a pointer here is one cache line fewer to fetch than the
+    /// one in `Shared`.
+    ready: Arc<Ready>,
 }
 
 #[allow(
@@ -37,14 +40,14 @@ impl Notifications {
     pub(crate) fn new(peer: &Peer) -> Self {
         Self {
             shared: Arc::clone(&peer.shared),
-            budget: Arc::clone(&peer.shared.budget),
+            ready: Arc::clone(peer.shared.subscriptions.ready()),
         }
     }
 
     /// Returns the connection's watermark: what the writer takes holds its room there until the
     /// socket has it.
     pub(crate) fn budget(&self) -> &Watermark {
-        &self.budget
+        &self.ready.budget
     }
 
     /// Opens the lanes of the subscriptions whose subscribe call `text`, a text the writer takes
@@ -59,15 +62,18 @@ impl Notifications {
     /// may have more now.
     #[inline]
     pub(crate) fn take(&self, cx: &TaskContext<'_>, out: &mut VecDeque<String>) -> bool {
-        let subscriptions = &self.shared.subscriptions;
-        subscriptions.register_taker(cx.waker());
-        if !subscriptions.has_ready() {
+        let ready = &*self.ready;
+        ready.register_taker(cx.waker());
+        if !ready.is_due() {
             return false;
         }
-        let budget = &self.budget;
-        let on_the_way = budget.held().saturating_sub(subscriptions.waiting());
+        let budget = &ready.budget;
+        let on_the_way = budget.held().saturating_sub(ready.waiting());
         let room = (budget.limit() / 4).saturating_sub(on_the_way);
-        let taken = subscriptions.take(room, |text| out.push_back(text));
+        let taken = self
+            .shared
+            .subscriptions
+            .take_from(ready, room, |text| out.push_back(text));
         taken.overflow(&self.shared);
         taken.again
     }
