@@ -99,6 +99,9 @@ pub(super) struct Pump {
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
     max_message_size: Option<usize>,
+    /// The sources polled only once they woke, made as the loop begins (`None` before): here
+    /// rather than beside the pump, so that the loop's step captures two references.
+    sources: Option<Sources>,
 }
 
 /// Holds the sources of the pump's loop polled only once they woke: the peer's loop, the
@@ -134,6 +137,7 @@ impl Pump {
             idle_timeout: settings.idle_timeout,
             close_timeout: settings.close_timeout,
             max_message_size: settings.ws.max_message_size,
+            sources: None,
         }
     }
 
@@ -155,7 +159,7 @@ impl Pump {
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         async move {
-            let mut sources = Sources {
+            let sources = self.sources.insert(Sources {
                 driver: tokio::spawn(driver),
                 closing,
                 stop,
@@ -163,7 +167,7 @@ impl Pump {
                 idle: Box::pin(tokio::time::sleep(
                     self.idle_timeout.unwrap_or(Duration::ZERO),
                 )),
-            };
+            });
             // What this connection does not have is never polled.
             if sources.ping.is_none() {
                 self.wakes.leave_out(PING);
@@ -180,7 +184,7 @@ impl Pump {
                     // Its waker is registered with the new tungstenite at the next read.
                     self.wakes.rearm(INLET);
                 }
-                let event = poll_fn(|cx| self.turn(&mut ws, &mut sources, cx)).await;
+                let event = poll_fn(|cx| self.turn(&mut ws, cx)).await;
                 match event {
                     Event::Stopped => break End::Stopped,
                     Event::PeerEnded(ended) => match ended {
@@ -199,7 +203,9 @@ impl Pump {
                     Event::Socket(io) => match io.ended() {
                         Some(end) => break end,
                         None => {
-                            if let Some(idle_timeout) = self.idle_timeout {
+                            if let Some(idle_timeout) = self.idle_timeout
+                                && let Some(sources) = &mut self.sources
+                            {
                                 sources
                                     .idle
                                     .as_mut()
@@ -221,7 +227,9 @@ impl Pump {
             self.inlet.close();
             let farewell = self.farewell(end);
             // What was queued goes at once; at most the close frame is left to send.
-            sources.driver.abort();
+            if let Some(sources) = &self.sources {
+                sources.driver.abort();
+            }
             match farewell {
                 Farewell::Drop => {}
                 Farewell::Answer => {
@@ -247,33 +255,34 @@ impl Pump {
     /// Returns the first source of the loop that is ready, in their order of priority. Each is
     /// polled only once it woke (most turns, on a connection that subscribed, are for an item:
     /// they run the outbox alone), and its bit is looked at before what it reads.
-    fn turn<S>(
-        &mut self,
-        ws: &mut WebSocketStream<S>,
-        sources: &mut Sources,
-        cx: &mut TaskContext<'_>,
-    ) -> Poll<Event>
+    fn turn<S>(&mut self, ws: &mut WebSocketStream<S>, cx: &mut TaskContext<'_>) -> Poll<Event>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
         let wakes = &mut self.wakes;
         wakes.turn(cx);
         if wakes
-            .poll(STOP, |cx| sources.stop.poll_unpin(cx))
+            .poll(STOP, |cx| {
+                poll_source(&mut self.sources, |s| s.stop.poll_unpin(cx))
+            })
             .is_ready()
         {
             return Poll::Ready(Event::Stopped);
         }
         if wakes.is_pending(DRIVER)
             && !self.peer_done
-            && let Poll::Ready(ended) = wakes.poll(DRIVER, |cx| sources.driver.poll_unpin(cx))
+            && let Poll::Ready(ended) = wakes.poll(DRIVER, |cx| {
+                poll_source(&mut self.sources, |s| s.driver.poll_unpin(cx))
+            })
         {
             return Poll::Ready(Event::PeerEnded(ended));
         }
         if wakes.is_pending(CLOSING)
             && !self.draining
             && wakes
-                .poll(CLOSING, |cx| sources.closing.poll_unpin(cx))
+                .poll(CLOSING, |cx| {
+                    poll_source(&mut self.sources, |s| s.closing.poll_unpin(cx))
+                })
                 .is_ready()
         {
             return Poll::Ready(Event::Closing);
@@ -309,7 +318,7 @@ impl Pump {
             return Poll::Ready(Event::Socket(SocketEvent::Read(Ok(()))));
         }
         if self.wakes.is_pending(PING)
-            && let Some(ticks) = sources.ping.as_mut()
+            && let Some(ticks) = self.sources.as_mut().and_then(|s| s.ping.as_mut())
             && self.wakes.poll(PING, |cx| ticks.poll_tick(cx)).is_ready()
         {
             // The next tick's wait begins at its first poll.
@@ -322,7 +331,9 @@ impl Pump {
             && self.inlet.reads()
             && self
                 .wakes
-                .poll(IDLE, |cx| sources.idle.as_mut().poll(cx))
+                .poll(IDLE, |cx| {
+                    poll_source(&mut self.sources, |s| s.idle.as_mut().poll(cx))
+                })
                 .is_ready()
         {
             return Poll::Ready(Event::Idle);
@@ -423,6 +434,14 @@ impl SocketEvent {
             Self::Read(Err(end)) => Some(end),
         }
     }
+}
+
+/// Polls the source `part` picks, once the loop has made them; `Pending` before (never asked).
+fn poll_source<T>(
+    sources: &mut Option<Sources>,
+    part: impl FnOnce(&mut Sources) -> Poll<T>,
+) -> Poll<T> {
+    sources.as_mut().map_or(Poll::Pending, part)
 }
 
 /// Sends a close frame, then waits (within `limit`) for the other side's answer, so that the
