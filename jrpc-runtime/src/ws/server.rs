@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ::http::{HeaderMap, Request, Response};
-use futures_util::FutureExt as _;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_tungstenite::WebSocketStream;
@@ -24,7 +23,7 @@ use crate::error::check;
 use crate::limits::Limits;
 use crate::limits::ServerBudget;
 use crate::limits::WriteDeadline;
-use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, Tracked, serve_each};
+use crate::server::{ConnectionCap, Io, Shutdown, ShutdownHandle, Topics, serve_each};
 use crate::server::{OriginPolicy, ResponseBody as Body, forbidden, unavailable};
 use crate::transport::Transport;
 
@@ -382,7 +381,8 @@ impl WsServer {
         let meter = self.meter();
         let (config, write_timeout) = (settings.ws, settings.write_timeout);
         upgrade::accept(req, config, write_timeout, meter.clone(), move |ws| {
-            this.run(ws, ctx, counted, meter).map(move |()| drop(guard))
+            // Dropped in this order as the pump ends: the count, then the caller's guard.
+            this.run(ws, ctx, (counted, guard), meter)
         })
     }
 
@@ -396,16 +396,18 @@ impl WsServer {
     }
 
     /// Serves one WebSocket until it closes, with the server's topics in its handlers' context
-    /// (the connection leaves them when its peer's loop ends); `meter` counts what it reads.
-    fn run<S>(
+    /// (the connection leaves them when its peer's loop ends); `meter` counts what it reads, and
+    /// `keep` is held until it closes.
+    fn run<S, K>(
         &self,
         ws: WebSocketStream<S>,
         ctx: Context,
-        counted: Tracked,
+        keep: K,
         meter: Option<Arc<Meter>>,
-    ) -> impl Future<Output = ()> + Send + use<S>
+    ) -> impl Future<Output = ()> + Send + use<S, K>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+        K: Send + 'static,
     {
         let shutdown = &self.inner.shutdown;
         let closing: Signal = Box::pin(shutdown.draining());
@@ -419,12 +421,11 @@ impl WsServer {
             closing,
             stop,
             meter,
+            keep,
         );
         // Handlers hold their own handles; this one is not needed to keep the connection open.
         drop(peer);
-        // `map`, not an `async` block awaiting the pump: the block would hold its future twice
-        // (the capture, and the future awaited), for as long as the socket is open.
-        pump.map(move |()| drop(counted))
+        pump
     }
 }
 

@@ -187,6 +187,7 @@ where
         Box::pin(std::future::pending()),
         Box::pin(std::future::pending()),
         None,
+        (),
     );
     tokio::spawn(pump);
     peer

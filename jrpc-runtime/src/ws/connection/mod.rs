@@ -110,8 +110,14 @@ pub(crate) struct Settings {
 /// `ctx` is the context handlers see (transport, peer address, headers, extensions); whether the
 /// connection ends with its last handle (a client) or only with the socket (a server) is in
 /// `settings`. `meter` counts the socket's incoming bytes in the server's budget (the socket is
-/// [`Metered`] with it); a client has none.
-pub(crate) fn start<S>(
+/// [`Metered`] with it); a client has none. `keep` is held until the pump ends (the server's count
+/// of the connection, a caller's guard): in its future, not a wrapper's around it, whose state
+/// every turn would read a line apart.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a connection starts in one place for each side, from the parts its server holds"
+)]
+pub(crate) fn start<S, K>(
     ws: WebSocketStream<S>,
     methods: Methods,
     ctx: Context,
@@ -119,9 +125,11 @@ pub(crate) fn start<S>(
     closing: Signal,
     stop: Signal,
     meter: Option<Arc<Meter>>,
-) -> (Peer, impl Future<Output = ()> + Send + 'static + use<S>)
+    keep: K,
+) -> (Peer, impl Future<Output = ()> + Send + 'static + use<S, K>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    K: Send + 'static,
 {
     let link = Link::new(settings.peer.server_budget.clone());
     let (frames_tx, frames_rx) = ends(&link, Link::inbound);
@@ -151,7 +159,7 @@ where
         binary: settings.binary,
     };
     let pump = Pump::new(inlet, out_rx, Notifications::new(&peer), settings);
-    (peer, pump.run(ws, driver, closing, stop))
+    (peer, pump.run(ws, driver, closing, stop, keep))
 }
 
 /// Says what a binary frame from the other side is (see [`WsSettings::binary_frames`](super::WsSettings::binary_frames)).

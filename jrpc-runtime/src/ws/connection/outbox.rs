@@ -18,6 +18,12 @@ use tokio_tungstenite::tungstenite::{Bytes, Message};
 
 use crate::peer::Notifications;
 
+/// Sets how much may be written at once before tungstenite is made anew. Its buffers keep the size
+/// of the largest frame read, and of the most written between two flushes, for as long as they
+/// live: they are made anew once it holds nothing after its read buffer grew (that growth counts in
+/// the server's budget), or after more than this was written at once.
+const RENEW_WRITTEN: usize = 64 * 1024;
+
 /// Holds what waits to be written: the texts in their order, a ping, whether a flush is owed.
 ///
 /// 48 bytes, its fields in their order (`repr(C)`): a turn for a notification reads them all, in
@@ -32,10 +38,9 @@ pub(super) struct Outbox {
     /// Bytes of the texts written since the last flush: their room in the budget is given back
     /// once the flush has handed them to the socket.
     taken: usize,
-    /// The most bytes written between two flushes since tungstenite was made (what its write
-    /// buffer keeps), up to `u32::MAX`: four bytes, so that the outbox and the link's ends share
-    /// a line.
-    most: u32,
+    /// Whether tungstenite's buffers grew since it was made (see [`RENEW_WRITTEN`]): it is to be
+    /// made anew once it holds nothing.
+    renew: bool,
     pub(super) ping: bool,
     unflushed: bool,
     /// Texts (or a ping) were taken: flush once nothing more waits.
@@ -50,15 +55,20 @@ impl Outbox {
         !self.unflushed && !self.ping && self.queue.is_empty()
     }
 
-    /// Returns the most bytes written between two flushes since tungstenite was made (see
-    /// [`renewed`](Self::renewed)).
-    pub(super) fn most(&self) -> usize {
-        self.most as usize
+    /// Returns whether tungstenite's buffers grew since it was made: a large frame was read, or
+    /// more than [`RENEW_WRITTEN`] written at once.
+    pub(super) fn renewal_wanted(&self) -> bool {
+        self.renew
     }
 
-    /// Notes that tungstenite was made anew, its write buffer empty.
+    /// Notes that tungstenite's read buffer grew.
+    pub(super) fn grew(&mut self) {
+        self.renew = true;
+    }
+
+    /// Notes that tungstenite was made anew, its buffers small.
     pub(super) fn renewed(&mut self) {
-        self.most = 0;
+        self.renew = false;
     }
 
     /// Returns where the pump's own answers go, while nothing waits to be written or flushed;
@@ -145,7 +155,7 @@ impl Outbox {
                 }
                 self.unflushed = false;
                 self.flush = false;
-                self.most = self.most.max(u32::try_from(self.taken).unwrap_or(u32::MAX));
+                self.renew |= self.taken > RENEW_WRITTEN;
                 notifications
                     .budget()
                     .give_back(std::mem::take(&mut self.taken));

@@ -21,12 +21,6 @@ use super::{End, Settings, Signal};
 use crate::peer::{Driver, Notifications};
 use crate::woken::WakeSet;
 
-/// Sets how much may be written at once before tungstenite is made anew. Its buffers keep the size
-/// of the largest frame read, and of the most written between two flushes, for as long as they
-/// live: they are made anew once it holds nothing after its read buffer grew (that growth counts in
-/// the server's budget), or after more than this was written at once.
-const RENEW_WRITTEN: usize = 64 * 1024;
-
 /// Numbers the sources of the pump's loop, each a part of its [`WakeSet`].
 const STOP: usize = 0;
 const DRIVER: usize = 1;
@@ -73,20 +67,18 @@ enum Farewell {
 
 /// Moves messages between the socket and the peer's loop (see the module docs).
 ///
-/// Laid out in order (`repr(C)`), what a turn reads first: a wake-up for a subscription's item (in
-/// every open connection's task in turn, whose lines are out of the cache by then) reads the flags,
-/// the wakes, the notifications, the outbox and the link's end, and nothing after them unless its
-/// source woke. Where tokio places a task's future (8 bytes before a line's end, after the task's
-/// header and its tag) the flags share the header's line, and the rest fills the next two.
+/// Laid out in order (`repr(C)`), what a turn reads in two lines: a wake-up for a subscription's
+/// item (in every open connection's task in turn, whose lines are out of the cache by then) reads
+/// the wakes, the notifications, the outbox and the link's end, 128 bytes, and nothing else unless
+/// its source woke. Where tokio places a task's future (24 bytes before a line's end), the fields
+/// before them fill that line.
 #[repr(C)]
 pub(super) struct Pump {
     /// A shutdown has begun: the peer's input is closed, and its calls run to their answers.
     draining: bool,
     /// The peer's loop ended (or failed): the outbox reports the end once all is flushed.
     peer_done: bool,
-    /// Whether tungstenite's read buffer had grown when the socket was last read (the meter's
-    /// count, kept here: every turn asks, and the meter is a cache line apart).
-    grown: bool,
+    ping_interval: Option<Duration>,
     /// Which sources of the loop woke, each polled only then.
     wakes: WakeSet,
     /// The subscriptions' notifications, which the pump takes itself.
@@ -95,7 +87,6 @@ pub(super) struct Pump {
     /// Runs of texts from the peer's loop.
     out: Taking<String>,
     inlet: Inlet,
-    ping_interval: Option<Duration>,
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
     max_message_size: Option<usize>,
@@ -128,7 +119,6 @@ impl Pump {
             outbox: Outbox::default(),
             draining: false,
             peer_done: false,
-            grown: false,
             wakes: WakeSet::new(PARTS),
             notifications,
             out,
@@ -141,22 +131,24 @@ impl Pump {
         }
     }
 
-    /// Runs the pump's loop, then the close it ends with. A block using its captures in place: an
-    /// `async fn` would hold its arguments twice (as arguments, and as the locals they move
-    /// into), and this future sits in every open connection.
+    /// Runs the pump's loop, then the close it ends with; drops `keep` last. A block using its
+    /// captures in place: an `async fn` would hold its arguments twice (as arguments, and as the
+    /// locals they move into), and this future sits in every open connection.
     #[allow(
         clippy::manual_async_fn,
         reason = "an `async fn` would hold its arguments twice"
     )]
-    pub(super) fn run<S>(
+    pub(super) fn run<S, K>(
         mut self,
         mut ws: WebSocketStream<S>,
         driver: Driver,
         closing: Signal,
         stop: Signal,
+        keep: K,
     ) -> impl Future<Output = ()> + Send + 'static
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+        K: Send + 'static,
     {
         async move {
             let sources = self.sources.insert(Sources {
@@ -249,6 +241,7 @@ impl Pump {
                     Box::pin(close(ws, code, reason, self.close_timeout)).await;
                 }
             }
+            drop(keep);
         }
     }
 
@@ -305,7 +298,9 @@ impl Pump {
             let answers = self.outbox.answers();
             let inlet = &mut self.inlet;
             let read = self.wakes.poll(INLET, |cx| inlet.poll(ws, answers, cx));
-            self.grown = self.inlet.grown();
+            if self.inlet.grown() {
+                self.outbox.grew();
+            }
             if let Poll::Ready(read) = read {
                 // It read a run, and may have more (the socket does not wake it again for what
                 // it has already).
@@ -342,12 +337,11 @@ impl Pump {
     }
 
     /// Returns whether tungstenite's buffers are to be made anew: a large message came or went (its
-    /// buffers keep the size of the largest, see [`RENEW_WRITTEN`]), and now it holds nothing,
-    /// either way.
+    /// buffers keep the size of the largest), and now it holds nothing, either way.
     fn renewal_due(&self) -> bool {
-        // What the pump's first line holds first: the inlet and the meter are lines apart.
-        !self.draining
-            && (self.grown || self.outbox.most() > RENEW_WRITTEN)
+        // The outbox's flag first: the rest are lines apart from a turn's.
+        self.outbox.renewal_wanted()
+            && !self.draining
             && self.outbox.settled()
             && self.inlet.is_open()
             && self.inlet.meter.as_ref().is_some_and(|meter| meter.idle())
@@ -368,7 +362,6 @@ impl Pump {
         if let Some(meter) = &self.inlet.meter {
             meter.renewed();
         }
-        self.grown = false;
         self.outbox.renewed();
         ws
     }
