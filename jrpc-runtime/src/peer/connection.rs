@@ -328,9 +328,8 @@ impl Connection {
                 let lanes = takes_notifications && shared.subscriptions.has_ready();
                 let mut lanes_wait = false;
                 if lanes {
-                    let on_the_way = budget.held().saturating_sub(shared.subscriptions.waiting());
                     let room = if self.outbox.len() < command_room {
-                        (budget.limit() / 4).saturating_sub(on_the_way)
+                        shared.subscriptions.room()
                     } else {
                         0
                     };

@@ -747,6 +747,13 @@ impl Ready {
         self.bell.waiting.load(Ordering::Acquire)
     }
 
+    /// Returns the room notifications may take now: a quarter of the watermark, less what is on
+    /// its way to the other side (what the watermark holds beyond the lanes' own).
+    pub(crate) fn room(&self) -> usize {
+        let on_the_way = self.budget.held().saturating_sub(self.waiting());
+        (self.budget.limit() / 4).saturating_sub(on_the_way)
+    }
+
     /// Gives `lane` a slot in the bell, if one is free: its wakes ring it from now on.
     pub(super) fn slot_lane(&self, lane: &Arc<Lane>) {
         if let Some(slot) = self.claim(Slotted::Lane(Arc::downgrade(lane))) {

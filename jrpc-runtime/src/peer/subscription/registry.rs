@@ -259,9 +259,9 @@ impl Subscriptions {
         Poll::Pending
     }
 
-    /// Returns the bytes waiting in the lanes.
-    pub(crate) fn waiting(&self) -> usize {
-        self.ready.waiting()
+    /// Returns the room notifications may take now (see [`Ready::room`]).
+    pub(crate) fn room(&self) -> usize {
+        self.ready.room()
     }
 
     /// Visits each lane to be visited once, in turn: moves their notifications to `out` while

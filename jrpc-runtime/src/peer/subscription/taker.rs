@@ -67,9 +67,7 @@ impl Notifications {
         if !ready.is_due() {
             return false;
         }
-        let budget = &ready.budget;
-        let on_the_way = budget.held().saturating_sub(ready.waiting());
-        let room = (budget.limit() / 4).saturating_sub(on_the_way);
+        let room = ready.room();
         let taken = self
             .shared
             .subscriptions
