@@ -9,15 +9,14 @@
 //!
 //! A loop with several such parts that runs in every open connection (a WebSocket's pump) keeps
 //! their flags in one word instead ([`WakeSet`]): a turn then reads one cache line to learn which
-//! parts woke, where each [`Wakes`] is an allocation of its own. With a thousand connections
-//! woken in turn, those lines are not in the cache, and each costs a miss.
+//! parts woke, where each [`Wakes`] is an allocation of its own, and none when the word shares a
+//! line the turn reads anyway ([`HoldsFlags`]). With a thousand connections woken in turn, those
+//! lines are not in the cache, and each costs a miss.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-#[cfg(feature = "ws")]
-use std::sync::atomic::AtomicU32;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
@@ -138,16 +137,19 @@ impl<F: Future> Future for Woken<F> {
     }
 }
 
-/// Gives each of up to 32 parts of a task's work a waker of its own, their flags bits of one word:
+/// Gives each of up to 31 parts of a task's work a waker of its own, their flags bits of one word:
 /// the task runs a part only in the turns after its waker was called (and in the first, or after
 /// [`rearm`](Self::rearm)).
 ///
 /// Each turn begins with [`turn`](Self::turn), which takes the wakes since the last; a part's bit
 /// stays set in the set itself until that part runs, so a turn that ends before reaching a part
 /// (a part before it was ready) loses none of its wakes.
+///
+/// The flags live in `H`, which may hold more: a line the task's turns read anyway (see
+/// [`HoldsFlags`]) holds them at no cost of a line of their own.
 #[cfg(feature = "ws")]
-pub(crate) struct WakeSet {
-    flags: Arc<SetFlags>,
+pub(crate) struct WakeSet<H: HoldsFlags = SetFlags> {
+    holder: Arc<H>,
     /// The waker of each part, by its index.
     wakers: Box<[Waker]>,
     /// The outer waker last registered, while no wake has taken it since (see [`Wakes`]).
@@ -157,50 +159,86 @@ pub(crate) struct WakeSet {
 }
 
 /// Holds which parts of a [`WakeSet`] have woken since the task last looked, and whom to wake.
-#[cfg(feature = "ws")]
-struct SetFlags {
+#[derive(Default)]
+pub(crate) struct SetFlags {
     woken: AtomicU32,
     outer: AtomicWaker,
 }
 
-/// Wakes one part of a [`WakeSet`]: sets its bit, and wakes the task.
+/// The bit a wake of the flags' holder sets, one of none of its set's parts: the holder wakes
+/// the task through the flags' waker, and the set learns the waker was taken.
+pub(crate) const HOLDER_WOKE: u32 = 1 << 31;
+
+impl SetFlags {
+    /// Sets `bits` and wakes the task.
+    pub(crate) fn wake(&self, bits: u32) {
+        self.woken.fetch_or(bits, Ordering::Release);
+        self.outer.wake();
+    }
+
+    /// Leaves `waker` to be woken by the next wake.
+    pub(crate) fn register(&self, waker: &Waker) {
+        self.outer.register(waker);
+    }
+}
+
+/// Holds a [`WakeSet`]'s flags, beside what else it holds.
 #[cfg(feature = "ws")]
-struct Part {
-    bit: u32,
-    flags: Arc<SetFlags>,
+pub(crate) trait HoldsFlags: Send + Sync + 'static {
+    /// Returns the flags.
+    fn flags(&self) -> &SetFlags;
 }
 
 #[cfg(feature = "ws")]
-impl Wake for Part {
+impl HoldsFlags for SetFlags {
+    fn flags(&self) -> &SetFlags {
+        self
+    }
+}
+
+/// Wakes one part of a [`WakeSet`]: sets its bit, and wakes the task.
+#[cfg(feature = "ws")]
+struct Part<H> {
+    bit: u32,
+    holder: Arc<H>,
+}
+
+#[cfg(feature = "ws")]
+impl<H: HoldsFlags> Wake for Part<H> {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.flags.woken.fetch_or(self.bit, Ordering::Release);
-        self.flags.outer.wake();
+        self.holder.flags().wake(self.bit);
+    }
+}
+
+#[cfg(all(feature = "ws", test))]
+impl WakeSet {
+    /// Returns a set of `parts` parts (at most 31) with flags of their own, each to run in the
+    /// first turn.
+    pub(crate) fn new(parts: usize) -> Self {
+        Self::within(Arc::default(), parts)
     }
 }
 
 #[cfg(feature = "ws")]
-impl WakeSet {
-    /// Returns a set of `parts` parts (at most 32), each to run in the first turn.
-    pub(crate) fn new(parts: usize) -> Self {
-        assert!(parts <= 32, "a wake set holds at most 32 parts");
-        let flags = Arc::new(SetFlags {
-            woken: AtomicU32::new(0),
-            outer: AtomicWaker::new(),
-        });
+impl<H: HoldsFlags> WakeSet<H> {
+    /// Returns a set of `parts` parts (at most 31) whose flags `holder` holds, each to run in the
+    /// first turn.
+    pub(crate) fn within(holder: Arc<H>, parts: usize) -> Self {
+        assert!(parts < 32, "a wake set holds at most 31 parts");
         let wakers = (0..parts)
             .map(|index| {
                 Waker::from(Arc::new(Part {
                     bit: 1 << index,
-                    flags: Arc::clone(&flags),
+                    holder: Arc::clone(&holder),
                 }))
             })
             .collect();
         Self {
-            flags,
+            holder,
             wakers,
             registered: None,
             pending: u32::MAX >> (32 - parts.max(1)),
@@ -210,13 +248,14 @@ impl WakeSet {
     /// Takes the wakes since the last turn, and leaves `cx`'s task to be woken by the next.
     #[inline]
     pub(crate) fn turn(&mut self, cx: &Context<'_>) {
+        let flags = self.holder.flags();
         // Registered before the flags are read: a wake in between is not lost.
-        register_once(&mut self.registered, &self.flags.outer, cx);
+        register_once(&mut self.registered, &flags.outer, cx);
         // A load first: most turns find no part woken, and a load leaves the line shared.
-        if self.flags.woken.load(Ordering::Acquire) != 0 {
-            self.pending |= self.flags.woken.swap(0, Ordering::AcqRel);
+        if flags.woken.load(Ordering::Acquire) != 0 {
+            self.pending |= flags.woken.swap(0, Ordering::AcqRel) & !HOLDER_WOKE;
             // The wake took the registration: registered again, so that the next finds it.
-            self.flags.outer.register(cx.waker());
+            flags.outer.register(cx.waker());
         }
     }
 
@@ -370,5 +409,25 @@ mod tests {
         assert_eq!(turn(&mut set, 3).0, [2, 2, 2]);
         wakers[1].as_ref().unwrap().wake_by_ref();
         assert_eq!(count.0.load(Ordering::SeqCst), 3);
+    }
+
+    /// A wake of the flags' holder runs no part, and the turn after it leaves the task to be
+    /// woken by the next wake (the holder's took the registration).
+    #[cfg(feature = "ws")]
+    #[test]
+    fn a_holder_wake_runs_no_part_and_the_next_still_finds_the_task() {
+        let count = Arc::new(Count(0.into()));
+        let waker = Waker::from(Arc::clone(&count));
+        let cx = Context::from_waker(&waker);
+        let flags = Arc::new(SetFlags::default());
+        let mut set = WakeSet::within(Arc::clone(&flags), 1);
+        set.turn(&cx);
+        assert_eq!(set.poll(0, |_| Poll::Ready(())), Poll::Ready(()));
+        flags.wake(HOLDER_WOKE);
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        set.turn(&cx);
+        assert!(!set.is_pending(0));
+        flags.wake(HOLDER_WOKE);
+        assert_eq!(count.0.load(Ordering::SeqCst), 2);
     }
 }

@@ -53,6 +53,8 @@ pub use handle::{Driver, Peer};
     reason = "a transport that writes in a task of its own takes the notifications"
 )]
 pub(crate) use subscription::Notifications;
+#[cfg(feature = "ws")]
+pub(crate) use subscription::TakerWakes;
 pub use subscription::{Ended, IdProvider, Items, Subscriber, Subscription, WhenFull, random_id};
 #[allow(
     unused_imports,

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll, Waker};
 
-use futures_util::task::{ArcWake, AtomicWaker, waker_ref};
+use futures_util::task::{ArcWake, waker_ref};
 
 use serde_json::value::RawValue;
 
@@ -42,6 +42,9 @@ use super::hub::Hub;
 use super::items::{Produced, Producer, WhenFull};
 use crate::limits::Watermark;
 use crate::wire::{ErrorCode, Id, RpcError};
+#[cfg(feature = "ws")]
+use crate::woken::HoldsFlags;
+use crate::woken::{HOLDER_WOKE, SetFlags};
 
 /// Holds one subscription's producer, and its notifications on their way to the socket.
 ///
@@ -625,10 +628,15 @@ impl ArcWake for Lane {
 pub(super) const NO_SLOT: u8 = u8::MAX;
 
 /// Holds what a producer's wake changes: which lanes and hubs woke (by their slot, for the first
-/// [`SLOTS`] of a connection), and the taker to wake; and the bytes its lanes hold. A line of its own, which the wake (often in the
-/// publisher's thread) writes and the taker reads: a wake moves this one line to the taker's
-/// thread, where a push to the queue of visitors moves several (the queue's lock and buffer, the
-/// lane's flag and count, the taker's waker), each a wait of the taker's.
+/// [`SLOTS`] of a connection), and the taker to wake; and the bytes its lanes hold. A line of its
+/// own, which the wake (often in the publisher's thread) writes and the taker reads: a wake moves
+/// this one line to the taker's thread, where a push to the queue of visitors moves several (the
+/// queue's lock and buffer, the lane's flag and count, the taker's waker), each a wait of the
+/// taker's.
+///
+/// The taker's waker is that of a [`SetFlags`]: a taker with a wake set for its other sources
+/// (a WebSocket's pump, [`Notifications::wake_set`](super::Notifications::wake_set)) keeps their
+/// flags here too, and learns which woke from the line it reads for the notifications anyway.
 #[repr(align(64))]
 #[derive(Default)]
 pub(crate) struct Bell {
@@ -636,10 +644,18 @@ pub(crate) struct Bell {
     rung: AtomicU64,
     /// Whether a producer woke since the taker last looked.
     pub(super) woken: AtomicBool,
-    pub(super) taker: AtomicWaker,
+    /// The taker's waker, and the flags of its wake set when it has one.
+    flags: SetFlags,
     /// The bytes waiting in all the lanes of the connection, which the watermark counts too:
     /// here, as every take reads it with the rest.
     pub(super) waiting: AtomicUsize,
+}
+
+#[cfg(feature = "ws")]
+impl HoldsFlags for Bell {
+    fn flags(&self) -> &SetFlags {
+        &self.flags
+    }
 }
 
 impl Bell {
@@ -652,7 +668,12 @@ impl Bell {
     /// Wakes the taker: a producer woke.
     pub(super) fn wake(&self) {
         self.woken.store(true, Ordering::Release);
-        self.taker.wake();
+        self.flags.wake(HOLDER_WOKE);
+    }
+
+    /// Leaves `waker` to be woken when a producer wakes.
+    pub(super) fn register(&self, waker: &Waker) {
+        self.flags.register(waker);
     }
 
     /// Returns the slots rung since the last call.
@@ -734,7 +755,7 @@ impl Ready {
 
     /// Registers the taker's waker, woken when a producer wakes.
     pub(crate) fn register_taker(&self, waker: &Waker) {
-        self.bell.taker.register(waker);
+        self.bell.register(waker);
     }
 
     /// Returns whether a lane or hub is to be visited.

@@ -42,3 +42,5 @@ pub(crate) use registry::Subscriptions;
 )]
 pub(crate) use resubscribe::{Link, Resubscriptions};
 pub(crate) use taker::Notifications;
+#[cfg(feature = "ws")]
+pub(crate) use taker::TakerWakes;

@@ -252,7 +252,7 @@ impl Subscriptions {
         if bell.woken.swap(false, Ordering::AcqRel) {
             return Poll::Ready(());
         }
-        bell.taker.register(cx.waker());
+        bell.register(cx.waker());
         if bell.woken.swap(false, Ordering::AcqRel) {
             return Poll::Ready(());
         }

@@ -19,7 +19,17 @@ use std::task::Context as TaskContext;
 use crate::limits::Watermark;
 use crate::peer::handle::{Peer, Shared};
 
+#[cfg(feature = "ws")]
+use crate::woken::WakeSet;
+
+#[cfg(feature = "ws")]
+use super::lane::Bell;
 use super::lane::Ready;
+
+/// Wakes a taker's other sources, their flags on its notifications' bell (see
+/// [`Notifications::wake_set`]).
+#[cfg(feature = "ws")]
+pub(crate) type TakerWakes = WakeSet<Bell>;
 
 /// Takes a connection's subscription notifications for a writer in a task of its own (see the
 /// module docs).
@@ -48,6 +58,15 @@ impl Notifications {
     /// socket has it.
     pub(crate) fn budget(&self) -> &Watermark {
         &self.ready.budget
+    }
+
+    /// Returns a wake set of `parts` parts for the taker's other sources, their flags kept on the
+    /// line each take reads for the notifications: a turn for an item learns which of them woke
+    /// without a line of their own. The taker's waker is the set's: a take registers the waker
+    /// of the task that turns the set.
+    #[cfg(feature = "ws")]
+    pub(crate) fn wake_set(&self, parts: usize) -> TakerWakes {
+        WakeSet::within(Arc::clone(&self.ready.bell), parts)
     }
 
     /// Opens the lanes of the subscriptions whose subscribe call `text`, a text the writer takes

@@ -18,10 +18,9 @@ use super::inlet::Inlet;
 use super::link::Taking;
 use super::outbox::Outbox;
 use super::{End, Settings, Signal};
-use crate::peer::{Driver, Notifications};
-use crate::woken::WakeSet;
+use crate::peer::{Driver, Notifications, TakerWakes};
 
-/// Numbers the sources of the pump's loop, each a part of its [`WakeSet`].
+/// Numbers the sources of the pump's loop, each a part of its wake set ([`TakerWakes`]).
 const STOP: usize = 0;
 const DRIVER: usize = 1;
 const CLOSING: usize = 2;
@@ -80,7 +79,7 @@ pub(super) struct Pump {
     peer_done: bool,
     ping_interval: Option<Duration>,
     /// Which sources of the loop woke, each polled only then.
-    wakes: WakeSet,
+    wakes: TakerWakes,
     /// The subscriptions' notifications, which the pump takes itself.
     notifications: Notifications,
     outbox: Outbox,
@@ -119,7 +118,7 @@ impl Pump {
             outbox: Outbox::default(),
             draining: false,
             peer_done: false,
-            wakes: WakeSet::new(PARTS),
+            wakes: notifications.wake_set(PARTS),
             notifications,
             out,
             inlet,
