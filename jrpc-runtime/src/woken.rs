@@ -145,7 +145,7 @@ impl<F: Future> Future for Woken<F> {
 /// stays set in the set itself until that part runs, so a turn that ends before reaching a part
 /// (a part before it was ready) loses none of its wakes.
 ///
-/// The flags live in `H`, which may hold more: a line the task's turns read anyway (see
+/// Keeps the flags in `H`, which may hold more: a line the task's turns read anyway (see
 /// [`HoldsFlags`]) holds them at no cost of a line of their own.
 #[cfg(feature = "ws")]
 pub(crate) struct WakeSet<H: HoldsFlags = SetFlags> {
@@ -165,8 +165,8 @@ pub(crate) struct SetFlags {
     outer: AtomicWaker,
 }
 
-/// The bit a wake of the flags' holder sets, one of none of its set's parts: the holder wakes
-/// the task through the flags' waker, and the set learns the waker was taken.
+/// Marks a wake of the flags' holder, a bit no part of its set owns: the holder wakes the task
+/// through the flags' waker, and the set, finding a bit set, registers the task again.
 pub(crate) const HOLDER_WOKE: u32 = 1 << 31;
 
 impl SetFlags {
@@ -411,8 +411,8 @@ mod tests {
         assert_eq!(count.0.load(Ordering::SeqCst), 3);
     }
 
-    /// A wake of the flags' holder runs no part, and the turn after it leaves the task to be
-    /// woken by the next wake (the holder's took the registration).
+    /// Runs no part on a wake of the flags' holder, and leaves the task, in the turn after it, to
+    /// be woken by the next wake (the holder's took the registration).
     #[cfg(feature = "ws")]
     #[test]
     fn a_holder_wake_runs_no_part_and_the_next_still_finds_the_task() {

@@ -634,9 +634,9 @@ pub(super) const NO_SLOT: u8 = u8::MAX;
 /// queue's lock and buffer, the lane's flag and count, the taker's waker), each a wait of the
 /// taker's.
 ///
-/// The taker's waker is that of a [`SetFlags`]: a taker with a wake set for its other sources
-/// (a WebSocket's pump, [`Notifications::wake_set`](super::Notifications::wake_set)) keeps their
-/// flags here too, and learns which woke from the line it reads for the notifications anyway.
+/// Keeps the taker's waker in a [`SetFlags`]: a taker with a wake set for its other sources (a
+/// WebSocket's pump, [`Notifications::wake_set`](super::Notifications::wake_set)) keeps their flags
+/// here too, and learns which woke from the line it reads for the notifications anyway.
 #[repr(align(64))]
 #[derive(Default)]
 pub(crate) struct Bell {
@@ -644,7 +644,7 @@ pub(crate) struct Bell {
     rung: AtomicU64,
     /// Whether a producer woke since the taker last looked.
     pub(super) woken: AtomicBool,
-    /// The taker's waker, and the flags of its wake set when it has one.
+    /// Holds the taker's waker, and the flags of its wake set when it has one.
     flags: SetFlags,
     /// The bytes waiting in all the lanes of the connection, which the watermark counts too:
     /// here, as every take reads it with the rest.
