@@ -753,11 +753,6 @@ impl Ready {
         }
     }
 
-    /// Registers the taker's waker, woken when a producer wakes.
-    pub(crate) fn register_taker(&self, waker: &Waker) {
-        self.bell.register(waker);
-    }
-
     /// Returns whether a lane or hub is to be visited.
     pub(crate) fn is_due(&self) -> bool {
         self.bell.is_rung() || self.has.load(Ordering::Acquire)

@@ -14,7 +14,6 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::task::Context as TaskContext;
 
 use crate::limits::Watermark;
 use crate::peer::handle::{Peer, Shared};
@@ -62,8 +61,8 @@ impl Notifications {
 
     /// Returns a wake set of `parts` parts for the taker's other sources, their flags kept on the
     /// line each take reads for the notifications: a turn for an item learns which of them woke
-    /// without a line of their own. The taker's waker is the set's: a take registers the waker
-    /// of the task that turns the set.
+    /// without a line of their own. The taker's waker is the set's: the set's turn registers it
+    /// (a take registers none).
     #[cfg(feature = "ws")]
     pub(crate) fn wake_set(&self, parts: usize) -> TakerWakes {
         WakeSet::within(Arc::clone(&self.ready.bell), parts)
@@ -76,13 +75,13 @@ impl Notifications {
     }
 
     /// Moves the notifications ready now to `out` while little is on its way to the other side,
-    /// polling the producers that woke (into their lanes when there is no room); `cx`'s task is
-    /// woken when a producer has more. Returns whether to come back without a wake: a producer
-    /// may have more now.
+    /// polling the producers that woke (into their lanes when there is no room). The task that
+    /// turns the set from [`wake_set`](Self::wake_set) is woken when a producer has more: the set's
+    /// turn, first in each of its polls, registers it where a producer's wake finds it. Returns
+    /// whether to come back without a wake: a producer may have more now.
     #[inline]
-    pub(crate) fn take(&self, cx: &TaskContext<'_>, out: &mut VecDeque<String>) -> bool {
+    pub(crate) fn take(&self, out: &mut VecDeque<String>) -> bool {
         let ready = &*self.ready;
-        ready.register_taker(cx.waker());
         if !ready.is_due() {
             return false;
         }

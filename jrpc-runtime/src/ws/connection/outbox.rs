@@ -178,7 +178,7 @@ impl Outbox {
     /// Takes the subscriptions' notifications ready (while the loop is running: once it has
     /// ended, its subscriptions have too).
     fn take_notes(&mut self, notifications: &Notifications, cx: &mut TaskContext<'_>) {
-        if !self.ended && notifications.take(cx, &mut self.queue) {
+        if !self.ended && notifications.take(&mut self.queue) {
             // A producer may have more: come back after the others' turn.
             cx.waker().wake_by_ref();
         }
