@@ -462,7 +462,7 @@ mod tests {
     /// Returns what a visit of `lane` sent.
     fn visit_lane(lane: &Arc<Lane>) -> Vec<(u32, u32)> {
         let mut texts = Vec::new();
-        lane.visit(usize::MAX, 64, &mut |text| texts.push(text));
+        lane.visit(usize::MAX, 64, None, &mut |text| texts.push(text));
         sent(texts)
     }
 

@@ -15,6 +15,9 @@
 //! A wake of the producer rings the lane's slot in its connection's [`Bell`] (one cache line
 //! with the taker's waker, for the first 16 lanes and hubs of a connection), which costs the
 //! publisher's thread a write to that line and no other; the lanes past those are queued.
+//! The connection's first lane, while it is its only one, rings nothing when its taker visits it
+//! at each of its polls (a WebSocket's pump): its producer holds the taker's own waker (see
+//! `Slots`).
 //!
 //! A lane that its connection's hub feeds (a topic's feed read once for several subscriptions,
 //! see `hub`) has no producer: the hub hands it each item (`Lane::feed`), and the same rules
@@ -179,6 +182,11 @@ pub(super) struct Visit {
     pub(super) done: bool,
     /// Whether the connection must close ([`WhenFull::CloseConnection`]).
     pub(super) close: bool,
+    /// Whether the subscription is over and nothing waits: no visit will do anything.
+    pub(super) spent: bool,
+    /// The producer and guard of a subscription that ended here, dropped with the visit: where
+    /// its caller holds no lock (user code runs in their drop).
+    left: Option<(Producer, Option<Box<dyn Send + Sync>>)>,
 }
 
 /// Says what became of a notification offered to a full lane, or one behind others.
@@ -392,13 +400,21 @@ impl Lane {
         }
     }
 
+    /// Returns whether the lane is its connection's lone lane (see [`Slots`]), which the taker
+    /// visits at each of its polls, not when it is rung or queued.
+    pub(super) fn is_lone(&self) -> bool {
+        self.slot.load(Ordering::Relaxed) == LONE
+    }
+
     /// Moves what waits (up to `turn` notifications, while fewer than `room` bytes moved) to
-    /// `out`, then polls the producer (up to the rest of the turn): an item goes straight to
-    /// `out` while nothing waits and there is room, else into the lane. Only the taker visits.
+    /// `out`, then polls the producer (up to the rest of the turn) with `taker`'s waker (a lone
+    /// lane's) or else the lane's own: an item goes straight to `out` while nothing waits and
+    /// there is room, else into the lane. Only the taker visits.
     pub(super) fn visit(
         self: &Arc<Self>,
         room: usize,
         turn: usize,
+        taker: Option<&Waker>,
         out: &mut dyn FnMut(String),
     ) -> Visit {
         let mut visit = Visit::default();
@@ -437,14 +453,15 @@ impl Lane {
         };
         let Some(mut producer) = producer else {
             visit.requeue = !state.texts.is_empty() || state.held_back.is_some();
+            visit.spent = state.ended && !visit.requeue;
             return visit;
         };
         // Polled without the lock: a producer may wake its lane from inside its poll.
         let mut lane_empty = state.texts.is_empty();
         drop(state);
         let mut direct = 0;
-        let waker = waker_ref(self);
-        let mut cx = TaskContext::from_waker(&waker);
+        let own = waker_ref(self);
+        let mut cx = TaskContext::from_waker(taker.unwrap_or(&own));
         let polled = loop {
             if items >= turn {
                 break Polled::More;
@@ -510,15 +527,12 @@ impl Lane {
         visit.again = keep && more;
         visit.requeue = visit.again || !state.texts.is_empty() || state.held_back.is_some();
         visit.done = !keep;
-        let dropped = if keep {
+        visit.spent = !keep && !visit.requeue;
+        if keep {
             state.producer = Some(producer);
-            None
         } else {
-            Some((producer, state.guard.take()))
-        };
-        drop(state);
-        // Dropped without the lock, as it was polled.
-        drop(dropped);
+            visit.left = Some((producer, state.guard.take()));
+        }
         visit
     }
 
@@ -615,17 +629,25 @@ impl ArcWake for Lane {
     /// Rings the lane's slot, or puts the lane in its connection's queue, for the taker to poll
     /// its producer.
     fn wake_by_ref(lane: &Arc<Self>) {
-        let slot = lane.slot.load(Ordering::Relaxed);
-        if slot != NO_SLOT {
-            lane.bell.ring(slot);
-        } else if let Some(ready) = lane.ready.upgrade() {
-            ready.push(lane, true);
+        match lane.slot.load(Ordering::Relaxed) {
+            NO_SLOT => {
+                if let Some(ready) = lane.ready.upgrade() {
+                    ready.push(lane, true);
+                }
+            }
+            // Its producer holds the taker's waker, not this one; the taker visits it anyway.
+            LONE => lane.bell.wake(),
+            slot => lane.bell.ring(slot),
         }
     }
 }
 
 /// Marks a lane or hub without a slot in its connection's [`Bell`]: its wakes queue it.
 pub(super) const NO_SLOT: u8 = u8::MAX;
+
+/// Marks its connection's lone lane (see [`Slots`]): its producer is polled with the taker's
+/// waker, at each of the taker's polls.
+const LONE: u8 = u8::MAX - 1;
 
 /// Holds what a producer's wake changes: which lanes and hubs woke (by their slot, for the first
 /// [`SLOTS`] of a connection), and the taker to wake; and the bytes its lanes hold. A line of its
@@ -725,9 +747,9 @@ const SLOTS: usize = 16;
 
 /// Holds the lanes and hubs for the taker to visit, and the taker's waker.
 ///
-/// Laid out so that what every visit reads (the bell, the watermark, the flag, the slots' lock and
-/// first slot) shares one cache line: a connection's lines are out of the cache by the time a
-/// publish to a thousand others comes back to it.
+/// Laid out so that what every visit reads (the bell, the watermark, the flags, the slots' lock,
+/// the lone lane and the first slot) shares one cache line: a connection's lines are out of the
+/// cache by the time a publish to a thousand others comes back to it.
 #[repr(C, align(64))]
 pub(crate) struct Ready {
     /// What a wake of a lane or hub with a slot rings; the taker's waker.
@@ -736,9 +758,41 @@ pub(crate) struct Ready {
     pub(crate) budget: Arc<Watermark>,
     /// Whether `visitors` holds one: what the taker looks at, without the lock.
     pub(super) has: AtomicBool,
-    /// The lanes and hubs with a slot in `bell`, by slot.
-    slots: Mutex<[Slotted; SLOTS]>,
+    /// Whether `slots` holds a lone lane: what the taker looks at, without the lock.
+    lone: AtomicBool,
+    /// The lone lane, and the lanes and hubs with a slot in `bell`, by slot.
+    slots: Mutex<Slots>,
     visitors: Mutex<VecDeque<Visitor>>,
+}
+
+/// Holds the connection's lone lane and the lanes and hubs with a slot in its [`Bell`].
+///
+/// A taker that visits one lane at each of its polls ([`Ready::take_lone`]: a WebSocket's pump)
+/// polls the producer of the connection's first lane with its own waker, while that lane is the
+/// only one: a publish then wakes the taker's task as a server without a framework does, its
+/// waker written in the task alone, rather than the lane's waker (its counts, its first line and
+/// the bell, three lines in the publisher's thread for every connection in turn). A second lane
+/// or a hub ends it for the connection: the first lane takes a slot, rung once so that the next
+/// visit polls its producer with the lane's own waker, and the connection is as any other.
+#[repr(C)]
+#[derive(Default)]
+pub(super) struct Slots {
+    /// The lone lane, which the taker visits at each of its polls.
+    pub(super) lone: Option<Arc<Lane>>,
+    /// Whether the next lane slotted is to be the lone one: the taker visits one, and none was
+    /// slotted yet.
+    lone_open: bool,
+    by_slot: [Slotted; SLOTS],
+}
+
+impl Slots {
+    /// Returns a free slot (one whose lane or hub is gone), now `slotted`'s. A ring left from the
+    /// one before visits the new one once, for nothing.
+    fn claim(&mut self, slotted: Slotted) -> Option<u8> {
+        let slot = self.by_slot.iter().position(Slotted::is_gone)?;
+        self.by_slot[slot] = slotted;
+        u8::try_from(slot).ok()
+    }
 }
 
 impl Ready {
@@ -748,14 +802,21 @@ impl Ready {
             bell: Arc::default(),
             budget,
             has: AtomicBool::new(false),
+            lone: AtomicBool::new(false),
             slots: Mutex::default(),
             visitors: Mutex::default(),
         }
     }
 
-    /// Returns whether a lane or hub is to be visited.
+    /// Returns whether a lane or hub is to be visited (the lone lane aside, which is at every
+    /// poll of its taker).
     pub(crate) fn is_due(&self) -> bool {
         self.bell.is_rung() || self.has.load(Ordering::Acquire)
+    }
+
+    /// Returns whether the connection has a lone lane (see [`Slots`]).
+    pub(crate) fn has_lone(&self) -> bool {
+        self.lone.load(Ordering::Acquire)
     }
 
     /// Returns the bytes waiting in the lanes.
@@ -770,33 +831,92 @@ impl Ready {
         (self.budget.limit() / 4).saturating_sub(on_the_way)
     }
 
-    /// Gives `lane` a slot in the bell, if one is free: its wakes ring it from now on.
+    /// Makes the connection's first lane a lone one (see [`Slots`]): the taker promises to visit
+    /// it at each of its polls, with the task's waker. Called before any lane is slotted.
+    pub(crate) fn take_lone(&self) {
+        let mut slots = self.slots();
+        slots.lone_open = slots.lone.is_none() && slots.by_slot.iter().all(Slotted::is_gone);
+    }
+
+    /// Gives `lane` a slot in the bell, if one is free: its wakes ring it from now on. The first
+    /// lane of a connection whose taker visits a lone one becomes it instead.
     pub(super) fn slot_lane(&self, lane: &Arc<Lane>) {
-        if let Some(slot) = self.claim(Slotted::Lane(Arc::downgrade(lane))) {
+        let mut slots = self.slots();
+        if std::mem::take(&mut slots.lone_open) {
+            lane.slot.store(LONE, Ordering::Relaxed);
+            slots.lone = Some(Arc::clone(lane));
+            self.lone.store(true, Ordering::Release);
+            return;
+        }
+        self.end_lone(&mut slots);
+        if let Some(slot) = slots.claim(Slotted::Lane(Arc::downgrade(lane))) {
             lane.slot.store(slot, Ordering::Relaxed);
         }
     }
 
     /// Gives `hub` a slot in the bell, as [`slot_lane`](Self::slot_lane) does a lane.
     pub(super) fn slot_hub(&self, hub: &Arc<Hub>) {
-        if let Some(slot) = self.claim(Slotted::Hub(Arc::downgrade(hub))) {
+        let mut slots = self.slots();
+        self.end_lone(&mut slots);
+        if let Some(slot) = slots.claim(Slotted::Hub(Arc::downgrade(hub))) {
             hub.slot.store(slot, Ordering::Relaxed);
         }
     }
 
-    /// Returns a free slot (one whose lane or hub is gone), now `slotted`'s. A ring left from the
-    /// one before visits the new one once, for nothing.
-    fn claim(&self, slotted: Slotted) -> Option<u8> {
-        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = slots.iter().position(Slotted::is_gone)?;
-        slots[slot] = slotted;
-        u8::try_from(slot).ok()
+    /// Gives the lone lane, if there is one, a slot, rung so that its next visit polls its
+    /// producer with its own waker (it held the taker's until then); none is lone from now on.
+    fn end_lone(&self, slots: &mut Slots) {
+        slots.lone_open = false;
+        let Some(lane) = slots.lone.take() else {
+            return;
+        };
+        self.lone.store(false, Ordering::Release);
+        match slots.claim(Slotted::Lane(Arc::downgrade(&lane))) {
+            Some(slot) => {
+                lane.slot.store(slot, Ordering::Relaxed);
+                self.bell.ring(slot);
+            }
+            None => {
+                lane.slot.store(NO_SLOT, Ordering::Relaxed);
+                self.push(&lane, true);
+            }
+        }
+    }
+
+    /// Forgets the lone lane if it is `lane` (its subscription is over, nothing waits in it).
+    pub(super) fn drop_lone(&self, lane: &Arc<Lane>) {
+        let gone = {
+            let mut slots = self.slots();
+            if slots
+                .lone
+                .as_ref()
+                .is_some_and(|lone| Arc::ptr_eq(lone, lane))
+            {
+                self.lone.store(false, Ordering::Release);
+                slots.lone.take()
+            } else {
+                None
+            }
+        };
+        drop(gone);
+    }
+
+    /// Returns the lone lane, forgotten (the connection closed).
+    pub(super) fn take_lone_lane(&self) -> Option<Arc<Lane>> {
+        let mut slots = self.slots();
+        self.lone.store(false, Ordering::Release);
+        slots.lone.take()
+    }
+
+    /// Returns the lone lane and the slots, locked.
+    pub(super) fn slots(&self) -> MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Returns the lane or hub in `slot`, while it lives.
     pub(super) fn slotted(&self, slot: u32) -> Option<Visitor> {
-        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        match slots.get(slot as usize)? {
+        let slots = self.slots();
+        match slots.by_slot.get(slot as usize)? {
             Slotted::Lane(lane) => lane.upgrade().map(Visitor::Lane),
             Slotted::Hub(hub) => hub.upgrade().map(Visitor::Hub),
         }

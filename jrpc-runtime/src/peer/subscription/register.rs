@@ -286,7 +286,6 @@ fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id,
             &shared.subscriptions.ready,
             Arc::clone(&shared.budget),
         ));
-        shared.subscriptions.ready.slot_lane(&lane);
         match shared.subscriptions.add(
             &id,
             request.clone(),
@@ -294,7 +293,12 @@ fn open<T>(peer: &Peer, spec: &Spec, request: Id, items: Items<T>) -> Result<Id,
             Arc::clone(&spec.unsubscribe),
             &mut reader,
         ) {
-            Ok(()) => break id,
+            Ok(()) => {
+                // Once added (its producer is first polled once its answer goes): a lane that
+                // was not is never the connection's lone one.
+                shared.subscriptions.ready.slot_lane(&lane);
+                break id;
+            }
             Err(Refused::Taken) if tries < 3 => {
                 tries += 1;
                 // Never added: its producer (or its feed's guard) goes to the next try.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context as TaskContext, Poll};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -74,6 +74,9 @@ pub(crate) struct Taken {
     /// The subscription that must close the connection ([`WhenFull::CloseConnection`](super::WhenFull)),
     /// and its bound.
     pub(crate) close: Option<(Id, usize, usize)>,
+    /// Whether the lone lane is to be visited again in this poll of the taker: notifications
+    /// wait in it.
+    pub(crate) lone_again: bool,
 }
 
 impl Taken {
@@ -269,7 +272,7 @@ impl Subscriptions {
     /// their producers. With no room, producers are still polled, into their lanes: each lane's
     /// bound and policy apply.
     pub(crate) fn take(&self, room: usize, out: impl FnMut(String)) -> Taken {
-        self.take_from(&self.ready, room, out)
+        self.take_from(&self.ready, room, None, out)
     }
 
     /// Does what [`take`](Self::take) does, through `ready` (this registry's, which a taker holds
@@ -278,9 +281,13 @@ impl Subscriptions {
         &self,
         ready: &Ready,
         room: usize,
+        lone: Option<&Waker>,
         mut out: impl FnMut(String),
     ) -> Taken {
         let mut taken = Taken::default();
+        if let Some(waker) = lone {
+            self.visit_lone(ready, waker, room, &mut taken, &mut out);
+        }
         // The lanes and hubs rung for, then those queued now: one rung again or pushed back
         // during the visits waits for the next call.
         let mut rung = ready.bell.take_rung();
@@ -321,6 +328,45 @@ impl Subscriptions {
         taken
     }
 
+    /// Visits the lone lane (see [`Ready::take_lone`]), its producer polled with `waker`; forgets
+    /// it once its subscription is over and nothing waits in it.
+    fn visit_lone(
+        &self,
+        ready: &Ready,
+        waker: &Waker,
+        room: usize,
+        taken: &mut Taken,
+        out: &mut dyn FnMut(String),
+    ) {
+        // Visited under the slots' lock: its `Arc` is not cloned (a line of its own, the counts).
+        // What the visit leaves to drop (a producer that ended) goes after the lock.
+        let slots = ready.slots();
+        let Some(lane) = &slots.lone else {
+            return;
+        };
+        let visit = lane.visit(room.saturating_sub(taken.moved), TURN, Some(waker), out);
+        taken.moved += visit.moved;
+        taken.again |= visit.again;
+        taken.lone_again = visit.requeue;
+        if visit.close {
+            taken.close = Some((lane.id.clone(), lane.bound_items, lane.bound_bytes));
+        }
+        let over = if visit.done || visit.spent {
+            Some(Arc::clone(lane))
+        } else {
+            None
+        };
+        drop(slots);
+        if let Some(lane) = over {
+            if visit.spent {
+                ready.drop_lone(&lane);
+            }
+            if visit.done {
+                self.finished(&lane);
+            }
+        }
+    }
+
     #[inline]
     fn visit_lane(
         &self,
@@ -335,7 +381,11 @@ impl Subscriptions {
         if queued {
             lane.queued.store(false, Ordering::Release);
         }
-        let visit = lane.visit(room.saturating_sub(taken.moved), TURN, out);
+        // The lone lane is visited at each of the taker's polls, not rung for or queued.
+        if lane.is_lone() {
+            return;
+        }
+        let visit = lane.visit(room.saturating_sub(taken.moved), TURN, None, out);
         taken.moved += visit.moved;
         if visit.done {
             self.finished(lane);
@@ -392,6 +442,7 @@ impl Subscriptions {
             return false;
         };
         entry.lane.end();
+        self.ready.drop_lone(&entry.lane);
         // A hub left without lanes drops its receiver now, not at the feed's next item.
         let hubs = self.live().hubs.clone();
         let over: Vec<Arc<Hub>> = hubs.into_iter().filter(|hub| hub.prune()).collect();
@@ -447,6 +498,9 @@ impl Subscriptions {
         };
         // Their rings too: every lane and hub has ended.
         self.ready.bell.take_rung();
+        if let Some(lane) = self.ready.take_lone_lane() {
+            lane.end();
+        }
         for visitor in visitors {
             // Ended with the rest, unless it was over already with notifications waiting.
             match visitor {
@@ -459,7 +513,7 @@ impl Subscriptions {
 
     /// Returns whether a subscription is live, or notifications wait in a lane.
     pub(crate) fn any(&self) -> bool {
-        self.has_ready() || !self.live().by_id.is_empty()
+        self.has_ready() || self.ready.has_lone() || !self.live().by_id.is_empty()
     }
 
     /// Returns whether a subscription was ever opened here.
@@ -469,5 +523,119 @@ impl Subscriptions {
     )]
     pub(crate) fn ever_opened(&self) -> bool {
         self.opened.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use futures_util::task::{ArcWake, waker};
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::peer::subscription::items::{Produced, WhenFull};
+
+    /// Counts the wakes of a taker's task.
+    #[derive(Default)]
+    struct Task(AtomicUsize);
+
+    impl ArcWake for Task {
+        fn wake_by_ref(task: &Arc<Self>) {
+            task.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Task {
+        fn wakes(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    /// Adds subscription `n`, answered, reading what is sent on the channel returned.
+    fn subscribe(subscriptions: &Subscriptions, n: u32) -> mpsc::UnboundedSender<u32> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<u32>();
+        let producer = Box::pin(futures_util::stream::poll_fn(move |cx| {
+            rx.poll_recv(cx).map(|n| {
+                n.map(|n| Produced::Item(RawValue::from_string(n.to_string()).expect("a number")))
+            })
+        }));
+        let head = format!(r#"{{"jsonrpc":"2.0","method":"n","params":{{"subscription":{n},"#);
+        let ready = subscriptions.ready();
+        let lane = Arc::new(Lane::new(
+            Id::from(n),
+            head,
+            (Some(producer), None),
+            (16, 1 << 16, WhenFull::DropOldest),
+            ready,
+            Arc::clone(&ready.budget),
+        ));
+        let added = subscriptions.add(&Id::from(n), Id::from(n), &lane, "u".into(), &mut None);
+        assert!(added.is_ok());
+        ready.slot_lane(&lane);
+        subscriptions.answered(&format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{n}}}"#));
+        tx
+    }
+
+    /// Returns the `result` of each notification taken, visiting the lone lane with `task`.
+    fn take(subscriptions: &Subscriptions, task: Option<&Arc<Task>>) -> Vec<String> {
+        let task = task.map(|task| waker(Arc::clone(task)));
+        let mut texts = Vec::new();
+        let ready = subscriptions.ready();
+        subscriptions.take_from(ready, usize::MAX, task.as_ref(), |text| texts.push(text));
+        texts
+            .iter()
+            .map(|text| {
+                let at = text.find(r#""result":"#).expect("a result") + 9;
+                text[at..text.len() - 2].to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lone_lane_wakes_the_taker_itself_until_a_second_lane_comes() {
+        let subscriptions = Subscriptions::new(8, Arc::new(Watermark::new(1 << 20, None)));
+        let ready = Arc::clone(subscriptions.ready());
+        ready.take_lone();
+        let task = Arc::new(Task::default());
+        ready.bell.register(&waker(Arc::clone(&task)));
+        let first = subscribe(&subscriptions, 1);
+        assert!(ready.has_lone());
+        assert!(take(&subscriptions, Some(&task)).is_empty());
+        let before = task.wakes();
+        first.send(10).expect("open");
+        // The producer woke the task itself: nothing rung, nothing queued.
+        assert_eq!(task.wakes(), before + 1);
+        assert!(!ready.is_due());
+        assert_eq!(take(&subscriptions, Some(&task)), ["10"]);
+        // A second lane: the first takes a slot, rung once to be polled with its own waker.
+        let second = subscribe(&subscriptions, 2);
+        assert!(!ready.has_lone());
+        assert!(ready.is_due());
+        first.send(11).expect("open");
+        assert_eq!(take(&subscriptions, None), ["11"]);
+        // From now on its wakes ring its slot, as the second's do.
+        first.send(12).expect("open");
+        second.send(20).expect("open");
+        assert!(ready.is_due());
+        let mut taken = take(&subscriptions, None);
+        taken.sort_unstable();
+        assert_eq!(taken, ["12", "20"]);
+    }
+
+    #[test]
+    fn an_unsubscribed_lone_lane_is_forgotten_with_its_producer() {
+        let subscriptions = Subscriptions::new(8, Arc::new(Watermark::new(1 << 20, None)));
+        let ready = Arc::clone(subscriptions.ready());
+        ready.take_lone();
+        let task = Arc::new(Task::default());
+        let first = subscribe(&subscriptions, 1);
+        assert!(ready.has_lone());
+        assert!(take(&subscriptions, Some(&task)).is_empty());
+        assert!(subscriptions.any());
+        assert!(subscriptions.remove(&Id::from(1), "u"));
+        assert!(!ready.has_lone());
+        assert!(first.is_closed());
+        assert!(!subscriptions.any());
     }
 }

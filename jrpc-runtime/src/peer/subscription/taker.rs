@@ -14,6 +14,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::task::Waker;
 
 use crate::limits::Watermark;
 use crate::peer::handle::{Peer, Shared};
@@ -46,10 +47,15 @@ pub(crate) struct Notifications {
 )]
 impl Notifications {
     /// Returns the notifications of `peer`'s connection, whose loop must leave them to the sink.
+    /// The taker visits the connection's first subscription, while it is the only one, in each
+    /// poll of its task (see [`take`](Self::take)): its producer is polled with the task's own
+    /// waker, so that a publish wakes the task with no line between.
     pub(crate) fn new(peer: &Peer) -> Self {
+        let ready = Arc::clone(peer.shared.subscriptions.ready());
+        ready.take_lone();
         Self {
             shared: Arc::clone(&peer.shared),
-            ready: Arc::clone(peer.shared.subscriptions.ready()),
+            ready,
         }
     }
 
@@ -75,21 +81,29 @@ impl Notifications {
     }
 
     /// Moves the notifications ready now to `out` while little is on its way to the other side,
-    /// polling the producers that woke (into their lanes when there is no room). The task that
-    /// turns the set from [`wake_set`](Self::wake_set) is woken when a producer has more: the set's
-    /// turn, first in each of its polls, registers it where a producer's wake finds it. Returns
-    /// whether to come back without a wake: a producer may have more now.
+    /// polling the producers that woke (into their lanes when there is no room), and with `lone`
+    /// the lone subscription's, with `waker`, the task's: the taker asks for it in the first take
+    /// of each poll of its task (a wake of its producer is a wake of the task, which nothing else
+    /// tells apart), and `lone` is left set while notifications wait in it. The task that turns
+    /// the set from [`wake_set`](Self::wake_set) is woken when another producer has more: the
+    /// set's turn, first in each of its polls, registers it where a producer's wake finds it.
+    /// Returns whether to come back without a wake: a producer may have more now.
     #[inline]
-    pub(crate) fn take(&self, out: &mut VecDeque<String>) -> bool {
+    pub(crate) fn take(&self, waker: &Waker, lone: &mut bool, out: &mut VecDeque<String>) -> bool {
         let ready = &*self.ready;
-        if !ready.is_due() {
+        let visit_lone = *lone && ready.has_lone();
+        if !visit_lone && !ready.is_due() {
+            *lone = false;
             return false;
         }
         let room = ready.room();
-        let taken = self
-            .shared
-            .subscriptions
-            .take_from(ready, room, |text| out.push_back(text));
+        let taken =
+            self.shared
+                .subscriptions
+                .take_from(ready, room, visit_lone.then_some(waker), |text| {
+                    out.push_back(text)
+                });
+        *lone = taken.lone_again;
         taken.overflow(&self.shared);
         taken.again
     }

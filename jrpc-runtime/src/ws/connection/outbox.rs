@@ -47,9 +47,36 @@ pub(super) struct Outbox {
     flush: bool,
     /// The peer's loop has dropped its writer.
     ended: bool,
+    /// The connection's lone subscription is to be visited at the next take ([`Notifications`]):
+    /// from the first turn of each of the task's polls until a take visited it with nothing left
+    /// waiting in it.
+    lone_due: bool,
+    /// The next turn goes on with the task's poll (the one before ended with an event, and
+    /// nothing was awaited since): it leaves `lone_due` as it is.
+    carried: bool,
 }
 
 impl Outbox {
+    /// Notes that a turn of the pump begins: the first of a poll of its task visits the lone
+    /// subscription, whose producer holds the task's waker and may have woken it.
+    pub(super) fn turn_begins(&mut self) {
+        if !std::mem::take(&mut self.carried) {
+            self.lone_due = true;
+        }
+    }
+
+    /// Notes that the next turn goes on with this poll of the task (an event of the turn before
+    /// was handled, nothing awaited): a wake since the lone subscription's visit polls the task
+    /// again, so that turn need not visit it.
+    pub(super) fn carry_on(&mut self) {
+        self.carried = true;
+    }
+
+    /// Notes that the pump awaited something else: the next turn may begin a poll of the task.
+    pub(super) fn awaited(&mut self) {
+        self.carried = false;
+    }
+
     /// Returns whether nothing waits to be written or flushed.
     pub(super) fn settled(&self) -> bool {
         !self.unflushed && !self.ping && self.queue.is_empty()
@@ -178,7 +205,7 @@ impl Outbox {
     /// Takes the subscriptions' notifications ready (while the loop is running: once it has
     /// ended, its subscriptions have too).
     fn take_notes(&mut self, notifications: &Notifications, cx: &mut TaskContext<'_>) {
-        if !self.ended && notifications.take(&mut self.queue) {
+        if !self.ended && notifications.take(cx.waker(), &mut self.lone_due, &mut self.queue) {
             // A producer may have more: come back after the others' turn.
             cx.waker().wake_by_ref();
         }

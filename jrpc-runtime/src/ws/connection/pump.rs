@@ -172,10 +172,12 @@ impl Pump {
                     // would otherwise take that room (some 1.5 KB) in every open connection's
                     // task, which a turn never reads.
                     ws = Box::pin(self.renew(ws)).await;
+                    self.outbox.awaited();
                     // Its waker is registered with the new tungstenite at the next read.
                     self.wakes.rearm(INLET);
                 }
                 let event = poll_fn(|cx| self.turn(&mut ws, cx)).await;
+                self.outbox.carry_on();
                 match event {
                     Event::Stopped => break End::Stopped,
                     Event::PeerEnded(ended) => match ended {
@@ -253,6 +255,7 @@ impl Pump {
     {
         let wakes = &mut self.wakes;
         wakes.turn(cx);
+        self.outbox.turn_begins();
         if wakes
             .poll(STOP, |cx| {
                 poll_source(&mut self.sources, |s| s.stop.poll_unpin(cx))
