@@ -5,7 +5,7 @@
 use futures_util::StreamExt as _;
 use jrpc_runtime::server::Topics;
 use jrpc_runtime::ws::{WsClient, WsServer};
-use jrpc_runtime::{Methods, RpcError, Subscriber as _, Subscription, WhenFull};
+use jrpc_runtime::{Caller as _, Methods, RpcError, Subscriber as _, Subscription, WhenFull};
 use jrpc_tests::servers::serve_ws;
 use jrpc_tests::{bounded, eventually};
 
@@ -104,6 +104,23 @@ async fn subscriptions_of_one_connection_read_a_topic_together_each_its_own() {
     drop(three);
     drop(b);
     eventually(|| topics.subscribers("news") == 0).await;
+}
+
+/// A connection's only subscription is visited at each poll of its task, its feed's reading
+/// holding the task's own waker: what is published while the connection's calls come and go
+/// arrives, every item, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_subscription_gets_every_item_while_its_connection_makes_calls() {
+    let topics = Topics::new();
+    let addr = serve(&topics).await;
+    let a = client(addr).await;
+    let mut one = subscribe(&a, None, false).await;
+    for n in 0..200 {
+        let call = a.call::<bool>("unsubscribe_news", ["0x0"]);
+        topics.publish("news", "news", n.to_string()).unwrap();
+        assert!(!bounded(call).await.unwrap());
+        assert_eq!(next(&mut one).await, n.to_string());
+    }
 }
 
 /// Past the 16 subscriptions whose wakes a connection rings by slot, the others are queued as they
