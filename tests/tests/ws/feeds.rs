@@ -106,9 +106,9 @@ async fn subscriptions_of_one_connection_read_a_topic_together_each_its_own() {
     eventually(|| topics.subscribers("news") == 0).await;
 }
 
-/// A connection's only subscription is visited at each poll of its task, its feed's reading
-/// holding the task's own waker: what is published while the connection's calls come and go
-/// arrives, every item, in order.
+/// Checks that a connection's only subscription, visited at each poll of its task (its feed's
+/// reading holding the task's own waker), gets every item published while the connection's calls
+/// come and go, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lone_subscription_gets_every_item_while_its_connection_makes_calls() {
     let topics = Topics::new();
