@@ -26,12 +26,17 @@ pin_project_lite::pin_project! {
 }
 
 /// Times the stalls of a [`WriteDeadline`]'s writer.
+///
+/// Laid out in order (`repr(C)`), `stalled` first: a write that the socket takes, nearly every
+/// one, reads that flag alone, on the line the writer's last field is on.
 #[derive(Debug)]
+#[repr(C)]
 struct Clock {
+    /// Whether the writer waits: the clock of the stall runs.
+    stalled: bool,
     limit: Option<Duration>,
     /// The clock of the current stall, made on the first one.
     stall: Option<Pin<Box<Sleep>>>,
-    stalled: bool,
 }
 
 impl<W: AsyncWrite> WriteDeadline<W> {
@@ -40,9 +45,9 @@ impl<W: AsyncWrite> WriteDeadline<W> {
         Self {
             inner,
             clock: Clock {
+                stalled: false,
                 limit,
                 stall: None,
-                stalled: false,
             },
         }
     }
@@ -61,13 +66,15 @@ impl Clock {
         cx: &mut TaskContext<'_>,
         polled: Poll<io::Result<T>>,
     ) -> Poll<io::Result<T>> {
+        if polled.is_ready() {
+            if self.stalled {
+                self.stalled = false;
+            }
+            return polled;
+        }
         let Some(limit) = self.limit else {
             return polled;
         };
-        if polled.is_ready() {
-            self.stalled = false;
-            return polled;
-        }
         let stall = self
             .stall
             .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
