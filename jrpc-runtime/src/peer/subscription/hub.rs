@@ -76,7 +76,8 @@ struct State {
 /// Says what a visit of a hub did, for the registry.
 #[derive(Default)]
 pub(super) struct Visit {
-    /// The bytes moved out.
+    /// The bytes moved out, all of notifications that went straight out: the caller takes their
+    /// room in the connection's watermark, as what waits in a lane took it.
     pub(super) moved: usize,
     /// Whether the feed may have more now (a turn's worth was read): visit again without a wake.
     pub(super) again: bool,

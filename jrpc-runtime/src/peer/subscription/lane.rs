@@ -51,57 +51,72 @@ use crate::woken::{HOLDER_WOKE, SetFlags};
 
 /// Holds one subscription's producer, and its notifications on their way to the socket.
 ///
-/// Laid out in order: the fields a producer's wake reads come first, in the first cache line with
-/// the counts, the notification's head and whether a notification may go straight out, none of
-/// them changed once the lane is made (but the flags, seldom); the taker writes the lines after
-/// it (the state's lock), so a wake (often in the publisher's thread, for a thousand lanes in
-/// turn) finds its line still in its cache. An item a hub feeds to the lane reads that line alone
-/// (and the head's text) while nothing waits in it; else the state's lock, the flags, the queue
-/// and what is held back, on the next line.
+/// Laid out in order, three cache lines: the first holds what the taker's visit reads and writes
+/// (the notification's head, whether a notification may go straight out, the state's lock and
+/// the state as far as a visit reads it while nothing waits) and what a hub's item reads alone;
+/// the second what a wake of the producer reads (the slot, the bell, the connection's queue),
+/// which the taker writes only while notifications back up; the third the bounds, the
+/// watermark and the id, which only the slower paths read. A visit of a connection's lone lane
+/// (a publish to a thousand connections, each in turn out of the cache) and an item its hub feeds
+/// each read one line; a wake (often in the publisher's thread, for many lanes in turn) finds its
+/// line still in its cache, apart from the lock the taker takes. The room what goes straight out
+/// takes in the watermark is taken by the taker's visit's caller ([`Visit::direct`]), who reads the
+/// watermark anyway.
 #[repr(C, align(64))]
 pub(crate) struct Lane {
+    /// `{"jsonrpc":"2.0","method":NOTIFICATION,"params":{"subscription":ID,` : what every
+    /// notification of the subscription begins with.
+    head: Box<str>,
+    pub(super) when_full: WhenFull,
+    /// Whether a notification may go straight out, as the state said when its lock was last let
+    /// go: the lane is open and not ended, and nothing waits in it (see [`Locked`]).
+    direct: AtomicBool,
+    state: Mutex<State>,
+    slot: AtomicU8,
+    /// Whether the lane is in its connection's queue of lanes to visit.
+    pub(super) queued: AtomicBool,
     /// What a wake of the producer rings, with the lane's slot (see [`Bell`]).
     bell: Arc<Bell>,
     /// Where a wake of the producer puts the lane, for the taker to visit, when it has no slot
     /// in `bell`.
     ready: Weak<Ready>,
-    /// `{"jsonrpc":"2.0","method":NOTIFICATION,"params":{"subscription":ID,` : what every
-    /// notification of the subscription begins with.
-    head: Box<str>,
     budget: Arc<Watermark>,
-    slot: AtomicU8,
-    pub(super) when_full: WhenFull,
-    /// Whether the lane is in its connection's queue of lanes to visit.
-    pub(super) queued: AtomicBool,
-    /// Whether a notification may go straight out, as the state said when its lock was last let
-    /// go: the lane is open and not ended, and nothing waits in it (see [`Locked`]).
-    direct: AtomicBool,
     pub(super) bound_items: usize,
     pub(super) bound_bytes: usize,
-    state: Mutex<State>,
     /// The subscription's id.
     pub(super) id: Id,
 }
 
-/// Holds what a lane's lock guards: what a visit reads (the producer, whether notifications
-/// wait, what is held back, the flags) within the lock's cache line, the guard after it.
+/// Holds what a lane's lock guards: what a visit reads while nothing waits (the flags, the
+/// producer, the queue) in the lock's cache line; what is held back, the bytes waiting and the
+/// guard after it.
 #[repr(C)]
 struct State {
+    /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
+    open: bool,
+    /// Whether the subscription is over: no more notifications join.
+    ended: bool,
+    /// Whether the lane waits for room ([`WhenFull::Wait`]): only then is an item held back.
+    wait: bool,
     /// `None` once the subscription is over, and while the taker polls it; always for a lane its
     /// connection's hub feeds.
     producer: Option<Producer>,
     texts: Texts,
     /// An item polled that found no room ([`WhenFull::Wait`]): it goes first once there is. Boxed
-    /// as it was made (to its length), two words rather than three: the line holds it then.
+    /// as it was made (to its length), two words rather than three. Looked at only when `wait`:
+    /// it is on the line after the lock's.
     held_back: Option<Box<str>>,
     bytes: usize,
-    /// Whether the subscribe call's answer is on its way: only then may notifications follow it.
-    open: bool,
-    /// Whether the subscription is over: no more notifications join.
-    ended: bool,
     /// What a lane its hub feeds holds while the subscription lives (its place among the topic's
     /// subscribers).
     guard: Option<Box<dyn Send + Sync>>,
+}
+
+impl State {
+    /// Returns whether an item is held back for room (only a [`WhenFull::Wait`] lane holds one).
+    fn holds_back(&self) -> bool {
+        self.wait && self.held_back.is_some()
+    }
 }
 
 /// Holds the notifications that wait in a lane, in order: boxed, and made with the first (most
@@ -160,8 +175,7 @@ impl DerefMut for Locked<'_> {
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
         let state = &*self.state;
-        let direct =
-            state.open && !state.ended && state.texts.is_empty() && state.held_back.is_none();
+        let direct = state.open && !state.ended && state.texts.is_empty() && !state.holds_back();
         // Written only when it changes: it shares its line with what a wake reads.
         if self.direct.load(Ordering::Relaxed) != direct {
             self.direct.store(direct, Ordering::Release);
@@ -174,6 +188,9 @@ impl Drop for Locked<'_> {
 pub(super) struct Visit {
     /// The bytes moved out.
     pub(super) moved: usize,
+    /// Of those, the bytes of notifications that went straight out: the caller takes their room
+    /// in the connection's watermark, as what waited in the lane took it.
+    pub(super) direct: usize,
     /// Whether the lane is to be visited again: notifications wait, or its producer may have more.
     pub(super) requeue: bool,
     /// Whether its producer may have more now (it gave a turn's worth): visit again without a wake.
@@ -249,13 +266,14 @@ impl Lane {
     ) -> Self {
         Self {
             state: Mutex::new(State {
-                texts: Texts::default(),
-                bytes: 0,
-                producer,
-                guard,
-                held_back: None,
                 open: false,
                 ended: false,
+                wait: when_full == WhenFull::Wait,
+                producer,
+                texts: Texts::default(),
+                held_back: None,
+                bytes: 0,
+                guard,
             }),
             queued: AtomicBool::new(false),
             direct: AtomicBool::new(false),
@@ -355,8 +373,9 @@ impl Lane {
     }
 
     /// Takes `item`, which its hub read: its notification goes straight to `out` while the lane
-    /// is open, nothing waits in it and `room` is left (`out` is then told its length), else it
-    /// joins the lane, within its bound and by its policy. Only the taker feeds a lane.
+    /// is open, nothing waits in it and `room` is left (its length returned, for the caller to take
+    /// its room in the watermark, as what waits took it), else it joins the lane, within its bound
+    /// and by its policy. Only the taker feeds a lane.
     pub(super) fn feed(&self, item: &RawValue, room: bool, out: &mut dyn FnMut(String)) -> Fed {
         // Without the lock while nothing waits (most items): the flag is only read, so a hub
         // feeding many lanes in turn does not wait for each lane's line in a locked operation.
@@ -365,8 +384,6 @@ impl Lane {
         if room && self.direct.load(Ordering::Acquire) {
             let text = self.notification(item.get());
             let len = text.len();
-            // It takes its room as what waited does, until the socket has it.
-            self.budget.force(len);
             out(text);
             return Fed::Out(len);
         }
@@ -375,10 +392,8 @@ impl Lane {
             return Fed::Ended;
         }
         let text = self.notification(item.get());
-        if room && state.open && state.texts.is_empty() && state.held_back.is_none() {
+        if room && state.open && state.texts.is_empty() && !state.holds_back() {
             let len = text.len();
-            // It takes its room as what waited does, until the socket has it.
-            self.budget.force(len);
             out(text);
             return Fed::Out(len);
         }
@@ -439,27 +454,27 @@ impl Lane {
             self.bell.waiting.fetch_sub(from_lane, Ordering::AcqRel);
         }
         // An item held back for room is offered again before the producer is polled.
-        if let Some(text) = state.held_back.take()
+        if state.wait
+            && let Some(text) = state.held_back.take()
             && let Offered::Full(back) = self.offer(&mut state, text.into_string())
         {
             state.held_back = Some(back.into_boxed_str());
         }
-        let full = self.when_full == WhenFull::Wait
-            && (state.held_back.is_some() || state.texts.len() >= self.bound_items);
+        let full =
+            state.wait && (state.held_back.is_some() || state.texts.len() >= self.bound_items);
         let producer = if state.open && !state.ended && !full {
             state.producer.take()
         } else {
             None
         };
         let Some(mut producer) = producer else {
-            visit.requeue = !state.texts.is_empty() || state.held_back.is_some();
+            visit.requeue = !state.texts.is_empty() || state.holds_back();
             visit.spent = state.ended && !visit.requeue;
             return visit;
         };
         // Polled without the lock: a producer may wake its lane from inside its poll.
         let mut lane_empty = state.texts.is_empty();
         drop(state);
-        let mut direct = 0;
         let own = waker_ref(self);
         let mut cx = TaskContext::from_waker(taker.unwrap_or(&own));
         let polled = loop {
@@ -475,7 +490,7 @@ impl Lane {
             };
             items += 1;
             if lane_empty && visit.moved < room {
-                direct += text.len();
+                visit.direct += text.len();
                 visit.moved += text.len();
                 out(text);
                 continue;
@@ -492,12 +507,10 @@ impl Lane {
                 Offered::Close => break Polled::Close,
                 Offered::Ended => break Polled::Ended,
             }
-            if self.when_full == WhenFull::Wait && state.texts.len() >= self.bound_items {
+            if state.wait && state.texts.len() >= self.bound_items {
                 break Polled::Stopped;
             }
         };
-        // What went straight out takes its room as what waited did, until the socket has it.
-        self.budget.force(direct);
         let mut state = self.lock();
         let mut last = None;
         let more = matches!(polled, Polled::More);
@@ -525,7 +538,7 @@ impl Lane {
             state.ended = true;
         }
         visit.again = keep && more;
-        visit.requeue = visit.again || !state.texts.is_empty() || state.held_back.is_some();
+        visit.requeue = visit.again || !state.texts.is_empty() || state.holds_back();
         visit.done = !keep;
         visit.spent = !keep && !visit.requeue;
         if keep {
@@ -824,6 +837,15 @@ impl Ready {
         self.bell.waiting.load(Ordering::Acquire)
     }
 
+    /// Takes the room of `bytes` of notifications that went straight out in the watermark, as
+    /// what waits in the lanes took it, until the socket has them: nothing for none (the server's
+    /// budget is a line every connection writes).
+    pub(super) fn take_room(&self, bytes: usize) {
+        if bytes > 0 {
+            self.budget.force(bytes);
+        }
+    }
+
     /// Returns the room notifications may take now: a quarter of the watermark, less what is on
     /// its way to the other side (what the watermark holds beyond the lanes' own).
     pub(crate) fn room(&self) -> usize {
@@ -1004,5 +1026,31 @@ mod tests {
         // Ended (by another task, say): nothing more.
         lane.end();
         assert_eq!(feed(&lane, 5, true), (None, true));
+    }
+
+    #[test]
+    fn a_visit_and_a_wake_each_read_one_line_of_a_lane() {
+        use std::mem::{offset_of, size_of};
+        // The state as far as a visit reads it while nothing waits: behind the lock's own word.
+        let lock = offset_of!(Lane, state);
+        let state = lock + size_of::<Mutex<State>>() - size_of::<State>();
+        let visited = [
+            offset_of!(Lane, head) + size_of::<Box<str>>(),
+            offset_of!(Lane, when_full) + 1,
+            offset_of!(Lane, direct) + 1,
+            state + offset_of!(State, open) + 1,
+            state + offset_of!(State, ended) + 1,
+            state + offset_of!(State, wait) + 1,
+            state + offset_of!(State, producer) + size_of::<Option<Producer>>(),
+            state + offset_of!(State, texts) + size_of::<Texts>(),
+        ];
+        assert!(visited.iter().all(|&end| end <= 64), "{visited:?}");
+        let woken = [
+            offset_of!(Lane, slot),
+            offset_of!(Lane, queued),
+            offset_of!(Lane, bell),
+            offset_of!(Lane, ready) + size_of::<Weak<Ready>>() - 1,
+        ];
+        assert!(woken.iter().all(|at| (64..128).contains(at)), "{woken:?}");
     }
 }

@@ -345,6 +345,7 @@ impl Subscriptions {
             return;
         };
         let visit = lane.visit(room.saturating_sub(taken.moved), TURN, Some(waker), out);
+        ready.take_room(visit.direct);
         taken.moved += visit.moved;
         taken.again |= visit.again;
         taken.lone_again = visit.requeue;
@@ -386,6 +387,7 @@ impl Subscriptions {
             return;
         }
         let visit = lane.visit(room.saturating_sub(taken.moved), TURN, None, out);
+        ready.take_room(visit.direct);
         taken.moved += visit.moved;
         if visit.done {
             self.finished(lane);
@@ -413,6 +415,8 @@ impl Subscriptions {
             hub.queued.store(false, Ordering::Release);
         }
         let visit = hub.visit(room.saturating_sub(taken.moved), TURN, out);
+        // All a hub moves went straight out.
+        ready.take_room(visit.moved);
         taken.moved += visit.moved;
         for lane in &visit.finished {
             self.finished(lane);
