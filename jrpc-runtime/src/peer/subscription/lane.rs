@@ -905,27 +905,15 @@ impl Ready {
         }
     }
 
-    /// Forgets the lone lane if it is `lane` (its subscription is over, nothing waits in it).
-    pub(super) fn drop_lone(&self, lane: &Arc<Lane>) {
-        let gone = {
-            let mut slots = self.slots();
-            if slots
-                .lone
-                .as_ref()
-                .is_some_and(|lone| Arc::ptr_eq(lone, lane))
-            {
-                self.lone.store(false, Ordering::Release);
-                slots.lone.take()
-            } else {
-                None
-            }
-        };
-        drop(gone);
-    }
-
-    /// Returns the lone lane, forgotten (the connection closed).
-    pub(super) fn take_lone_lane(&self) -> Option<Arc<Lane>> {
+    /// Forgets the lone lane and returns it (for the caller to drop or end, after the slots'
+    /// lock): with `only`, if it is that lane (its subscription is over, nothing waits in it);
+    /// with `None`, whichever it is (the connection closed).
+    pub(super) fn forget_lone(&self, only: Option<&Arc<Lane>>) -> Option<Arc<Lane>> {
         let mut slots = self.slots();
+        let lone = slots.lone.as_ref()?;
+        if only.is_some_and(|lane| !Arc::ptr_eq(lone, lane)) {
+            return None;
+        }
         self.lone.store(false, Ordering::Release);
         slots.lone.take()
     }

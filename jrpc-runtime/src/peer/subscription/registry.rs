@@ -360,7 +360,7 @@ impl Subscriptions {
         drop(slots);
         if let Some(lane) = over {
             if visit.spent {
-                ready.drop_lone(&lane);
+                ready.forget_lone(Some(&lane));
             }
             if visit.done {
                 self.finished(&lane);
@@ -446,7 +446,7 @@ impl Subscriptions {
             return false;
         };
         entry.lane.end();
-        self.ready.drop_lone(&entry.lane);
+        self.ready.forget_lone(Some(&entry.lane));
         // A hub left without lanes drops its receiver now, not at the feed's next item.
         let hubs = self.live().hubs.clone();
         let over: Vec<Arc<Hub>> = hubs.into_iter().filter(|hub| hub.prune()).collect();
@@ -502,7 +502,7 @@ impl Subscriptions {
         };
         // Their rings too: every lane and hub has ended.
         self.ready.bell.take_rung();
-        if let Some(lane) = self.ready.take_lone_lane() {
+        if let Some(lane) = self.ready.forget_lone(None) {
             lane.end();
         }
         for visitor in visitors {
