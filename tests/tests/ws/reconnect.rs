@@ -1,7 +1,7 @@
 //! A reconnecting `WsClient`: it connects again when its server restarts, its calls go over the
 //! new connection, its subscriptions go on on the same stream under a new id; it gives up after
-//! its attempts, ending them `Closed`; it backs off as told (on a paused clock); and without the
-//! setting a client closes with its connection, as before.
+//! its attempts, ending them `Closed`; it backs off as told, with jitter or without (on a paused
+//! clock); and without the setting a client closes with its connection, as before.
 
 use std::net::SocketAddr;
 use std::pin::pin;
@@ -246,18 +246,44 @@ async fn a_client_that_gives_up_ends_its_subscriptions_closed() {
 
 #[tokio::test]
 async fn the_backoff_doubles_up_to_its_maximum_on_a_paused_clock() {
+    // 1 + 2 + 4 + 4 + 4 seconds of waits (and each refused attempt within its 100 ms): five
+    // attempts, doubling, capped; four would take 11 s, six 19 s, no cap 31 s.
+    let elapsed = until_given_up(backoff().jitter(false)).await;
+    assert!(
+        elapsed >= Duration::from_secs(15) && elapsed < Duration::from_secs(16),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_jittered_backoff_waits_between_half_its_delays_and_the_whole() {
+    // Each of the five waits between half its delay (1, 2, 4, 4, 4 s) and the whole: 7.5 s to
+    // 15 s; all five drawn at their whole delay (15 s exactly) is not chance but no jitter.
+    let elapsed = until_given_up(backoff()).await;
+    assert!(
+        elapsed >= Duration::from_millis(7500) && elapsed < Duration::from_secs(15),
+        "{elapsed:?}"
+    );
+}
+
+/// Five attempts, from 1 s doubling up to 4 s.
+fn backoff() -> Reconnect {
+    Reconnect::new()
+        .initial_delay(Duration::from_secs(1))
+        .max_delay(Duration::from_secs(4))
+        .max_attempts(Some(5))
+}
+
+/// Returns how long a client reconnecting by `reconnect` takes to give up on a server gone for
+/// good, on a paused clock; a call meanwhile waits within its timeout.
+async fn until_given_up(reconnect: Reconnect) -> Duration {
     let server = WsServer::builder(methods(1, &bus())).build().unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let connecting = WsClient::builder(format!("ws://{addr}/"))
         .call_timeout(Some(Duration::from_secs(3)))
         .connect_timeout(Duration::from_millis(100))
-        .reconnect(Some(
-            Reconnect::new()
-                .initial_delay(Duration::from_secs(1))
-                .max_delay(Duration::from_secs(4))
-                .max_attempts(Some(5)),
-        ))
+        .reconnect(Some(reconnect))
         .connect();
     // The listener goes once it has taken the one connection it serves: each attempt is
     // refused.
@@ -280,14 +306,9 @@ async fn the_backoff_doubles_up_to_its_maximum_on_a_paused_clock() {
         "{waited:?}"
     );
     assert!(!bounded(reconnected).await);
-    // 1 + 2 + 4 + 4 + 4 seconds of waits (and each refused attempt within its 100 ms): five
-    // attempts, doubling, capped; four would take 11 s, six 19 s, no cap 31 s.
     let elapsed = start.elapsed();
-    assert!(
-        elapsed >= Duration::from_secs(15) && elapsed < Duration::from_secs(16),
-        "{elapsed:?}"
-    );
     assert!(client.is_closed());
+    elapsed
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

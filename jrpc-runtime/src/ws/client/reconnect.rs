@@ -13,6 +13,8 @@
 //! In any state, the task ends once nothing holds the link any more (every clone of the client,
 //! and every subscription made through it, dropped), and with it the connection.
 
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,10 +30,12 @@ use crate::peer::{Peer, Resubscriptions};
 /// It waits [`initial_delay`](Self::initial_delay) before the first attempt, and twice as long
 /// before each next one, up to [`max_delay`](Self::max_delay); it gives up after
 /// [`max_attempts`](Self::max_attempts) attempts in a row fail. A connection made starts the
-/// count again.
+/// count again. Each wait is drawn at random between half its delay and the whole
+/// ([`jitter`](Self::jitter)): the clients a server's restart cut off together do not all dial it
+/// again at the same instant, and no wait is longer than the schedule says.
 ///
-/// The default waits 250 ms, doubling up to 30 s, and never gives up: a client that holds
-/// subscriptions is there to outlive a server's restart, however long it takes; set
+/// The default waits 250 ms, doubling up to 30 s, with jitter, and never gives up: a client that
+/// holds subscriptions is there to outlive a server's restart, however long it takes; set
 /// `max_attempts` for one that should give up.
 ///
 /// ```
@@ -49,6 +53,7 @@ pub struct Reconnect {
     initial_delay: Duration,
     max_delay: Duration,
     max_attempts: Option<u32>,
+    jitter: bool,
 }
 
 impl Default for Reconnect {
@@ -58,13 +63,14 @@ impl Default for Reconnect {
 }
 
 impl Reconnect {
-    /// Returns the default settings: 250 ms before the first attempt, doubling up to 30 s, and
-    /// no limit on attempts.
+    /// Returns the default settings: 250 ms before the first attempt, doubling up to 30 s, with
+    /// jitter, and no limit on attempts.
     pub const fn new() -> Self {
         Self {
             initial_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(30),
             max_attempts: None,
+            jitter: true,
         }
     }
 
@@ -91,6 +97,15 @@ impl Reconnect {
         self
     }
 
+    /// Sets whether each wait is drawn at random between half its delay and the whole (default
+    /// `true`), so that clients cut off together come back spread out; `false` waits each delay
+    /// exactly.
+    #[must_use]
+    pub const fn jitter(mut self, jitter: bool) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
     /// Refuses a zero initial delay (a dead server would be dialed in a busy loop) and a
     /// maximum below it.
     pub(super) fn check(&self) -> Result<(), ConfigError> {
@@ -114,6 +129,29 @@ impl Reconnect {
             .and_then(|factor| self.initial_delay.checked_mul(factor));
         doubled.map_or(self.max_delay, |delay| delay.min(self.max_delay))
     }
+
+    /// Returns how long to wait before attempt `attempt` (from 0) of one outage: its delay, or
+    /// with jitter a part of it drawn at random.
+    fn wait(&self, attempt: u32) -> Duration {
+        let delay = self.delay(attempt);
+        if !self.jitter {
+            return delay;
+        }
+        // Std's hasher keys are drawn at random (per thread, then stepped): a fresh draw each
+        // time, without a dependency.
+        jittered(delay, RandomState::new().hash_one(attempt))
+    }
+}
+
+/// Returns a wait between half of `delay` (`draw` 0) and the whole (`draw` `u64::MAX`), where
+/// `draw` (any `u64`) picks.
+fn jittered(delay: Duration, draw: u64) -> Duration {
+    let half = delay / 2;
+    let rest = delay - half;
+    let share = u32::try_from(draw >> 32).unwrap_or(u32::MAX);
+    // Past `Duration`'s range (a delay of centuries): the whole delay.
+    rest.checked_mul(share)
+        .map_or(delay, |scaled| half + scaled / u32::MAX)
 }
 
 /// Keeps a reconnecting client connected, in a task of its own (see the module's table).
@@ -186,7 +224,7 @@ impl Supervisor {
                 return Redialed::GaveUp;
             }
             tokio::select! {
-                () = tokio::time::sleep(self.reconnect.delay(attempt)) => {}
+                () = tokio::time::sleep(self.reconnect.wait(attempt)) => {}
                 () = self.link.closed() => return Redialed::Unused,
             }
             attempt += 1;
@@ -211,7 +249,7 @@ impl Supervisor {
 mod tests {
     use std::time::Duration;
 
-    use super::Reconnect;
+    use super::{Reconnect, jittered};
 
     #[test]
     fn the_delay_doubles_up_to_the_maximum() {
@@ -227,6 +265,29 @@ mod tests {
         // Far past any doubling that fits: the maximum, not an overflow.
         assert_eq!(reconnect.delay(40), ms(1000));
         assert_eq!(reconnect.delay(u32::MAX), ms(1000));
+    }
+
+    #[test]
+    fn a_jittered_wait_lies_between_half_its_delay_and_the_whole() {
+        let ms = Duration::from_millis;
+        assert_eq!(jittered(ms(1000), 0), ms(500));
+        assert_eq!(jittered(ms(1000), u64::MAX), ms(1000));
+        assert_eq!(
+            jittered(ms(1000), u64::MAX / 2),
+            ms(750) - Duration::from_nanos(1)
+        );
+        // No overflow at the edge of `Duration`'s range.
+        assert!(jittered(Duration::MAX, u64::MAX) >= Duration::MAX / 2);
+        let reconnect = Reconnect::new().initial_delay(ms(100)).max_delay(ms(1000));
+        let waits: Vec<_> = (0..64).map(|_| reconnect.wait(2)).collect();
+        assert!(
+            waits.iter().all(|wait| (ms(200)..=ms(400)).contains(wait)),
+            "{waits:?}"
+        );
+        // Drawn each time: 64 draws alike would be a broken draw, not chance.
+        assert!(waits.iter().any(|wait| *wait != waits[0]), "{waits:?}");
+        let exact = reconnect.jitter(false);
+        assert!((0..8).all(|_| exact.wait(2) == ms(400)));
     }
 
     #[test]
