@@ -86,6 +86,19 @@ impl RedisServer {
         }
     }
 
+    /// How many times Redis ran `command` since it started (`INFO commandstats`, lowercase
+    /// names: `evalsha`, `script|load`); 0 for one it never ran, `None` if it did not answer.
+    pub fn calls(&self, command_name: &str) -> Option<u64> {
+        let stats = command(self.port, &["INFO", "commandstats"])?;
+        let prefix = format!("cmdstat_{command_name}:calls=");
+        Some(
+            stats
+                .lines()
+                .find_map(|line| line.strip_prefix(&prefix)?.split(',').next()?.parse().ok())
+                .unwrap_or(0),
+        )
+    }
+
     /// How many clients are subscribed to `channel` (`PUBSUB NUMSUB`); `None` if Redis did not
     /// answer.
     pub fn subscribers(&self, channel: &str) -> Option<u64> {
@@ -131,6 +144,8 @@ fn command(port: u16, args: &[&str]) -> Option<String> {
         answer.extend_from_slice(&chunk[..n]);
         let whole = if answer.starts_with(b"*") {
             complete_array(&answer)
+        } else if answer.starts_with(b"$") {
+            complete_bulk(&answer)
         } else {
             answer.ends_with(b"\r\n")
         };
@@ -143,6 +158,17 @@ fn command(port: u16, args: &[&str]) -> Option<String> {
             .trim_end()
             .replace("\r\n", "\n")
     })
+}
+
+/// Whether a RESP bulk string (what `INFO` answers) is whole: its length's bytes and `\r\n`.
+fn complete_bulk(bytes: &[u8]) -> bool {
+    let Some(head) = bytes.windows(2).position(|pair| pair == b"\r\n") else {
+        return false;
+    };
+    let length = std::str::from_utf8(&bytes[1..head])
+        .ok()
+        .and_then(|length| length.parse::<usize>().ok());
+    length.is_none_or(|length| bytes.len() >= head + 2 + length + 2)
 }
 
 /// Whether a RESP array of bulk strings and integers (what `PUBSUB NUMSUB` answers) is whole.

@@ -3,8 +3,8 @@
 //! other. What a handler sends on the session's connection ([`McpSession::peer`]) reaches the
 //! GET stream on the other replica, and the client's answer to a call made there, posted to
 //! either replica, comes back to the handler. The Redis store of sessions keeps its cap and
-//! each change on its own; a session refuses, on another replica, an identity other than the one
-//! that opened it.
+//! each change on its own, and sends its scripts by hash (again to a restarted Redis); a session
+//! refuses, on another replica, an identity other than the one that opened it.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -377,6 +377,51 @@ async fn the_redis_store_caps_sessions_and_keeps_each_change() {
             .unwrap(),
         "room again"
     );
+    redis.kill();
+}
+
+#[tokio::test]
+async fn the_redis_store_sends_its_scripts_by_hash_and_again_to_a_restarted_redis() {
+    let Some(mut redis) = RedisServer::start("mcp_store_scripts") else {
+        return;
+    };
+    let store = bounded(
+        RedisStore::builder(redis.url())
+            .prefix("scripts:")
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let limits = SessionLimits::new(8, Duration::from_secs(600));
+    let idle = limits.idle;
+    let opened = || SessionRecord::opened_by(None);
+    for id in ["a", "b", "c"] {
+        assert!(store.create_session(id, opened(), limits).await.unwrap());
+        assert!(store.session(id, idle).await.unwrap().is_some());
+    }
+    // Each script's text went once (loaded where Redis did not hold it), then only its hash.
+    let calls = |name: &str| redis.calls(name).unwrap();
+    assert_eq!(calls("eval"), 0);
+    assert!(calls("evalsha") >= 6, "{}", calls("evalsha"));
+    let loaded = calls("script|load");
+    assert!((1..6).contains(&loaded), "{loaded}");
+    // A Redis restarted without persistence holds neither sessions nor scripts: the store
+    // connects again (a command may meet the connection the restart broke) and loads them again.
+    redis.restart();
+    let mut made = None;
+    for _ in 0..3 {
+        made = Some(store.create_session("d", opened(), limits).await);
+        if matches!(made, Some(Ok(_))) {
+            break;
+        }
+    }
+    assert!(matches!(made, Some(Ok(true))), "{made:?}");
+    assert!(store.session("d", idle).await.unwrap().is_some());
+    assert!(
+        store.session("a", idle).await.unwrap().is_none(),
+        "lost with the restart"
+    );
+    assert!(redis.calls("script|load").unwrap() >= 1);
     redis.kill();
 }
 

@@ -1,7 +1,8 @@
 //! Keeps what replicas share in Redis: the keys that sign `requestState` (a list, newest first),
-//! legacy sessions and tasks. Every change that reads before it writes is one Lua script, so
-//! that two replicas never interleave inside it; times that replicas compare (a key's start, a
-//! task's lease) are Redis's own clock (`TIME`), so that the replicas' clocks need not agree.
+//! legacy sessions and tasks. Every change that reads before it writes is one Lua script (sent by
+//! its hash, its text only to a Redis that does not hold it), so that two replicas never
+//! interleave inside it; times that replicas compare (a key's start, a task's lease) are Redis's
+//! own clock (`TIME`), so that the replicas' clocks need not agree.
 //!
 //! | key | holds |
 //! | --- | --- |
@@ -12,11 +13,11 @@
 //! | `PREFIX task:ID` | a hash: `status`, `created`, `updated`, `ttl`, `poll`, `lease`, `owner`, `result` or `error`, `req:KEY` for each question asked, `resp:KEY` for each answer not yet taken; it expires `ttl` after the last change |
 //! | `PREFIX session:ID` | a hash: `base` (JSON: revision, capabilities, client, identity), `level`, `listener`, and `f:URI` for each resource followed; it expires when idle |
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, LazyLock, Weak};
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
-use redis::{FromRedisValue, ToRedisArgs};
+use redis::{FromRedisValue, Script, ToRedisArgs};
 use tokio::sync::Mutex;
 
 mod sessions;
@@ -32,6 +33,11 @@ use crate::protocol::state::{StateKey, StateKeyRing, now_ms};
 /// A command that fails or takes longer than
 /// [`call_timeout`](RedisStoreBuilder::call_timeout) fails the request that needed it
 /// (`-32603`); the next command connects again.
+///
+/// What reads before it writes runs as a Lua script, sent by its hash (`EVALSHA`): its text goes
+/// only to a Redis that does not hold it yet (`SCRIPT LOAD`, once a script after Redis starts).
+/// A Redis user with an ACL needs those two commands, and the hash, set, sorted-set, list and
+/// key commands the scripts call.
 ///
 /// ```no_run
 /// use jrpc_mcp::{Mcp, RedisStore};
@@ -122,17 +128,21 @@ impl RedisStore {
     ///
     /// [`StoreError`] when Redis cannot be written, or when the system gives no random bytes.
     pub async fn rotate_state_key(&self) -> Result<(), StoreError> {
-        const ROTATE: &str = r"
+        static ROTATE: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(
+                r"
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 redis.call('LPUSH', KEYS[1], ARGV[1] .. ':' .. (now + tonumber(ARGV[2])))
 redis.call('LTRIM', KEYS[1], 0, 2)
-return 1";
+return 1",
+            )
+        });
         let key = StateKey::random().map_err(StoreError::Unavailable)?;
         let delay = u64::try_from((self.link.key_refresh * 2).as_millis()).unwrap_or(u64::MAX);
         let key_name = self.link.key("state-keys");
         self.link
-            .eval::<i64>(ROTATE, &[key_name.as_str()], (hex(key.bytes()), delay))
+            .eval::<i64>(&ROTATE, &[key_name.as_str()], (hex(key.bytes()), delay))
             .await?;
         Ok(())
     }
@@ -140,17 +150,21 @@ return 1";
     /// Loads the keys in Redis (made if there are none), newest first, each signing from its time
     /// on this replica's clock.
     async fn load_state_keys(&self) -> Result<Vec<(StateKey, u64)>, StoreError> {
-        const LOAD: &str = r"
+        static LOAD: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(
+                r"
 if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], ARGV[1] .. ':0') end
 local t = redis.call('TIME')
 local out = redis.call('LRANGE', KEYS[1], 0, -1)
 table.insert(out, 1, tostring(t[1] * 1000 + math.floor(t[2] / 1000)))
-return out";
+return out",
+            )
+        });
         let fresh = StateKey::random().map_err(StoreError::Unavailable)?;
         let key_name = self.link.key("state-keys");
         let mut listed: Vec<String> = self
             .link
-            .eval(LOAD, &[key_name.as_str()], hex(fresh.bytes()))
+            .eval(&LOAD, &[key_name.as_str()], hex(fresh.bytes()))
             .await?;
         let invalid = || StoreError::Invalid(format!("{key_name}: not a list of keys"));
         if listed.len() < 2 {
@@ -303,16 +317,23 @@ impl Link {
         Err(failed)
     }
 
-    /// Runs the Lua `script` with `keys` and `args`.
+    /// Runs the Lua `script` with `keys` and `args`: by its hash (`EVALSHA`), the script's text
+    /// sent only to a Redis that does not hold it yet (new, restarted, or its scripts flushed).
     pub(crate) async fn eval<T: FromRedisValue>(
         &self,
-        script: &str,
+        script: &Script,
         keys: &[&str],
         args: impl ToRedisArgs,
     ) -> Result<T, StoreError> {
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
-        self.run(&cmd).await
+        let mut invocation = script.prepare_invoke();
+        for key in keys {
+            invocation.key(*key);
+        }
+        invocation.arg(args);
+        let mut conn = self.connection().await?;
+        let result =
+            tokio::time::timeout(self.call_timeout, invocation.invoke_async(&mut conn)).await;
+        self.settle(result).await
     }
 }
 

@@ -2,9 +2,11 @@
 //! caps them), and a hash per session, one field per thing that changes on its own (so that two
 //! replicas changing a session at once keep both changes), which expires when the session idles.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use redis::Script;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -13,7 +15,9 @@ use crate::store::StoreError;
 use crate::store::session::{SessionChange, SessionLimits, SessionRecord, SessionStore};
 
 /// Makes a session unless the store is full once idle sessions are ended.
-const CREATE: &str = r"
+static CREATE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local max = tonumber(ARGV[3])
@@ -29,10 +33,14 @@ redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('HSET', KEYS[2], 'base', '{}')
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], 'identity', ARGV[2]) end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
-return 1";
+return 1",
+    )
+});
 
 /// Reads a session, marking it used.
-const GET: &str = r"
+static GET: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
 local fields = redis.call('HGETALL', KEYS[2])
 if #fields == 0 then
   redis.call('ZREM', KEYS[1], ARGV[1])
@@ -41,11 +49,15 @@ end
 local t = redis.call('TIME')
 redis.call('ZADD', KEYS[1], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return fields";
+return fields",
+    )
+});
 
 /// Sets (`set`) or deletes (`del`) a field of a session that exists, or deletes it while it holds
 /// a value (`clear`).
-const UPDATE: &str = r"
+static UPDATE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[1] == 'set' then
   redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
@@ -54,10 +66,14 @@ elseif ARGV[1] == 'del' then
 elseif redis.call('HGET', KEYS[1], ARGV[2]) == ARGV[3] then
   redis.call('HDEL', KEYS[1], ARGV[2])
 end
-return 1";
+return 1",
+    )
+});
 
 /// Marks the sessions that exist of those named used.
-const TOUCH: &str = r"
+static TOUCH: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 for i = 3, #ARGV do
@@ -65,7 +81,9 @@ for i = 3, #ARGV do
     redis.call('ZADD', KEYS[1], now, ARGV[i])
   end
 end
-return 1";
+return 1",
+    )
+});
 
 /// Holds the members of the `base` field.
 #[derive(Default, Serialize, Deserialize)]
@@ -108,7 +126,7 @@ impl RedisStore {
         value: &str,
     ) -> Result<bool, StoreError> {
         let key = self.session_key(id);
-        let done: i64 = self.link.eval(UPDATE, &[&key], (op, field, value)).await?;
+        let done: i64 = self.link.eval(&UPDATE, &[&key], (op, field, value)).await?;
         Ok(done == 1)
     }
 }
@@ -160,7 +178,7 @@ impl SessionStore for RedisStore {
                 ms(limits.idle),
                 self.session_prefix(),
             );
-            let made: i64 = self.link.eval(CREATE, &[&set, &key], args).await?;
+            let made: i64 = self.link.eval(&CREATE, &[&set, &key], args).await?;
             Ok(made == 1)
         })
     }
@@ -172,7 +190,7 @@ impl SessionStore for RedisStore {
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
         Box::pin(async move {
             let (set, key) = (self.sessions_key(), self.session_key(id));
-            let fields: Vec<String> = self.link.eval(GET, &[&set, &key], (id, ms(idle))).await?;
+            let fields: Vec<String> = self.link.eval(&GET, &[&set, &key], (id, ms(idle))).await?;
             if fields.is_empty() {
                 return Ok(None);
             }
@@ -234,7 +252,7 @@ impl SessionStore for RedisStore {
             let set = self.sessions_key();
             let _: i64 = self
                 .link
-                .eval(TOUCH, &[&set], (ms(idle), self.session_prefix(), ids))
+                .eval(&TOUCH, &[&set], (ms(idle), self.session_prefix(), ids))
                 .await?;
             Ok(())
         })

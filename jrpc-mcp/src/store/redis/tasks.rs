@@ -6,9 +6,11 @@
 //! a task whose lease ran out (on Redis's clock), so that every replica sees the same; the sweep
 //! takes such a task out of the leases' set, so that one replica alone announces it.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use redis::Script;
 use serde_json::{Map, Value};
 
 use super::RedisStore;
@@ -41,8 +43,15 @@ local function live(key, lost)
 end
 ";
 
+/// Returns the script of `body` after the prelude.
+fn after_prelude(body: &str) -> Script {
+    Script::new(&format!("{PRELUDE}{body}"))
+}
+
 /// Makes a task unless the store is full.
-const CREATE: &str = r"
+static CREATE: LazyLock<Script> = LazyLock::new(|| {
+    after_prelude(
+        r"
 local at = now()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', at)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
@@ -51,15 +60,23 @@ redis.call('HSET', KEYS[2], 'status', 'working', 'created', tostring(at), 'updat
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('ZADD', KEYS[1], at + tonumber(ARGV[4]), ARGV[1])
 redis.call('ZADD', KEYS[3], at + tonumber(ARGV[3]), ARGV[1])
-return 1";
+return 1",
+    )
+});
 
 /// Reads a task.
-const GET: &str = r"
+static GET: LazyLock<Script> = LazyLock::new(|| {
+    after_prelude(
+        r"
 if not live(KEYS[1], ARGV[1]) then return {} end
-return redis.call('HGETALL', KEYS[1])";
+return redis.call('HGETALL', KEYS[1])",
+    )
+});
 
 /// Changes a task (ARGV: the lost error, the task's id, the kind of change, then its values).
-const UPDATE: &str = r"
+static UPDATE: LazyLock<Script> = LazyLock::new(|| {
+    after_prelude(
+        r"
 if not live(KEYS[2], ARGV[1]) then return {} end
 local key = KEYS[2]
 local s = redis.call('HGET', key, 'status')
@@ -96,10 +113,14 @@ if not terminal(s) then
   redis.call('PEXPIRE', key, ttl)
   redis.call('ZADD', KEYS[1], at + ttl, ARGV[2])
 end
-return redis.call('HGETALL', key)";
+return redis.call('HGETALL', key)",
+    )
+});
 
 /// Takes the answers to the questions named.
-const TAKE: &str = r"
+static TAKE: LazyLock<Script> = LazyLock::new(|| {
+    after_prelude(
+        r"
 local out = {}
 for i = 1, #ARGV do
   local answer = redis.call('HGET', KEYS[1], 'resp:' .. ARGV[i])
@@ -109,10 +130,14 @@ for i = 1, #ARGV do
     table.insert(out, answer)
   end
 end
-return out";
+return out",
+    )
+});
 
 /// Renews the leases of the tasks named that are not over.
-const RENEW: &str = r"
+static RENEW: LazyLock<Script> = LazyLock::new(|| {
+    after_prelude(
+        r"
 local lease_end = now() + tonumber(ARGV[1])
 for i = 3, #ARGV do
   local key = ARGV[2] .. ARGV[i]
@@ -122,12 +147,16 @@ for i = 3, #ARGV do
     redis.call('ZADD', KEYS[1], lease_end, ARGV[i])
   end
 end
-return 1";
+return 1",
+    )
+});
 
 /// Takes the tasks whose lease ran out out of the leases' set (ARGV: the lost error, the
 /// prefix of a task's key, how many at most), failing those not over; returns those failed so,
 /// each as its id then its hash's pairs.
-const SWEEP: &str = r"
+static SWEEP: LazyLock<Script> = LazyLock::new(|| {
+    after_prelude(
+        r"
 local at = now()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', at, 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
@@ -146,7 +175,9 @@ for _, id in ipairs(due) do
     end
   end
 end
-return out";
+return out",
+    )
+});
 
 impl RedisStore {
     fn tasks_key(&self) -> String {
@@ -167,13 +198,11 @@ impl RedisStore {
 
     async fn task_script<T: redis::FromRedisValue>(
         &self,
-        script: &str,
+        script: &Script,
         keys: &[&str],
         args: impl redis::ToRedisArgs,
     ) -> Result<T, StoreError> {
-        self.link
-            .eval(&format!("{PRELUDE}{script}"), keys, args)
-            .await
+        self.link.eval(script, keys, args).await
     }
 }
 
@@ -247,7 +276,7 @@ impl TaskStore for RedisStore {
                 record.owner,
             );
             let made: i64 = self
-                .task_script(CREATE, &[&set, &key, &leases], args)
+                .task_script(&CREATE, &[&set, &key, &leases], args)
                 .await?;
             Ok(made == 1)
         })
@@ -257,7 +286,7 @@ impl TaskStore for RedisStore {
         Box::pin(async move {
             let key = self.task_key(id);
             let lost = lost_error().to_string();
-            let fields: Vec<String> = self.task_script(GET, &[&key], lost).await?;
+            let fields: Vec<String> = self.task_script(&GET, &[&key], lost).await?;
             record_of(id, &fields)
         })
     }
@@ -286,7 +315,7 @@ impl TaskStore for RedisStore {
                 TaskChange::Cancel => args.push("cancel".into()),
             }
             let fields: Vec<String> = self
-                .task_script(UPDATE, &[&set, &key, &leases], args)
+                .task_script(&UPDATE, &[&set, &key, &leases], args)
                 .await?;
             record_of(id, &fields)
         })
@@ -302,7 +331,7 @@ impl TaskStore for RedisStore {
                 return Ok(Map::new());
             }
             let key = self.task_key(id);
-            let taken: Vec<String> = self.task_script(TAKE, &[&key], keys).await?;
+            let taken: Vec<String> = self.task_script(&TAKE, &[&key], keys).await?;
             let mut answers = Map::new();
             for pair in taken.chunks(2) {
                 if let [name, value] = pair {
@@ -325,7 +354,9 @@ impl TaskStore for RedisStore {
                 return Ok(());
             }
             let args = (ms(lease), self.task_prefix(), ids);
-            let _: i64 = self.task_script(RENEW, &[&self.leases_key()], args).await?;
+            let _: i64 = self
+                .task_script(&RENEW, &[&self.leases_key()], args)
+                .await?;
             Ok(())
         })
     }
@@ -336,8 +367,9 @@ impl TaskStore for RedisStore {
                 return Ok(Vec::new());
             }
             let args = (lost_error().to_string(), self.task_prefix(), limit);
-            let swept: Vec<Vec<String>> =
-                self.task_script(SWEEP, &[&self.leases_key()], args).await?;
+            let swept: Vec<Vec<String>> = self
+                .task_script(&SWEEP, &[&self.leases_key()], args)
+                .await?;
             let mut lost = Vec::with_capacity(swept.len());
             for fields in swept {
                 let Some((id, fields)) = fields.split_first() else {
