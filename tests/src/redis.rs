@@ -86,7 +86,7 @@ impl RedisServer {
         }
     }
 
-    /// How many times Redis ran `command` since it started (`INFO commandstats`, lowercase
+    /// Returns how many times Redis ran `command` since it started (`INFO commandstats`, lowercase
     /// names: `evalsha`, `script|load`); 0 for one it never ran, `None` if it did not answer.
     pub fn calls(&self, command_name: &str) -> Option<u64> {
         let stats = command(self.port, &["INFO", "commandstats"])?;
@@ -160,7 +160,8 @@ fn command(port: u16, args: &[&str]) -> Option<String> {
     })
 }
 
-/// Whether a RESP bulk string (what `INFO` answers) is whole: its length's bytes and `\r\n`.
+/// Returns whether a RESP bulk string (what `INFO` answers) is whole: its length's bytes and
+/// `\r\n`.
 fn complete_bulk(bytes: &[u8]) -> bool {
     let Some(head) = bytes.windows(2).position(|pair| pair == b"\r\n") else {
         return false;
@@ -171,7 +172,8 @@ fn complete_bulk(bytes: &[u8]) -> bool {
     length.is_none_or(|length| bytes.len() >= head + 2 + length + 2)
 }
 
-/// Whether a RESP array of bulk strings and integers (what `PUBSUB NUMSUB` answers) is whole.
+/// Returns whether a RESP array of bulk strings and integers (what `PUBSUB NUMSUB` answers) is
+/// whole.
 fn complete_array(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = text.split("\r\n");
